@@ -1,0 +1,68 @@
+"""Manifold Studio: dimensionality reduction, manifold learning and clustering with
+out-of-sample extension for every method.
+
+Scripting API::
+
+    import manifold_studio as ms
+    ms.list_algorithms()
+    est = ms.get_algorithm("pca", n_components=2).fit(X)
+    est.embedding_, est.extend(X_new)
+    ds = ms.load_data("sample:iris")          # or a path to a .csv/.tsv/.npy/.npz file
+"""
+from __future__ import annotations
+
+from manifold_studio.algorithms import FitCancelled
+from manifold_studio.data import Dataset
+from manifold_studio.errors import (
+    DataError, InvalidParameterError, ManifoldStudioError, NotFittedError, UnknownAlgorithmError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
+           "load_data", "Dataset", "FitCancelled", "DataError", "InvalidParameterError",
+           "NotFittedError", "ManifoldStudioError", "UnknownAlgorithmError", "__version__"]
+
+
+def _host():
+    from manifold_studio.plugins import get_host
+
+    return get_host()
+
+
+def list_algorithms(kind: str | None = None) -> list[str]:
+    """Ids of every loaded algorithm plugin (optionally only one kind)."""
+    algos = _host().algorithms
+    return sorted(a for a, cls in algos.items() if kind is None or cls.kind == kind)
+
+
+def algorithm_class(algorithm_id: str):
+    return _host().algorithm_class(algorithm_id)
+
+
+def get_algorithm(algorithm_id: str, **params):
+    """A new estimator for ``algorithm_id`` with validated ``params``."""
+    est = algorithm_class(algorithm_id)()
+    est.set_params(**params)
+    est.validate_params()
+    return est
+
+
+def list_loaders() -> list[str]:
+    return sorted(_host().loaders)
+
+
+def list_samples() -> list[str]:
+    return sorted(_host().samples)
+
+
+def load_data(source: str, **options) -> Dataset:
+    """Load ``sample:NAME`` or a file path with the loader registered for its extension."""
+    host = _host()
+    if isinstance(source, str) and source.startswith("sample:"):
+        sample_id = source.split(":", 1)[1]
+        if sample_id not in host.samples:
+            raise DataError(f"Unknown sample data set '{sample_id}': available are "
+                            f"{', '.join(sorted(host.samples)) or 'none'}.")
+        return host.samples[sample_id].load(**options)
+    return host.loader_for(source).load(source, **options)

@@ -1,0 +1,3 @@
+from manifold_studio.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,14 @@
+"""Qt-free algorithm contract, parameter constraints, progress and shared numerics."""
+from manifold_studio.algorithms.base import (
+    Algorithm, ClassificationAlgorithm, ClusteringAlgorithm, EmbeddingAlgorithm, KINDS,
+)
+from manifold_studio.algorithms.params import AnyOf, Bool, Choice, Float, Int, IntTuple, Param
+from manifold_studio.algorithms.progress import (
+    CallbackProgress, FitCancelled, NullProgress, Progress, SubProgress, as_progress,
+)
+
+__all__ = [
+    "Algorithm", "EmbeddingAlgorithm", "ClusteringAlgorithm", "ClassificationAlgorithm", "KINDS",
+    "Param", "Int", "Float", "Bool", "Choice", "IntTuple", "AnyOf",
+    "Progress", "FitCancelled", "NullProgress", "CallbackProgress", "SubProgress", "as_progress",
+]

@@ -1,0 +1,269 @@
+"""The algorithm contract (public API for scripts, tests and third-party plugins).
+
+An algorithm is a class deriving from :class:`EmbeddingAlgorithm`,
+:class:`ClusteringAlgorithm` or :class:`ClassificationAlgorithm` that declares::
+
+    id = "pca"                      # stable identifier
+    name = "Principal component analysis"
+    kind = "embedding"              # set by the base class
+    help = "One paragraph shown in the GUI and `manifold-studio list`."
+    params = (Int("n_components", 2, "help", low=1), ...)
+
+and implements ``_fit(self, X, y, progress)`` and ``_extend(self, X)``. The base class
+generates a keyword-only ``__init__`` that only stores parameters (so scikit-learn's
+``get_params``/``clone`` work), validates parameters and data, times the fit and runs
+``extend`` in chunks with progress and cancellation (``extend`` is sample-wise by contract).
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+
+from manifold_studio.algorithms.checks import check_data, check_labels, check_n_features
+from manifold_studio.algorithms.params import Param, validate_params
+from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.errors import InvalidParameterError, NotFittedError
+
+KINDS = ("embedding", "clustering", "classification")
+
+
+def _make_init(params: tuple[Param, ...]):
+    def __init__(self, **kwargs):
+        by_name = {p.name: p for p in params}
+        unknown = sorted(set(kwargs) - set(by_name))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got unexpected parameter(s) {', '.join(unknown)}; "
+                            f"allowed are {', '.join(by_name)}.")
+        for p in params:
+            setattr(self, p.name, kwargs.get(p.name, p.default))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in params])
+    __init__.__doc__ = "Store the parameters (keyword-only); see the class docstring."
+    return __init__
+
+
+class Algorithm:
+    """Base class of every algorithm plugin. Qt-free."""
+
+    id: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = ""
+    help: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: minimum number of training samples (checked before fitting)
+    min_samples: ClassVar[int] = 2
+    #: whether fit needs labels ``y``
+    requires_labels: ClassVar[bool] = False
+    #: rows per chunk when extending (bounded memory, progress, cancel)
+    extend_chunk_size: ClassVar[int] = 2048
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _make_init(tuple(cls.params))
+
+    # -- parameters ---------------------------------------------------------------
+    @classmethod
+    def param_constraints(cls) -> dict[str, Param]:
+        return {p.name: p for p in cls.params}
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return [p.name for p in cls.params]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        names = self._get_param_names()
+        for key, value in params.items():
+            if key not in names:
+                raise InvalidParameterError(
+                    f"Unknown parameter '{key}' for {self.id or type(self).__name__}: "
+                    f"allowed are {', '.join(names)}.")
+            setattr(self, key, value)
+        return self
+
+    def validate_params(self) -> dict[str, Any]:
+        """Validate the current parameters; return the normalised values."""
+        return validate_params(self.params, self.get_params())
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in self.params}
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if not (isinstance(v, type(defaults[k])) and v == defaults[k])]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    # -- fitting ------------------------------------------------------------------
+    def fit(self, X, y=None, progress=None):
+        """Fit on ``X`` (n, d); returns ``self``. ``progress`` may be None."""
+        self._p = self.validate_params()
+        X = self._check_training_data(X)
+        if self.requires_labels:
+            y = check_labels(y, X.shape[0])
+        progress = as_progress(progress)
+        start = time.perf_counter()
+        self._reset_fitted()
+        self._fit(X, y, progress)
+        self.n_features_in_ = X.shape[1]
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _check_training_data(self, X) -> np.ndarray:
+        names = getattr(X, "columns", None)
+        arr = check_data(X, min_samples=self.min_samples)
+        if names is not None:
+            self.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
+        return arr
+
+    def _reset_fitted(self):
+        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, key)
+
+    def _fit(self, X: np.ndarray, y, progress) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- extension ----------------------------------------------------------------
+    @property
+    def is_fitted(self) -> bool:
+        return hasattr(self, "n_features_in_")
+
+    def check_is_fitted(self, what: str = "extend") -> None:
+        if not self.is_fitted:
+            raise NotFittedError(f"This {self.name or type(self).__name__} is not fitted yet: "
+                                 f"call fit(X) before {what}().")
+
+    def _check_new_data(self, X, what: str = "extend") -> np.ndarray:
+        self.check_is_fitted(what)
+        X = check_data(X, name="X_new", min_samples=1)
+        check_n_features(X, self.n_features_in_)
+        return X
+
+    def map_chunks(self, func, X: np.ndarray, progress=None, message: str = "Extending") -> np.ndarray:
+        """Apply a sample-wise ``func`` to ``X`` in chunks, with progress and cancel."""
+        progress = as_progress(progress)
+        n = X.shape[0]
+        step = max(1, int(self.extend_chunk_size))
+        out = []
+        for start in range(0, n, step):
+            progress.checkpoint(start / max(n, 1), f"{message} {start:,}/{n:,} points")
+            out.append(np.asarray(func(X[start:start + step])))
+        progress.checkpoint(1.0, f"{message} {n:,}/{n:,} points")
+        if not out:
+            return np.empty((0,), dtype=float)
+        return np.concatenate(out, axis=0)
+
+    def extend(self, X, progress=None):
+        """Out-of-sample extension of the fitted model to new points (sample-wise)."""
+        X = self._check_new_data(X)
+        return self.map_chunks(self._extend, X, progress)
+
+    def _extend(self, X: np.ndarray):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- results ------------------------------------------------------------------
+    def result_summary(self) -> dict[str, Any]:
+        """Scalar facts about the fit, for logs and the run table (override to add more)."""
+        out = {}
+        if hasattr(self, "fit_time_"):
+            out["fit_time_s"] = round(self.fit_time_, 4)
+        return out
+
+    def fitted_state(self) -> dict[str, Any]:
+        """Fitted attributes (names ending in ``_``) as numpy arrays or JSON scalars.
+
+        Used to save a model without pickle; override together with
+        :meth:`restore_state` for algorithms whose state is not arrays.
+        """
+        state = {}
+        for key, value in vars(self).items():
+            if not key.endswith("_") or key.startswith("_"):
+                continue
+            if isinstance(value, np.ndarray) and value.dtype != object:
+                state[key] = value
+            elif isinstance(value, (int, float, str, bool, np.integer, np.floating)) or value is None:
+                state[key] = value.item() if isinstance(value, np.generic) else value
+            elif isinstance(value, (list, tuple)) and all(isinstance(v, (int, float, str, bool)) for v in value):
+                state[key] = list(value)
+        return state
+
+    def restore_state(self, state: dict[str, Any]):
+        for key, value in state.items():
+            setattr(self, key, value)
+        self._p = self.validate_params()
+        return self
+
+    # scikit-learn tags (keeps check_estimator and pipelines happy)
+    def __sklearn_is_fitted__(self):
+        return self.is_fitted
+
+
+class EmbeddingAlgorithm(Algorithm):
+    """Dimensionality reduction: ``embedding_`` (n, n_components); extend -> coordinates."""
+
+    kind = "embedding"
+    _estimator_type = "transformer"
+
+    def fit_transform(self, X, y=None, progress=None):
+        return self.fit(X, y, progress).embedding_
+
+    def transform(self, X, progress=None):
+        return self.extend(X, progress)
+
+
+class ClusteringAlgorithm(Algorithm):
+    """Clustering: ``labels_`` (n,); extend -> labels of the nearest / most probable cluster."""
+
+    kind = "clustering"
+    _estimator_type = "clusterer"
+
+    def fit_predict(self, X, y=None, progress=None):
+        return self.fit(X, y, progress).labels_
+
+    def predict(self, X, progress=None):
+        return self.extend(X, progress)
+
+
+class ClassificationAlgorithm(Algorithm):
+    """Supervised classification: fit(X, y); extend -> predicted labels."""
+
+    kind = "classification"
+    _estimator_type = "classifier"
+    requires_labels = True
+
+    def fit_predict(self, X, y=None, progress=None):
+        return self.fit(X, y, progress).predict(X)
+
+    def predict(self, X, progress=None):
+        return self.extend(X, progress)
+
+    def score(self, X, y):
+        y = np.asarray(y)
+        return float(np.mean(self.predict(X) == y))
+
+
+def validate_algorithm_class(cls) -> None:
+    """Raise TypeError when ``cls`` does not meet the declared contract (used by the plugin host)."""
+    if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
+        raise TypeError(f"{cls!r} is not a subclass of manifold_studio.algorithms.Algorithm")
+    problems = []
+    if not isinstance(cls.id, str) or not cls.id or not cls.id.replace("_", "").isalnum():
+        problems.append("'id' must be a non-empty identifier string")
+    if not cls.name:
+        problems.append("'name' is empty")
+    if cls.kind not in KINDS:
+        problems.append(f"'kind' must be one of {', '.join(KINDS)}")
+    if not all(isinstance(p, Param) for p in cls.params):
+        problems.append("'params' must hold Param constraints")
+    else:
+        try:
+            validate_params(cls.params, {p.name: p.default for p in cls.params})
+        except InvalidParameterError as exc:
+            problems.append(f"a default violates its own constraint: {exc}")
+    if problems:
+        raise TypeError(f"Algorithm class {cls.__name__}: " + "; ".join(problems))

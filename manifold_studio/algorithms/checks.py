@@ -1,0 +1,82 @@
+"""Input checks shared by every algorithm: clear messages that name the problem."""
+from __future__ import annotations
+
+import numpy as np
+
+from manifold_studio.errors import DataError
+
+
+def _describe_positions(mask: np.ndarray, limit: int = 5) -> str:
+    rows, cols = np.nonzero(mask)
+    pairs = [f"row {r} column {c}" for r, c in zip(rows[:limit], cols[:limit])]
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return ", ".join(pairs) + more
+
+
+def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 1,
+               allow_nan: bool = False, dtype=np.float64) -> np.ndarray:
+    """Return ``X`` as a 2-D float array or raise :class:`DataError` naming the problem.
+
+    Accepts arrays, nested lists and DataFrame-like objects (anything ``np.asarray`` reads).
+    Row and column numbers in messages are 0-based, as in the arrays.
+    """
+    if X is None:
+        raise DataError(f"{name} is missing: give an (n_samples, n_features) array.")
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged nested lists
+        raise DataError(f"{name} cannot be read as a table of numbers: {exc}") from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        try:
+            arr = arr.astype(dtype)
+        except (TypeError, ValueError):
+            raise DataError(f"{name} holds non-numeric values; every column must be numeric.") from None
+    elif arr.dtype.kind == "c":
+        raise DataError(f"{name} holds complex numbers; only real values are allowed.")
+    if arr.ndim == 1:
+        raise DataError(f"{name} is 1-dimensional with {arr.shape[0]} values; expected a 2-D array "
+                        "(n_samples, n_features): reshape a single feature as X.reshape(-1, 1) "
+                        "or a single sample as X.reshape(1, -1).")
+    if arr.ndim != 2:
+        raise DataError(f"{name} has {arr.ndim} dimensions; expected a 2-D array (n_samples, n_features).")
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    n, d = arr.shape
+    if n < min_samples:
+        raise DataError(f"{name} has {n} sample(s); this needs at least {min_samples}.")
+    if d < min_features:
+        raise DataError(f"{name} has {d} feature(s); this needs at least {min_features}.")
+    if not allow_nan:
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            kind = "NaN" if np.isnan(arr).any() else "infinite"
+            raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at "
+                            f"{_describe_positions(bad)}; remove or impute them first.")
+    return arr
+
+
+def check_n_features(X: np.ndarray, expected: int, name: str = "X_new") -> None:
+    if X.shape[1] != expected:
+        raise DataError(f"{name} has {X.shape[1]} feature(s) but the model was fitted on {expected}.")
+
+
+def check_labels(y, n: int, name: str = "y") -> np.ndarray:
+    """Return ``y`` as a 1-D array of length n or raise DataError."""
+    if y is None:
+        raise DataError(f"{name} is missing: this algorithm needs labels.")
+    arr = np.asarray(y)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise DataError(f"{name} must be 1-dimensional (one label per sample); got shape {arr.shape}.")
+    if arr.shape[0] != n:
+        raise DataError(f"{name} has {arr.shape[0]} labels but X has {n} samples.")
+    return arr
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """A numpy Generator from None, an int or a Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
