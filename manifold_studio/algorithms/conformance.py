@@ -1,0 +1,236 @@
+"""Conformance kit: checks any algorithm class against the public contract.
+
+Plugin authors run it on their own estimators::
+
+    from manifold_studio.algorithms.conformance import check_algorithm
+    check_algorithm(MyAlgorithm)            # raises AssertionError naming the failed check
+
+or one check at a time through :func:`iter_checks` (the test suite parametrises over it).
+Every check builds a fresh estimator; ``params`` overrides defaults (e.g. a small
+``n_neighbors`` for tiny data) and ``X`` / ``y`` replace the built-in test data.
+"""
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from typing import Callable, Iterator
+
+import numpy as np
+
+from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.params import AnyOf, Bool, Choice, Float, Int, IntTuple, Param
+from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError, NotFittedError
+
+QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy", "superqt", "shiboken6")
+
+
+def default_data(n: int = 60, d: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Three well-separated Gaussian blobs in d dimensions, with their labels."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    centres = rng.normal(scale=6.0, size=(3, d))
+    X = centres[y] + rng.normal(size=(n, d))
+    return X, y
+
+
+class _CancelAfter:
+    """A progress that raises FitCancelled at the (after+1)-th checkpoint."""
+
+    def __init__(self, after: int = 0):
+        self.after, self.calls = after, 0
+
+    def checkpoint(self, fraction, message=""):
+        self.calls += 1
+        if self.calls > self.after:
+            raise FitCancelled("cancelled by the conformance kit")
+
+    def partial(self, result):
+        pass
+
+
+def invalid_values(p: Param) -> list:
+    """Values the constraint must refuse."""
+    if isinstance(p, Bool):
+        return ["maybe"]
+    if isinstance(p, Choice):
+        return ["__not_a_choice__"]
+    if isinstance(p, IntTuple):
+        return [(0,), "x"]
+    if isinstance(p, Int):
+        out = ["x", 1.5]
+        if p.low is not None:
+            out.append(p.low - 1)
+        if p.high is not None:
+            out.append(p.high + 1)
+        return out
+    if isinstance(p, Float):
+        out = ["x", float("nan")]
+        if p.low is not None:
+            out.append(p.low - 1.0 if not p.low_open else p.low)
+        if p.high is not None:
+            out.append(p.high + 1.0 if not p.high_open else p.high)
+        return out
+    if isinstance(p, AnyOf):
+        return ["__invalid__"]
+    return []
+
+
+class Checker:
+    def __init__(self, cls: type[Algorithm], X=None, y=None, params: dict | None = None):
+        self.cls = cls
+        if X is None:
+            X, y_default = default_data()
+            y = y_default if y is None else y
+        self.X = np.asarray(X, dtype=float)
+        self.y = y
+        self.params = dict(params or {})
+
+    def make(self, **extra) -> Algorithm:
+        return self.cls(**{**self.params, **extra})
+
+    def fitted(self) -> Algorithm:
+        return self.make().fit(self.X, self.y)
+
+    # -- the checks -------------------------------------------------------------------
+    def check_class_contract(self):
+        validate_algorithm_class(self.cls)
+        assert self.cls.help and len(self.cls.help) > 20, "declare a one-paragraph help text"
+        for p in self.cls.params:
+            assert p.help, f"parameter '{p.name}' has no help text"
+
+    def check_init_only_stores_params(self):
+        est = self.cls()
+        defaults = {p.name: p.default for p in self.cls.params}
+        assert est.get_params() == defaults, "get_params() after __init__ must equal the declared defaults"
+        fitted_attrs = [k for k in vars(est) if k.endswith("_") and not k.startswith("_")]
+        assert not fitted_attrs, f"__init__ must only store parameters, found {fitted_attrs}"
+
+    def check_params_round_trip(self):
+        est = self.make()
+        params = est.get_params()
+        clone = self.cls(**params)
+        assert clone.get_params() == params, "cls(**est.get_params()) must reproduce the parameters"
+        assert est.set_params(**params) is est, "set_params must return self"
+        assert est.get_params() == params
+        try:
+            est.set_params(__no_such_parameter__=1)
+        except (InvalidParameterError, ValueError):
+            pass
+        else:
+            raise AssertionError("set_params must refuse an unknown parameter name")
+
+    def check_invalid_params_fail_clearly(self):
+        for p in self.cls.params:
+            for bad in invalid_values(p):
+                est = self.make(**{p.name: bad})
+                try:
+                    est.fit(self.X, self.y)
+                except InvalidParameterError as exc:
+                    assert p.name in str(exc), f"the message for {p.name}={bad!r} must name the parameter: {exc}"
+                else:
+                    raise AssertionError(f"fit accepted the invalid value {p.name}={bad!r}")
+
+    def check_fit_returns_self(self):
+        est = self.make()
+        assert est.fit(self.X, self.y) is est, "fit must return self"
+        n = self.X.shape[0]
+        if self.cls.kind == "embedding":
+            emb = np.asarray(est.embedding_)
+            assert emb.ndim == 2 and emb.shape[0] == n, f"embedding_ must be (n, k), got {emb.shape}"
+            assert np.all(np.isfinite(emb)), "embedding_ has non-finite values"
+        elif self.cls.kind == "clustering":
+            labels = np.asarray(est.labels_)
+            assert labels.shape == (n,), f"labels_ must be (n,), got {labels.shape}"
+
+    def check_extend_before_fit_fails(self):
+        try:
+            self.make().extend(self.X[:3])
+        except NotFittedError as exc:
+            assert "fit" in str(exc)
+        else:
+            raise AssertionError("extend before fit must raise NotFittedError")
+
+    def check_extend_sample_wise(self):
+        est = self.fitted()
+        rng = np.random.default_rng(1)
+        span = self.X.std(axis=0) * 0.05
+        X_new = self.X[rng.choice(self.X.shape[0], 7, replace=False)] + rng.normal(size=(7, self.X.shape[1])) * span
+        full = np.asarray(est.extend(X_new))
+        assert full.shape[0] == X_new.shape[0]
+        for i in range(X_new.shape[0]):
+            one = np.asarray(est.extend(X_new[i:i + 1]))[0]
+            np.testing.assert_allclose(one, full[i], rtol=1e-7, atol=1e-9,
+                                       err_msg=f"extend is not sample-wise at row {i}")
+
+    def check_extend_wrong_features(self):
+        est = self.fitted()
+        try:
+            est.extend(np.ones((2, self.X.shape[1] + 1)))
+        except DataError as exc:
+            assert "feature" in str(exc)
+        else:
+            raise AssertionError("extend must refuse data with the wrong number of features")
+
+    def check_nan_refused(self):
+        X = self.X.copy()
+        X[1, 0] = np.nan
+        try:
+            self.make().fit(X, self.y)
+        except DataError as exc:
+            assert "NaN" in str(exc) or "nan" in str(exc).lower()
+        else:
+            raise AssertionError("fit must refuse NaN values with a DataError")
+
+    def check_cancellation(self):
+        progress = _CancelAfter(0)
+        try:
+            self.make().fit(self.X, self.y, progress=progress)
+        except FitCancelled:
+            pass
+        else:
+            raise AssertionError("fit must call progress.checkpoint and let FitCancelled propagate")
+        est = self.fitted()
+        try:
+            est.extend(self.X, progress=_CancelAfter(0))
+        except FitCancelled:
+            pass
+        else:
+            raise AssertionError("extend must call progress.checkpoint and let FitCancelled propagate")
+
+    def check_imports_no_qt(self):
+        module = self.cls.__module__
+        code = (f"import sys, importlib; importlib.import_module({module!r}); "
+                f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]; "
+                "print(','.join(bad)); sys.exit(1 if bad else 0)")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, f"module {module} imports Qt: {res.stdout.strip() or res.stderr[-500:]}"
+
+    def check_state_round_trip(self):
+        est = self.fitted()
+        state = est.fitted_state()
+        other = self.make().restore_state(state)
+        np.testing.assert_allclose(np.asarray(other.extend(self.X[:5]), dtype=float),
+                                   np.asarray(est.extend(self.X[:5]), dtype=float),
+                                   err_msg="restore_state(fitted_state()) must give the same extension")
+
+
+CHECKS: tuple[str, ...] = tuple(name for name in vars(Checker) if name.startswith("check_"))
+
+
+def iter_checks(cls, X=None, y=None, params=None) -> Iterator[tuple[str, Callable[[], None]]]:
+    checker = Checker(cls, X, y, params)
+    for name in CHECKS:
+        yield name, getattr(checker, name)
+
+
+def check_algorithm(cls, X=None, y=None, params=None) -> list[str]:
+    """Run every check; raise AssertionError naming the first that fails."""
+    passed = []
+    for name, check in iter_checks(cls, X, y, params):
+        try:
+            check()
+        except AssertionError as exc:
+            raise AssertionError(f"{cls.__name__}: {name} failed: {exc}") from exc
+        passed.append(name)
+    return passed

@@ -1,0 +1,144 @@
+"""Principal component analysis (seed 001 §PCA, seed 002 §PCA, thesis ch. 3).
+
+The principal axes are the right singular vectors of the centred design matrix
+X_c = U S Vᵀ; the variance along axis i is λ_i = s_i² / (n − 1). When there are more
+features than samples (d > n) the n × n Gram matrix X_c X_cᵀ = U S² Uᵀ is diagonalised
+instead and the axes recovered as v_i = X_cᵀ u_i / s_i (seed 002, "the N×N trick").
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from manifold_studio.algorithms import AnyOf, Bool, EmbeddingAlgorithm, Float, Int
+from manifold_studio.errors import DataError
+from manifold_studio.hookspecs import hookimpl
+
+
+class PCA(EmbeddingAlgorithm):
+    """Principal component analysis.
+
+    Parameters
+    ----------
+    n_components : int or float
+        Number of components to keep, or, as a fraction in (0, 1), the smallest number of
+        components whose cumulated explained variance reaches that fraction.
+    whiten : bool
+        Return sphered coordinates x·v_i / sqrt(λ_i) (unit variance along every axis).
+
+    Attributes
+    ----------
+    embedding_ : (n, k) coordinates of the training points.
+    components_ : (k, d) principal axes (rows, unit norm).
+    explained_variance_ : (k,) variance along each axis, λ_i.
+    explained_variance_ratio_ : (k,) λ_i divided by the total variance.
+    singular_values_ : (k,) singular values of the centred data.
+    mean_ : (d,) training mean.
+    noise_variance_ : mean of the discarded variances (0 when none are discarded).
+    """
+
+    id = "pca"
+    name = "Principal component analysis (PCA)"
+    help = ("Finds the orthogonal directions of largest variance and projects the data onto the "
+            "first few of them: the best affine subspace in the least-squares sense. Linear, fast "
+            "and exact; new points are projected onto the same axes, and data can be reconstructed "
+            "from its reduced coordinates.")
+    params = (
+        AnyOf("n_components", 2,
+              "How many components to keep: a count (1, 2, 3, ...) or a fraction of the variance "
+              "to explain (e.g. 0.95 keeps as many components as needed to explain 95%).",
+              options=(Int("n_components", 2, low=1),
+                       Float("n_components", 0.95, low=0.0, high=1.0, low_open=True, high_open=True))),
+        Bool("whiten", False,
+             "Sphered coordinates: divide each coordinate by the standard deviation along its axis, "
+             "so every output dimension has unit variance."),
+    )
+
+    def _fit(self, X, y, progress):
+        n, d = X.shape
+        k_req = self._p["n_components"]
+        max_k = min(n, d)
+        if isinstance(k_req, int) and k_req > max_k:
+            raise DataError(f"n_components={k_req} is larger than min(n_samples, n_features) = "
+                            f"min({n}, {d}) = {max_k}; choose at most {max_k}.")
+        progress.checkpoint(0.0, "Centring the data")
+        self.mean_ = X.mean(axis=0)
+        Xc = X - self.mean_
+        if d > n:
+            progress.checkpoint(0.1, f"Diagonalising the {n}×{n} Gram matrix (d > n)")
+            gram = Xc @ Xc.T
+            evals, U = linalg.eigh(gram)
+            evals, U = evals[::-1], U[:, ::-1]
+            s = np.sqrt(np.clip(evals, 0.0, None))
+            positive = s > s[0] * max(n, d) * np.finfo(float).eps if s[0] > 0 else np.zeros_like(s, bool)
+            Vt = np.zeros((n, d))
+            Vt[positive] = (Xc.T @ U[:, positive] / s[positive]).T
+        else:
+            progress.checkpoint(0.1, f"Singular value decomposition of {n}×{d} data")
+            U, s, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
+        progress.checkpoint(0.8, "Selecting components")
+        # deterministic signs: the largest loading of each axis is positive
+        signs = np.sign(Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)])
+        signs[signs == 0] = 1.0
+        Vt *= signs[:, None]
+        U = U * signs[None, :]
+
+        variance = s ** 2 / max(n - 1, 1)
+        total = variance.sum()
+        ratio = variance / total if total > 0 else np.zeros_like(variance)
+        if isinstance(k_req, float):
+            k = int(np.searchsorted(np.cumsum(ratio), k_req, side="right") + 1)
+            k = min(k, max_k)
+        else:
+            k = k_req
+        self.n_components_ = k
+        self.components_ = Vt[:k].copy()
+        self.singular_values_ = s[:k].copy()
+        self.explained_variance_ = variance[:k].copy()
+        self.explained_variance_ratio_ = ratio[:k].copy()
+        self.total_variance_ = float(total)
+        self.noise_variance_ = float(variance[k:].mean()) if k < len(variance) else 0.0
+        self.n_samples_ = n
+        self.embedding_ = U[:, :k] * s[:k]
+        if self._p["whiten"]:
+            self.embedding_ = self.embedding_ / self._scale()
+        progress.checkpoint(1.0, "Done")
+
+    def _scale(self):
+        sd = np.sqrt(self.explained_variance_)
+        return np.where(sd > 0, sd, 1.0)
+
+    def _extend(self, X):
+        Z = (X - self.mean_) @ self.components_.T
+        return Z / self._scale() if self.whiten else Z
+
+    def reconstruct(self, Z):
+        """Data reconstructed from reduced coordinates Z (n, k): mean + Z·V (un-whitened)."""
+        self.check_is_fitted("reconstruct")
+        Z = np.atleast_2d(np.asarray(Z, dtype=float))
+        if Z.shape[1] != self.n_components_:
+            raise DataError(f"Reduced coordinates have {Z.shape[1]} columns; the model has "
+                            f"{self.n_components_} components.")
+        if self.whiten:
+            Z = Z * self._scale()
+        return Z @ self.components_ + self.mean_
+
+    inverse_transform = reconstruct
+
+    def reconstruction_error(self, X):
+        """Mean squared reconstruction error per sample of X through k components."""
+        X = self._check_new_data(X, "reconstruction_error")
+        R = self.reconstruct(self._extend(X))
+        return float(np.mean(np.sum((X - R) ** 2, axis=1)))
+
+    def result_summary(self):
+        out = super().result_summary()
+        if self.is_fitted:
+            out["n_components"] = int(self.n_components_)
+            out["explained_variance_ratio"] = round(float(self.explained_variance_ratio_.sum()), 6)
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [PCA]
