@@ -1,0 +1,59 @@
+"""Parameter constraints: validation messages, parsing from text, descriptions."""
+import pytest
+
+from manifold_studio.algorithms import AnyOf, Bool, Choice, Float, Int, IntTuple
+from manifold_studio.algorithms.progress import CallbackProgress, FitCancelled, SubProgress
+from manifold_studio.errors import InvalidParameterError
+
+
+def test_int_bounds_and_message():
+    p = Int("n_neighbors", 10, "help", low=1, high=100)
+    assert p.validate(5) == 5 and p.validate(7.0) == 7
+    for bad in (0, 101, 2.5, "x", True, None):
+        with pytest.raises(InvalidParameterError, match=r"n_neighbors.*\[1, 100\]"):
+            p.validate(bad)
+    assert p.parse(" 12 ") == 12
+    with pytest.raises(InvalidParameterError, match="n_neighbors"):
+        p.parse("twelve")
+
+
+def test_float_open_bounds_and_none():
+    p = Float("gamma", None, "help", low=0.0, low_open=True, allow_none=True, log=True)
+    assert p.validate(None) is None and p.parse("none") is None and p.parse("0.5") == 0.5
+    with pytest.raises(InvalidParameterError, match=r"gamma.*> 0.0 or none"):
+        p.validate(0.0)
+    with pytest.raises(InvalidParameterError, match="gamma"):
+        p.validate(float("nan"))
+
+
+def test_choice_bool_tuple():
+    c = Choice("kernel", "rbf", "help", choices=("rbf", "linear"))
+    with pytest.raises(InvalidParameterError, match="kernel.*'rbf', 'linear'"):
+        c.validate("cubic")
+    b = Bool("whiten", False)
+    assert b.parse("yes") is True and b.parse("off") is False
+    with pytest.raises(InvalidParameterError, match="whiten"):
+        b.parse("maybe")
+    t = IntTuple("hidden_layer_sizes", (10,), low=1)
+    assert t.parse("(20, 10)") == (20, 10) and t.validate(5) == (5,) and t.format((3, 4)) == "3, 4"
+    with pytest.raises(InvalidParameterError, match="hidden_layer_sizes"):
+        t.validate((3, 0))
+
+
+def test_any_of_count_or_fraction():
+    p = AnyOf("n_components", 2, options=(Int("", 2, low=1), Float("", 0.5, low=0, high=1, low_open=True, high_open=True)))
+    assert p.validate(3) == 3 and isinstance(p.validate(3), int)
+    assert p.validate(0.9) == 0.9 and p.parse("0.9") == 0.9 and p.parse("3") == 3
+    with pytest.raises(InvalidParameterError, match=r"n_components.*integer >= 1 or a number in \(0, 1\)"):
+        p.validate(1.5)
+
+
+def test_callback_progress_cancel_and_sub_progress():
+    seen = []
+    prog = CallbackProgress(lambda f, m: seen.append((round(f, 2), m)), min_interval=0)
+    sub = SubProgress(prog, 0.5, 1.0, "step 2: ")
+    sub.checkpoint(0.5, "half")
+    assert seen[-1] == (0.75, "step 2: half")
+    prog.cancel()
+    with pytest.raises(FitCancelled):
+        sub.checkpoint(0.6)
