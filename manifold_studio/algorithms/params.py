@@ -114,7 +114,9 @@ class Int(Param):
     log: bool = False  # hint for forms: values span orders of magnitude
 
     def _check(self, value):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, bool):
+            _fail(self.name, value, "an integer " + self.describe())
+        if not isinstance(value, numbers.Integral):
             if isinstance(value, numbers.Real) and float(value).is_integer():
                 value = int(value)
             else:
