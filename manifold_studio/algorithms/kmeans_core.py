@@ -1,0 +1,353 @@
+"""The k-means iteration of the project (Lloyd's algorithm), shared by every method that
+needs it (the ``kmeans`` plugin, spectral clustering, hierarchical divisive clustering,
+the Gaussian-mixture initialisation, "choose k").
+
+Algorithm (seed 000 / 001)::
+
+    initialise the k centres from data points ("random") or by greedy k-means++
+    repeat
+        assign each point to its nearest centre          s_i = argmin_j ||x_i - mu_j||^2
+        W = sum_i ||x_i - mu_{s_i}||^2                  (within-cluster inertia)
+        mu_j = mean of the points assigned to j
+    until W stops decreasing (relative decrease <= tol) or max_iter
+
+repeated ``n_init`` times, keeping the run with the lowest inertia.
+
+Implementation notes
+--------------------
+* The data are centred once (their mean subtracted) so that the expansion
+  ``||x||^2 - 2 x.c + ||c||^2`` used for the assignment does not lose precision on data far
+  from the origin.
+* Assignment runs over row chunks: a (chunk, k) block of dot products from one matrix
+  product, no Python loop over points and no (n, k, d) temporary.
+* Cluster sums come from one sparse one-hot product, and the inertia of an assignment is
+  obtained from those sums (``sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2``),
+  so one iteration touches the data twice.
+* Empty clusters are re-seeded with the points farthest from their centres.
+* When fewer than ``n_clusters`` distinct points exist, a :class:`DataError` says so.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.errors import DataError, InvalidParameterError
+
+__all__ = ["KMeansResult", "kmeans", "assign_nearest", "kmeans_plusplus", "count_distinct_rows"]
+
+#: number of entries of one (rows, k) block of dot products (bounded memory, cache friendly)
+_BLOCK_ENTRIES = 1 << 17
+
+
+@dataclass
+class KMeansResult:
+    """Result of :func:`kmeans` for the best of the ``n_init`` runs."""
+
+    centers: np.ndarray          #: (k, d) cluster centres (means of their points)
+    labels: np.ndarray           #: (n,) index of the nearest centre of each point
+    inertia: float               #: within-cluster inertia W = sum ||x_i - mu_{s_i}||^2
+    n_iter: int                  #: number of centre updates of the best run
+    inertia_history: np.ndarray = field(default_factory=lambda: np.empty(0))  #: W after each assignment
+
+
+def _rows_per_block(k: int) -> int:
+    return max(256, _BLOCK_ENTRIES // max(int(k), 1))
+
+
+def count_distinct_rows(X: np.ndarray) -> int:
+    """Number of distinct rows of ``X`` (exact, used for error messages)."""
+    X = np.ascontiguousarray(X)
+    if X.shape[0] == 0:
+        return 0
+    # -0.0 and 0.0 are the same point
+    Xn = X + 0.0
+    rows = Xn.view(np.dtype((np.void, Xn.dtype.itemsize * Xn.shape[1]))).ravel()
+    return int(np.unique(rows).shape[0])
+
+
+def _too_few_distinct(X: np.ndarray, n_clusters: int) -> DataError:
+    m = count_distinct_rows(X)
+    return DataError(f"Cannot form n_clusters={n_clusters} clusters: the data have only {m} distinct "
+                     f"point(s) (out of {X.shape[0]} samples). Choose n_clusters <= {m}.")
+
+
+def _sq_dist_to(Xc: np.ndarray, x_sq: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """(n, m) squared distances between rows of Xc and rows of Y (expansion, clipped at 0)."""
+    D = Xc @ Y.T
+    D *= -2.0
+    D += x_sq[:, None]
+    D += np.einsum("ij,ij->i", Y, Y)[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def _assign(Xc: np.ndarray, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool = False):
+    """Nearest centre of each row (labels written into ``labels_out``).
+
+    Returns the per-row minimum of ``||c||^2 - 2 x.c`` when ``want_min`` (add ||x||^2 to get
+    the squared distance), else None.
+    """
+    n = Xc.shape[0]
+    k = centers.shape[0]
+    c_sq = np.einsum("ij,ij->i", centers, centers)
+    step = _rows_per_block(k)
+    CT = np.ascontiguousarray(centers.T)
+    mins = np.empty(n) if want_min else None
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        D = Xc[start:stop] @ CT
+        D *= -2.0
+        D += c_sq
+        lab = D.argmin(axis=1)
+        labels_out[start:stop] = lab
+        if want_min:
+            mins[start:stop] = np.take_along_axis(D, lab[:, None], axis=1)[:, 0]
+    return mins
+
+
+def _cluster_sums(Xc: np.ndarray, labels: np.ndarray, k: int):
+    """Per-cluster sums (k, d) and counts (k,) of the rows of ``Xc``."""
+    n = Xc.shape[0]
+    onehot = sp.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
+    sums = np.asarray(onehot.T @ Xc)
+    counts = np.bincount(labels, minlength=k).astype(float)
+    return sums, counts
+
+
+def _exact_sq_dist_to_assigned(Xc: np.ndarray, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """||x_i - c_{labels_i}||^2 computed directly (chunked, no cancellation)."""
+    n, d = Xc.shape
+    out = np.empty(n)
+    step = max(256, (1 << 20) // max(d, 1))
+    for start in range(0, n, step):
+        diff = Xc[start:start + step] - centers[labels[start:start + step]]
+        out[start:start + step] = np.einsum("ij,ij->i", diff, diff)
+    return out
+
+
+def kmeans_plusplus(Xc: np.ndarray, x_sq: np.ndarray, n_clusters: int, rng: np.random.Generator,
+                    n_local_trials: int | None = None, progress=None) -> np.ndarray:
+    """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007, with local trials).
+
+    Each new centre is the best of ``n_local_trials`` candidates drawn with probability
+    proportional to the squared distance to the closest centre already chosen.
+    Returns the indices of the chosen rows. Raises DataError when the data have fewer
+    than ``n_clusters`` distinct points.
+    """
+    n = Xc.shape[0]
+    if n_local_trials is None:
+        n_local_trials = 2 + int(math.log(n_clusters))
+    idx = np.empty(n_clusters, dtype=np.intp)
+    idx[0] = rng.integers(n)
+    closest = _sq_dist_to(Xc, x_sq, Xc[idx[:1]])[:, 0]
+    closest[idx[0]] = 0.0
+    pot = closest.sum()
+    for c in range(1, n_clusters):
+        if progress is not None and c % 8 == 0:
+            progress.checkpoint(None, None)
+        if not pot > 0.0:
+            raise _too_few_distinct(Xc, n_clusters)
+        cum = np.cumsum(closest)
+        r = rng.random(n_local_trials) * cum[-1]
+        cand = np.searchsorted(cum, r, side="right")
+        np.minimum(cand, n - 1, out=cand)
+        D = _sq_dist_to(Xc, x_sq, Xc[cand])
+        D[cand, np.arange(cand.shape[0])] = 0.0
+        np.minimum(D, closest[:, None], out=D)
+        pots = D.sum(axis=0)
+        best = int(np.argmin(pots))
+        idx[c] = cand[best]
+        closest = np.ascontiguousarray(D[:, best])
+        pot = pots[best]
+    return idx
+
+
+class _Ticker:
+    """Adapts the k-means loop's (run, iteration) position to a 0..1 fraction."""
+
+    def __init__(self, progress, n_init: int, max_iter: int):
+        self.progress = progress
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.run = 0
+        self.it = 0
+
+    def checkpoint(self, fraction=None, message=None):
+        inner = min(self.it / max(self.max_iter, 1), 1.0)
+        frac = (self.run + inner) / self.n_init
+        self.progress.checkpoint(frac, f"k-means run {self.run + 1}/{self.n_init}, iteration {self.it}")
+
+
+def _lloyd(Xc, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
+    """One k-means run from ``centers``; returns (centers, labels, inertia, n_iter, history)."""
+    n = Xc.shape[0]
+    k = centers.shape[0]
+    labels = np.empty(n, dtype=np.intp)
+    history = []
+
+    def assign_and_stats(C):
+        _assign(Xc, C, labels)
+        sums, counts = _cluster_sums(Xc, labels, k)
+        # W(labels, C) = sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2
+        w = x_sq_sum - 2.0 * np.einsum("ij,ij->", sums, C) + float(counts @ np.einsum("ij,ij->i", C, C))
+        return sums, counts, max(w, 0.0)
+
+    sums, counts, w = assign_and_stats(centers)
+    history.append(w)
+    n_iter = 0
+    for it in range(1, max_iter + 1):
+        ticker.it = it
+        ticker.checkpoint()
+        # update step: centres = means of their points; empty clusters re-seeded
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            d2 = _exact_sq_dist_to_assigned(Xc, centers, labels)
+            far = np.argpartition(-d2, empty.size - 1)[:empty.size]
+            if not np.all(d2[far] > 0.0):
+                raise _too_few_distinct(Xc, k)
+            np.subtract.at(sums, labels[far], Xc[far])
+            np.subtract.at(counts, labels[far], 1.0)
+            sums[empty] = Xc[far]
+            counts[empty] = 1.0
+            if np.any(counts == 0):  # a re-seeded point emptied its own cluster (rare)
+                counts[counts == 0] = 1.0
+        new_centers = sums / counts[:, None]
+        sums, counts, w_new = assign_and_stats(new_centers)
+        history.append(w_new)
+        centers = new_centers
+        n_iter = it
+        if publish is not None:
+            publish({"step": "kmeans", "run": ticker.run, "iteration": it,
+                     "centers": centers + mean, "labels": labels.copy(), "inertia": w_new})
+        if not (w - w_new > tol * w) or w_new == 0.0:
+            w = w_new
+            break
+        w = w_new
+    if np.any(counts == 0):
+        # the last assignment left a cluster empty: recompute the means with re-seeding once more
+        empty = np.flatnonzero(counts == 0)
+        d2 = _exact_sq_dist_to_assigned(Xc, centers, labels)
+        far = np.argpartition(-d2, empty.size - 1)[:empty.size]
+        if not np.all(d2[far] > 0.0):
+            raise _too_few_distinct(Xc, k)
+        centers = centers.copy()
+        centers[empty] = Xc[far]
+        _assign(Xc, centers, labels)
+    return centers, labels, w, n_iter, np.asarray(history)
+
+
+def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max_iter: int = 300,
+           tol: float = 1e-4, random_state=None, progress=None) -> KMeansResult:
+    """k-means clustering (Lloyd iterations, best of ``n_init`` runs).
+
+    Parameters
+    ----------
+    X : (n, d) array of finite floats.
+    n_clusters : number of clusters k (1 <= k <= number of distinct points).
+    init : ``"k-means++"`` (greedy k-means++ seeding) or ``"random"`` (k distinct data points
+        drawn uniformly, as in the seeds), or a (k, d) array of initial centres (then
+        ``n_init`` is 1).
+    n_init : number of runs from different initialisations; the lowest inertia wins.
+    max_iter : maximum number of centre updates per run.
+    tol : a run stops when the within-cluster inertia decreases by at most ``tol`` times its
+        previous value (0 means "until it stops decreasing").
+    random_state : None, int or numpy Generator.
+    progress : object with ``checkpoint(fraction, message)`` (raises FitCancelled on cancel) and
+        optionally ``partial(result)``, which receives a dict (centers, labels, inertia,
+        iteration, run) after every iteration.
+
+    Returns
+    -------
+    KMeansResult of the best run: centers, labels, inertia, n_iter, inertia_history.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise DataError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}.")
+    n, d = X.shape
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 1:
+        raise InvalidParameterError(f"Invalid value {n_clusters!r} for parameter 'n_clusters': "
+                                    "allowed an integer >= 1.")
+    n_clusters = int(n_clusters)
+    if n < n_clusters:
+        raise DataError(f"Cannot form n_clusters={n_clusters} clusters from {n} sample(s): "
+                        f"choose n_clusters <= {n}.")
+    if not np.all(np.isfinite(X)):
+        raise DataError("X contains NaN or infinite values; remove or impute them first.")
+    explicit = None
+    if not isinstance(init, str):
+        explicit = np.asarray(init, dtype=float)
+        if explicit.shape != (n_clusters, d):
+            raise InvalidParameterError(f"Invalid initial centres for parameter 'init': expected shape "
+                                        f"({n_clusters}, {d}), got {explicit.shape}.")
+        n_init = 1
+    elif init not in ("k-means++", "random"):
+        raise InvalidParameterError(f"Invalid value {init!r} for parameter 'init': allowed one of "
+                                    "'k-means++', 'random' or an array of initial centres.")
+    if int(n_init) < 1:
+        raise InvalidParameterError(f"Invalid value {n_init!r} for parameter 'n_init': allowed an integer >= 1.")
+    if int(max_iter) < 1:
+        raise InvalidParameterError(f"Invalid value {max_iter!r} for parameter 'max_iter': allowed an integer >= 1.")
+    if not tol >= 0:
+        raise InvalidParameterError(f"Invalid value {tol!r} for parameter 'tol': allowed a number >= 0.")
+    n_init, max_iter, tol = int(n_init), int(max_iter), float(tol)
+
+    progress = as_progress(progress)
+    publish = getattr(progress, "partial", None)
+    rng = check_random_state(random_state)
+    ticker = _Ticker(progress, n_init, max_iter)
+    ticker.checkpoint()
+
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    x_sq = np.einsum("ij,ij->i", Xc, Xc)
+    x_sq_sum = float(x_sq.sum())
+
+    best = None
+    for run in range(n_init):
+        ticker.run, ticker.it = run, 0
+        ticker.checkpoint()
+        if explicit is not None:
+            centers = explicit - mean
+        elif init == "k-means++":
+            centers = Xc[kmeans_plusplus(Xc, x_sq, n_clusters, rng, progress=ticker)]
+        else:
+            centers = Xc[rng.choice(n, size=n_clusters, replace=False)]
+        centers, labels, w, n_iter, hist = _lloyd(Xc, x_sq_sum, np.array(centers, dtype=float),
+                                                  max_iter, tol, ticker, publish, mean)
+        if best is None or w < best[2]:
+            best = (centers, labels, w, n_iter, hist)
+    centers, labels, _, n_iter, hist = best
+    # exact inertia of the returned partition (no expansion round-off)
+    inertia = float(_exact_sq_dist_to_assigned(Xc, centers, labels).sum())
+    hist = hist.copy()
+    hist[-1] = inertia
+    progress.checkpoint(1.0, f"k-means done: inertia {inertia:.6g}")
+    return KMeansResult(centers=centers + mean, labels=labels, inertia=inertia, n_iter=n_iter,
+                        inertia_history=hist)
+
+
+def assign_nearest(X, centers) -> tuple[np.ndarray, np.ndarray]:
+    """Labels of the nearest centre of each row of ``X`` and the squared distance to it.
+
+    Sample-wise (each row's result depends on that row only), vectorised in row chunks.
+    The squared distances are computed directly as ``||x - c||^2`` (no cancellation).
+    """
+    X = np.asarray(X, dtype=float)
+    centers = np.asarray(centers, dtype=float)
+    if X.ndim != 2 or centers.ndim != 2 or X.shape[1] != centers.shape[1]:
+        raise DataError(f"X of shape {X.shape} and centres of shape {centers.shape} do not match.")
+    if centers.shape[0] == 0:
+        raise DataError("No centres given.")
+    # centre both on the centres' mean (a constant of the model: keeps extension sample-wise)
+    shift = centers.mean(axis=0)
+    Cc = centers - shift
+    Xc = X - shift
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    _assign(Xc, Cc, labels)
+    d2 = _exact_sq_dist_to_assigned(Xc, Cc, labels)
+    return labels, d2
