@@ -41,7 +41,7 @@ from manifold_studio.errors import DataError, InvalidParameterError
 __all__ = ["KMeansResult", "kmeans", "assign_nearest", "kmeans_plusplus", "count_distinct_rows"]
 
 #: number of entries of one (rows, k) block of dot products (bounded memory, cache friendly)
-_BLOCK_ENTRIES = 1 << 17
+_BLOCK_ENTRIES = 1 << 16
 
 
 @dataclass
@@ -56,7 +56,7 @@ class KMeansResult:
 
 
 def _rows_per_block(k: int) -> int:
-    return max(256, _BLOCK_ENTRIES // max(int(k), 1))
+    return max(128, _BLOCK_ENTRIES // max(int(k), 1))
 
 
 def count_distinct_rows(X: np.ndarray) -> int:
@@ -76,37 +76,58 @@ def _too_few_distinct(X: np.ndarray, n_clusters: int) -> DataError:
                      f"point(s) (out of {X.shape[0]} samples). Choose n_clusters <= {m}.")
 
 
-def _sq_dist_to(Xc: np.ndarray, x_sq: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """(n, m) squared distances between rows of Xc and rows of Y (expansion, clipped at 0)."""
-    D = Xc @ Y.T
-    D *= -2.0
-    D += x_sq[:, None]
-    D += np.einsum("ij,ij->i", Y, Y)[None, :]
+def _sq_dist_rows(Xc: np.ndarray, x_sq: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """(m, n) squared distances between rows of Y and rows of Xc (expansion, clipped at 0)."""
+    D = (-2.0 * Y) @ Xc.T
+    D += x_sq
+    D += np.einsum("ij,ij->i", Y, Y)[:, None]
     np.maximum(D, 0.0, out=D)
     return D
 
 
-def _assign(Xc: np.ndarray, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool = False):
+def _assign(Xc: np.ndarray, x_sq: np.ndarray, centers: np.ndarray, labels_out: np.ndarray, *,
+            want_min: bool = False):
     """Nearest centre of each row (labels written into ``labels_out``).
 
-    Returns the per-row minimum of ``||c||^2 - 2 x.c`` when ``want_min`` (add ||x||^2 to get
-    the squared distance), else None.
+    Returns the per-row squared distance to the nearest centre when ``want_min`` (relative
+    precision about 1e-13; use :func:`_exact_sq_dist_to_assigned` for exact values), else None.
+
+    Each (k, rows) block holds ``||x||^2 - 2 c.x + ||c||^2`` (clipped at 0). Non-negative
+    doubles order like their int64 bit patterns, so the centre index is packed into the lowest
+    ``ceil(log2 k)`` mantissa bits and one ``np.minimum.reduce`` over the k contiguous rows
+    gives minimum and argmin at once (numpy's row-wise argmin over short rows is call-bound).
+    Distances equal to within a relative 2**-(52 - bits) resolve to the lower index.
     """
     n = Xc.shape[0]
     k = centers.shape[0]
-    c_sq = np.einsum("ij,ij->i", centers, centers)
-    step = _rows_per_block(k)
-    CT = np.ascontiguousarray(centers.T)
     mins = np.empty(n) if want_min else None
+    if k == 1:
+        labels_out[:] = 0
+        if want_min:
+            diff = Xc - centers[0]
+            mins[:] = np.einsum("ij,ij->i", diff, diff)
+        return mins
+    bits = max(1, int(k - 1).bit_length())
+    low = np.int64((1 << bits) - 1)
+    high = ~low
+    index_col = np.arange(k, dtype=np.int64)[:, None]
+    Cm2 = -2.0 * centers
+    c_sq_col = np.einsum("ij,ij->i", centers, centers)[:, None]
+    step = _rows_per_block(k)
     for start in range(0, n, step):
         stop = min(start + step, n)
-        D = Xc[start:stop] @ CT
-        D *= -2.0
-        D += c_sq
-        lab = D.argmin(axis=1)
-        labels_out[start:stop] = lab
+        D = Cm2 @ Xc[start:stop].T          # (k, rows); BLAS reads the transposed view
+        D += c_sq_col
+        D += x_sq[start:stop]
+        np.maximum(D, 0.0, out=D)
+        V = D.view(np.int64)
+        V &= high
+        V |= index_col
+        best = np.minimum.reduce(V, axis=0)
+        np.bitwise_and(best, low, out=labels_out[start:stop], casting="unsafe")
         if want_min:
-            mins[start:stop] = np.take_along_axis(D, lab[:, None], axis=1)[:, 0]
+            best &= high
+            mins[start:stop] = best.view(np.float64)
     return mins
 
 
@@ -144,25 +165,26 @@ def kmeans_plusplus(Xc: np.ndarray, x_sq: np.ndarray, n_clusters: int, rng: np.r
         n_local_trials = 2 + int(math.log(n_clusters))
     idx = np.empty(n_clusters, dtype=np.intp)
     idx[0] = rng.integers(n)
-    closest = _sq_dist_to(Xc, x_sq, Xc[idx[:1]])[:, 0]
+    closest = _sq_dist_rows(Xc, x_sq, Xc[idx[:1]])[0]
     closest[idx[0]] = 0.0
     pot = closest.sum()
+    trial_cols = np.arange(n_local_trials)
     for c in range(1, n_clusters):
         if progress is not None and c % 8 == 0:
-            progress.checkpoint(None, None)
+            progress.checkpoint()
         if not pot > 0.0:
             raise _too_few_distinct(Xc, n_clusters)
         cum = np.cumsum(closest)
         r = rng.random(n_local_trials) * cum[-1]
         cand = np.searchsorted(cum, r, side="right")
         np.minimum(cand, n - 1, out=cand)
-        D = _sq_dist_to(Xc, x_sq, Xc[cand])
-        D[cand, np.arange(cand.shape[0])] = 0.0
-        np.minimum(D, closest[:, None], out=D)
-        pots = D.sum(axis=0)
+        D = _sq_dist_rows(Xc, x_sq, Xc[cand])      # (trials, n), contiguous rows
+        D[trial_cols, cand] = 0.0
+        np.minimum(D, closest, out=D)
+        pots = D.sum(axis=1)
         best = int(np.argmin(pots))
         idx[c] = cand[best]
-        closest = np.ascontiguousarray(D[:, best])
+        closest = D[best]
         pot = pots[best]
     return idx
 
@@ -177,13 +199,13 @@ class _Ticker:
         self.run = 0
         self.it = 0
 
-    def checkpoint(self, fraction=None, message=None):
+    def checkpoint(self, fraction=None, message=None):  # arguments ignored: position is tracked here
         inner = min(self.it / max(self.max_iter, 1), 1.0)
         frac = (self.run + inner) / self.n_init
         self.progress.checkpoint(frac, f"k-means run {self.run + 1}/{self.n_init}, iteration {self.it}")
 
 
-def _lloyd(Xc, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
+def _lloyd(Xc, x_sq, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
     """One k-means run from ``centers``; returns (centers, labels, inertia, n_iter, history)."""
     n = Xc.shape[0]
     k = centers.shape[0]
@@ -191,7 +213,7 @@ def _lloyd(Xc, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
     history = []
 
     def assign_and_stats(C):
-        _assign(Xc, C, labels)
+        _assign(Xc, x_sq, C, labels)
         sums, counts = _cluster_sums(Xc, labels, k)
         # W(labels, C) = sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2
         w = x_sq_sum - 2.0 * np.einsum("ij,ij->", sums, C) + float(counts @ np.einsum("ij,ij->i", C, C))
@@ -237,7 +259,7 @@ def _lloyd(Xc, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
             raise _too_few_distinct(Xc, k)
         centers = centers.copy()
         centers[empty] = Xc[far]
-        _assign(Xc, centers, labels)
+        _assign(Xc, x_sq, centers, labels)
     return centers, labels, w, n_iter, np.asarray(history)
 
 
@@ -317,7 +339,7 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
             centers = Xc[kmeans_plusplus(Xc, x_sq, n_clusters, rng, progress=ticker)]
         else:
             centers = Xc[rng.choice(n, size=n_clusters, replace=False)]
-        centers, labels, w, n_iter, hist = _lloyd(Xc, x_sq_sum, np.array(centers, dtype=float),
+        centers, labels, w, n_iter, hist = _lloyd(Xc, x_sq, x_sq_sum, np.array(centers, dtype=float),
                                                   max_iter, tol, ticker, publish, mean)
         if best is None or w < best[2]:
             best = (centers, labels, w, n_iter, hist)
@@ -348,6 +370,6 @@ def assign_nearest(X, centers) -> tuple[np.ndarray, np.ndarray]:
     Cc = centers - shift
     Xc = X - shift
     labels = np.empty(X.shape[0], dtype=np.intp)
-    _assign(Xc, Cc, labels)
+    _assign(Xc, np.einsum("ij,ij->i", Xc, Xc), Cc, labels)
     d2 = _exact_sq_dist_to_assigned(Xc, Cc, labels)
     return labels, d2
