@@ -1,0 +1,249 @@
+"""Save a fitted estimator to one ``.npz`` file and load it back — without pickle.
+
+The file holds the estimator's fitted arrays (from ``fitted_state()``, each stored as
+``state/<attribute>``) and one JSON metadata string (``__manifold_studio_model__``) with the
+algorithm id, its parameters, the scalar part of the fitted state, the library version and a
+reference to the training data. Loading uses ``np.load(allow_pickle=False)`` and rebuilds the
+estimator through the plugin host: ``get_algorithm(id, **params).restore_state(state)``.
+Saving is atomic: a temporary file in the same folder, then ``os.replace``.
+
+::
+
+    from manifold_studio.model_io import save_model, load_model
+    save_model(est, "model.npz", data=dataset)
+    est = load_model("model.npz")
+    est.extend(X_new)
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from manifold_studio.errors import (
+    DataError, InvalidParameterError, ManifoldStudioError, NotFittedError, UnknownAlgorithmError,
+)
+
+FORMAT = "manifold-studio-model"
+FORMAT_VERSION = 1
+META_KEY = "__manifold_studio_model__"
+ARRAY_PREFIX = "state/"
+
+__all__ = ["save_model", "load_model", "load_model_with_metadata", "read_metadata",
+           "ModelFileError", "FORMAT_VERSION"]
+
+
+class ModelFileError(DataError):
+    """The file is not a (readable) Manifold Studio model."""
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(type(value).__name__)
+
+
+def _data_reference(data) -> dict | None:
+    if data is None:
+        return None
+    if isinstance(data, str):
+        return {"source": data}
+    if isinstance(data, dict):
+        return _jsonable(data)
+    ref = {"source": getattr(data, "source", ""), "name": getattr(data, "name", "")}
+    X = getattr(data, "X", None)
+    if X is not None:
+        ref["n_samples"], ref["n_features"] = int(X.shape[0]), int(X.shape[1])
+    for attr in ("feature_names", "label_name"):
+        if getattr(data, attr, None) is not None:
+            ref[attr] = _jsonable(getattr(data, attr))
+    return ref
+
+
+def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
+    """Write a fitted ``estimator`` to ``path`` (one ``.npz`` file, atomically).
+
+    ``data`` is a reference to the training data: a :class:`~manifold_studio.data.Dataset`
+    (its source, name, shape and feature names are recorded), a string or a dict.
+    ``extra`` is any JSON-able dict stored with the metadata. Returns the path written.
+    """
+    from manifold_studio import __version__
+
+    path = Path(path)
+    if not getattr(estimator, "is_fitted", False):
+        raise NotFittedError(f"Cannot save {getattr(estimator, 'id', '') or type(estimator).__name__}: "
+                             "it is not fitted yet (call fit first).")
+    algo_id = getattr(estimator, "id", "")
+    if not algo_id:
+        raise ManifoldStudioError(f"Cannot save {type(estimator).__name__}: it has no algorithm id.")
+    arrays: dict[str, np.ndarray] = {}
+    scalars: dict[str, Any] = {}
+    for key, value in estimator.fitted_state().items():
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                raise ManifoldStudioError(f"Cannot save {algo_id}: fitted attribute '{key}' is an "
+                                          "object array (only numeric and text arrays can be saved).")
+            arrays[ARRAY_PREFIX + key] = value
+            continue
+        try:
+            scalars[key] = _jsonable(value)
+        except TypeError as exc:
+            raise ManifoldStudioError(f"Cannot save {algo_id}: fitted attribute '{key}' has type {exc}, "
+                                      "which is neither an array nor a JSON value.") from None
+    try:
+        params = _jsonable(estimator.get_params())
+    except TypeError as exc:
+        raise ManifoldStudioError(f"Cannot save {algo_id}: a parameter has type {exc}.") from None
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "algorithm": algo_id,
+        "algorithm_name": getattr(estimator, "name", ""),
+        "kind": getattr(estimator, "kind", ""),
+        "params": params,
+        "scalars": scalars,
+        "arrays": sorted(k[len(ARRAY_PREFIX):] for k in arrays),
+        "library_version": __version__,
+        "numpy_version": np.__version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "training_data": _data_reference(data),
+    }
+    if extra:
+        meta["extra"] = _jsonable(extra)
+    arrays[META_KEY] = np.array(json.dumps(meta))
+    _atomic_savez(path, arrays)
+    return path
+
+
+def _set_mode(tmp: str, path: Path) -> None:
+    """Give the new file the mode of the file it replaces, or the usual umask-based one
+    (mkstemp creates it private, 0600)."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    try:
+        os.chmod(tmp, mode)
+    except OSError:  # pragma: no cover - e.g. a file system without modes
+        pass
+
+
+def _atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        _set_mode(tmp, path)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _open(path: Path):
+    if not path.exists():
+        raise ModelFileError(f"Model file not found: {path}")
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a folder, not a model file.")
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head != b"PK\x03\x04":
+        raise ModelFileError(f"{path.name} is not a Manifold Studio model file (expected an .npz "
+                             "written by save_model / --save-model).")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ModelFileError(f"{path.name} is not a readable model file: {exc}") from None
+
+
+def _read_meta(npz, path: Path) -> dict:
+    if META_KEY not in npz.files:
+        raise ModelFileError(f"{path.name} is not a Manifold Studio model file: it has no model "
+                             "metadata (is it a data file?).")
+    try:
+        meta = json.loads(str(npz[META_KEY][()]))
+    except (ValueError, TypeError, zipfile.BadZipFile) as exc:
+        raise ModelFileError(f"{path.name}: the model metadata is damaged ({exc}).") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or "algorithm" not in meta:
+        raise ModelFileError(f"{path.name}: the model metadata is not in the {FORMAT} format.")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ModelFileError(f"{path.name} was written in model format version {version} by "
+                             f"Manifold Studio {meta.get('library_version', '?')}; this version reads "
+                             f"format {FORMAT_VERSION}: update Manifold Studio.")
+    return meta
+
+
+def read_metadata(path) -> dict:
+    """The JSON metadata of a model file (algorithm, params, training data, versions...)."""
+    path = Path(path)
+    with _open(path) as npz:
+        return _read_meta(npz, path)
+
+
+def load_model_with_metadata(path):
+    """``(estimator, metadata)`` from a model file written by :func:`save_model`."""
+    from manifold_studio import algorithm_class, list_algorithms
+
+    path = Path(path)
+    with _open(path) as npz:
+        meta = _read_meta(npz, path)
+        state: dict[str, Any] = dict(meta.get("scalars") or {})
+        for key in npz.files:
+            if key.startswith(ARRAY_PREFIX):
+                try:
+                    state[key[len(ARRAY_PREFIX):]] = npz[key]
+                except ValueError as exc:  # an object array: refused
+                    raise ModelFileError(f"{path.name}: array '{key}' cannot be loaded safely "
+                                         f"({exc}).") from None
+                except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                    raise ModelFileError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
+    algo_id = meta["algorithm"]
+    try:
+        cls = algorithm_class(algo_id)
+    except UnknownAlgorithmError:
+        raise UnknownAlgorithmError(
+            f"{path.name} holds a model of algorithm '{algo_id}', which no loaded plugin provides "
+            f"(available: {', '.join(list_algorithms()) or 'none'}); install or enable the plugin "
+            "that provides it.") from None
+    constraints = cls.param_constraints()
+    params = {k: v for k, v in (meta.get("params") or {}).items() if k in constraints}
+    try:
+        est = cls()
+        normalised = {k: constraints[k].validate(v) for k, v in params.items()}
+        est.set_params(**normalised)
+        est.validate_params()
+        est.restore_state(state)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path.name}: the saved {algo_id} model cannot be restored by this "
+                             f"version of its plugin: {exc}") from None
+    if not est.is_fitted:
+        raise ModelFileError(f"{path.name}: the saved {algo_id} model has no fitted state.")
+    return est, meta
+
+
+def load_model(path):
+    """The fitted estimator saved in ``path`` (see :func:`save_model`)."""
+    return load_model_with_metadata(path)[0]
