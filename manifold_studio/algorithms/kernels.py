@@ -1,0 +1,142 @@
+"""Kernel functions shared by kernel PCA, spectral clustering and (later) the SVM.
+
+Every kernel is computed blockwise (bounded temporary memory) from two point sets::
+
+    K = kernel_matrix(X, Y, "rbf", gamma=0.5)          # (len(X), len(Y))
+
+``rbf``      exp(-gamma * ||x - y||^2)
+``poly``     (gamma * <x, y> + coef0) ** degree
+``sigmoid``  tanh(gamma * <x, y> + coef0)
+``linear``   <x, y>
+
+``gamma=None`` means ``1 / n_features`` (the scikit-learn convention).
+:func:`check_rbf_width` raises a :class:`~manifold_studio.errors.DataError` when a
+Gaussian width is so small that every kernel value between two different points
+underflows to 0 (the kernel matrix would be the identity and the method meaningless).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.errors import DataError
+
+KERNELS = ("rbf", "poly", "sigmoid", "linear")
+
+#: exp(-x) underflows to exactly 0 in float64 for x larger than about this
+_EXP_UNDERFLOW = 745.0
+#: elements per temporary block (about 32 MB of float64)
+BLOCK_ELEMENTS = 4_000_000
+
+
+def rows_per_block(n_cols: int, budget: int = BLOCK_ELEMENTS) -> int:
+    """How many rows of an (·, n_cols) float64 block fit in the temporary-memory budget."""
+    return max(1, int(budget // max(int(n_cols), 1)))
+
+
+def squared_distances(X: np.ndarray, Y: np.ndarray, x_sq: np.ndarray | None = None,
+                      y_sq: np.ndarray | None = None) -> np.ndarray:
+    """Squared Euclidean distances between the rows of X and Y (clipped at 0)."""
+    if x_sq is None:
+        x_sq = np.einsum("ij,ij->i", X, X)
+    if y_sq is None:
+        y_sq = np.einsum("ij,ij->i", Y, Y)
+    D = X @ Y.T
+    D *= -2.0
+    D += x_sq[:, None]
+    D += y_sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def resolve_gamma(gamma, n_features: int) -> float:
+    return 1.0 / max(int(n_features), 1) if gamma is None else float(gamma)
+
+
+def _apply(name: str, X, Y, gamma, degree, coef0, y_sq=None):
+    if name == "rbf":
+        D = squared_distances(X, Y, y_sq=y_sq)
+        D *= -gamma
+        return np.exp(D, out=D)
+    G = X @ Y.T
+    if name == "linear":
+        return G
+    G *= gamma
+    G += coef0
+    if name == "poly":
+        return np.power(G, degree, out=G) if float(degree).is_integer() else G ** degree
+    if name == "sigmoid":
+        return np.tanh(G, out=G)
+    raise ValueError(f"Unknown kernel {name!r}: allowed are {', '.join(KERNELS)}.")
+
+
+def kernel_matrix(X, Y=None, kernel: str = "rbf", *, gamma=None, degree: float = 3,
+                  coef0: float = 1.0, out: np.ndarray | None = None, progress=None,
+                  block_rows: int | None = None) -> np.ndarray:
+    """The (len(X), len(Y)) kernel matrix, computed in row blocks with progress/cancel."""
+    X = np.asarray(X, dtype=float)
+    Y = X if Y is None else np.asarray(Y, dtype=float)
+    if kernel not in KERNELS:
+        raise ValueError(f"Unknown kernel {kernel!r}: allowed are {', '.join(KERNELS)}.")
+    gamma = resolve_gamma(gamma, X.shape[1])
+    progress = as_progress(progress)
+    n, m = X.shape[0], Y.shape[0]
+    if out is None:
+        out = np.empty((n, m), dtype=float)
+    y_sq = np.einsum("ij,ij->i", Y, Y) if kernel == "rbf" else None
+    step = block_rows or rows_per_block(m)
+    for start in range(0, n, step):
+        progress.checkpoint(start / max(n, 1), f"Kernel {start:,}/{n:,} rows")
+        stop = min(n, start + step)
+        out[start:stop] = _apply(kernel, X[start:stop], Y, gamma, degree, coef0, y_sq)
+    progress.checkpoint(1.0, f"Kernel {n:,}/{n:,} rows")
+    return out
+
+
+def rbf(X, Y=None, gamma=None, **kw):
+    return kernel_matrix(X, Y, "rbf", gamma=gamma, **kw)
+
+
+def poly(X, Y=None, gamma=None, degree=3, coef0=1.0, **kw):
+    return kernel_matrix(X, Y, "poly", gamma=gamma, degree=degree, coef0=coef0, **kw)
+
+
+def sigmoid(X, Y=None, gamma=None, coef0=1.0, **kw):
+    return kernel_matrix(X, Y, "sigmoid", gamma=gamma, coef0=coef0, **kw)
+
+
+def linear(X, Y=None, **kw):
+    return kernel_matrix(X, Y, "linear", **kw)
+
+
+def min_offdiagonal_sq_distance(X: np.ndarray) -> float:
+    """Smallest squared distance between two *different* points of X (0 if duplicates).
+
+    Uses a k-d tree for low dimensions, blockwise brute force otherwise."""
+    from manifold_studio.algorithms.neighbors import knn_query
+
+    if X.shape[0] < 2:
+        return float("inf")
+    dist, _ = knn_query(X, X, 1, exclude_self=True)
+    return float(np.min(dist) ** 2)
+
+
+def check_rbf_width(X: np.ndarray, gamma: float, *, parameter: str = "gamma",
+                    value: float | None = None, what: str = "Gaussian kernel") -> float:
+    """Raise DataError when exp(-gamma * d^2) underflows to 0 for every pair of different points.
+
+    Returns the smallest squared distance between two different points. ``parameter`` and
+    ``value`` name the user-facing width parameter in the message (e.g. ``sigma``)."""
+    d2 = min_offdiagonal_sq_distance(X)
+    if d2 > 0 and gamma * d2 > _EXP_UNDERFLOW:
+        suggestion = _EXP_UNDERFLOW / d2
+        shown = gamma if value is None else value
+        if parameter == "sigma":
+            hint = f"use sigma >= {np.sqrt(d2 / (2 * _EXP_UNDERFLOW)):.3g} (a typical choice is the median distance between neighbours, about {np.sqrt(d2):.3g} or more)"
+        else:
+            hint = f"use gamma <= {suggestion:.3g} (a typical choice is about 1 / the median squared distance)"
+        raise DataError(
+            f"The {what} width is too small: with {parameter}={shown:.3g} every kernel value between "
+            f"two different points underflows to 0 (even the closest pair, at squared distance "
+            f"{d2:.3g}, gives exp(-{gamma * d2:.3g}) = 0), so the kernel carries no information; {hint}.")
+    return d2

@@ -1,0 +1,96 @@
+"""Kernel PCA (Schölkopf, Smola & Müller 1998; thesis section 4.1, table 4.1, eq. 4.7)."""
+from __future__ import annotations
+
+import numpy as np
+
+from manifold_studio.algorithms import Choice, Float, Int
+from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.hookspecs import hookimpl
+
+
+class KernelPCA(SpectralEmbedding):
+    """Kernel principal component analysis with out-of-sample projection.
+
+    The Gram matrix of the chosen kernel is centred in feature space,
+    ``K~ = H K H``; its leading eigenvectors, normalised so that ``l_k <a_k, a_k> = 1``
+    (table 4.1), give the training coordinates ``sqrt(l_k) v_ik``. A new point is projected
+    with eq. 4.7, its kernel row centred against the training set (the Nyström formula with
+    the centred kernel). The linear kernel gives ordinary PCA.
+    """
+
+    id = "kernel_pca"
+    name = "Kernel PCA"
+    help = ("Principal component analysis in the feature space of a kernel (Gaussian 'rbf', "
+            "polynomial, sigmoid or linear): captures non-linear structure that PCA misses. "
+            "The linear kernel is plain PCA. New points are projected on the same components "
+            "(equation 4.7 of the thesis), so a model fitted on a sample can place any number "
+            "of points.")
+    params = (
+        Int("n_components", 2, "Number of output dimensions (leading kernel principal components).", low=1),
+        Choice("kernel", "rbf", "Kernel: 'rbf' exp(-gamma·|x-y|²), 'poly' (gamma·<x,y>+coef0)^degree, "
+               "'sigmoid' tanh(gamma·<x,y>+coef0), 'linear' <x,y> (= PCA).",
+               choices=("rbf", "poly", "sigmoid", "linear")),
+        Float("gamma", None, "Kernel coefficient; empty means 1 / number of features.",
+              low=0.0, low_open=True, allow_none=True, log=True),
+        Float("degree", 3.0, "Degree of the polynomial kernel.", low=0.0, low_open=True),
+        Float("coef0", 1.0, "Independent term of the polynomial and sigmoid kernels."),
+        EIGEN_SOLVER_PARAM,
+    )
+
+    def _kernel_args(self):
+        p = self._p
+        return dict(gamma=self.gamma_, degree=p["degree"], coef0=p["coef0"])
+
+    def _spectral_problem(self, X, progress):
+        p = self._p
+        n = X.shape[0]
+        self.X_fit_ = X
+        self.gamma_ = resolve_gamma(p["gamma"], X.shape[1])
+        if p["kernel"] == "linear":
+            self.feature_mean_ = X.mean(axis=0)
+            F = X - self.feature_mean_
+            self._linear_factor = F
+            return SpectralProblem(p["n_components"], factor=F, trace=float(np.sum(F * F)))
+        if p["kernel"] == "rbf":
+            check_rbf_width(X, self.gamma_, what="RBF kernel")
+        K = kernel_matrix(X, None, p["kernel"], progress=progress, **self._kernel_args())
+        # centring in feature space (in place): k~(x,y) = k - E_x' k - E_y' k + E k
+        col_mean = K.mean(axis=0)
+        grand = float(col_mean.mean())
+        K -= col_mean[None, :]
+        K -= col_mean[:, None]
+        K += grand
+        self.kernel_col_mean_ = col_mean
+        self.kernel_grand_mean_ = grand
+        return SpectralProblem(p["n_components"], matrix=K, trace=float(np.trace(K)))
+
+    def _fit(self, X, y, progress):
+        super()._fit(X, y, progress)
+        if self._p["kernel"] == "linear":
+            # Nyström of the linear kernel is (x - mean) Xc^T V: keep the d x k product only
+            self.projection_ = self._linear_factor.T @ self.eigenvectors_
+            del self._linear_factor
+
+    def _kernel_rows(self, X):
+        K = kernel_matrix(X, self.X_fit_, self._p["kernel"], **self._kernel_args())
+        row_mean = K.mean(axis=1, keepdims=True)
+        K -= row_mean
+        K -= self.kernel_col_mean_[None, :]
+        K += self.kernel_grand_mean_
+        return K
+
+    def _kernel_times_eigenvectors(self, X):
+        if self._p["kernel"] == "linear":
+            return (X - self.feature_mean_) @ self.projection_
+        return super()._kernel_times_eigenvectors(X)
+
+    def result_summary(self):
+        out = super().result_summary()
+        out["gamma"] = getattr(self, "gamma_", None)
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [KernelPCA]
