@@ -171,8 +171,7 @@ def read_iris() -> Dataset:
     header, body = rows[0], [r for r in rows[1:] if r]
     X = np.array([[float(v) for v in r[:4]] for r in body])
     species = np.array([r[4] for r in body], dtype=str)
-    return Dataset("Iris", X, labels=species, feature_names=header[:4], label_name=header[4],
-                   report=["Fisher's Iris data (1936): 150 flowers, 4 measurements in cm, 3 species."])
+    return Dataset("Iris", X, labels=species, feature_names=header[:4], label_name=header[4])
 
 
 class Iris(Sample):

@@ -1,0 +1,589 @@
+"""The ``manifold-studio`` command line.
+
+::
+
+    manifold-studio                      start the GUI (also: manifold-studio gui)
+    manifold-studio list [--json] [-v]   algorithms by kind with their parameters, loaders,
+                                         sample data sets and plugin failures
+    manifold-studio run ALGO --data FILE|sample:NAME [--param NAME=VALUE ...]
+                        [--label-column C] [--data-option NAME=VALUE ...]
+                        [--extend FILE --extend-out FILE] --out FILE [--save-model FILE]
+    manifold-studio apply --model FILE --data FILE --out FILE
+
+Results are CSV files with a header (``-`` writes to standard output). Bad input (unknown
+algorithm or parameter, invalid value, missing or unreadable file, unusable data) exits
+with status 2 and one line ``manifold-studio: error: ...`` on standard error; Ctrl-C exits
+with 130. Qt is imported only when the GUI starts.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import json
+import os
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+PROG = "manifold-studio"
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEBUG_ENV = "MANIFOLD_STUDIO_DEBUG"
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported on one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing the usage and exiting."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# --------------------------------------------------------------------------------------
+# output helpers
+# --------------------------------------------------------------------------------------
+class _Console:
+    def __init__(self, quiet: bool = False, info_to_stderr: bool = False):
+        self.quiet = quiet
+        self.info_stream = sys.stderr if info_to_stderr else sys.stdout
+        self.tty = _isatty(sys.stderr)
+
+    def info(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.info_stream, flush=True)
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            print(f"note: {text}", file=sys.stderr, flush=True)
+
+    def progress(self, label: str):
+        """A Progress for the algorithms: a self-erasing line on a terminal, else nothing."""
+        if self.quiet or not self.tty:
+            return None
+        from manifold_studio.algorithms.progress import CallbackProgress
+
+        def show(fraction: float, message: str) -> None:
+            line = f"{label}: {fraction * 100:3.0f}% {message}"[:_columns() - 1]
+            sys.stderr.write("\r\x1b[K" + line)
+            sys.stderr.flush()
+
+        return CallbackProgress(on_progress=show, min_interval=0.1)
+
+    def end_progress(self) -> None:
+        if not self.quiet and self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _columns() -> int:
+    try:
+        return max(20, os.get_terminal_size(sys.stderr.fileno()).columns)
+    except (OSError, ValueError, AttributeError):
+        return 80
+
+
+def _seconds(t: float) -> str:
+    return f"{t:.3f} s" if t < 10 else f"{t:.1f} s"
+
+
+def _cell(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _table(result: np.ndarray, prefix: str, kind: str, labels=None, label_name: str | None = None):
+    """(header, columns) for a result array plus optional true labels."""
+    result = np.asarray(result)
+    if result.ndim == 1:
+        name = {"clustering": "cluster", "classification": "predicted"}.get(kind, prefix)
+        header, columns = [name], [result]
+    else:
+        result = result.reshape(result.shape[0], -1)
+        header = [f"{prefix}_{i + 1}" for i in range(result.shape[1])]
+        columns = [result[:, i] for i in range(result.shape[1])]
+    if labels is not None:
+        name = label_name or "label"
+        while name in header:
+            name = f"{name}_true"
+        header.append(name)
+        columns.append(np.asarray(labels))
+    return header, columns
+
+
+def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
+    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically."""
+    n = len(columns[0]) if columns else 0
+
+    def emit(fh):
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        for i in range(n):
+            writer.writerow([_cell(c[i]) for c in columns])
+
+    if path == "-":
+        emit(sys.stdout)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {path}: the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            emit(fh)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _check_writable(path: str | None, flag: str) -> None:
+    if path is None or path == "-":
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; give a file name")
+
+
+# --------------------------------------------------------------------------------------
+# parameters and data
+# --------------------------------------------------------------------------------------
+def _pairs(items: Sequence[Sequence[str]] | None, flag: str) -> list[tuple[str, str]]:
+    out = []
+    for group in items or []:
+        for item in group:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise UsageError(f"{flag} expects NAME=VALUE, got '{item}'")
+            out.append((name.strip(), value))
+    return out
+
+
+def parse_values(constraints, pairs: list[tuple[str, str]], owner: str) -> dict[str, Any]:
+    """Parse NAME=VALUE texts with the declared constraints (clear errors for unknown names)."""
+    from manifold_studio.errors import InvalidParameterError
+
+    by_name = {p.name: p for p in constraints}
+    values = {}
+    for name, text in pairs:
+        if name not in by_name:
+            allowed = ", ".join(by_name) or "none"
+            raise InvalidParameterError(f"Unknown parameter '{name}' for {owner}: allowed are {allowed}.")
+        values[name] = by_name[name].parse(text)
+    return values
+
+
+def _source_options(source: str):
+    """(option constraints, owner description) for a data source."""
+    from manifold_studio.plugins import get_host
+
+    host = get_host()
+    if source.startswith("sample:"):
+        sample = host.samples.get(source.split(":", 1)[1])
+        if sample is None:
+            return (), source
+        return tuple(sample.options), f"sample {sample.id}"
+    loader = host.loader_for(source)
+    return tuple(loader.options), f"the {loader.name} loader"
+
+
+def load_dataset(source: str, label_column: str | None = None,
+                 data_options: list[tuple[str, str]] | None = None, console: _Console | None = None,
+                 label_optional: bool = False):
+    """Load ``sample:NAME`` or a file, with --label-column and --data-option values."""
+    import manifold_studio as ms
+    from manifold_studio.errors import DataError
+
+    is_sample = source.startswith("sample:")
+    if not is_sample and not Path(source).exists():
+        raise DataError(f"File not found: {source}")
+    if not is_sample and Path(source).is_dir():
+        raise DataError(f"{source} is a folder; give a data file")
+    constraints, owner = _source_options(source)
+    options = parse_values(constraints, data_options or [], owner)
+    if label_column is not None:
+        names = {p.name for p in constraints}
+        key = "label_column" if "label_column" in names else "label_array" if "label_array" in names else None
+        if key is None:
+            raise UsageError(f"--label-column does not apply to {source} ({owner} has no label column)")
+        options[key] = next(p for p in constraints if p.name == key).parse(label_column)
+    try:
+        ds = ms.load_data(source, **options)
+    except DataError:
+        if not (label_optional and label_column is not None):
+            raise
+        # a file to extend to may lack the training file's label column: read it without one
+        options.pop("label_column", None)
+        options.pop("label_array", None)
+        ds = ms.load_data(source, **options)
+        if console:
+            console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
+    if console:
+        for line in ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report:
+            console.note(line)
+    return ds
+
+
+def _align_features(ds, train_names: list[str] | None, n_features: int, console: _Console):
+    """The matrix of ``ds`` with columns in the training order (by name when possible)."""
+    from manifold_studio.errors import DataError
+
+    X = ds.X
+    names = ds.feature_names
+    if train_names and names and list(names) != list(train_names) and set(train_names) <= set(names):
+        idx = [names.index(c) for c in train_names]
+        if len(names) != len(train_names) or idx != list(range(len(idx))):
+            console.note(f"{ds.name}: columns matched to the training data by name "
+                         f"({', '.join(train_names)}).")
+        return X[:, idx]
+    if X.shape[1] != n_features:
+        have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""
+        want = f" ({', '.join(train_names)})" if train_names and len(train_names) <= 12 else ""
+        raise DataError(f"{ds.source or ds.name} has {X.shape[1]} numeric column(s){have} but the model "
+                        f"was fitted on {n_features}{want}.")
+    return X
+
+
+def _training_result(est, X):
+    for attr in ("embedding_", "labels_"):
+        value = getattr(est, attr, None)
+        if value is not None:
+            return np.asarray(value)
+    return np.asarray(est.extend(X))
+
+
+# --------------------------------------------------------------------------------------
+# commands
+# --------------------------------------------------------------------------------------
+def cmd_list(args) -> int:
+    import manifold_studio as ms
+    from manifold_studio.algorithms import KINDS
+    from manifold_studio.plugins import get_host
+
+    host = get_host()
+    if args.json:
+        data = {
+            "version": ms.__version__,
+            "algorithms": {kind: [
+                {"id": cls.id, "name": cls.name, "help": cls.help,
+                 "params": [_jsonable_param(p) for p in cls.params]}
+                for _, cls in sorted(host.algorithms.items()) if cls.kind == kind] for kind in KINDS},
+            "loaders": [{"id": l.id, "name": l.name, "extensions": list(l.extensions),
+                         "options": [_jsonable_param(p) for p in l.options]}
+                        for _, l in sorted(host.loaders.items())],
+            "samples": [{"id": s.id, "name": s.name, "description": s.description,
+                         "options": [_jsonable_param(p) for p in s.options]}
+                        for _, s in sorted(host.samples.items())],
+            "failures": [{"plugin": f.plugin, "stage": f.stage, "error": f.error} for f in host.failures],
+            "disabled": list(host.disabled),
+        }
+        print(json.dumps(data, indent=2, default=str))
+        return EXIT_OK
+
+    out = []
+    width = _columns() if _isatty(sys.stdout) else 100
+    wrap = lambda text, indent: textwrap.fill(text, width=width, initial_indent=indent,  # noqa: E731
+                                              subsequent_indent=indent)
+    out.append(f"Manifold Studio {ms.__version__}")
+    out.append("")
+    out.append("Algorithms")
+    for kind in KINDS:
+        classes = [cls for _, cls in sorted(host.algorithms.items()) if cls.kind == kind]
+        out.append(f"  {kind} ({len(classes)})")
+        if not classes:
+            out.append("    (none)")
+        for cls in classes:
+            out.append(f"    {cls.id} — {cls.name}")
+            if args.verbose and cls.help:
+                out.append(wrap(cls.help, " " * 8))
+            out.extend(_param_lines(cls.params, " " * 8, args.verbose, wrap))
+    out.append("")
+    out.append("Loaders (--data FILE)")
+    for _, loader in sorted(host.loaders.items()):
+        out.append(f"    {loader.id} — {loader.name}: {', '.join(loader.extensions)}")
+        out.extend(_param_lines(loader.options, " " * 8, args.verbose, wrap))
+    if not host.loaders:
+        out.append("    (none)")
+    out.append("")
+    out.append("Sample data sets (--data sample:NAME)")
+    for _, sample in sorted(host.samples.items()):
+        out.append(f"    {sample.id} — {sample.name}")
+        if args.verbose and sample.description:
+            out.append(wrap(sample.description, " " * 8))
+        out.extend(_param_lines(sample.options, " " * 8, args.verbose, wrap))
+    if not host.samples:
+        out.append("    (none)")
+    if host.failures or host.disabled:
+        out.append("")
+        out.append("Plugin problems")
+        for failure in host.failures:
+            out.append(f"    {failure.plugin} ({failure.stage}): {failure.error}")
+        for name in host.disabled:
+            out.append(f"    {name}: disabled (third-party plugins are off)")
+    print("\n".join(out))
+    return EXIT_OK
+
+
+def _jsonable_param(p) -> dict:
+    d = p.to_dict()
+    d["default"] = p.format(p.default)
+    return d
+
+
+def _param_lines(params, indent: str, verbose: bool, wrap) -> list[str]:
+    lines = []
+    if not params:
+        return lines
+    name_width = max(len(p.name) for p in params)
+    for p in params:
+        lines.append(f"{indent}{p.name:<{name_width}}  = {p.format(p.default):<8} {p.describe()}")
+        if verbose and p.help:
+            lines.append(wrap(p.help, indent + " " * (name_width + 4)))
+    return lines
+
+
+def cmd_run(args) -> int:
+    import manifold_studio as ms
+    from manifold_studio.errors import DataError
+
+    console = _Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
+    cls = ms.algorithm_class(args.algorithm)
+    params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
+    est = ms.get_algorithm(cls.id, **params)
+    if (args.extend is None) != (args.extend_out is None):
+        raise UsageError("--extend FILE and --extend-out FILE go together")
+    if args.out == "-" and args.extend_out == "-":
+        raise UsageError("only one of --out and --extend-out can be '-' (standard output)")
+    for flag, path in (("--out", args.out), ("--extend-out", args.extend_out),
+                       ("--save-model", args.save_model)):
+        _check_writable(path, flag)
+    if args.extend is not None and not args.extend.startswith("sample:") and not Path(args.extend).exists():
+        raise DataError(f"File not found: {args.extend}")
+
+    data_options = _pairs(args.data_option, "--data-option")
+    ds = load_dataset(args.data, args.label_column, data_options, console)
+    y = ds.labels if cls.requires_labels else None
+    if cls.requires_labels and y is None:
+        raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
+                        "choose the label column with --label-column.")
+    progress = console.progress(cls.id)
+    start = time.perf_counter()
+    try:
+        est.fit(ds.X, y, progress=progress)
+    finally:
+        console.end_progress()
+    fit_time = time.perf_counter() - start
+    console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
+
+    result = _training_result(est, ds.X)
+    header, columns = _table(result, cls.id, cls.kind, ds.labels, ds.label_name)
+    write_csv(args.out, header, columns)
+    if args.out != "-":
+        console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
+
+    if args.extend is not None:
+        new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True)
+        X_new = _align_features(new, ds.feature_names, ds.n_features, console)
+        progress = console.progress(f"{cls.id} extend")
+        start = time.perf_counter()
+        try:
+            ext = np.asarray(est.extend(X_new, progress=progress))
+        finally:
+            console.end_progress()
+        ext_time = time.perf_counter() - start
+        header, columns = _table(ext, cls.id, cls.kind, new.labels, new.label_name)
+        write_csv(args.extend_out, header, columns)
+        console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
+                     + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
+
+    if args.save_model is not None:
+        from manifold_studio.model_io import save_model
+
+        save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
+        console.info(f"saved the fitted model to {args.save_model}")
+    return EXIT_OK
+
+
+def cmd_apply(args) -> int:
+    from manifold_studio.model_io import load_model_with_metadata
+
+    console = _Console(args.quiet, info_to_stderr=args.out == "-")
+    _check_writable(args.out, "--out")
+    est, meta = load_model_with_metadata(args.model)
+    train = meta.get("training_data") or {}
+    ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
+                      label_optional=True)
+    X = _align_features(ds, train.get("feature_names"), int(est.n_features_in_), console)
+    progress = console.progress(f"{est.id} extend")
+    start = time.perf_counter()
+    try:
+        result = np.asarray(est.extend(X, progress=progress))
+    finally:
+        console.end_progress()
+    elapsed = time.perf_counter() - start
+    header, columns = _table(result, est.id, est.kind, ds.labels, ds.label_name)
+    write_csv(args.out, header, columns)
+    console.info(f"{est.id} model from {Path(args.model).name} applied to {ds.name} "
+                 f"({ds.n_samples:,} points) in {_seconds(elapsed)}"
+                 + (f"; wrote {_shape(result)} to {args.out}" if args.out != "-" else ""))
+    return EXIT_OK
+
+
+def _shape(arr: np.ndarray) -> str:
+    return " × ".join(f"{s:,}" for s in arr.shape)
+
+
+def _what(kind: str) -> str:
+    return {"embedding": "embedding", "clustering": "cluster labels",
+            "classification": "predicted labels"}.get(kind, "result")
+
+
+def cmd_gui(args) -> int:
+    try:
+        app = importlib.import_module("manifold_studio.gui.app")
+    except ImportError as exc:
+        _error(f"the GUI cannot start: {exc} (is PySide6-Essentials installed? the command line "
+               "works without it: see 'manifold-studio --help')")
+        return EXIT_INTERNAL
+    return int(app.main(list(getattr(args, "gui_args", None) or [])) or 0)
+
+
+# --------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from manifold_studio import __version__
+
+    parser = _Parser(prog=PROG, description="Dimensionality reduction, manifold learning and "
+                     "clustering with out-of-sample extension. Without a command, starts the GUI.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help=f"show tracebacks of unexpected errors (or set {DEBUG_ENV}=1)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list algorithms, loaders, sample data sets and plugin failures",
+                       description="List the algorithms (by kind, with their parameters, defaults and "
+                       "allowed values), the file loaders, the sample data sets and plugin failures.")
+    p.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print help texts")
+    p.set_defaults(func=cmd_list)
+
+    data_help = "a data file (.csv, .tsv, .npy, .npz, ...) or sample:NAME (see 'manifold-studio list')"
+    p = sub.add_parser("run", help="fit an algorithm and write the result as CSV",
+                       description="Fit ALGO on the data and write its result (embedding, cluster or "
+                       "predicted labels, plus the data's labels) as CSV with a header.")
+    p.add_argument("algorithm", metavar="ALGO", help="algorithm id (see 'manifold-studio list')")
+    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
+    p.add_argument("--param", "-p", action="append", nargs="+", metavar="NAME=VALUE",
+                   help="an algorithm parameter (repeatable)")
+    p.add_argument("--label-column", metavar="C", help="the label column of a CSV file, by name or "
+                   "0-based index (for .npz: the label array name)")
+    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
+                   help="a loader or sample option, e.g. delimiter=tab, missing=error, n_samples=500")
+    p.add_argument("--extend", metavar="FILE", help="also extend the fitted model to the points of FILE")
+    p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
+    p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
+    p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("apply", help="extend a saved model to the points of a data file",
+                       description="Load a model saved with 'run --save-model' and extend it to the "
+                       "points of a data file; write the result as CSV.")
+    p.add_argument("--model", required=True, metavar="FILE", help="a model file written by --save-model")
+    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
+    p.add_argument("--label-column", metavar="C", help="the label column of the data, if any")
+    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
+                   help="a loader option, e.g. delimiter=tab")
+    p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_apply)
+
+    p = sub.add_parser("gui", help="start the graphical application (the default)")
+    p.add_argument("gui_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_gui)
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    from manifold_studio.errors import FitCancelled, ManifoldStudioError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version
+            return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        debug = debug or args.debug
+        if args.command is None:
+            return cmd_gui(args)
+        return args.func(args)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except FitCancelled:
+        _error("cancelled")
+        return EXIT_INTERRUPTED
+    except (UsageError, ManifoldStudioError, ValueError) as exc:
+        if debug:
+            raise
+        _error(str(exc) or type(exc).__name__)
+        return EXIT_USAGE
+    except OSError as exc:
+        if debug:
+            raise
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        _error(f"{where}{exc.strerror or exc}")
+        return EXIT_USAGE
+    except MemoryError:
+        _error("out of memory: try a smaller data set, or fit on a sample and extend to the rest")
+        return EXIT_INTERNAL
+    except Exception as exc:  # noqa: BLE001 - one line, no traceback, unless debugging
+        if debug:
+            raise
+        _error(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_ENV}=1 for the traceback)")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
