@@ -185,7 +185,7 @@ def _split(lines: list[str], delimiter: str | None) -> list[list[str]]:
 def _sniff_delimiter(lines: list[str], path: Path) -> str:
     """The candidate that splits the first lines into the most, most consistent fields."""
     candidates = ["\t", ",", ";", "|"] if path.suffix.lower() == ".tsv" else [",", "\t", ";", "|"]
-    best, best_score = None, (0, 0.0, 0)
+    best, best_score = "", (0, 0.0, 0)
     for cand in candidates + [None]:
         if cand is not None and not any(cand in ln for ln in lines):
             continue
@@ -199,7 +199,7 @@ def _sniff_delimiter(lines: list[str], path: Path) -> str:
         score = (1 if consistency >= 0.99 else 0, consistency, mode)
         if score > best_score:
             best, best_score = cand, score
-    if best is None:
+    if best == "":
         return "comma"  # a single column
     return {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe", None: "whitespace"}[best]
 
@@ -395,6 +395,9 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
             missing_mask[:, j] = miss
             continue
         present = [t for t, mi in zip(col, miss) if not mi]
+        if not present:
+            left_out.append(f"column {_quote(names[j])} is empty: left out.")
+            continue
         arr, bad = _to_float(present)
         if arr is None:
             rows_present = np.flatnonzero(~miss)
