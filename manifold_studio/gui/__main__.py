@@ -1,0 +1,3 @@
+from manifold_studio.gui.app import main
+
+raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""Start the desktop application: ``main(argv) -> exit code``.
+
+By default the window opens with the Iris sample already loaded and embedded with PCA, so a
+newcomer sees a map at once (``--no-sample`` opens an empty window). ``--screenshot PATH``
+saves the window as an image once the first result is drawn, then quits (used for the
+README; run it under ``xvfb-run -a`` on a machine without a display).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="manifold-studio-gui",
+                                description="Manifold Studio: point-and-click manifold learning.")
+    p.add_argument("--sample", default="iris", metavar="NAME",
+                   help="sample data set loaded and embedded at start (default: iris)")
+    p.add_argument("--no-sample", action="store_true",
+                   help="open an empty window (no sample data, no initial run)")
+    p.add_argument("--algorithm", default="pca", metavar="ID",
+                   help="algorithm selected at start and run on the sample (default: pca)")
+    p.add_argument("--size", default="1280x800", metavar="WxH", help="initial window size")
+    p.add_argument("--screenshot", metavar="PATH",
+                   help="save a picture of the window after the first result, then quit")
+    p.add_argument("--screenshot-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help=argparse.SUPPRESS)
+    return p
+
+
+def _parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+        return max(w, 400), max(h, 300)
+    except ValueError:
+        raise SystemExit(f"--size must look like 1280x800, got {text!r}") from None
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
+            and not os.environ.get("WAYLAND_DISPLAY") and not os.environ.get("QT_QPA_PLATFORM")):
+        sys.stderr.write("No display found: run it under `xvfb-run -a` or set QT_QPA_PLATFORM=offscreen.\n")
+        return 2
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from manifold_studio.gui.error_handling import install_excepthook
+    from manifold_studio.gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(["manifold-studio"])
+    app.setApplicationName("Manifold Studio")
+    window = MainWindow(initial_sample=None if args.no_sample else args.sample,
+                        initial_algorithm=args.algorithm)
+    handler = install_excepthook(window)
+    window.resize(*_parse_size(args.size))
+    window.show()
+
+    status = {"code": 0}
+    if args.screenshot:
+        path = args.screenshot
+
+        def save(ok: bool = True):
+            if getattr(save, "done", False):
+                return
+            save.done = True
+            pixmap = window.grab()
+            if not pixmap.save(path):
+                sys.stderr.write(f"Could not save the screenshot to {path}\n")
+                status["code"] = 1
+            else:
+                print(f"Saved {pixmap.width()}×{pixmap.height()} screenshot to {path}")
+            if not ok:
+                sys.stderr.write("No result appeared before the timeout; saved the window as it was.\n")
+                status["code"] = 1
+            window.close()
+            app.quit()
+
+        def on_run(run):
+            if run.succeeded:
+                QTimer.singleShot(1200, save)
+
+        window.runFinished.connect(on_run)
+        if args.no_sample:
+            QTimer.singleShot(1500, save)
+        QTimer.singleShot(int(args.screenshot_timeout * 1000), lambda: save(False))
+
+    try:
+        code = app.exec()
+    finally:
+        window.shutdown()
+        handler.uninstall()
+    return status["code"] or int(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,468 @@
+"""The main window: docks for data, algorithm and logs; registered result views; the controller.
+
+Structure (for engineers adding features):
+
+- ``window.host``     the PluginHost (injectable: ``MainWindow(host=...)``)
+- ``window.session``  the Qt-free :class:`~manifold_studio.session.Session` (the model)
+- ``window.bridge``   session events as Qt signals (:mod:`.session_bridge`)
+- ``window.jobs``     the :class:`~.worker.JobRunner`; use :meth:`start_job` to run any Qt-free
+                      callable with progress/cancel, shown in the progress bar
+- ``window.views``    result views by id, created from :func:`.views.registered_views`; each gets
+                      ``show_run(run, dataset)`` whenever the current run changes
+- ``window.add_dock`` put any tool widget in a dock; ``window.menus`` holds the menus by name
+                      ("file", "run", "tools", "view", "help") for new actions
+
+Everything heavy goes through a job; slots only read results and update widgets.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog, QDockWidget, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget,
+)
+
+from manifold_studio.errors import DataError
+from manifold_studio.gui.algorithm_panel import AlgorithmPanel
+from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
+from manifold_studio.gui.error_handling import show_error_dialog
+from manifold_studio.gui.message_log import MessageLog
+from manifold_studio.gui.run_controls import RunControls
+from manifold_studio.gui.run_log import RunLog
+from manifold_studio.gui.session_bridge import SessionBridge
+from manifold_studio.gui.views import registered_views
+from manifold_studio.gui.worker import Job, JobRunner
+from manifold_studio.session import Session, error_message, load_dataset
+
+AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
+         "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
+
+
+class MainWindow(QMainWindow):
+    #: a fit ended (the Run, whatever its status)
+    runFinished = Signal(object)
+    #: a data set was added (its name)
+    datasetLoaded = Signal(str)
+    #: loading failed (the message)
+    loadFailed = Signal(str)
+
+    def __init__(self, host=None, session: Session | None = None, *, initial_sample: str | None = None,
+                 initial_algorithm: str | None = "pca", dialogs: bool = True, parent=None):
+        super().__init__(parent)
+        if host is None:
+            from manifold_studio.plugins import get_host
+
+            host = get_host()
+        self.host = host
+        self.session = session if session is not None else Session(host)
+        self.bridge = SessionBridge(self.session, self)
+        self.jobs = JobRunner(self)
+        self.dialogs = dialogs
+        #: ask for loader options (label column, ...) when opening or dropping a file
+        self.ask_loader_options = True
+        self.fit_job: Job | None = None
+        self._foreground: list[Job] = []
+        self._startup_algorithm: str | None = None
+        self._shut_down = False
+        self.error_dialogs: list = []
+        self.plugin_failure_box: QMessageBox | None = None
+        self.views: dict = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self.menus: dict = {}
+
+        self.setWindowTitle("Manifold Studio")
+        self.setAcceptDrops(True)
+        self.setDockNestingEnabled(True)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.TopLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+
+        self._build_panels()
+        self._build_views()
+        self._build_menus()
+        self.bridge.currentRunChanged.connect(self.show_run)
+        self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
+        self.bridge.runChanged.connect(self._on_run_changed)
+        self.algorithm_panel.algorithmChanged.connect(lambda _id: self.run_controls.update_run_enabled())
+        self.algorithm_panel.form.validityChanged.connect(lambda _ok: self.run_controls.update_run_enabled())
+        self.run_controls.update_run_enabled()
+        self.statusBar().showMessage("Ready. Load data, pick an algorithm, press Run.")
+
+        self._report_plugin_failures()
+        if initial_algorithm and initial_algorithm in self.host.algorithms:
+            self.algorithm_panel.select_algorithm(initial_algorithm)
+        if initial_sample:
+            self.data_panel.select_sample(initial_sample)
+            if initial_sample in self.host.samples:
+                self._startup_algorithm = initial_algorithm if initial_algorithm in self.host.algorithms else None
+                self.load_source(f"sample:{initial_sample}")
+            else:
+                self.session.log(f"Sample data set '{initial_sample}' is not available "
+                                 f"(no sample plugin provides it).", "warning")
+
+    # -- construction -------------------------------------------------------------------------
+    def _build_panels(self):
+        self.data_panel = DataPanel(self)
+        self.algorithm_panel = AlgorithmPanel(self)
+        self.run_controls = RunControls(self)
+        algo_box = QWidget()
+        lay = QVBoxLayout(algo_box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.algorithm_panel, 1)
+        lay.addWidget(self.run_controls)
+        self.run_log = RunLog(self)
+        self.message_log = MessageLog(self)
+        self.add_dock("data", "Data", self.data_panel, "left")
+        self.add_dock("algorithm", "Algorithm", algo_box, "left")
+        self.add_dock("runs", "Runs", self.run_log, "bottom")
+        self.add_dock("messages", "Messages", self.message_log, "bottom")
+        self.docks["runs"].raise_()
+
+    def _build_views(self):
+        central = None
+        for cls in registered_views():
+            view = cls(self)
+            self.views[cls.view_id] = view
+            if cls.area == "central" and central is None:
+                central = view
+                self.setCentralWidget(view)
+            else:
+                self.add_dock(f"view:{cls.view_id}", cls.title, view, cls.area if cls.area in AREAS else "right")
+        if central is None:
+            self.setCentralWidget(QLabel("No view registered."))
+
+    def add_dock(self, key: str, title: str, widget: QWidget, area: str = "right",
+                 tabify: bool = True) -> QDockWidget:
+        """Put ``widget`` in a dock (tabified with the existing docks of ``area``)."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{key}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        qt_area = AREAS.get(area, AREAS["right"])
+        same_area = [d for d in self.docks.values() if self.dockWidgetArea(d) == qt_area]
+        self.addDockWidget(qt_area, dock)
+        if tabify and same_area and area in ("bottom", "right"):
+            self.tabifyDockWidget(same_area[-1], dock)
+        self.docks[key] = dock
+        if "view" in self.menus:
+            self.menus["view"].addAction(dock.toggleViewAction())
+        return dock
+
+    def _build_menus(self):
+        bar = self.menuBar()
+        file_menu = self.menus["file"] = bar.addMenu("&File")
+        act = QAction("&Open data file…", self, shortcut=QKeySequence.StandardKey.Open)
+        act.triggered.connect(self.data_panel.choose_file)
+        file_menu.addAction(act)
+        samples = file_menu.addMenu("Load &sample data")
+        for sid, sample in sorted(self.host.samples.items()):
+            a = QAction(sample.name or sid, self)
+            a.triggered.connect(lambda _=False, sid=sid: self.load_source(f"sample:{sid}"))
+            samples.addAction(a)
+        samples.setEnabled(bool(self.host.samples))
+        file_menu.addSeparator()
+        quit_act = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_act.triggered.connect(self.close)
+        file_menu.addAction(quit_act)
+
+        run_menu = self.menus["run"] = bar.addMenu("&Run")
+        self.run_action = QAction("&Run", self, shortcut=QKeySequence("Ctrl+R"))
+        self.run_action.triggered.connect(lambda: self.run_algorithm())
+        run_menu.addAction(self.run_action)
+        cancel = QAction("&Cancel", self, shortcut=QKeySequence("Ctrl+."))
+        cancel.triggered.connect(self.cancel_jobs)
+        run_menu.addAction(cancel)
+
+        self.menus["tools"] = bar.addMenu("&Tools")
+        self.menus["tools"].menuAction().setVisible(False)  # shown when a tool adds an action
+        view_menu = self.menus["view"] = bar.addMenu("&View")
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+
+        help_menu = self.menus["help"] = bar.addMenu("&Help")
+        plugins = QAction("&Plugins…", self)
+        plugins.triggered.connect(self.show_plugins)
+        help_menu.addAction(plugins)
+
+    def add_tool_action(self, action: QAction) -> None:
+        """Add an action to the Tools menu (and make the menu visible)."""
+        self.menus["tools"].addAction(action)
+        self.menus["tools"].menuAction().setVisible(True)
+
+    # -- errors and status ----------------------------------------------------------------------
+    def report_error(self, message: str, detail: str = "", *, dialog: bool = False, log: bool = True) -> None:
+        """Show an error in the status bar (and the message log; optionally a dialog)."""
+        self.statusBar().setStyleSheet("QStatusBar { color: #b00020; }")
+        self.statusBar().showMessage(message, 20_000)
+        if log:
+            self.session.log(message, "error", detail=detail)
+        if dialog and self.dialogs:
+            box = show_error_dialog(self, "Manifold Studio", message, detail)
+            self.error_dialogs.append(box)
+            box.finished.connect(lambda _r, box=box: box in self.error_dialogs and self.error_dialogs.remove(box))
+
+    def show_status(self, message: str, msecs: int = 10_000) -> None:
+        self.statusBar().setStyleSheet("")
+        self.statusBar().showMessage(message, msecs)
+
+    def _report_plugin_failures(self) -> None:
+        failures = list(self.host.failures)
+        for f in failures:
+            self.session.log(f"Plugin failed to load: {f}", "error", detail=f.detail)
+        if not failures:
+            return
+        self.statusBar().showMessage(f"{len(failures)} plugin(s) could not be loaded: see Messages.")
+        if self.dialogs:
+            QTimer.singleShot(200, self._show_plugin_failures)
+
+    def _show_plugin_failures(self) -> None:
+        if self._shut_down:
+            return
+        failures = self.host.failures
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Some plugins could not be loaded")
+        box.setText(f"{len(failures)} plugin(s) could not be loaded and were skipped; "
+                    "everything else works.")
+        box.setInformativeText("<br>".join(html.escape(str(f)) for f in failures))
+        box.setDetailedText("\n\n".join(f.detail or str(f) for f in failures))
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        box.show()
+        self.plugin_failure_box = box
+
+    def show_plugins(self) -> None:
+        lines = []
+        for info in self.host.plugins.values():
+            provided = ", ".join(info.algorithms + info.loaders + info.samples) or "nothing"
+            tag = "built-in" if info.builtin else (info.distribution or "third-party")
+            lines.append(f"<b>{html.escape(info.name)}</b> ({html.escape(tag)}): {html.escape(provided)}")
+        for f in self.host.failures:
+            lines.append(f'<span style="color:#b00020">{html.escape(str(f))}</span>')
+        for name in self.host.disabled:
+            lines.append(f"<i>{html.escape(name)}: disabled</i>")
+        dlg = QDialog(self)
+        dlg.setWindowTitle("Plugins")
+        lay = QVBoxLayout(dlg)
+        label = QLabel("<br>".join(lines) or "No plugins.")
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(label)
+        dlg.show()
+
+    # -- jobs -------------------------------------------------------------------------------------
+    def start_job(self, fn, *args, title: str = "", on_success=None, on_failure=None, on_cancel=None,
+                  foreground: bool = True, **kwargs) -> Job:
+        """Run ``fn(*args, progress=..., **kwargs)`` on a worker thread.
+
+        ``on_success(result)``, ``on_failure(message, detail)`` (default: report the error) and
+        ``on_cancel()`` are called in the main thread. A foreground job drives the progress bar
+        and is stopped by the Cancel button.
+        """
+        job = self.jobs.start(fn, *args, title=title, **kwargs)
+        if on_success is not None:
+            job.succeeded.connect(on_success)
+        if on_failure is not None:
+            job.failed.connect(on_failure)
+        else:
+            job.failed.connect(lambda msg, detail, title=title: self.report_error(f"{title} failed: {msg}", detail))
+        if on_cancel is not None:
+            job.cancelled.connect(on_cancel)
+        if foreground:
+            self._foreground.append(job)
+            job.progressed.connect(self.run_controls.show_progress)
+            job.ended.connect(lambda job=job: self._foreground_ended(job))
+            self.run_controls.set_busy(True, title)
+        return job
+
+    def _foreground_ended(self, job: Job) -> None:
+        if job in self._foreground:
+            self._foreground.remove(job)
+        if self._foreground:
+            return
+        self.run_controls.set_busy(False)
+        if job.state == Job.DONE:
+            self.run_controls.show_end(f"{job.title}: done in {job.elapsed:.2f} s", 1.0)
+        elif job.state == Job.CANCELLED:
+            self.run_controls.show_end(f"{job.title}: cancelled after {job.elapsed:.2f} s")
+        else:
+            self.run_controls.show_end(f"{job.title}: failed — {job.error}")
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._foreground)
+
+    def cancel_jobs(self) -> None:
+        """Cancel every foreground job (the fit within about a second)."""
+        if not self._foreground:
+            return
+        for job in self._foreground:
+            job.cancel()
+        self.run_controls.message.setText("Cancelling…")
+        self.show_status("Cancelling…")
+
+    # -- data -----------------------------------------------------------------------------------
+    def load_source(self, source: str, options: dict | None = None) -> Job:
+        """Load ``sample:NAME`` or a file on a worker thread; the result is added to the
+        session, a failure is reported and changes nothing."""
+        label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
+        return self.start_job(load_dataset, source, self.host, title=f"Loading {label}",
+                              on_success=self._loaded,
+                              on_failure=lambda msg, detail, source=source: self._load_failed(source, msg, detail),
+                              **(options or {}))
+
+    def _loaded(self, dataset) -> None:
+        name = self.session.add_dataset(dataset)
+        self.show_status(f"Loaded {dataset.describe()}")
+        self.datasetLoaded.emit(name)
+        if self._startup_algorithm:
+            algo, self._startup_algorithm = self._startup_algorithm, None
+            QTimer.singleShot(0, lambda: self.run_algorithm(algo, {}) if not self._shut_down else None)
+
+    def _load_failed(self, source: str, message: str, detail: str) -> None:
+        self._startup_algorithm = None
+        kept = ("; the loaded data is unchanged" if self.session.datasets else "")
+        self.report_error(f"Could not load {source}: {message}{kept}", detail, dialog=True)
+        self.loadFailed.emit(message)
+
+    def open_file(self, path, options: dict | None = None, ask: bool | None = None) -> Job | None:
+        """Open a data file with the loader registered for its extension."""
+        path = Path(path)
+        try:
+            loader = self.host.loader_for(path)
+        except DataError as exc:
+            self.report_error(error_message(exc), dialog=True)
+            self.loadFailed.emit(error_message(exc))
+            return None
+        ask = self.ask_loader_options if ask is None else ask
+        if options is None and ask and loader.options:
+            dlg = LoaderOptionsDialog(loader, path, self)
+            if dlg.exec() != QDialog.DialogCode.Accepted:
+                return None
+            options = dlg.form.values()
+        return self.load_source(str(path), options)
+
+    def dragEnterEvent(self, event):
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event):
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event):
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        for p in paths:
+            self.open_file(p)
+
+    # -- runs -----------------------------------------------------------------------------------
+    def run_blocker(self) -> str:
+        """Why Run is not possible right now ("" when it is)."""
+        if not self.session.datasets:
+            return "Load a data set first."
+        algo = self.algorithm_panel.algorithm_id
+        if not algo:
+            return "Pick an algorithm."
+        errors = self.algorithm_panel.form.errors()
+        if errors:
+            return next(iter(errors.values()))
+        return ""
+
+    def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
+                      dataset_name: str | None = None):
+        """Fit ``algorithm_id`` (default: the panel's) with ``params`` (default: the form's) on
+        a data set (default: the current one). Returns the Run, or None if it could not start."""
+        if self.fit_job is not None and not self.fit_job.finished:
+            self.report_error("A fit is already running: wait for it or cancel it.", log=False)
+            return None
+        algo = algorithm_id or self.algorithm_panel.algorithm_id
+        if not algo:
+            self.report_error("Pick an algorithm first.", log=False)
+            return None
+        try:
+            if params is None:
+                params = self.algorithm_panel.values()
+            run = self.session.create_run(algo, params, dataset_name)
+        except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
+            self.report_error(f"Cannot run {algo}: {error_message(exc)}")
+            return None
+        try:
+            task = self.session.fit_task(run)
+        except Exception as exc:  # noqa: BLE001
+            self.session.fail_run(run.id, exc)
+            self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
+            self.runFinished.emit(run)
+            return run
+        self.session.start_run(run.id)
+        rid = run.id
+        self.fit_job = self.start_job(
+            task, title=f"Fitting {algo}",
+            on_success=lambda outcome, rid=rid: self._fit_done(rid, outcome),
+            on_failure=lambda msg, detail, rid=rid: self._fit_failed(rid, msg, detail),
+            on_cancel=lambda rid=rid: self._fit_cancelled(rid))
+        self.show_status(f"Running {run.title()}…", 0)
+        return run
+
+    def _fit_done(self, run_id: int, outcome) -> None:
+        run = self.session.complete_run(run_id, outcome)
+        self.show_status(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s "
+                         f"({run.n_points:,} points)")
+        self.runFinished.emit(run)
+
+    def _fit_failed(self, run_id: int, message: str, detail: str) -> None:
+        run = self.session.fail_run(run_id, message, detail)
+        self.report_error(f"Run {run.title()} failed: {message}" + (
+            "; the previous result is still shown" if self.session.current_run else ""), detail, log=False)
+        self.runFinished.emit(run)
+
+    def _fit_cancelled(self, run_id: int) -> None:
+        run = self.session.cancel_run(run_id)
+        self.show_status(f"Run {run.title()} cancelled.")
+        self.runFinished.emit(run)
+
+    def _on_run_changed(self, run) -> None:
+        if run is not None and run.id == self.session.current_run_id and run.succeeded:
+            self.show_run(run)  # e.g. an extension was added to the shown run
+
+    def show_run(self, run) -> None:
+        """Show ``run`` in every registered view (docks of views that do not apply are hidden)."""
+        dataset = self.session.datasets.get(run.dataset_name) if run is not None else None
+        for view_id, view in self.views.items():
+            applies = view.applies_to(run)
+            dock = self.docks.get(f"view:{view_id}")
+            if dock is not None and dock.isVisible() != applies and run is not None:
+                dock.setVisible(applies)
+            if applies:
+                try:
+                    view.show_run(run, dataset)
+                except Exception as exc:  # noqa: BLE001 - a broken view must not break the others
+                    self.report_error(f"The view '{view.title}' failed: {error_message(exc)}")
+
+    @property
+    def map_view(self):
+        return self.views.get("map")
+
+    # -- shutdown -------------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Cancel every job and join every worker thread (idempotent)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.jobs.shutdown()
+        self.bridge.detach()
+        for box in list(self.error_dialogs):
+            box.close()
+        if self.plugin_failure_box is not None:
+            self.plugin_failure_box.close()
+
+    def closeEvent(self, event):
+        self.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,71 @@
+"""Run and Cancel buttons, the progress bar and the current progress message.
+
+The controls follow the window's *foreground job* (a fit, a load, or any job a tool starts
+with ``window.start_job``): the bar and message show its progress, Cancel cancels it, and Run
+is disabled while it runs or while the settings form holds an invalid value (the button's
+tooltip then says why).
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+
+class RunControls(QWidget):
+    def __init__(self, window, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("run_button")
+        self.run_button.setDefault(True)
+        self.run_button.setStyleSheet("QPushButton { font-weight: bold; padding: 4px 18px; }")
+        self.run_button.clicked.connect(lambda: self.window.run_algorithm())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel_button")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setToolTip("Stop the running job (takes effect within about a second).")
+        self.cancel_button.clicked.connect(self.window.cancel_jobs)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.message = QLabel("")
+        self.message.setObjectName("progress_message")
+        self.message.setWordWrap(True)
+
+        row = QHBoxLayout()
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        row.addWidget(self.progress, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 4)
+        lay.addLayout(row)
+        lay.addWidget(self.message)
+        self._busy = False
+
+    def set_busy(self, busy: bool, title: str = "") -> None:
+        self._busy = busy
+        self.cancel_button.setEnabled(busy)
+        if busy:
+            self.progress.setValue(0)
+            self.progress.setFormat(f"{title}: %p%" if title else "%p%")
+            self.message.setText(f"{title}…")
+        self.update_run_enabled()
+
+    def show_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(round(fraction * 1000)))
+        if message:
+            self.message.setText(message)
+
+    def show_end(self, text: str, fraction: float | None = None) -> None:
+        if fraction is not None:
+            self.progress.setValue(int(round(fraction * 1000)))
+        self.progress.setFormat(text)
+        self.message.setText(text)
+
+    def update_run_enabled(self) -> None:
+        reason = self.window.run_blocker()
+        if self._busy:
+            reason = "A job is running: wait for it or cancel it."
+        self.run_button.setEnabled(not reason)
+        self.run_button.setToolTip(reason or "Fit the selected algorithm on the current data set (Ctrl+R).")

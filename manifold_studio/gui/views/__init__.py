@@ -1,0 +1,6 @@
+"""Result views. Importing this package registers the built-in views; add a module for a new
+view and import it here (see :mod:`manifold_studio.gui.views.base`)."""
+from manifold_studio.gui.views.base import ResultView, register_view, registered_views, unregister_view
+from manifold_studio.gui.views import map_view  # noqa: F401  (registers the map)
+
+__all__ = ["ResultView", "register_view", "registered_views", "unregister_view"]

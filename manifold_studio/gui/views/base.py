@@ -1,0 +1,79 @@
+"""The base class of every result view, and the registry the main window builds its views from.
+
+A view is a QWidget that shows something about the *current run* (the run selected in the run
+log, or the last one that finished). To add one, write a module in this package::
+
+    from manifold_studio.gui.views.base import ResultView, register_view
+
+    @register_view
+    class SpectrumView(ResultView):
+        view_id = "spectrum"
+        title = "Eigenvalue spectrum"
+        area = "right"            # "central", "right", "bottom" or "left" dock area
+
+        def applies_to(self, run):                # optional: hide for other runs
+            return run is not None and hasattr(run.estimator, "eigenvalues_")
+
+        def show_run(self, run, dataset):
+            ...                                   # draw; never compute anything heavy here
+
+and import the module in :mod:`manifold_studio.gui.views` (its ``__init__`` imports the
+built-in view modules so that registration happens). The main window creates one instance per
+registered view, puts it in a dock (tabified with the other docks of the same area) and calls
+:meth:`ResultView.show_run` whenever the current run changes. Views reach the rest of the
+application through ``self.window``: ``window.session`` (the model), ``window.jobs`` (start
+background work) and ``window.bridge`` (session events as Qt signals).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QWidget
+
+if TYPE_CHECKING:  # pragma: no cover
+    from manifold_studio.data import Dataset
+    from manifold_studio.session import Run
+
+_REGISTRY: dict[str, type["ResultView"]] = {}
+
+
+class ResultView(QWidget):
+    view_id: str = ""
+    title: str = ""
+    #: where the main window puts it: "central" (one view only), "right", "bottom", "left"
+    area: str = "right"
+    #: order among views of the same area (lower first)
+    order: int = 100
+
+    def __init__(self, window=None, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.run: Run | None = None
+        self.dataset: Dataset | None = None
+
+    def applies_to(self, run: "Run | None") -> bool:
+        """Whether this view has something to show for ``run`` (its dock is hidden otherwise)."""
+        return True
+
+    def show_run(self, run: "Run | None", dataset: "Dataset | None") -> None:
+        """Display ``run`` (None: nothing selected). ``dataset`` may be None if it was removed."""
+        self.run, self.dataset = run, dataset
+
+    def clear(self) -> None:
+        self.show_run(None, None)
+
+
+def register_view(cls: type[ResultView]) -> type[ResultView]:
+    """Class decorator: make the main window create this view."""
+    if not cls.view_id:
+        raise ValueError(f"{cls.__name__} needs a view_id")
+    _REGISTRY[cls.view_id] = cls
+    return cls
+
+
+def unregister_view(view_id: str) -> None:
+    _REGISTRY.pop(view_id, None)
+
+
+def registered_views() -> list[type[ResultView]]:
+    return sorted(_REGISTRY.values(), key=lambda c: (c.order, c.view_id))

@@ -1,0 +1,193 @@
+"""Run any Qt-free callable on a worker thread, with progress, partial results and cancel.
+
+The GUI never computes. It builds a task — a plain callable that accepts a keyword argument
+``progress`` (a :class:`~manifold_studio.algorithms.progress.CallbackProgress`) — and hands it
+to :meth:`JobRunner.start`. The returned :class:`Job` lives in the main thread and re-emits,
+through queued signals, what happens on the worker thread::
+
+    job = window.jobs.start(task, title="Extending run #3")
+    job.progressed.connect(...)      # (fraction, message), throttled by CallbackProgress
+    job.partial.connect(...)         # intermediate results published by progress.partial()
+    job.succeeded.connect(...)       # (result)
+    job.failed.connect(...)          # (message, traceback text)
+    job.cancelled.connect(...)       # the task raised FitCancelled after job.cancel()
+    job.ended.connect(...)           # always last, whatever the outcome
+
+``job.cancel()`` may be called at any time; the task's next ``progress.checkpoint`` raises
+``FitCancelled``. :meth:`JobRunner.shutdown` cancels every job and joins every thread (the main
+window calls it when it closes; tests rely on it so that no thread outlives its test).
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QThread, Signal
+
+from manifold_studio.algorithms.progress import CallbackProgress
+from manifold_studio.errors import FitCancelled
+from manifold_studio.session import error_message
+
+__all__ = ["Job", "JobRunner"]
+
+
+class _TaskThread(QThread):
+    """Runs one task. Its signals are emitted in the worker thread and delivered, queued,
+    to the owning :class:`Job` (which lives in the main thread)."""
+
+    progressed = Signal(float, str)
+    partial = Signal(object)
+    succeeded = Signal(object)
+    failed = Signal(str, str)
+    cancelled = Signal()
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, parent=None):
+        super().__init__(parent)
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+        self.progress = CallbackProgress(on_progress=self._emit_progress, on_partial=self._emit_partial)
+
+    def _emit_progress(self, fraction: float, message: str) -> None:
+        self.progressed.emit(fraction, message)
+
+    def _emit_partial(self, result: Any) -> None:
+        self.partial.emit(result)
+
+    def run(self):  # worker thread
+        try:
+            result = self._fn(*self._args, progress=self.progress, **self._kwargs)
+        except FitCancelled:
+            self.cancelled.emit()
+        except BaseException as exc:  # noqa: BLE001 - everything is reported, nothing escapes
+            self.failed.emit(error_message(exc),
+                             "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        else:
+            self.succeeded.emit(result)
+
+
+class Job(QObject):
+    """A task on its way through a worker thread (main-thread object)."""
+
+    progressed = Signal(float, str)
+    partial = Signal(object)
+    succeeded = Signal(object)
+    failed = Signal(str, str)
+    cancelled = Signal()
+    ended = Signal()
+
+    RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+
+    def __init__(self, fn: Callable, args: tuple = (), kwargs: dict | None = None, title: str = "",
+                 parent=None):
+        super().__init__(parent)
+        self.title = title or getattr(fn, "__name__", "task")
+        self.state = self.RUNNING
+        self.fraction, self.message = 0.0, ""
+        self.result: Any = None
+        self.error, self.error_detail = "", ""
+        self.started_at = time.monotonic()
+        self.elapsed = 0.0
+        self._thread = _TaskThread(fn, args, dict(kwargs or {}))
+        self._thread.progressed.connect(self._on_progress)
+        self._thread.partial.connect(self.partial)
+        self._thread.succeeded.connect(self._on_succeeded)
+        self._thread.failed.connect(self._on_failed)
+        self._thread.cancelled.connect(self._on_cancelled)
+
+    # -- control --------------------------------------------------------------------------
+    def start(self) -> "Job":
+        self.started_at = time.monotonic()
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Ask the task to stop; it does so at its next progress checkpoint."""
+        self._thread.progress.cancel()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._thread.progress.cancelled
+
+    @property
+    def finished(self) -> bool:
+        return self.state != self.RUNNING
+
+    def is_thread_running(self) -> bool:
+        return self._thread.isRunning()
+
+    def wait(self, msecs: int = 10_000) -> bool:
+        """Block until the thread has finished (used at shutdown and in tests)."""
+        return self._thread.wait(msecs)
+
+    # -- slots (main thread) --------------------------------------------------------------
+    def _on_progress(self, fraction: float, message: str) -> None:
+        self.fraction, self.message = fraction, message
+        self.progressed.emit(fraction, message)
+
+    def _end(self, state: str) -> None:
+        self.state = state
+        self.elapsed = time.monotonic() - self.started_at
+        self.ended.emit()
+
+    def _on_succeeded(self, result) -> None:
+        self.result = result
+        self.fraction = 1.0
+        self.succeeded.emit(result)
+        self._end(self.DONE)
+
+    def _on_failed(self, message: str, detail: str) -> None:
+        self.error, self.error_detail = message, detail
+        self.failed.emit(message, detail)
+        self._end(self.FAILED)
+
+    def _on_cancelled(self) -> None:
+        self.cancelled.emit()
+        self._end(self.CANCELLED)
+
+
+class JobRunner(QObject):
+    """Starts jobs, keeps them alive while they run, and joins them all at shutdown."""
+
+    jobStarted = Signal(object)
+    jobEnded = Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.jobs: list[Job] = []
+        self._closed = False
+
+    def start(self, fn: Callable, *args, title: str = "", **kwargs) -> Job:
+        """Run ``fn(*args, progress=..., **kwargs)`` on a new worker thread."""
+        if self._closed:
+            raise RuntimeError("The job runner is shut down.")
+        job = Job(fn, args, kwargs, title, parent=self)
+        self.jobs.append(job)
+        job.ended.connect(lambda job=job: self._on_ended(job))
+        self.jobStarted.emit(job)
+        return job.start()
+
+    def _on_ended(self, job: Job) -> None:
+        job.wait(5_000)  # the thread returns right after emitting; join it
+        if job in self.jobs:
+            self.jobs.remove(job)
+        self.jobEnded.emit(job)
+        job.deleteLater()
+
+    @property
+    def active(self) -> list[Job]:
+        return [j for j in self.jobs if not j.finished]
+
+    def cancel_all(self) -> None:
+        for job in list(self.jobs):
+            job.cancel()
+
+    def shutdown(self, msecs: int = 10_000) -> bool:
+        """Cancel every job and wait for every thread; True when all have stopped."""
+        self._closed = True
+        self.cancel_all()
+        ok = True
+        deadline = time.monotonic() + msecs / 1000
+        for job in list(self.jobs):
+            remaining = max(0, int((deadline - time.monotonic()) * 1000))
+            ok = job.wait(remaining) and ok
+        return ok
