@@ -26,11 +26,17 @@ QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy", "superqt", "shib
 
 
 def default_data(n: int = 60, d: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Three well-separated Gaussian blobs in d dimensions, with their labels."""
+    """A noisy helix in d dimensions (one connected manifold, so neighbourhood graphs are
+    connected) with three labels along its length (contiguous, hence separable)."""
     rng = np.random.default_rng(seed)
-    y = np.arange(n) % 3
-    centres = rng.normal(scale=6.0, size=(3, d))
-    X = centres[y] + rng.normal(size=(n, d))
+    t = np.sort(rng.uniform(0.0, 3.0 * np.pi, n))
+    X = np.zeros((n, d))
+    X[:, 0] = t
+    X[:, 1] = 2.0 * np.cos(t)
+    if d > 2:
+        X[:, 2] = 2.0 * np.sin(t)
+    X += rng.normal(scale=0.1, size=(n, d))
+    y = np.minimum((t / np.pi).astype(int), 2)
     return X, y
 
 
