@@ -1,0 +1,270 @@
+"""Hierarchical clustering: divisive (seed 000 "Hierarchical Clustering") and agglomerative.
+
+Divisive (top-down), as in the seed: split the data in two with 2-means, then recursively split
+the parts; the part split next is the one whose split gains most, where the gain of splitting a
+cluster is the decrease of the within-cluster inertia W it brings. Splitting stops when
+``n_clusters`` clusters exist or when the best remaining gain is below the threshold.
+
+Agglomerative (bottom-up), through :func:`scipy.cluster.hierarchy.linkage`: start from single
+points and repeatedly merge the two closest clusters, with Ward's criterion (the merge that
+increases W least), average, complete or single linkage.
+
+Both give a scipy-format linkage matrix for a dendrogram. Heights are comparable between
+Ward and divisive: Ward's merge height is sqrt(2 ΔW) with ΔW the increase of W, and a divisive
+split with gain G is drawn at height sqrt(2 G) (raised, where needed, to the height of the splits
+below it so that the tree is monotone).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from scipy.cluster import hierarchy
+
+from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
+from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.kmeans_core import assign_nearest, count_distinct_rows, kmeans
+from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.hookspecs import hookimpl
+
+AGGLOMERATIVE = ("ward", "average", "complete", "single")
+#: largest condensed distance matrix (in bytes) agglomerative clustering may allocate
+MAX_PDIST_BYTES = 4 * 1024 ** 3
+
+
+class _Node:
+    __slots__ = ("indices", "size", "split", "gain", "height")
+
+    def __init__(self, indices):
+        self.indices = indices
+        self.size = int(indices.shape[0])
+        self.split = None      # (left_indices, right_indices) of the best 2-means split
+        self.gain = 0.0
+        self.height = 0.0
+
+
+def divisive_tree(X, *, n_clusters=None, distance_threshold=None, n_init=3, random_state=None,
+                  progress=None):
+    """Top-down bisecting 2-means clustering.
+
+    Returns (labels, linkage) where ``linkage`` is a valid, monotone scipy linkage matrix whose
+    leaves are the final clusters (leaf j = cluster j; column 3 counts leaf clusters, as scipy
+    requires; the numbers of points are the cluster sizes).
+    """
+    n = X.shape[0]
+    rng = check_random_state(random_state)
+    target = n_clusters if n_clusters is not None else n
+    max_splits = max(target - 1, 0)
+
+    def evaluate(node):
+        if node.size < 2:
+            return
+        Xs = X[node.indices]
+        dev = Xs - Xs.mean(axis=0)
+        w = float(np.einsum("ij,ij->", dev, dev))
+        if w <= 0.0:
+            return
+        try:
+            res = kmeans(Xs, 2, n_init=n_init, random_state=rng)
+        except DataError:  # a single distinct point: cannot be split
+            return
+        node.split = (node.indices[res.labels == 0], node.indices[res.labels == 1])
+        node.gain = max(w - res.inertia, 0.0)
+
+    root = _Node(np.arange(n))
+    nodes = [root]
+    leaves = {0}
+    splits = []           # (parent, left, right) node ids in split order
+    heap = []
+    if max_splits > 0:
+        evaluate(root)
+        if root.split is not None:
+            heapq.heappush(heap, (-root.gain, 0))
+    while len(splits) < max_splits and heap:
+        if progress is not None:
+            progress.checkpoint(len(splits) / max(max_splits, 1) if n_clusters is not None else 0.0,
+                                f"Divisive clustering: {len(leaves)} clusters")
+        neg_gain, pid = heapq.heappop(heap)
+        height = math.sqrt(2.0 * -neg_gain)
+        if distance_threshold is not None and height <= distance_threshold:
+            break
+        parent = nodes[pid]
+        parent.height = height
+        child_ids = []
+        for part in parent.split:
+            child = _Node(part)
+            nodes.append(child)
+            cid = len(nodes) - 1
+            child_ids.append(cid)
+            leaves.add(cid)
+            if len(splits) + 1 < max_splits:
+                evaluate(child)
+                if child.split is not None:
+                    heapq.heappush(heap, (-child.gain, cid))
+        leaves.discard(pid)
+        parent.split = None
+        splits.append((pid, child_ids[0], child_ids[1]))
+    if n_clusters is not None and len(leaves) < n_clusters and distance_threshold is None:
+        m = count_distinct_rows(X)
+        raise DataError(f"Cannot form n_clusters={n_clusters} clusters: the data have only {m} distinct "
+                        f"point(s) (out of {n} samples). Choose n_clusters <= {m}.")
+    # leaves in creation order -> cluster labels 0..K-1
+    leaf_order = sorted(leaves)
+    leaf_label = {nid: j for j, nid in enumerate(leaf_order)}
+    labels = np.empty(n, dtype=np.intp)
+    for nid in leaf_order:  # loop over clusters
+        labels[nodes[nid].indices] = leaf_label[nid]
+    linkage = _linkage_from_splits(splits, nodes, leaf_label)
+    return labels, linkage
+
+
+def _linkage_from_splits(splits, nodes, leaf_label):
+    K = len(leaf_label)
+    ids = dict(leaf_label)
+    heights = {nid: 0.0 for nid in leaf_label}
+    n_leaves = {nid: 1 for nid in leaf_label}
+    rows = []
+    for pid, left, right in reversed(splits):   # last split = first merge
+        h = max(nodes[pid].height, heights[left], heights[right])
+        heights[pid] = h
+        n_leaves[pid] = n_leaves[left] + n_leaves[right]
+        rows.append([ids[left], ids[right], h, n_leaves[pid]])
+        ids[pid] = K + len(rows) - 1
+    Z = np.asarray(rows, dtype=float).reshape(-1, 4)
+    if Z.shape[0]:
+        order = np.argsort(Z[:, 2], kind="stable")      # monotone row order; children stay first
+        new_pos = np.empty(len(order), dtype=int)
+        new_pos[order] = np.arange(len(order))
+        Z = Z[order]
+        for col in (0, 1):
+            internal = Z[:, col] >= K
+            Z[internal, col] = K + new_pos[(Z[internal, col] - K).astype(int)]
+    return Z
+
+
+def agglomerative_linkage(X, method: str) -> np.ndarray:
+    """scipy linkage of the rows of X (Euclidean) with a clear error when it would not fit in memory."""
+    n = X.shape[0]
+    need = n * (n - 1) // 2 * 8
+    if need > MAX_PDIST_BYTES:
+        raise DataError(f"Agglomerative clustering of {n:,} points needs {need / 1024 ** 3:.1f} GB for the "
+                        f"pairwise distances (limit {MAX_PDIST_BYTES / 1024 ** 3:.0f} GB): use "
+                        "method='divisive', or fit on a sample and extend to the rest.")
+    return hierarchy.linkage(X, method=method, metric="euclidean")
+
+
+class HierarchicalClustering(ClusteringAlgorithm):
+    """Hierarchical clustering, divisive (bisecting 2-means) or agglomerative.
+
+    Parameters
+    ----------
+    n_clusters : int or None
+        Number of clusters wanted (None: decided by ``distance_threshold`` alone).
+    method : {"divisive", "ward", "average", "complete", "single"}
+        "divisive": top-down splits with 2-means (seed 000); the others: bottom-up merges.
+    distance_threshold : float or None
+        Height at which the tree is cut: clusters are not merged above it (agglomerative),
+        and a split is made only if its height sqrt(2·gain) exceeds it, i.e. if it reduces the
+        within-cluster inertia by more than distance_threshold²/2 (divisive). When both are
+        given the partition has at most ``n_clusters`` clusters.
+    n_init : int
+        Runs of each 2-means split (divisive only).
+    random_state : int or None
+        Seed of the 2-means splits (divisive only).
+
+    Attributes
+    ----------
+    labels_ : (n,) cluster of each training point; n_clusters_ : number of clusters.
+    cluster_centers_ : (K, d) centroids (used by ``extend``: nearest centroid).
+    linkage_matrix_ : scipy-format linkage for a dendrogram. Agglomerative: the n training points
+        are the leaves. Divisive: the K clusters are the leaves (leaf j = cluster j, column 3
+        counts leaf clusters; ``cluster_sizes_`` gives their points), so
+        ``fcluster(linkage_matrix_, t, ...)[labels_]`` merges clusters.
+    cluster_sizes_ : (K,) number of training points in each cluster.
+    linkage_leaves_ : "points" or "clusters", what the leaves of ``linkage_matrix_`` are.
+    """
+
+    id = "hierarchical"
+    name = "Hierarchical clustering"
+    help = ("Builds a tree of nested clusters shown as a dendrogram and cuts it into clusters. "
+            "Divisive: split the data in two with 2-means, then keep splitting the part whose split "
+            "reduces the within-cluster inertia most, until the wanted number of clusters is "
+            "reached or the gain of a split falls below the threshold. Agglomerative: start from "
+            "single points and repeatedly merge the two closest clusters (Ward: the merge that "
+            "increases the inertia least; average, complete or single linkage: mean, largest or "
+            "smallest distance between their points). New points go to the nearest cluster centroid.")
+    params = (
+        Int("n_clusters", 3, "Number of clusters (empty: decided by the distance threshold alone).",
+            low=1, allow_none=True),
+        Choice("method", "ward",
+               "'divisive': top-down splits with 2-means; 'ward', 'average', 'complete', 'single': "
+               "bottom-up merges with that linkage criterion.",
+               choices=("divisive",) + AGGLOMERATIVE),
+        Float("distance_threshold", None,
+              "Cut height of the tree: no merge above it (agglomerative); for divisive a split is made "
+              "only when sqrt(2 x its inertia gain) exceeds it. With n_clusters also set, at most "
+              "n_clusters clusters are formed.", low=0.0, allow_none=True),
+        Int("n_init", 3, "Runs of each 2-means split, the best is kept (divisive only).", low=1),
+        Int("random_state", None, "Seed of the 2-means splits (divisive only; empty: random).",
+            low=0, allow_none=True),
+    )
+
+    def _fit(self, X, y, progress):
+        p = self._p
+        k, method, threshold = p["n_clusters"], p["method"], p["distance_threshold"]
+        n = X.shape[0]
+        if k is None and threshold is None:
+            raise InvalidParameterError("Give n_clusters or distance_threshold (parameter 'n_clusters' "
+                                        "is empty and so is 'distance_threshold').")
+        if k is not None and k > n:
+            raise DataError(f"Cannot form n_clusters={k} clusters from {n} samples: choose n_clusters <= {n}.")
+        progress.checkpoint(0.0, f"Hierarchical clustering ({method})")
+        if method == "divisive":
+            labels, Z = divisive_tree(X, n_clusters=k, distance_threshold=threshold, n_init=p["n_init"],
+                                      random_state=p["random_state"], progress=progress)
+            self.linkage_leaves_ = "clusters"
+        else:
+            if k is not None and k > 1:
+                m = count_distinct_rows(X)
+                if m < k:
+                    raise DataError(f"Cannot form n_clusters={k} clusters: the data have only {m} distinct "
+                                    f"point(s) (out of {n} samples). Choose n_clusters <= {m}.")
+            progress.checkpoint(0.05, f"{method.capitalize()} linkage of {n:,} points")
+            Z = agglomerative_linkage(X, method)
+            progress.checkpoint(0.9, "Cutting the tree")
+            n_cut = n if threshold is None else 1 + int(np.count_nonzero(Z[:, 2] > threshold))
+            n_final = min(n_cut, k) if k is not None else n_cut
+            raw = hierarchy.fcluster(Z, n_final, criterion="maxclust")
+            _, labels = np.unique(raw, return_inverse=True)
+            labels = labels.reshape(-1).astype(np.intp)
+            self.linkage_leaves_ = "points"
+        self.labels_ = labels
+        self.linkage_matrix_ = Z
+        K = int(labels.max()) + 1
+        self.n_clusters_ = K
+        counts = np.bincount(labels, minlength=K).astype(float)
+        sums = np.zeros((K, X.shape[1]))
+        for j in range(X.shape[1]):  # loop over features
+            sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=K)
+        self.cluster_centers_ = sums / counts[:, None]
+        self.cluster_sizes_ = counts.astype(np.int64)
+        dev = X - self.cluster_centers_[labels]
+        self.inertia_ = float(np.einsum("ij,ij->", dev, dev))
+        progress.checkpoint(1.0, f"{K} clusters")
+
+    def _extend(self, X):
+        return assign_nearest(X, self.cluster_centers_)[0]
+
+    def result_summary(self):
+        out = super().result_summary()
+        if self.is_fitted:
+            out["n_clusters"] = self.n_clusters_
+            out["inertia"] = round(self.inertia_, 6)
+            out["method"] = self.method
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [HierarchicalClustering]
