@@ -21,7 +21,10 @@ mean x̄:
   seed's literal formula (then a singleton has a = 0 and s = 1).
 
 Also the comparison of two labelings: :func:`contingency_table` and
-:func:`adjusted_rand_index` (Hubert & Arabie 1985).
+:func:`adjusted_rand_index` (Hubert & Arabie 1985); and the Gaussian mixture built from a
+partition with its log-likelihood (seed 000's criterion for choosing k:
+:func:`mixture_from_partition`, :func:`mixture_log_likelihood`; the EM of the ``gmm`` plugin
+uses the same functions).
 
 Every function takes ``(X, labels)`` with any hashable labels (integers, strings), checks that
 there is one label per row and raises :class:`UndefinedMetricError` — never a made-up number —
@@ -34,16 +37,23 @@ from typing import NamedTuple
 
 import numpy as np
 
+import math
+
+from scipy import linalg
+
 from manifold_studio.algorithms.checks import check_data
 from manifold_studio.errors import DataError, ManifoldStudioError
 
 __all__ = ["UndefinedMetricError", "InertiaDecomposition", "Homogeneity", "ContingencyTable",
            "inertia_decomposition", "homogeneity", "separability", "davies_bouldin",
            "silhouette_samples", "silhouette", "contingency_table", "adjusted_rand_index",
-           "cluster_centroids"]
+           "cluster_centroids", "GaussianMixtureParams", "mixture_from_partition",
+           "mixture_from_responsibilities", "mixture_log_likelihood", "log_gaussian",
+           "logsumexp_rows", "precision_cholesky", "m_step"]
 
 #: entries of one block of distances in silhouette computations (32 MB of float64)
 _SILHOUETTE_BLOCK_ENTRIES = 1 << 22
+_LOG_2PI = math.log(2.0 * math.pi)
 
 
 class UndefinedMetricError(ManifoldStudioError, ValueError):
@@ -337,3 +347,117 @@ def adjusted_rand_index(a, b) -> float:
     if max_index == expected:
         return 1.0
     return float((sum_comb - expected) / (max_index - expected))
+
+
+# -- Gaussian mixtures (seed 000: the log-likelihood criterion for choosing k) --------------------
+def precision_cholesky(covariances: np.ndarray, covariance_type: str, reg_covar: float = 0.0) -> np.ndarray:
+    """Cholesky factor of the precision matrices; raise DataError when a covariance is singular."""
+    advice = (f"the points of that component coincide or lie in a lower-dimensional subspace; "
+              f"increase reg_covar (now {reg_covar:g}) or use fewer components")
+    if covariance_type == "full":
+        k, d, _ = covariances.shape
+        out = np.empty_like(covariances)
+        for j in range(k):  # loop over components
+            try:
+                L = linalg.cholesky(covariances[j], lower=True, check_finite=False)
+            except linalg.LinAlgError:
+                raise DataError(f"The covariance matrix of component {j} is singular (not positive "
+                                f"definite): {advice}.") from None
+            if not np.all(np.diag(L) > 0):
+                raise DataError(f"The covariance matrix of component {j} is singular: {advice}.")
+            out[j] = linalg.solve_triangular(L, np.eye(d), lower=True, check_finite=False).T
+        return out
+    cov = np.asarray(covariances, dtype=float)
+    bad = ~(cov > 0)
+    if np.any(bad):
+        j = int(np.argwhere(bad)[0][0])
+        raise DataError(f"The variance of component {j} is zero ({covariance_type} covariance): {advice}.")
+    return 1.0 / np.sqrt(cov)
+
+
+def log_gaussian(X: np.ndarray, means: np.ndarray, prec_chol: np.ndarray, covariance_type: str) -> np.ndarray:
+    """(n, k) log N(x_i | μ_k, Σ_k) from the precision Cholesky factors (row-wise computation)."""
+    n, d = X.shape
+    k = means.shape[0]
+    out = np.empty((n, k))
+    for j in range(k):  # loop over components, each vectorised over points
+        diff = X - means[j]
+        if covariance_type == "full":
+            y = diff @ prec_chol[j]
+            maha = np.einsum("ij,ij->i", y, y)
+            log_det = np.sum(np.log(np.diag(prec_chol[j])))
+        elif covariance_type == "diag":
+            maha = (diff * diff) @ (prec_chol[j] ** 2)
+            log_det = np.sum(np.log(prec_chol[j]))
+        else:
+            maha = np.einsum("ij,ij->i", diff, diff) * prec_chol[j] ** 2
+            log_det = d * np.log(prec_chol[j])
+        out[:, j] = -0.5 * (d * _LOG_2PI + maha) + log_det
+    return out
+
+
+def logsumexp_rows(A: np.ndarray) -> np.ndarray:
+    """log Σ_j exp(A_ij) per row, stable."""
+    m = A.max(axis=1)
+    m = np.where(np.isfinite(m), m, 0.0)
+    return np.log(np.sum(np.exp(A - m[:, None]), axis=1)) + m
+
+
+def m_step(X: np.ndarray, resp: np.ndarray, covariance_type: str, reg_covar: float):
+    """Weights, means, covariances from responsibilities (n, k)."""
+    n, d = X.shape
+    nk = resp.sum(axis=0) + 10.0 * np.finfo(float).eps
+    means = (resp.T @ X) / nk[:, None]
+    k = means.shape[0]
+    if covariance_type == "full":
+        cov = np.empty((k, d, d))
+        for j in range(k):
+            diff = X - means[j]
+            cov[j] = (resp[:, j, None] * diff).T @ diff / nk[j]
+            cov[j].flat[::d + 1] += reg_covar
+    else:
+        var = np.empty((k, d))
+        for j in range(k):
+            diff = X - means[j]
+            var[j] = resp[:, j] @ (diff * diff) / nk[j]
+        var += reg_covar
+        cov = var if covariance_type == "diag" else var.mean(axis=1)
+    return nk / n, means, cov
+
+
+class GaussianMixtureParams(NamedTuple):
+    weights: np.ndarray        #: (K,) mixing proportions
+    means: np.ndarray          #: (K, d)
+    covariances: np.ndarray    #: (K, d, d) full, (K, d) diag, (K,) spherical
+    covariance_type: str
+    precisions_cholesky: np.ndarray
+
+
+def mixture_from_responsibilities(X, resp, covariance_type: str = "full",
+                                  reg_covar: float = 1e-6) -> GaussianMixtureParams:
+    """M-step: the Gaussian mixture of (soft) responsibilities ``resp`` (n, K)."""
+    if covariance_type not in ("full", "diag", "spherical"):
+        raise ValueError(f"Invalid value {covariance_type!r} for 'covariance_type': allowed 'full', "
+                         "'diag' or 'spherical'.")
+    weights, means, cov = m_step(X, resp, covariance_type, reg_covar)
+    return GaussianMixtureParams(weights, means, cov, covariance_type,
+                                 precision_cholesky(cov, covariance_type, reg_covar))
+
+
+def mixture_from_partition(X, labels, covariance_type: str = "full",
+                           reg_covar: float = 1e-6) -> GaussianMixtureParams:
+    """The Gaussian mixture built from a partition (seed 000): weight = proportion of the points
+    in the cluster, mean = centroid, covariance = within-cluster covariance (+ reg_covar·I)."""
+    X, codes, clusters, counts = _prepare(X, labels)
+    resp = np.zeros((X.shape[0], clusters.shape[0]))
+    resp[np.arange(X.shape[0]), codes] = 1.0
+    return mixture_from_responsibilities(X, resp, covariance_type, reg_covar)
+
+
+def mixture_log_likelihood(X, mixture: GaussianMixtureParams) -> np.ndarray:
+    """(n,) log p(x_i) of each row under a Gaussian mixture."""
+    X = check_data(X, name="X", min_samples=1)
+    if X.shape[1] != mixture.means.shape[1]:
+        raise DataError(f"X has {X.shape[1]} feature(s) but the mixture has {mixture.means.shape[1]}.")
+    wlp = log_gaussian(X, mixture.means, mixture.precisions_cholesky, mixture.covariance_type)
+    return logsumexp_rows(wlp + np.log(mixture.weights))

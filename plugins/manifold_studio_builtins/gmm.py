@@ -16,15 +16,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg
-
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import kmeans
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
-
-_LOG_2PI = math.log(2.0 * math.pi)
+from manifold_studio.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
 
 
 class _CheckpointOnly:
@@ -36,82 +33,6 @@ class _CheckpointOnly:
     def checkpoint(self, fraction, message=""):
         self.parent.checkpoint(self.start + (self.end - self.start) * float(fraction),
                                self.prefix + (message or ""))
-
-
-# -- the mixture computations (module-level, reusable by "choose k") ------------------------------
-def precision_cholesky(covariances: np.ndarray, covariance_type: str, reg_covar: float = 0.0) -> np.ndarray:
-    """Cholesky factor of the precision matrices; raise DataError when a covariance is singular."""
-    advice = (f"the points of that component coincide or lie in a lower-dimensional subspace; "
-              f"increase reg_covar (now {reg_covar:g}) or use fewer components")
-    if covariance_type == "full":
-        k, d, _ = covariances.shape
-        out = np.empty_like(covariances)
-        for j in range(k):  # loop over components
-            try:
-                L = linalg.cholesky(covariances[j], lower=True, check_finite=False)
-            except linalg.LinAlgError:
-                raise DataError(f"The covariance matrix of component {j} is singular (not positive "
-                                f"definite): {advice}.") from None
-            if not np.all(np.diag(L) > 0):
-                raise DataError(f"The covariance matrix of component {j} is singular: {advice}.")
-            out[j] = linalg.solve_triangular(L, np.eye(d), lower=True, check_finite=False).T
-        return out
-    cov = np.asarray(covariances, dtype=float)
-    bad = ~(cov > 0)
-    if np.any(bad):
-        j = int(np.argwhere(bad)[0][0])
-        raise DataError(f"The variance of component {j} is zero ({covariance_type} covariance): {advice}.")
-    return 1.0 / np.sqrt(cov)
-
-
-def log_gaussian(X: np.ndarray, means: np.ndarray, prec_chol: np.ndarray, covariance_type: str) -> np.ndarray:
-    """(n, k) log N(x_i | μ_k, Σ_k) from the precision Cholesky factors (row-wise computation)."""
-    n, d = X.shape
-    k = means.shape[0]
-    out = np.empty((n, k))
-    for j in range(k):  # loop over components, each vectorised over points
-        diff = X - means[j]
-        if covariance_type == "full":
-            y = diff @ prec_chol[j]
-            maha = np.einsum("ij,ij->i", y, y)
-            log_det = np.sum(np.log(np.diag(prec_chol[j])))
-        elif covariance_type == "diag":
-            maha = (diff * diff) @ (prec_chol[j] ** 2)
-            log_det = np.sum(np.log(prec_chol[j]))
-        else:
-            maha = np.einsum("ij,ij->i", diff, diff) * prec_chol[j] ** 2
-            log_det = d * np.log(prec_chol[j])
-        out[:, j] = -0.5 * (d * _LOG_2PI + maha) + log_det
-    return out
-
-
-def logsumexp_rows(A: np.ndarray) -> np.ndarray:
-    """log Σ_j exp(A_ij) per row, stable."""
-    m = A.max(axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    return np.log(np.sum(np.exp(A - m[:, None]), axis=1)) + m
-
-
-def m_step(X: np.ndarray, resp: np.ndarray, covariance_type: str, reg_covar: float):
-    """Weights, means, covariances from responsibilities (n, k)."""
-    n, d = X.shape
-    nk = resp.sum(axis=0) + 10.0 * np.finfo(float).eps
-    means = (resp.T @ X) / nk[:, None]
-    k = means.shape[0]
-    if covariance_type == "full":
-        cov = np.empty((k, d, d))
-        for j in range(k):
-            diff = X - means[j]
-            cov[j] = (resp[:, j, None] * diff).T @ diff / nk[j]
-            cov[j].flat[::d + 1] += reg_covar
-    else:
-        var = np.empty((k, d))
-        for j in range(k):
-            diff = X - means[j]
-            var[j] = resp[:, j] @ (diff * diff) / nk[j]
-        var += reg_covar
-        cov = var if covariance_type == "diag" else var.mean(axis=1)
-    return nk / n, means, cov
 
 
 class GaussianMixture(ClusteringAlgorithm):
