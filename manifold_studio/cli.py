@@ -51,18 +51,29 @@ class _Parser(argparse.ArgumentParser):
 # output helpers
 # --------------------------------------------------------------------------------------
 class _Console:
+    """Info lines (stdout, or stderr when a result goes to stdout), data notes and progress.
+
+    Notes (rows dropped, columns left out, ...) are held back and printed to stderr only when
+    the command succeeds, so a failing command prints exactly one error line.
+    """
+
     def __init__(self, quiet: bool = False, info_to_stderr: bool = False):
         self.quiet = quiet
         self.info_stream = sys.stderr if info_to_stderr else sys.stdout
         self.tty = _isatty(sys.stderr)
+        self.notes: list[str] = []
 
     def info(self, text: str) -> None:
         if not self.quiet:
             print(text, file=self.info_stream, flush=True)
 
     def note(self, text: str) -> None:
-        if not self.quiet:
+        self.notes.append(text)
+
+    def flush_notes(self) -> None:
+        for text in self.notes:
             print(f"note: {text}", file=sys.stderr, flush=True)
+        self.notes.clear()
 
     def progress(self, label: str):
         """A Progress for the algorithms: a self-erasing line on a terminal, else nothing."""
@@ -372,6 +383,21 @@ def _param_lines(params, indent: str, verbose: bool, wrap) -> list[str]:
     return lines
 
 
+def _timed(console: _Console, label: str, func, source: str):
+    """(func(progress), seconds); data errors are prefixed with the data source."""
+    from manifold_studio.errors import DataError
+
+    progress = console.progress(label)
+    start = time.perf_counter()
+    try:
+        value = func(progress)
+    except DataError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    finally:
+        console.end_progress()
+    return value, time.perf_counter() - start
+
+
 def cmd_run(args) -> int:
     import manifold_studio as ms
     from manifold_studio.errors import DataError
@@ -390,46 +416,43 @@ def cmd_run(args) -> int:
     if args.extend is not None and not args.extend.startswith("sample:") and not Path(args.extend).exists():
         raise DataError(f"File not found: {args.extend}")
 
+    # read everything first, compute, and write only when all of it worked
     data_options = _pairs(args.data_option, "--data-option")
     ds = load_dataset(args.data, args.label_column, data_options, console)
     y = ds.labels if cls.requires_labels else None
     if cls.requires_labels and y is None:
         raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
                         "choose the label column with --label-column.")
-    progress = console.progress(cls.id)
-    start = time.perf_counter()
-    try:
-        est.fit(ds.X, y, progress=progress)
-    finally:
-        console.end_progress()
-    fit_time = time.perf_counter() - start
-    console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
-
-    result = _training_result(est, ds.X)
-    header, columns = _table(result, cls.id, cls.kind, ds.labels, ds.label_name)
-    write_csv(args.out, header, columns)
-    if args.out != "-":
-        console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
-
+    new = X_new = None
     if args.extend is not None:
         new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True)
         X_new = _align_features(new, ds.feature_names, ds.n_features, console)
-        progress = console.progress(f"{cls.id} extend")
-        start = time.perf_counter()
-        try:
-            ext = np.asarray(est.extend(X_new, progress=progress))
-        finally:
-            console.end_progress()
-        ext_time = time.perf_counter() - start
+
+    _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
+    result = _training_result(est, ds.X)
+    if new is not None:
+        ext, ext_time = _timed(console, f"{cls.id} extend",
+                               lambda progress: est.extend(X_new, progress=progress), args.extend)
+        ext = np.asarray(ext)
+
+    header, columns = _table(result, cls.id, cls.kind, ds.labels, ds.label_name)
+    write_csv(args.out, header, columns)
+    if new is not None:
         header, columns = _table(ext, cls.id, cls.kind, new.labels, new.label_name)
         write_csv(args.extend_out, header, columns)
-        console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
-                     + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
-
     if args.save_model is not None:
         from manifold_studio.model_io import save_model
 
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
+
+    console.flush_notes()
+    console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
+    if args.out != "-":
+        console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
+    if new is not None:
+        console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
+                     + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
+    if args.save_model is not None:
         console.info(f"saved the fitted model to {args.save_model}")
     return EXIT_OK
 
@@ -444,15 +467,12 @@ def cmd_apply(args) -> int:
     ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
                       label_optional=True)
     X = _align_features(ds, train.get("feature_names"), int(est.n_features_in_), console)
-    progress = console.progress(f"{est.id} extend")
-    start = time.perf_counter()
-    try:
-        result = np.asarray(est.extend(X, progress=progress))
-    finally:
-        console.end_progress()
-    elapsed = time.perf_counter() - start
+    result, elapsed = _timed(console, f"{est.id} extend", lambda progress: est.extend(X, progress=progress),
+                             args.data)
+    result = np.asarray(result)
     header, columns = _table(result, est.id, est.kind, ds.labels, ds.label_name)
     write_csv(args.out, header, columns)
+    console.flush_notes()
     console.info(f"{est.id} model from {Path(args.model).name} applied to {ds.name} "
                  f"({ds.n_samples:,} points) in {_seconds(elapsed)}"
                  + (f"; wrote {_shape(result)} to {args.out}" if args.out != "-" else ""))
@@ -514,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
-    p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("apply", help="extend a saved model to the points of a data file",
@@ -526,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader option, e.g. delimiter=tab")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
-    p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 
     p = sub.add_parser("gui", help="start the graphical application (the default)")
