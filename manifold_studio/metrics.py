@@ -33,12 +33,10 @@ Silhouette works in row blocks: memory is O(block × N), never an N × N matrix.
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
-
-import math
-
 from scipy import linalg
 
 from manifold_studio.algorithms.checks import check_data

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import kmeans
