@@ -1,0 +1,224 @@
+"""Isomap (Tenenbaum, de Silva & Langford 2000; thesis table 4.2, generalised kernel 5.1.3)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components, dijkstra
+
+from manifold_studio.algorithms import Bool, Float, Int
+from manifold_studio.algorithms.kernels import rows_per_block
+from manifold_studio.algorithms.neighbors import (
+    NeighborIndex, check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
+)
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.progress import SubProgress
+from manifold_studio.errors import DataError
+from manifold_studio.hookspecs import hookimpl
+
+#: sources per Dijkstra call (progress and cancel between calls)
+_PATH_CHUNK = 256
+#: elements of the (rows, n) geodesic blocks during extension (cache-sized: the k-neighbour
+#: minimum makes several passes over them)
+_GEODESIC_BLOCK = 131_072
+
+
+class Isomap(SpectralEmbedding):
+    """Isomap: classical MDS on geodesic (shortest-path) distances of a neighbourhood graph.
+
+    The graph links each point to its ``n_neighbors`` nearest points (or to every point
+    closer than ``radius``); geodesics are shortest paths (Dijkstra, scipy.sparse.csgraph);
+    the kernel is the double-centred ``-1/2 d_G^2`` and the coordinates ``sqrt(l_k) v_ik``.
+    ``extend`` uses the generalised kernel of section 5.1.3: a new point reaches the graph
+    through its k nearest training points, ``d_G(x, x_i) = min_z (|x - z| + d_G(z, x_i))``,
+    and never shortens paths between training points (the training geodesics are fixed).
+    """
+
+    id = "isomap"
+    name = "Isomap"
+    help = ("Unrolls curved manifolds (a swiss roll becomes a flat sheet): links each point to its "
+            "nearest neighbours, measures distances along that graph (geodesics) and places the "
+            "points so that these geodesic distances are preserved (classical MDS). New points "
+            "are placed through their nearest fitted points. If the neighbourhood graph falls "
+            "into several pieces, either increase the number of neighbours or embed the largest "
+            "piece only.")
+    params = (
+        Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph (ignored when a "
+            "radius is given).", low=1),
+        Float("radius", None, "Link all points closer than this distance instead of a fixed number "
+              "of neighbours (empty: use n_neighbors).", low=0.0, low_open=True, allow_none=True, log=True),
+        Int("n_components", 2, "Number of output dimensions.", low=1),
+        Bool("largest_component", False, "When the neighbourhood graph is disconnected, embed only "
+             "its largest connected piece (the other points get no coordinates: NaN) instead of "
+             "stopping with an error."),
+        EIGEN_SOLVER_PARAM,
+    )
+
+    def _graph(self, X, progress):
+        p = self._p
+        if p["radius"] is not None:
+            return radius_graph(X, p["radius"], progress=progress, index=self._index)
+        check_n_neighbors(p["n_neighbors"], X.shape[0], what="Isomap")
+        return knn_graph(X, p["n_neighbors"], progress=progress, index=self._index)
+
+    def _disconnected_message(self, X, n_comp, sizes):
+        p = self._p
+        head = ", ".join(f"{s:,}" for s in sizes[:5]) + (", ..." if len(sizes) > 5 else "")
+        if p["radius"] is None:
+            k = smallest_connecting_k(X, p["n_neighbors"], index=self._index)
+            graph = f"The {p['n_neighbors']}-nearest-neighbour graph"
+            fix = (f"the smallest n_neighbors that connects them is {k}; set n_neighbors >= {k}"
+                   if k is not None else "even a very large n_neighbors does not connect them quickly; "
+                   "increase n_neighbors substantially")
+        else:
+            graph = f"The radius-{p['radius']:.4g} graph"
+            fix = "increase the radius (or use n_neighbors instead)"
+        return (f"{graph} has {n_comp} separate connected components (sizes {head} points), so "
+                f"geodesic distances between them are infinite and Isomap cannot place them in one "
+                f"map. {fix[0].upper() + fix[1:]}, or set largest_component=True to embed only the "
+                f"largest component ({sizes[0]:,} points).")
+
+    def _spectral_problem(self, X, progress):
+        p = self._p
+        n = X.shape[0]
+        self._index = NeighborIndex(X)
+        G = self._graph(X, SubProgress(progress, 0.0, 0.1, "Neighbourhood graph: "))
+        n_comp, comp = connected_components(G, directed=False)
+        mask = np.ones(n, dtype=bool)
+        if n_comp > 1:
+            sizes = np.sort(np.bincount(comp))[::-1]
+            if not p["largest_component"]:
+                raise DataError(self._disconnected_message(X, n_comp, sizes))
+            largest = int(np.argmax(np.bincount(comp)))
+            mask = comp == largest
+            X = X[mask]
+            G = G[mask][:, mask].tocsr()
+            self._index = NeighborIndex(X)
+            self.warning_component_ = (
+                f"The neighbourhood graph has {n_comp} components; only the largest "
+                f"({int(mask.sum()):,} of {n:,} points) was embedded, the others have NaN coordinates.")
+            check_n_neighbors(p["n_neighbors"], X.shape[0], what="the largest component")
+        self.embedded_mask_ = mask
+        self.X_fit_ = X
+        m = X.shape[0]
+        # geodesic distances, filled in chunks of sources (the graph is symmetric: directed=True
+        # avoids re-symmetrising it at every call)
+        Dg = np.empty((m, m), dtype=float)
+        sub = SubProgress(progress, 0.1, 1.0, "Shortest paths: ")
+        for start in range(0, m, _PATH_CHUNK):
+            sub.checkpoint(start / m, f"{start:,}/{m:,} sources")
+            stop = min(m, start + _PATH_CHUNK)
+            Dg[start:stop] = dijkstra(G, directed=True, indices=np.arange(start, stop))
+        sub.checkpoint(1.0, f"{m:,}/{m:,} sources")
+        # squared geodesics: a temporary for the eigensolver (the extension uses Dg itself)
+        S = Dg * Dg
+        row_mean = S.mean(axis=1)
+        grand = float(row_mean.mean())
+        self.geodesic_ = Dg                      # training geodesics (fixed: never shortened)
+        self.geodesic_sq_row_mean_ = row_mean
+        self.geodesic_sq_grand_mean_ = grand
+        # the double-centred kernel -1/2 H S H, applied without a second n x n matrix
+        def matvec(v):
+            v = np.asarray(v, dtype=float)
+            v = v - v.mean(axis=0)
+            w = S @ v
+            w -= w.mean(axis=0)
+            return -0.5 * w
+
+        op = spla.LinearOperator((m, m), matvec=matvec, matmat=matvec, rmatvec=matvec, dtype=float)
+        trace = float(-0.5 * (np.trace(S) - 2.0 * row_mean.sum() + m * grand))
+        return SpectralProblem(p["n_components"], matrix=op, trace=trace)
+
+    def _fit(self, X, y, progress):
+        self.warning_component_ = ""
+        super()._fit(X, y, progress)
+        mask = self.embedded_mask_
+        if not mask.all():
+            full = np.full((mask.size, self.embedding_.shape[1]), np.nan)
+            full[mask] = self.embedding_
+            self.embedding_ = full
+        self.warning_ = " ".join(w for w in (self.warning_component_, self.warning_) if w)
+        del self.warning_component_
+
+    def _index_for_extend(self) -> NeighborIndex:
+        index = getattr(self, "_index", None)
+        if index is None or index.Y is not self.X_fit_:
+            index = self._index = NeighborIndex(self.X_fit_)
+        return index
+
+    def _neighbours_of_new(self, X):
+        """(dist, idx, valid) of the training points through which new points join the graph."""
+        p = self._p
+        index = self._index_for_extend()
+        if p["radius"] is None:
+            k = min(p["n_neighbors"], index.n)
+            dist, idx = index.query(X, k)
+            return dist, idx, np.ones_like(dist, dtype=bool)
+        indptr, idx_flat, dist_flat = index.query_radius(X, p["radius"])
+        counts = np.diff(indptr)
+        width = max(int(counts.max()) if counts.size else 1, 1)
+        dist = np.full((X.shape[0], width), np.inf)
+        idx = np.zeros((X.shape[0], width), dtype=np.intp)
+        rows = np.repeat(np.arange(X.shape[0]), counts)
+        cols = np.arange(idx_flat.size) - np.repeat(indptr[:-1], counts)
+        dist[rows, cols] = dist_flat
+        idx[rows, cols] = idx_flat
+        lonely = counts == 0  # no training point within the radius: join through the nearest one
+        if lonely.any():
+            d1, i1 = index.query(X[lonely], 1)
+            dist[lonely, 0], idx[lonely, 0] = d1[:, 0], i1[:, 0]
+        return dist, idx, np.isfinite(dist)
+
+    def _geodesics_to_training(self, X):
+        """d_G(x, x_i) for new points: min over the joining neighbours z of |x - z| + d_G(z, x_i)."""
+        Dg = self.geodesic_
+        dist, idx, valid = self._neighbours_of_new(X)
+        step = np.where(valid, dist, np.inf)
+        g = np.take(Dg, idx[:, 0], axis=0)
+        g += step[:, :1]
+        cand = np.empty_like(g)
+        for j in range(1, idx.shape[1]):  # loop over the k neighbours, vectorised over points
+            np.take(Dg, idx[:, j], axis=0, out=cand)
+            cand += step[:, j:j + 1]
+            np.minimum(g, cand, out=g)
+        return g
+
+    def _kernel_rows(self, X):
+        g = self._geodesics_to_training(X)
+        g *= g
+        # kernel 5.1 on geodesics, centred with the training means
+        g -= g.mean(axis=1, keepdims=True)
+        g -= self.geodesic_sq_row_mean_[None, :]
+        g += self.geodesic_sq_grand_mean_
+        g *= -0.5
+        return g
+
+    def _kernel_times_eigenvectors(self, X):
+        # same as _kernel_rows(X) @ V, with the centring applied to the (m, k) product instead
+        # of the (m, n) rows; blocks bound the memory of the (m, n) geodesic rows
+        V = self.eigenvectors_
+        vsum = V.sum(axis=0)
+        colterm = self.geodesic_sq_row_mean_ @ V
+        grand = self.geodesic_sq_grand_mean_
+        out = np.empty((X.shape[0], V.shape[1]))
+        step = rows_per_block(V.shape[0], _GEODESIC_BLOCK)
+        for start in range(0, X.shape[0], step):
+            g = self._geodesics_to_training(X[start:start + step])
+            g *= g
+            rmean = g.mean(axis=1)
+            KV = g @ V
+            KV -= rmean[:, None] * vsum[None, :]
+            KV -= colterm[None, :]
+            KV += grand * vsum[None, :]
+            out[start:start + step] = -0.5 * KV
+        return out
+
+    def result_summary(self):
+        out = super().result_summary()
+        if hasattr(self, "embedded_mask_"):
+            out["n_embedded"] = int(self.embedded_mask_.sum())
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [Isomap]
