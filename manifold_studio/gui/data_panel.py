@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget,
 )
 
+from manifold_studio.errors import InvalidParameterError
 from manifold_studio.gui.param_form import ParamForm
 
 
@@ -51,6 +52,10 @@ class DataPanel(QWidget):
             self.sample_list.addItem(QListWidgetItem("(no sample data plugin loaded)"))
             self.sample_list.setEnabled(False)
         self.sample_list.setMaximumHeight(118)
+        self.sample_form = ParamForm(empty_text="No options.")
+        self.sample_form.setObjectName("sample_options")
+        self.sample_form.setToolTip("Options of the selected sample data set.")
+        self.sample_list.currentItemChanged.connect(self._on_sample_selected)
         self.sample_list.itemDoubleClicked.connect(lambda _item: self.load_selected_sample())
         self.load_sample_button = QPushButton("Load sample")
         self.load_sample_button.setToolTip("Load the selected sample data set (or double-click it).")
@@ -66,6 +71,7 @@ class DataPanel(QWidget):
         sl = QVBoxLayout(samples_box)
         sl.setContentsMargins(6, 4, 6, 4)
         sl.addWidget(self.sample_list)
+        sl.addWidget(self.sample_form)
         sl.addLayout(buttons)
 
         loaded_box = QGroupBox("Loaded data")
@@ -115,9 +121,21 @@ class DataPanel(QWidget):
         item = self.sample_list.currentItem()
         sid = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
         if not sid:
-            self.window.report_error("Pick a sample data set in the list first.")
+            self.window.report_error("Pick a sample data set in the list first.", log=False)
             return None
-        return self.window.load_source(f"sample:{sid}")
+        try:
+            options = self.sample_form.values()
+        except InvalidParameterError as exc:
+            self.window.report_error(str(exc), log=False)
+            return None
+        defaults = {p.name: p.default for p in self.sample_form.params}
+        changed = {k: v for k, v in options.items() if defaults.get(k) != v}
+        return self.window.load_source(f"sample:{sid}", changed)
+
+    def _on_sample_selected(self, item, _previous=None):
+        sid = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        sample = self.window.host.samples.get(sid) if sid else None
+        self.sample_form.set_params(sample.options if sample is not None else ())
 
     def choose_file(self):
         exts = sorted({e for loader in self.window.host.loaders.values() for e in loader.extensions})

@@ -16,6 +16,7 @@ Everything heavy goes through a job; slots only read results and update widgets.
 """
 from __future__ import annotations
 
+import functools
 import html
 from pathlib import Path
 
@@ -274,11 +275,12 @@ class MainWindow(QMainWindow):
         if foreground:
             self._foreground.append(job)
             job.progressed.connect(self.run_controls.show_progress)
-            job.ended.connect(lambda job=job: self._foreground_ended(job))
+            job.ended.connect(self._foreground_ended)
             self.run_controls.set_busy(True, title)
         return job
 
-    def _foreground_ended(self, job: Job) -> None:
+    def _foreground_ended(self) -> None:
+        job = self.sender()
         if job in self._foreground:
             self._foreground.remove(job)
         if self._foreground:
@@ -309,10 +311,9 @@ class MainWindow(QMainWindow):
         """Load ``sample:NAME`` or a file on a worker thread; the result is added to the
         session, a failure is reported and changes nothing."""
         label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
-        return self.start_job(load_dataset, source, self.host, title=f"Loading {label}",
-                              on_success=self._loaded,
-                              on_failure=lambda msg, detail, source=source: self._load_failed(source, msg, detail),
-                              **(options or {}))
+        task = functools.partial(load_dataset, source, self.host, **(options or {}))
+        return self.start_job(task, title=f"Loading {label}", on_success=self._loaded,
+                              on_failure=lambda msg, detail, source=source: self._load_failed(source, msg, detail))
 
     def _loaded(self, dataset) -> None:
         name = self.session.add_dataset(dataset)

@@ -212,10 +212,10 @@ def _float_spin_ok(p: Float) -> bool:
 # (predicate, factory), first match wins; the fallback is TextEditor
 _EDITORS: list[tuple[Callable[[Param], bool], Callable[[Param], ParamEditor]]] = [
     (lambda p: p.allow_none and not isinstance(p, Choice), TextEditor),
-    (lambda p: type(p) is Int, IntEditor),
-    (lambda p: type(p) is Float and _float_spin_ok(p), FloatSpinEditor),
-    (lambda p: type(p) is Bool, BoolEditor),
-    (lambda p: type(p) is Choice, ChoiceEditor),
+    (lambda p: isinstance(p, Int), IntEditor),
+    (lambda p: isinstance(p, Float) and _float_spin_ok(p), FloatSpinEditor),
+    (lambda p: isinstance(p, Bool), BoolEditor),
+    (lambda p: isinstance(p, Choice), ChoiceEditor),
     (lambda p: isinstance(p, (Float, IntTuple, AnyOf)), TextEditor),
 ]
 
@@ -238,8 +238,9 @@ class ParamForm(QWidget):
     changed = Signal()
     validityChanged = Signal(bool)
 
-    def __init__(self, params=(), parent=None):
+    def __init__(self, params=(), parent=None, empty_text: str = "This algorithm has no parameters."):
         super().__init__(parent)
+        self.empty_text = empty_text
         self.params: tuple[Param, ...] = ()
         self.editors: dict[str, ParamEditor] = {}
         self.error_labels: dict[str, QLabel] = {}
@@ -255,7 +256,7 @@ class ParamForm(QWidget):
         self.params = tuple(params)
         self.editors, self.error_labels = {}, {}
         if not self.params:
-            self._form.addRow(QLabel("<i>This algorithm has no parameters.</i>"))
+            self._form.addRow(QLabel(f"<i>{self.empty_text}</i>"))
         for p in self.params:
             editor = editor_for(p)
             tip = tooltip_for(p)

@@ -23,7 +23,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from manifold_studio.algorithms.progress import CallbackProgress
 from manifold_studio.errors import FitCancelled
@@ -145,8 +145,18 @@ class Job(QObject):
         self._end(self.CANCELLED)
 
 
+# Jobs whose thread did not stop in time at shutdown: never destroy a running QThread.
+_ORPHANS: list[Job] = []
+
+
 class JobRunner(QObject):
-    """Starts jobs, keeps them alive while they run, and joins them all at shutdown."""
+    """Starts jobs, keeps them alive while they run, and joins them all at shutdown.
+
+    Jobs have no Qt parent: once a job has ended the runner drops its reference (on the next
+    turn of the event loop), so a finished job and its result live exactly as long as someone
+    holds them. Connect to a job's signals with bound methods or lambdas that do not capture
+    the job itself (use ``self.sender()``), or the connection keeps it alive.
+    """
 
     jobStarted = Signal(object)
     jobEnded = Signal(object)
@@ -154,24 +164,32 @@ class JobRunner(QObject):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.jobs: list[Job] = []
+        self._ended: list[Job] = []
         self._closed = False
 
     def start(self, fn: Callable, *args, title: str = "", **kwargs) -> Job:
         """Run ``fn(*args, progress=..., **kwargs)`` on a new worker thread."""
         if self._closed:
             raise RuntimeError("The job runner is shut down.")
-        job = Job(fn, args, kwargs, title, parent=self)
+        job = Job(fn, args, kwargs, title)
         self.jobs.append(job)
-        job.ended.connect(lambda job=job: self._on_ended(job))
+        job.ended.connect(self._on_ended)
         self.jobStarted.emit(job)
         return job.start()
 
-    def _on_ended(self, job: Job) -> None:
-        job.wait(5_000)  # the thread returns right after emitting; join it
+    def _on_ended(self) -> None:
+        job = self.sender()
+        if not isinstance(job, Job):  # pragma: no cover - defensive
+            return
+        job.wait(5_000)  # the thread returns right after emitting its last signal; join it
         if job in self.jobs:
             self.jobs.remove(job)
+        self._ended.append(job)  # released on the next turn of the event loop, not inside its own signal
+        QTimer.singleShot(0, self._purge)
         self.jobEnded.emit(job)
-        job.deleteLater()
+
+    def _purge(self) -> None:
+        self._ended = [j for j in self._ended if j.is_thread_running()]
 
     @property
     def active(self) -> list[Job]:
@@ -187,7 +205,9 @@ class JobRunner(QObject):
         self.cancel_all()
         ok = True
         deadline = time.monotonic() + msecs / 1000
-        for job in list(self.jobs):
+        for job in list(self.jobs) + list(self._ended):
             remaining = max(0, int((deadline - time.monotonic()) * 1000))
-            ok = job.wait(remaining) and ok
+            if not job.wait(remaining):
+                ok = False
+                _ORPHANS.append(job)
         return ok
