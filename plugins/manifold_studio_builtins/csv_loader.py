@@ -286,8 +286,10 @@ class _Table:
 
 def _parse(path: Path, text: str, delimiter: str, header: str, notes: list[str],
            max_rows: int | None = None, strict: bool = True) -> _Table:
-    lines = text.splitlines(keepends=True)
-    nonblank = [ln for ln in lines[:_SNIFF_LINES * 4] if ln.strip()][:_SNIFF_LINES]
+    head = text[:65536].splitlines(keepends=True)
+    if len(text) > 65536 and len(head) > 1:
+        head = head[:-1]  # a line cut by the slice
+    nonblank = [ln for ln in head[:_SNIFF_LINES * 4] if ln.strip()][:_SNIFF_LINES]
     if not nonblank:
         raise DataError(f"{path.name} is empty: it holds no data rows.")
     if delimiter == "auto":
@@ -297,7 +299,7 @@ def _parse(path: Path, text: str, delimiter: str, header: str, notes: list[str],
     rows: list[list[str]] = []
     line_numbers: list[int] = []
     if char is None:
-        for i, ln in enumerate(lines, 1):
+        for i, ln in enumerate(text.splitlines(), 1):
             fields = ln.split()
             if fields:
                 rows.append(fields)
@@ -308,9 +310,9 @@ def _parse(path: Path, text: str, delimiter: str, header: str, notes: list[str],
         reader = csv.reader(io.StringIO(text), delimiter=char, skipinitialspace=True)
         start = 1
         try:
-            for fields in reader:
-                if fields and any(f.strip() for f in fields):
-                    rows.append([f.strip() for f in fields])
+            for fields in reader:  # fields keep trailing blanks: stripped where it matters
+                if fields and (len(fields) > 1 or fields[0].strip()):
+                    rows.append(fields)
                     line_numbers.append(start)
                     if max_rows is not None and len(rows) > max_rows:
                         break
@@ -332,7 +334,7 @@ def _parse(path: Path, text: str, delimiter: str, header: str, notes: list[str],
     for k, fields in enumerate(rows):
         if len(fields) == expected:
             continue
-        if len(fields) > expected and not any(fields[expected:]):
+        if len(fields) > expected and not any(f.strip() for f in fields[expected:]):
             rows[k] = fields[:expected]  # trailing empty fields ("1,2,3,")
             continue
         if strict:
@@ -382,7 +384,7 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
     if not rows:
         raise DataError(f"{path.name} holds a header but no data rows.")
     n, m = len(rows), len(names)
-    columns = list(zip(*rows)) if rows else [() for _ in names]
+    columns = list(zip(*rows))
 
     label_idx = None if label_column is None else _resolve_column(label_column, names, path)
     missing_mask = np.zeros((n, m), dtype=bool)
@@ -390,8 +392,19 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
     left_out: list[str] = []
     for j in range(m):
         col = columns[j]
+        if j != label_idx:
+            try:  # fast path: every value is a number ("nan" and "inf" included)
+                full = np.array(col, dtype=np.float64)
+            except ValueError:
+                pass
+            else:
+                missing_mask[:, j] = ~np.isfinite(full)
+                values[j] = full
+                continue
+        col = [t.strip() for t in col]
         miss = np.fromiter((t.lower() in MISSING_TOKENS for t in col), dtype=bool, count=n)
         if j == label_idx:
+            columns[j] = col
             missing_mask[:, j] = miss
             continue
         present = [t for t, mi in zip(col, miss) if not mi]
@@ -481,6 +494,7 @@ def preview(path, max_rows: int = 20, delimiter: str = "auto", header: str = "au
     text = _read_text(path, notes, limit=_PREVIEW_BYTES)
     table = _parse(path, text, delimiter, header, notes, max_rows=max(int(max_rows), 0) + _SNIFF_LINES,
                    strict=False)
+    table.rows = [[t.strip() for t in r] for r in table.rows]
     numeric = []
     for j in range(len(table.names)):
         col = [r[j] for r in table.rows if not _is_missing(r[j])]
