@@ -1,0 +1,148 @@
+"""Laplacian eigenmaps (Belkin & Niyogi 2003) with the normalised-kernel Nyström extension (kernel 5.2)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from manifold_studio.algorithms import Float, Int
+from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_graph
+from manifold_studio.algorithms.progress import SubProgress
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.errors import DataError
+from manifold_studio.hookspecs import hookimpl
+
+
+def heat_affinity(G: sp.csr_matrix, sigma: float) -> sp.csr_matrix:
+    """exp(-d^2 / (2 sigma^2)) on the edges of a distance graph (zero diagonal)."""
+    A = G.copy().tocsr()
+    A.data = np.exp(-(A.data ** 2) / (2.0 * sigma * sigma))
+    A.setdiag(0.0)
+    A.eliminate_zeros()
+    return A
+
+
+def check_degrees(deg: np.ndarray, sigma: float, typical: float, what: str) -> None:
+    """DataError when the heat kernel underflows (all, or some points' affinities are 0)."""
+    dead = deg <= 0
+    if dead.all():
+        raise DataError(f"The kernel width sigma={sigma:.3g} is too small for {what}: every affinity "
+                        f"between two different points underflows to 0, so the graph carries no "
+                        f"information. Typical distances between neighbours are about {typical:.3g}; "
+                        f"use sigma of that order (or leave sigma empty for the automatic choice).")
+    if dead.any():
+        raise DataError(f"The kernel width sigma={sigma:.3g} is too small for {what}: "
+                        f"{int(dead.sum())} point(s) (e.g. row {int(np.flatnonzero(dead)[0])}) have all "
+                        f"their affinities underflow to 0. Typical distances between neighbours are about "
+                        f"{typical:.3g}; use a larger sigma.")
+
+
+def normalised_kernel_rows(sq_dist: np.ndarray, idx: np.ndarray, sigma: float, degrees: np.ndarray,
+                           n: int, *, directional: bool = False) -> sp.csr_matrix:
+    """Kernel 5.2 between new points and training points from their squared distances.
+
+    ``k(x, x_i) = K(x, x_i) / sqrt(d(x) d_i)`` with ``d(x) = sum_l K(x, x_l)`` over the same
+    training points. Computed stably (the smallest distance is factored out), so far points get
+    the correct limit 0 instead of 0/0; ``directional=True`` drops the common positive factor
+    ``exp(-d_min^2 / (4 sigma^2))`` (the row's direction, all spectral clustering needs).
+    """
+    m, k = idx.shape
+    a = sq_dist / (2.0 * sigma * sigma)
+    a_min = a.min(axis=1, keepdims=True) if k else np.zeros((m, 1))
+    e = np.exp(-(a - a_min))                    # >= one entry equal to 1 per row
+    dx = e.sum(axis=1, keepdims=True)
+    vals = e / np.sqrt(dx) / np.sqrt(degrees[idx])
+    if not directional:
+        vals *= np.exp(-0.5 * a_min)
+    return sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+
+
+class LaplacianEigenmaps(SpectralEmbedding):
+    """Laplacian eigenmaps on the symmetrised k-NN graph with heat-kernel weights.
+
+    ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph
+    (zero diagonal), degrees ``d_i``, normalised kernel ``M = D^-1/2 W D^-1/2`` (the normalised
+    Laplacian is ``I - M``). The leading eigenvector (eigenvalue 1, proportional to sqrt(d)) is
+    dropped; coordinates are ``sqrt(n) v_ik``. ``extend`` uses the normalised kernel 5.2: a new
+    point's heat-kernel weights to its k nearest training points divided by the square roots of
+    both points' degrees, through the Nyström formula.
+    """
+
+    id = "laplacian_eigenmaps"
+    name = "Laplacian eigenmaps"
+    help = ("Laplacian eigenmaps: links each point to its nearest neighbours with Gaussian (heat "
+            "kernel) weights and finds coordinates that keep linked points close, from the "
+            "eigenvectors of the normalised graph Laplacian. Sparse, so tens of thousands of points "
+            "fit. New points are placed through their weights to the nearest fitted points.")
+    params = (
+        Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph.", low=1),
+        Int("n_components", 2, "Number of output dimensions.", low=1),
+        Float("sigma", None, "Heat-kernel width (same unit as the data); empty: the median distance "
+              "between linked neighbours.", low=0.0, low_open=True, allow_none=True, log=True),
+        EIGEN_SOLVER_PARAM,
+    )
+
+    def _index_for_extend(self) -> NeighborIndex:
+        index = getattr(self, "_index", None)
+        if index is None or index.Y is not self.X_fit_:
+            index = self._index = NeighborIndex(self.X_fit_)
+        return index
+
+    def _spectral_problem(self, X, progress):
+        p = self._p
+        n = X.shape[0]
+        k = p["n_neighbors"]
+        check_n_neighbors(k, n, what="Laplacian eigenmaps")
+        if p["n_components"] >= n - 1:
+            raise DataError(f"n_components={p['n_components']} is too large for {n} points: use at "
+                            f"most {n - 2}.")
+        self._index = NeighborIndex(X)
+        self.X_fit_ = X
+        G = knn_graph(X, k, index=self._index, progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
+        typical = float(np.median(G.data)) if G.nnz else 0.0
+        self.sigma_ = float(p["sigma"]) if p["sigma"] is not None else (typical if typical > 0 else 1.0)
+        A = heat_affinity(G, self.sigma_)
+        deg = np.asarray(A.sum(axis=1)).ravel()
+        check_degrees(deg, self.sigma_, typical, "Laplacian eigenmaps")
+        self.degrees_ = deg
+        n_comp = connected_components(A, directed=False)[0]
+        self._graph_warning = ""
+        if n_comp > 1:
+            self._graph_warning = (
+                f"The neighbourhood graph has {n_comp} separate components: each component is "
+                "embedded on its own and their relative placement is arbitrary; increase "
+                "n_neighbors for a connected map.")
+        s = 1.0 / np.sqrt(deg)
+        M = sp.diags(s) @ A @ sp.diags(s)
+        L = (sp.identity(n, format="csr") - M).tocsr()
+        progress.checkpoint(1.0, "Normalised Laplacian")
+        return SpectralProblem(p["n_components"], laplacian=L, skip=1, scaling="sqrt_n",
+                               match_training=True, trace=None)
+
+    def _fit(self, X, y, progress):
+        super()._fit(X, y, progress)
+        self.warning_ = " ".join(w for w in (self._graph_warning, self.warning_) if w)
+
+    def _match_training(self, X):
+        return self._index_for_extend().match(X)
+
+    def _kernel_rows(self, X):
+        n = self.X_fit_.shape[0]
+        k = min(self._p["n_neighbors"], n)
+        dist, idx = self._index_for_extend().query(X, k)
+        return normalised_kernel_rows(dist * dist, idx, self.sigma_, self.degrees_, n)
+
+    def _kernel_times_eigenvectors(self, X):
+        return self._kernel_rows(X) @ self.eigenvectors_
+
+    def result_summary(self):
+        out = super().result_summary()
+        out.pop("explained_fraction", None)
+        if hasattr(self, "sigma_"):
+            out["sigma"] = self.sigma_
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [LaplacianEigenmaps]

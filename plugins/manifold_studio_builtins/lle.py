@@ -1,0 +1,129 @@
+"""Locally linear embedding (Roweis & Saul 2000; thesis section 4.3, table 4.3, kernel 5.3)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from manifold_studio.algorithms import Float, Int
+from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_query
+from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.errors import DataError
+from manifold_studio.hookspecs import hookimpl
+
+#: elements of the (points, k, d) neighbourhood blocks when computing weights
+_WEIGHT_BLOCK = 2_000_000
+
+
+def reconstruction_weights(X: np.ndarray, Y: np.ndarray, neighbors: np.ndarray, reg: float,
+                           progress=None) -> np.ndarray:
+    """Weights reconstructing each row of X from its neighbours ``Y[neighbors]`` (rows sum to 1).
+
+    The local Gram matrix ``C_jk = <x - eta_j, x - eta_k>`` (eq. 4.9) is regularised by
+    ``reg * trace(C)`` on its diagonal (``reg`` alone when the trace is 0, i.e. when every
+    neighbour is a duplicate of the point), which keeps it invertible for duplicated points and
+    for more neighbours than dimensions. Batched over points: no Python loop over points.
+    """
+    progress = as_progress(progress)
+    m, k = neighbors.shape
+    W = np.empty((m, k))
+    step = max(1, _WEIGHT_BLOCK // max(k * X.shape[1], 1))
+    ones = np.ones((k, 1))
+    for start in range(0, m, step):
+        progress.checkpoint(start / max(m, 1), f"Reconstruction weights {start:,}/{m:,}")
+        stop = min(m, start + step)
+        Z = Y[neighbors[start:stop]] - X[start:stop, None, :]          # (b, k, d)
+        C = Z @ np.swapaxes(Z, 1, 2)                                   # (b, k, k)
+        trace = np.trace(C, axis1=1, axis2=2)
+        R = np.where(trace > 0, reg * trace, reg)
+        C[:, np.arange(k), np.arange(k)] += R[:, None]
+        try:
+            w = np.linalg.solve(C, np.broadcast_to(ones, (stop - start, k, 1)))[..., 0]
+        except np.linalg.LinAlgError:
+            raise DataError("A local Gram matrix of LLE is singular (duplicated points with reg=0); "
+                            "set reg > 0 (e.g. 1e-3).") from None
+        w /= w.sum(axis=1, keepdims=True)
+        W[start:stop] = w
+    progress.checkpoint(1.0, f"Reconstruction weights {m:,}/{m:,}")
+    return W
+
+
+class LocallyLinearEmbedding(SpectralEmbedding):
+    """Standard LLE with sparse matrices and a solver that scales to tens of thousands of points.
+
+    Each point is reconstructed from its k nearest neighbours with weights summing to one
+    (regularised local Gram); the embedding is given by the bottom eigenvectors of
+    ``(I-W)^T (I-W)`` without the constant one, i.e. the leading eigenvectors of the kernel
+    ``M = I - (I-W)^T (I-W)`` (section 5.1.4), computed by ARPACK in shift-invert mode on the
+    sparse matrix. Coordinates are ``sqrt(n) v_ik`` (unit mean square, eq. 4.13). A new
+    point is extended through its reconstruction weights from its k nearest training points
+    (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
+    """
+
+    id = "lle"
+    name = "Locally linear embedding"
+    help = ("Locally linear embedding: describes every point as a weighted average of its nearest "
+            "neighbours and finds low-dimensional coordinates that keep those same weights, which "
+            "unrolls curved manifolds. Works with sparse matrices, so tens of thousands of points "
+            "fit. New points are placed with their reconstruction weights from the fitted points.")
+    params = (
+        Int("n_neighbors", 10, "Number of nearest neighbours that reconstruct each point.", low=1),
+        Int("n_components", 2, "Number of output dimensions.", low=1),
+        Float("reg", 1e-3, "Regularisation of the local Gram matrices, in proportion to their trace "
+              "(keeps duplicated points and many neighbours workable).", low=0.0, log=True),
+        EIGEN_SOLVER_PARAM,
+    )
+
+    def _spectral_problem(self, X, progress):
+        p = self._p
+        n = X.shape[0]
+        k = p["n_neighbors"]
+        check_n_neighbors(k, n, what="LLE")
+        if p["n_components"] >= n - 1:
+            raise DataError(f"n_components={p['n_components']} is too large for {n} points: use at "
+                            f"most {n - 2}.")
+        self._index = NeighborIndex(X)
+        self.X_fit_ = X
+        _, nbrs = knn_query(X, X, k, exclude_self=True, index=self._index,
+                            progress=SubProgress(progress, 0.0, 0.3, "Neighbours: "))
+        w = reconstruction_weights(X, X, nbrs, p["reg"], progress=SubProgress(progress, 0.3, 0.8, ""))
+        self.neighbors_ = nbrs
+        self.weights_ = w
+        W = sp.csr_matrix((w.ravel(), nbrs.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+        IW = sp.identity(n, format="csr") - W
+        L = (IW.T @ IW).tocsr()
+        progress.checkpoint(1.0, "Sparse matrix (I-W)^T (I-W)")
+        return SpectralProblem(p["n_components"], laplacian=L, skip=1, scaling="sqrt_n",
+                               match_training=True, trace=None)
+
+    def _index_for_extend(self) -> NeighborIndex:
+        index = getattr(self, "_index", None)
+        if index is None or index.Y is not self.X_fit_:
+            index = self._index = NeighborIndex(self.X_fit_)
+        return index
+
+    def _match_training(self, X):
+        return self._index_for_extend().match(X)
+
+    def _kernel_rows(self, X):
+        # kernel 5.3 between a new point and the training points: k(x, x_i) = w(x, x_i)
+        n = self.X_fit_.shape[0]
+        k = min(self._p["n_neighbors"], n)
+        _, nbrs = self._index_for_extend().query(X, k)
+        w = reconstruction_weights(X, self.X_fit_, nbrs, self._p["reg"])
+        m = X.shape[0]
+        return sp.csr_matrix((w.ravel(), nbrs.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+
+    def _kernel_times_eigenvectors(self, X):
+        return self._kernel_rows(X) @ self.eigenvectors_
+
+    def result_summary(self):
+        out = super().result_summary()
+        if hasattr(self, "eigenvalues_"):
+            out["reconstruction_cost"] = [float(v) for v in 1.0 - self.eigenvalues_]
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [LocallyLinearEmbedding]
