@@ -1,0 +1,175 @@
+"""Spectral clustering (Ng, Jordan & Weiss 2002; thesis table 4.5, kernel 5.2)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
+from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, rows_per_block
+from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
+from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_graph
+from manifold_studio.algorithms.progress import SubProgress
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem
+from manifold_studio.errors import DataError
+from manifold_studio.hookspecs import hookimpl
+
+
+def _normalise_rows(E: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(E, axis=1, keepdims=True)
+    return E / np.where(norm > 0, norm, 1.0)
+
+
+class SpectralClustering(SpectralMixin, ClusteringAlgorithm):
+    """Ng–Jordan–Weiss spectral clustering with the Nyström extension to new points.
+
+    Table 4.5: Gaussian affinity ``exp(-|x_i - x_j|^2 / (2 sigma^2))`` with a zero diagonal (or
+    the symmetrised k-NN connectivity), ``M = D^-1/2 K D^-1/2``, its ``n_clusters`` leading
+    eigenvectors as columns of E, rows of E scaled to unit norm, k-means with restarts on
+    them. A new point gets its row of E through the Nyström formula with kernel 5.2 (its
+    affinities to the training points divided by the square roots of both points' degrees),
+    normalised, then the label of the nearest k-means centre. ``spectral_embedding_`` holds E
+    and :meth:`extend_embedding` its extension (the quantity compared in section 5.4).
+    """
+
+    id = "spectral_clustering"
+    name = "Spectral clustering"
+    help = ("Spectral clustering (Ng, Jordan & Weiss): groups points that are connected through "
+            "chains of close neighbours, so it separates rings, moons and other non-convex shapes "
+            "that k-means cannot. Points are mapped with the leading eigenvectors of a normalised "
+            "affinity matrix, then clustered by k-means. New points get the label of the nearest "
+            "cluster through the same mapping.")
+    params = (
+        Int("n_clusters", 2, "Number of clusters.", low=1),
+        Choice("affinity", "rbf", "'rbf': Gaussian affinity between all pairs of points; "
+               "'nearest_neighbors': each point linked to its nearest neighbours (sparse, scales to "
+               "many points).", choices=("rbf", "nearest_neighbors")),
+        Float("sigma", 1.0, "Width of the Gaussian affinity (same unit as the data): points much "
+              "farther apart than sigma are unrelated.", low=0.0, low_open=True, log=True),
+        Int("n_neighbors", 10, "Number of neighbours for the 'nearest_neighbors' affinity.", low=1),
+        Int("random_state", None, "Seed of the k-means restarts (empty: different each run).",
+            allow_none=True, low=0),
+        Int("n_init", 10, "Number of k-means restarts (the best is kept).", low=1),
+        EIGEN_SOLVER_PARAM,
+    )
+
+    # -- kernel --------------------------------------------------------------------------
+    def _index_for_extend(self) -> NeighborIndex:
+        index = getattr(self, "_index", None)
+        if index is None or index.Y is not self.X_fit_:
+            index = self._index = NeighborIndex(self.X_fit_)
+        return index
+
+    def _spectral_problem(self, X, progress):
+        p = self._p
+        n = X.shape[0]
+        if p["n_clusters"] > n:
+            raise DataError(f"n_clusters={p['n_clusters']} is larger than the number of points ({n}).")
+        self.X_fit_ = X
+        self._index = NeighborIndex(X)
+        if p["affinity"] == "rbf":
+            gamma = 1.0 / (2.0 * p["sigma"] ** 2)
+            check_rbf_width(X, gamma, parameter="sigma", value=p["sigma"], what="Gaussian affinity")
+            K = kernel_matrix(X, None, "rbf", gamma=gamma, progress=progress)
+            np.fill_diagonal(K, 0.0)           # table 4.5: K_ii = 0
+            deg = K.sum(axis=1)
+            self._check_degrees(deg)
+            s = 1.0 / np.sqrt(deg)
+            K *= s[:, None]
+            K *= s[None, :]
+            self.degrees_ = deg
+            return SpectralProblem(p["n_clusters"], matrix=K, scaling="unit", match_training=True)
+        check_n_neighbors(p["n_neighbors"], n, what="the nearest_neighbors affinity")
+        A = knn_graph(X, p["n_neighbors"], mode="connectivity", index=self._index, progress=progress)
+        deg = np.asarray(A.sum(axis=1)).ravel()
+        self.degrees_ = deg
+        s = 1.0 / np.sqrt(deg)
+        M = sp.diags(s) @ A @ sp.diags(s)
+        L = (sp.identity(n, format="csr") - M).tocsr()
+        return SpectralProblem(p["n_clusters"], laplacian=L, scaling="unit", match_training=True)
+
+    def _check_degrees(self, deg):
+        dead = deg <= 0
+        if dead.any():
+            raise DataError(
+                f"The kernel width sigma={self._p['sigma']:.3g} is too small: {int(dead.sum())} point(s) "
+                f"(e.g. row {int(np.flatnonzero(dead)[0])}) have all their affinities underflow to 0, "
+                "so they are related to no other point; use a larger sigma.")
+
+    def _affinity_rows(self, X, directional: bool):
+        """Kernel 5.2 rows for new points (dense for rbf, sparse for nearest_neighbors)."""
+        p = self._p
+        n = self.X_fit_.shape[0]
+        if p["affinity"] == "rbf":
+            from manifold_studio.algorithms.kernels import squared_distances
+
+            a = squared_distances(X, self.X_fit_) / (2.0 * p["sigma"] ** 2)
+            a_min = a.min(axis=1, keepdims=True)
+            a -= a_min                                # stable: the nearest point has exp(0) = 1
+            K = np.exp(-a, out=a)
+            dx = K.sum(axis=1, keepdims=True)
+            K /= np.sqrt(dx)
+            K /= np.sqrt(self.degrees_)[None, :]
+            if not directional:
+                K *= np.exp(-0.5 * a_min)
+            return K
+        k = min(p["n_neighbors"], n)
+        _, idx = self._index_for_extend().query(X, k)
+        vals = np.full(idx.shape, 1.0 / np.sqrt(k)) / np.sqrt(self.degrees_[idx])
+        m = X.shape[0]
+        return sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+
+    def _kernel_rows(self, X):
+        return self._affinity_rows(X, directional=False)
+
+    def _match_training(self, X):
+        return self._index_for_extend().match(X)
+
+    def _rows_direction(self, X):
+        """Rows of E for new points up to a positive factor (enough for the labels)."""
+        V = self.eigenvectors_
+        out = np.empty((X.shape[0], V.shape[1]))
+        match = self._match_training(X)
+        hit = match >= 0
+        out[hit] = self.training_projection_[match[hit]] * self.nystrom_coef_
+        rest = np.flatnonzero(~hit)
+        step = rows_per_block(V.shape[0])
+        for start in range(0, rest.size, step):
+            sel = rest[start:start + step]
+            out[sel] = (self._affinity_rows(X[sel], directional=True) @ V) * self.nystrom_coef_
+        return out
+
+    # -- fit / extend --------------------------------------------------------------------
+    def _fit(self, X, y, progress):
+        p = self._p
+        self._fit_spectral(X, SubProgress(progress, 0.0, 0.8))
+        self.warning_ = self._spectral_warning
+        Y = _normalise_rows(self.spectral_embedding_)
+        res = kmeans(Y, p["n_clusters"], n_init=p["n_init"], random_state=p["random_state"],
+                     progress=SubProgress(progress, 0.8, 1.0, "k-means: "))
+        self.cluster_centers_ = res.centers
+        self.labels_ = res.labels
+        self.inertia_ = float(res.inertia)
+        self.embedding_ = Y
+
+    def _extend(self, X):
+        Y = _normalise_rows(self._rows_direction(X))
+        labels, _ = assign_nearest(Y, self.cluster_centers_)
+        return labels
+
+    def extend_embedding(self, X, progress=None):
+        """Nyström extension of the (unnormalised) spectral coordinates E to new points."""
+        X = self._check_new_data(X)
+        return self.map_chunks(self._nystrom, X, progress, message="Extending spectral coordinates")
+
+    def result_summary(self):
+        out = super().result_summary()
+        out.update(self.spectral_summary())
+        if hasattr(self, "labels_"):
+            out["inertia"] = round(self.inertia_, 6)
+            out["cluster_sizes"] = np.bincount(self.labels_, minlength=self._p["n_clusters"]).tolist()
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [SpectralClustering]
