@@ -402,22 +402,31 @@ def logsumexp_rows(A: np.ndarray) -> np.ndarray:
 
 
 def m_step(X: np.ndarray, resp: np.ndarray, covariance_type: str, reg_covar: float):
-    """Weights, means, covariances from responsibilities (n, k)."""
+    """Weights, means, covariances from responsibilities (n, k).
+
+    (Co)variances below the round-off level of the data (about eps² · max_j mean(x_j²)) are
+    set to exactly 0 before ``reg_covar`` is added, so that coinciding points are reported as a
+    singular covariance instead of producing a meaningless, astronomically peaked density.
+    """
     n, d = X.shape
     nk = resp.sum(axis=0) + 10.0 * np.finfo(float).eps
     means = (resp.T @ X) / nk[:, None]
     k = means.shape[0]
+    noise = 64.0 * np.finfo(float).eps ** 2 * float(np.max(np.mean(X * X, axis=0), initial=0.0))
     if covariance_type == "full":
         cov = np.empty((k, d, d))
-        for j in range(k):
+        for j in range(k):  # loop over components
             diff = X - means[j]
-            cov[j] = (resp[:, j, None] * diff).T @ diff / nk[j]
-            cov[j].flat[::d + 1] += reg_covar
+            c = (resp[:, j, None] * diff).T @ diff / nk[j]
+            c[np.abs(c) <= noise] = 0.0
+            c.flat[::d + 1] += reg_covar
+            cov[j] = c
     else:
         var = np.empty((k, d))
-        for j in range(k):
+        for j in range(k):  # loop over components
             diff = X - means[j]
             var[j] = resp[:, j] @ (diff * diff) / nk[j]
+        var[var <= noise] = 0.0
         var += reg_covar
         cov = var if covariance_type == "diag" else var.mean(axis=1)
     return nk / n, means, cov
