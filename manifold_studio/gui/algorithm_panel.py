@@ -30,6 +30,7 @@ class AlgorithmPanel(QWidget):
         self.help_label.setWordWrap(True)
         self.help_label.setTextFormat(Qt.TextFormat.RichText)
         self.help_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.help_label.setStyleSheet("QLabel { color: #333; }")
         self.form = ParamForm()
         self.form.setObjectName("param_form")
         scroll = QScrollArea()

@@ -51,7 +51,8 @@ class DataPanel(QWidget):
         if not host.samples:
             self.sample_list.addItem(QListWidgetItem("(no sample data plugin loaded)"))
             self.sample_list.setEnabled(False)
-        self.sample_list.setMaximumHeight(118)
+        self.sample_list.setMinimumHeight(126)
+        self.sample_list.setMaximumHeight(136)
         self.sample_form = ParamForm(empty_text="No options.")
         self.sample_form.setObjectName("sample_options")
         self.sample_form.setToolTip("Options of the selected sample data set.")
@@ -91,7 +92,7 @@ class DataPanel(QWidget):
         self.report = QPlainTextEdit()
         self.report.setReadOnly(True)
         self.report.setPlaceholderText("Loader report (columns left out, missing values, …)")
-        self.report.setMaximumHeight(70)
+        self.report.setMaximumHeight(64)
         self.report.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         ll = QVBoxLayout(loaded_box)
         ll.setContentsMargins(6, 4, 6, 4)
@@ -169,6 +170,7 @@ class DataPanel(QWidget):
         if ds is None:
             self.info_label.setText("No data loaded.")
             self.report.setPlainText("")
+            self.report.setVisible(False)
             return
         if ds.has_labels:
             import numpy as np
@@ -179,4 +181,7 @@ class DataPanel(QWidget):
             labels = "no labels"
         src = f"<br><small>{ds.source}</small>" if ds.source else ""
         self.info_label.setText(f"<b>{ds.n_samples:,} × {ds.n_features}</b> (points × features), {labels}{src}")
-        self.report.setPlainText("\n".join(ds.report) if ds.report else "Loaded without remarks.")
+        self.report.setPlainText("\n".join(ds.report))
+        self.report.setVisible(bool(ds.report))
+        if not ds.report:
+            self.info_label.setText(self.info_label.text() + "<br><small>Loaded without remarks.</small>")

@@ -287,11 +287,11 @@ class MainWindow(QMainWindow):
             return
         self.run_controls.set_busy(False)
         if job.state == Job.DONE:
-            self.run_controls.show_end(f"{job.title}: done in {job.elapsed:.2f} s", 1.0)
+            self.run_controls.show_end("done", f"{job.title}: done in {job.elapsed:.2f} s", 1.0)
         elif job.state == Job.CANCELLED:
-            self.run_controls.show_end(f"{job.title}: cancelled after {job.elapsed:.2f} s")
+            self.run_controls.show_end("cancelled", f"{job.title}: cancelled after {job.elapsed:.2f} s")
         else:
-            self.run_controls.show_end(f"{job.title}: failed — {job.error}")
+            self.run_controls.show_end("failed", f"{job.title}: failed — {job.error}")
 
     @property
     def busy(self) -> bool:
@@ -463,6 +463,23 @@ class MainWindow(QMainWindow):
             box.close()
         if self.plugin_failure_box is not None:
             self.plugin_failure_box.close()
+
+    def showEvent(self, event):
+        super().showEvent(event)
+        if not getattr(self, "_laid_out", False):
+            self._laid_out = True
+            self._initial_layout()
+
+    def _initial_layout(self) -> None:
+        """Sensible first proportions: a 370 px left column, a low log area, a large map."""
+        left = [d for key, d in self.docks.items() if key in ("data", "algorithm")]
+        width = max(330, min(400, self.width() // 3))
+        self.resizeDocks(left, [width] * len(left), Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["data"], self.docks["algorithm"]],
+                         [int(self.height() * 0.40), int(self.height() * 0.60)], Qt.Orientation.Vertical)
+        bottom = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["bottom"]]
+        if bottom:
+            self.resizeDocks(bottom[:1], [max(130, self.height() // 5)], Qt.Orientation.Vertical)
 
     def closeEvent(self, event):
         self.shutdown()

@@ -48,7 +48,8 @@ class RunControls(QWidget):
         self.cancel_button.setEnabled(busy)
         if busy:
             self.progress.setValue(0)
-            self.progress.setFormat(f"{title}: %p%" if title else "%p%")
+            self.progress.setFormat("%p%")
+            self.progress.setToolTip(title)
             self.message.setText(f"{title}…")
         self.update_run_enabled()
 
@@ -57,10 +58,11 @@ class RunControls(QWidget):
         if message:
             self.message.setText(message)
 
-    def show_end(self, text: str, fraction: float | None = None) -> None:
+    def show_end(self, state: str, text: str, fraction: float | None = None) -> None:
         if fraction is not None:
             self.progress.setValue(int(round(fraction * 1000)))
-        self.progress.setFormat(text)
+        self.progress.setFormat(state)
+        self.progress.setToolTip(text)
         self.message.setText(text)
 
     def update_run_enabled(self) -> None:
