@@ -584,6 +584,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FitCancelled:
         _error("cancelled")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `manifold-studio list | head -3`: the reader went away
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_INTERNAL
     except (UsageError, ManifoldStudioError, ValueError) as exc:
         if debug:
             raise
