@@ -11,8 +11,8 @@ increases W least), average, complete or single linkage.
 
 Both give a scipy-format linkage matrix for a dendrogram. Heights are comparable between
 Ward and divisive: Ward's merge height is sqrt(2 ΔW) with ΔW the increase of W, and a divisive
-split with gain G is drawn at height sqrt(2 G) (raised, where needed, to the height of the splits
-below it so that the tree is monotone).
+split with gain G is drawn at height sqrt(2 G) (raised, where a later split gains more, to that
+split's height, so that the tree is monotone; such splits then share a height).
 """
 from __future__ import annotations
 
@@ -120,27 +120,24 @@ def divisive_tree(X, *, n_clusters=None, distance_threshold=None, n_init=3, rand
 
 
 def _linkage_from_splits(splits, nodes, leaf_label):
+    """Linkage over the leaf clusters: the last split is the first merge.
+
+    A split is drawn at the height sqrt(2·gain) of its own gain or, when a later split gains
+    more, at that later split's height (running maximum from the last split backwards): the
+    heights then never decrease from the leaves to the root, and cutting the dendrogram at a
+    height reproduces the partition reached when the split order passes that height.
+    """
     K = len(leaf_label)
     ids = dict(leaf_label)
-    heights = {nid: 0.0 for nid in leaf_label}
     n_leaves = {nid: 1 for nid in leaf_label}
     rows = []
-    for pid, left, right in reversed(splits):   # last split = first merge
-        h = max(nodes[pid].height, heights[left], heights[right])
-        heights[pid] = h
+    running = 0.0
+    for pid, left, right in reversed(splits):
+        running = max(running, nodes[pid].height)
         n_leaves[pid] = n_leaves[left] + n_leaves[right]
-        rows.append([ids[left], ids[right], h, n_leaves[pid]])
+        rows.append([ids[left], ids[right], running, n_leaves[pid]])
         ids[pid] = K + len(rows) - 1
-    Z = np.asarray(rows, dtype=float).reshape(-1, 4)
-    if Z.shape[0]:
-        order = np.argsort(Z[:, 2], kind="stable")      # monotone row order; children stay first
-        new_pos = np.empty(len(order), dtype=int)
-        new_pos[order] = np.arange(len(order))
-        Z = Z[order]
-        for col in (0, 1):
-            internal = Z[:, col] >= K
-            Z[internal, col] = K + new_pos[(Z[internal, col] - K).astype(int)]
-    return Z
+    return np.asarray(rows, dtype=float).reshape(-1, 4)
 
 
 def agglomerative_linkage(X, method: str) -> np.ndarray:
