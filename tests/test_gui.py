@@ -66,10 +66,27 @@ class FailingEmbedding(EmbeddingAlgorithm):
         return X
 
 
+class PartialEmbedding(EmbeddingAlgorithm):
+    id = "partial_test"
+    name = "Publishes intermediate results"
+    help = "Publishes partial embeddings, then waits for cancel."
+    params = ()
+
+    def _fit(self, X, y, progress):
+        for i in range(1, 2000):
+            progress.checkpoint(i / 2000, f"iteration {i}")
+            progress.partial(X[:, :2] * (1 + 1 / i))
+            time.sleep(0.01)
+        self.embedding_ = X[:, :2].copy()
+
+    def _extend(self, X):
+        return X[:, :2]
+
+
 class _GoodPlugin:
     @hookimpl
     def register_algorithms(self):
-        return [SlowEmbedding, FailingEmbedding]
+        return [SlowEmbedding, FailingEmbedding, PartialEmbedding]
 
 
 class _BrokenPlugin:
@@ -487,3 +504,73 @@ def test_session_data_is_shared_with_scripts(qtbot, make_window, host):
     w.run_algorithm("pca", {})
     _wait_run(qtbot, w)
     assert s.current_run.embedding.shape == (30, 2) and w.map_view.point_count() == 30
+
+
+def test_clustering_run_is_drawn_on_the_latest_map_coloured_by_cluster(qtbot, make_window, host):
+    if "kmeans" not in host.algorithms:
+        pytest.skip("the kmeans plugin is not installed")
+    w = make_window(host, initial_sample="iris")
+    pca = _wait_run(qtbot, w)
+    km = w.run_algorithm("kmeans", {"n_clusters": 3})
+    _wait_run(qtbot, w)
+    assert km.kind == "clustering" and km.labels.shape == (150,)
+    view = w.map_view
+    assert view.run is km and np.allclose(view.xy, pca.embedding[:, :2])
+    assert f"run #{pca.id}" in view.title_label.text()
+    assert view.color_combo.currentData() == "run" and len(view.coloring.names) == 3
+    view.color_combo.setCurrentIndex(view.color_combo.findData("data"))
+    assert view.coloring.names == ["setosa", "versicolor", "virginica"]
+    i = view.hover_at(*pca.embedding[0, :2])
+    assert "cluster/class" in view.hover_label.text() and i >= 0
+
+
+def test_extended_points_are_drawn_over_the_map(qtbot, make_window, host):
+    w = make_window(host, initial_sample="iris")
+    run = _wait_run(qtbot, w)
+    w.session.extend(run.id, rows=np.arange(10))
+    qtbot.waitUntil(lambda: len(w.map_view._overlays) == 1)
+    overlay = w.map_view._overlays[0]
+    assert len(overlay.data) == 10 and w.map_view.point_count() == 150
+    assert w.run_log.item(w.run_log.row_of(run.id), 6).text().endswith("1 extension(s)")
+
+
+def test_intermediate_results_are_previewed_and_dropped_on_cancel(qtbot, make_window, host):
+    w = make_window(host, initial_sample="iris")
+    pca = _wait_run(qtbot, w)
+    run = w.run_algorithm("partial_test", {})
+    qtbot.waitUntil(lambda: "intermediate" in w.map_view.title_label.text(), timeout=5000)
+    assert w.map_view.point_count() == 150 and w.session.current_run is pca
+    w.cancel_jobs()
+    qtbot.waitUntil(lambda: run.status == CANCELLED, timeout=2000)
+    assert w.map_view.run is pca and np.allclose(w.map_view.xy, pca.embedding[:, :2])
+    assert "intermediate" not in w.map_view.title_label.text()
+
+
+def test_loader_options_use_the_generated_form(qtbot, host, tmp_path):
+    from manifold_studio.gui.data_panel import LoaderOptionsDialog
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,label\n1,2,x\n3,4,y\n")
+    loader = host.loader_for(path)
+    if not loader.options:
+        pytest.skip("the CSV loader has no options")
+    dlg = LoaderOptionsDialog(loader, path)
+    qtbot.addWidget(dlg)
+    names = [p.name for p in loader.options]
+    assert list(dlg.form.editors) == names
+    defaults = dlg.form.values()
+    assert set(defaults) == set(names)
+    if "label_column" in names:
+        dlg.form.editor("label_column").set_value("label")
+        ds = loader.load(path, **dlg.form.values())
+        assert ds.has_labels and ds.n_features == 2
+
+
+def test_app_main_saves_a_screenshot_and_exits(qtbot, tmp_path):
+    from manifold_studio.gui.app import main
+
+    out = tmp_path / "shot.png"
+    code = main(["--screenshot", str(out), "--size", "900x600", "--screenshot-timeout", "30"])
+    assert code == 0 and out.exists() and out.stat().st_size > 10_000
+    import sys
+    assert type(sys.excepthook).__name__ != "ExceptionHandler"  # uninstalled on exit

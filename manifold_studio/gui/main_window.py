@@ -409,8 +409,20 @@ class MainWindow(QMainWindow):
             on_success=lambda outcome, rid=rid: self._fit_done(rid, outcome),
             on_failure=lambda msg, detail, rid=rid: self._fit_failed(rid, msg, detail),
             on_cancel=lambda rid=rid: self._fit_cancelled(rid))
+        self.fit_job.partial.connect(lambda result, rid=rid: self._fit_partial(rid, result))
         self.show_status(f"Running {run.title()}…", 0)
         return run
+
+    def _fit_partial(self, run_id: int, result) -> None:
+        """An intermediate result of a running fit (e.g. t-SNE iterations): preview it on the map."""
+        run = self.session.runs.get(run_id)
+        view = self.map_view
+        if run is None or run.finished or view is None:
+            return
+        try:
+            view.show_partial(run, result, self.session.datasets.get(run.dataset_name))
+        except Exception as exc:  # noqa: BLE001 - a preview must never break the fit
+            self.session.log(f"Could not draw an intermediate result: {error_message(exc)}", "warning")
 
     def _fit_done(self, run_id: int, outcome) -> None:
         run = self.session.complete_run(run_id, outcome)
@@ -420,12 +432,14 @@ class MainWindow(QMainWindow):
 
     def _fit_failed(self, run_id: int, message: str, detail: str) -> None:
         run = self.session.fail_run(run_id, message, detail)
+        self.show_run(self.session.current_run)  # drop any intermediate preview
         self.report_error(f"Run {run.title()} failed: {message}" + (
             "; the previous result is still shown" if self.session.current_run else ""), detail, log=False)
         self.runFinished.emit(run)
 
     def _fit_cancelled(self, run_id: int) -> None:
         run = self.session.cancel_run(run_id)
+        self.show_run(self.session.current_run)  # drop any intermediate preview
         self.show_status(f"Run {run.title()} cancelled.")
         self.runFinished.emit(run)
 

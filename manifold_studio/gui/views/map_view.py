@@ -166,6 +166,7 @@ class MapView(ResultView):
                                       brush=pg.mkBrush(255, 255, 255, 0), name=name)
             item.setZValue(10)
             self.plot.addItem(item)
+            self.legend.addItem(item, name)
             self._overlays.append(item)
 
     def hover_text(self, i: int) -> str:
@@ -192,6 +193,28 @@ class MapView(ResultView):
         d2 = dx * dx + dy * dy
         i = int(np.argmin(d2))
         return i if d2[i] <= radius_px ** 2 else -1
+
+    def show_partial(self, run, values, dataset=None) -> bool:
+        """Preview an intermediate embedding published by a running fit (``progress.partial``).
+        Returns False (and draws nothing) when ``values`` is not an (n, k) array for the run's points."""
+        values = np.asarray(values) if isinstance(values, np.ndarray) else None
+        if values is None or values.ndim != 2 or values.shape[0] == 0:
+            return False
+        rows = run.rows if run.rows is not None else np.arange(values.shape[0])
+        if len(rows) != values.shape[0]:
+            return False
+        labels = None
+        if dataset is not None and dataset.labels is not None and len(dataset.labels) > int(np.max(rows)):
+            labels = dataset.labels[rows]
+        keep_range = len(self.xy) == values.shape[0]
+        self.xy = _as_2d(values)
+        self.rows = np.asarray(rows)
+        self._data_labels, self._run_labels = labels, None
+        self.title_label.setText(f"{run.title()} — running… (intermediate result)")
+        self._redraw()
+        if not keep_range:
+            self.plot_item.autoRange()
+        return True
 
     # -- ResultView -------------------------------------------------------------------------
     def show_run(self, run, dataset) -> None:
