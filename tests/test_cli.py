@@ -418,3 +418,19 @@ def test_python_m_list_imports_no_qt(tmp_path):
                           env=_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "QT: []" in proc.stdout and "pca" in proc.stdout
+
+
+def test_gui_that_cannot_start_is_one_line(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "manifold_studio.gui.app", None)  # import fails
+    rc, _, err = run(capsys, "gui")
+    assert rc == 1 and err.count("\n") == 1 and err.startswith(PREFIX + "the GUI cannot start")
+
+
+def test_progress_is_shown_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    from manifold_studio import cli
+
+    rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "a.csv")
+    assert rc == 0 and err == ""
+    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
+    rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "b.csv")
+    assert rc == 0 and "\r\x1b[Kpca: 100%" in err and err.endswith("\r\x1b[K")
