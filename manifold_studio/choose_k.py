@@ -12,8 +12,13 @@ real and falls once they start splitting them. :func:`choose_k` does exactly tha
    W (within-cluster inertia of the training partition), the Davies–Bouldin index and the
    silhouette of that partition (seed 001), and the mean log-likelihood per validation point of
    the mixture built from it (optionally refined by a few EM steps on the training part);
-3. suggest the k with the highest validation log-likelihood (the seed's rule); the k each
-   other criterion would pick is reported too.
+3. suggest k from the validation log-likelihood: the smallest k whose value is within one
+   standard error (of the mean over the validation points, at the best k) of the highest
+   value. Past the true number of clusters the curve is nearly flat (a Gaussian split in two
+   is still modelled well by two Gaussians), so the plain maximum (the seed's literal rule,
+   reported as ``suggestions["validation_log_likelihood_max"]``) often lands one or two k too
+   high by noise; the one-standard-error rule prefers the simpler partition in that case.
+   The k each other criterion would pick is reported too.
 
 Qt-free: runs in a worker thread with ``progress`` (checkpoints, cancel via FitCancelled,
 and ``partial(row)`` after each k so a view can draw the curves as they come).
@@ -36,8 +41,9 @@ from manifold_studio.metrics import (
 
 __all__ = ["ChooseKResult", "choose_k", "SUGGESTION_RULE"]
 
-SUGGESTION_RULE = ("highest mean log-likelihood of the validation points under the Gaussian mixture "
-                   "built from the training partition (seed 000)")
+SUGGESTION_RULE = ("smallest k whose validation log-likelihood (mean log p(x) of the held-out points "
+                   "under the Gaussian mixture built from the training partition, seed 000) is within "
+                   "one standard error of the highest one")
 
 #: names of the parameter that sets the number of clusters, by preference
 _K_PARAM_NAMES = ("n_clusters", "n_components")
@@ -53,9 +59,10 @@ class ChooseKResult:
     davies_bouldin: np.ndarray             #: DB of the training partition (NaN for k = 1)
     silhouette: np.ndarray                 #: mean silhouette (NaN for k = 1)
     validation_log_likelihood: np.ndarray  #: mean log p(x) per validation point
+    validation_log_likelihood_se: np.ndarray  #: its standard error (std / sqrt(n_validation))
     train_log_likelihood: np.ndarray       #: mean log p(x) per training point (same mixture)
     n_clusters_found: np.ndarray           #: clusters actually formed (a method may form fewer)
-    suggested_k: int                       #: argmax of validation_log_likelihood
+    suggested_k: int                       #: see ``rule``
     rule: str = SUGGESTION_RULE            #: how suggested_k was chosen
     suggestions: dict = field(default_factory=dict)  #: criterion name -> the k it would pick
     algorithm: str = ""                    #: id of the clustering method
@@ -72,6 +79,7 @@ class ChooseKResult:
                          "davies_bouldin": _nan_to_none(self.davies_bouldin[i]),
                          "silhouette": _nan_to_none(self.silhouette[i]),
                          "validation_log_likelihood": _nan_to_none(self.validation_log_likelihood[i]),
+                         "validation_log_likelihood_se": _nan_to_none(self.validation_log_likelihood_se[i]),
                          "train_log_likelihood": _nan_to_none(self.train_log_likelihood[i]),
                          "n_clusters_found": int(self.n_clusters_found[i])})
         return rows
@@ -95,6 +103,10 @@ def _resolve_algorithm(method) -> type[Algorithm]:
 
 
 def _k_param(cls) -> str:
+    if cls.kind != "clustering":
+        raise InvalidParameterError(f"The algorithm '{cls.id or cls.__name__}' is not a clustering method "
+                                    f"(it is a {cls.kind or 'generic'} method): choosing k needs one with "
+                                    "an n_clusters or n_components parameter.")
     names = cls.param_constraints()
     for name in _K_PARAM_NAMES:
         if name in names:
@@ -104,14 +116,14 @@ def _k_param(cls) -> str:
 
 
 def _elbow(k, w):
-    """k of the point of the W curve farthest below the chord from its first to its last point."""
+    """The k after which W stops dropping fast: largest ratio of the drop before k to the drop after."""
     if len(k) < 3:
         return int(k[0])
-    x = (k - k[0]) / max(k[-1] - k[0], 1)
-    span = w[0] - w[-1]
-    y = (w - w[-1]) / span if span > 0 else np.zeros_like(w)
-    # chord from (0, 1) to (1, 0): distance below it is proportional to 1 - x - y
-    return int(k[int(np.argmax(1.0 - x - y))])
+    before = w[:-2] - w[1:-1]
+    after = w[1:-1] - w[2:]
+    scale = max(abs(w[0]), 1e-300)
+    ratio = before / np.maximum(after, 1e-12 * scale)
+    return int(k[1 + int(np.argmax(ratio))])
 
 
 def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = None, *,
@@ -173,7 +185,7 @@ def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = No
 
     m = len(ks)
     within, db, sil = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
-    val_ll, train_ll = np.full(m, np.nan), np.full(m, np.nan)
+    val_ll, train_ll, val_se = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     found = np.zeros(m, dtype=int)
     all_labels = {}
     total = float(inertia_decomposition(X_train, np.zeros(X_train.shape[0], int)).total)
@@ -206,21 +218,27 @@ def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = No
             resp = np.exp(wlp - logsumexp_rows(wlp)[:, None])
             mixture = mixture_from_responsibilities(X_train, resp, covariance_type, reg_covar)
         train_ll[i] = float(mixture_log_likelihood(X_train, mixture).mean())
-        val_ll[i] = float(mixture_log_likelihood(X_val, mixture).mean())
+        ll_points = mixture_log_likelihood(X_val, mixture)
+        val_ll[i] = float(ll_points.mean())
+        val_se[i] = float(ll_points.std(ddof=1) / np.sqrt(ll_points.shape[0])) if ll_points.shape[0] > 1 else 0.0
         if publish is not None:
             publish({"step": "choose_k", "k": int(k), "within": within[i], "davies_bouldin": db[i],
                      "silhouette": sil[i], "validation_log_likelihood": val_ll[i],
                      "train_log_likelihood": train_ll[i]})
     progress.checkpoint(1.0, "Choosing k: done")
 
-    suggestions = {"validation_log_likelihood": int(ks[int(np.nanargmax(val_ll))])}
+    best = int(np.nanargmax(val_ll))
+    within_one_se = np.flatnonzero(val_ll >= val_ll[best] - val_se[best])
+    suggestions = {"validation_log_likelihood": int(ks[within_one_se[0]]),
+                   "validation_log_likelihood_max": int(ks[best])}
     if np.any(np.isfinite(sil)):
         suggestions["silhouette"] = int(ks[int(np.nanargmax(sil))])
     if np.any(np.isfinite(db)):
         suggestions["davies_bouldin"] = int(ks[int(np.nanargmin(db))])
     suggestions["within_elbow"] = _elbow(ks.astype(float), within)
     return ChooseKResult(k=ks, within=within, total=total, davies_bouldin=db, silhouette=sil,
-                         validation_log_likelihood=val_ll, train_log_likelihood=train_ll,
+                         validation_log_likelihood=val_ll, validation_log_likelihood_se=val_se,
+                         train_log_likelihood=train_ll,
                          n_clusters_found=found, suggested_k=suggestions["validation_log_likelihood"],
                          suggestions=suggestions, algorithm=cls.id, params=params,
                          train_index=train_idx, validation_index=val_idx, labels=all_labels)
