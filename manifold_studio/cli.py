@@ -489,13 +489,21 @@ def _what(kind: str) -> str:
 
 
 def cmd_gui(args) -> int:
+    return start_gui(list(getattr(args, "gui_args", None) or []))
+
+
+def start_gui(gui_argv: list[str]) -> int:
+    """Import the GUI only now (the command line never imports Qt) and run it."""
     try:
         app = importlib.import_module("manifold_studio.gui.app")
     except ImportError as exc:
         _error(f"the GUI cannot start: {exc} (is PySide6-Essentials installed? the command line "
                "works without it: see 'manifold-studio --help')")
         return EXIT_INTERNAL
-    return int(app.main(list(getattr(args, "gui_args", None) or [])) or 0)
+    try:
+        return int(app.main(gui_argv) or 0)
+    except SystemExit as exc:  # the GUI's own argument parser
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
 
 
 # --------------------------------------------------------------------------------------
@@ -549,7 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 
-    p = sub.add_parser("gui", help="start the graphical application (the default)")
+    p = sub.add_parser("gui", help="start the graphical application (the default); "
+                       "'manifold-studio gui --help' lists its options", add_help=False)
     p.add_argument("gui_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_gui)
     return parser
@@ -570,13 +579,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     try:
+        if argv[:1] == ["gui"]:  # everything after 'gui' belongs to the GUI's own options
+            return start_gui(argv[1:])
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
         debug = debug or args.debug
         if args.command is None:
-            return cmd_gui(args)
+            return start_gui([])
         return args.func(args)
     except KeyboardInterrupt:
         _error("interrupted")

@@ -159,8 +159,8 @@ def test_gui_is_started_lazily_with_and_without_subcommand(monkeypatch):
     fake.main = lambda argv=None: calls.append(argv) or 0
     monkeypatch.setitem(sys.modules, "manifold_studio.gui.app", fake)
     assert main([]) == 0
-    assert main(["gui", "data.csv"]) == 0
-    assert calls == [[], ["data.csv"]]
+    assert main(["gui", "--sample", "moons", "--help"]) == 0
+    assert calls == [[], ["--sample", "moons", "--help"]]
 
 
 # --------------------------------------------------------------------------- run / apply
