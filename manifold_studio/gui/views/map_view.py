@@ -26,6 +26,8 @@ from manifold_studio.gui.views.points_item import FastPointsItem
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000
+#: up to this many points the fast path draws 2×2 px points, 1 px above
+FAST_TWO_PIXEL_LIMIT = 400_000
 #: at most this many legend entries (the rest are summarised)
 MAX_LEGEND = 20
 HOVER_RADIUS_PX = 12
@@ -296,7 +298,7 @@ class MapView(ResultView):
             return
         size = self.size_spin.value()
         if n > FAST_THRESHOLD:
-            item = FastPointsItem(size=max(1.0, min(size / 3.0, 3.0)))
+            item = FastPointsItem(size=2 if n <= FAST_TWO_PIXEL_LIMIT and size >= 4 else 1)
             item.set_data(self.xy, self.coloring.codes, self.coloring.colors)
         else:
             brushes = [pg.mkBrush(*(int(c) for c in rgb), 210) for rgb in self.coloring.colors]
