@@ -40,7 +40,7 @@ class DataPanel(QWidget):
         self.window = window
         host = window.host
 
-        samples_box = QGroupBox("Sample data")
+        samples_box = QGroupBox("Load data")
         self.sample_list = QListWidget()
         self.sample_list.setObjectName("sample_list")
         for sid, sample in sorted(host.samples.items(), key=lambda kv: (kv[1].name or kv[0]).lower()):
@@ -51,8 +51,10 @@ class DataPanel(QWidget):
         if not host.samples:
             self.sample_list.addItem(QListWidgetItem("(no sample data plugin loaded)"))
             self.sample_list.setEnabled(False)
-        self.sample_list.setMinimumHeight(126)
-        self.sample_list.setMaximumHeight(136)
+        rows = max(1, self.sample_list.count())
+        fit = self.sample_list.sizeHintForRow(0) * rows + 2 * self.sample_list.frameWidth() + 4
+        self.sample_list.setMaximumHeight(max(60, min(fit, 170)))
+        self.sample_list.setMinimumHeight(max(60, min(fit, 90)))
         self.sample_form = ParamForm(empty_text="No options.")
         self.sample_form.setObjectName("sample_options")
         self.sample_form.setToolTip("Options of the selected sample data set.")
@@ -71,9 +73,9 @@ class DataPanel(QWidget):
         buttons.addWidget(self.open_button)
         sl = QVBoxLayout(samples_box)
         sl.setContentsMargins(6, 4, 6, 4)
+        sl.addLayout(buttons)
         sl.addWidget(self.sample_list)
         sl.addWidget(self.sample_form)
-        sl.addLayout(buttons)
 
         loaded_box = QGroupBox("Loaded data")
         self.dataset_combo = QComboBox()
@@ -102,8 +104,8 @@ class DataPanel(QWidget):
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        lay.addWidget(samples_box)
         lay.addWidget(loaded_box)
+        lay.addWidget(samples_box)
         lay.addStretch(1)
 
         window.bridge.datasetsChanged.connect(self.refresh)

@@ -23,7 +23,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QDialog, QDockWidget, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget,
+    QDialog, QDockWidget, QLabel, QMainWindow, QMessageBox, QScrollArea, QVBoxLayout, QWidget,
 )
 
 from manifold_studio.errors import DataError
@@ -116,7 +116,11 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.run_controls)
         self.run_log = RunLog(self)
         self.message_log = MessageLog(self)
-        self.add_dock("data", "Data", self.data_panel, "left")
+        data_scroll = QScrollArea()
+        data_scroll.setWidgetResizable(True)
+        data_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        data_scroll.setWidget(self.data_panel)
+        self.add_dock("data", "Data", data_scroll, "left")
         self.add_dock("algorithm", "Algorithm", algo_box, "left")
         self.add_dock("runs", "Runs", self.run_log, "bottom")
         self.add_dock("messages", "Messages", self.message_log, "bottom")
@@ -489,8 +493,9 @@ class MainWindow(QMainWindow):
         left = [d for key, d in self.docks.items() if key in ("data", "algorithm")]
         width = max(330, min(400, self.width() // 3))
         self.resizeDocks(left, [width] * len(left), Qt.Orientation.Horizontal)
+        data_h = min(self.data_panel.sizeHint().height() + 30, int(self.height() * 0.54))
         self.resizeDocks([self.docks["data"], self.docks["algorithm"]],
-                         [int(self.height() * 0.40), int(self.height() * 0.60)], Qt.Orientation.Vertical)
+                         [data_h, max(200, self.height() - data_h)], Qt.Orientation.Vertical)
         bottom = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["bottom"]]
         if bottom:
             self.resizeDocks(bottom[:1], [max(130, self.height() // 5)], Qt.Orientation.Vertical)

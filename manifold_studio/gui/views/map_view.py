@@ -170,6 +170,7 @@ class MapView(ResultView):
             self.plot.addItem(item)
             self.legend.addItem(item, name)
             self._overlays.append(item)
+        self.legend.setVisible(bool(self.legend.items))
 
     def hover_text(self, i: int) -> str:
         """Text shown when hovering the i-th drawn point."""
@@ -328,6 +329,7 @@ class MapView(ResultView):
             self._colorbar = bar
         for item in self._overlays:
             self.legend.addItem(item, item.name())
+        self.legend.setVisible(bool(self.legend.items))
 
     # -- hover ------------------------------------------------------------------------------
     def _hide_hover(self):
