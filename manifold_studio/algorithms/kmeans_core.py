@@ -260,6 +260,7 @@ def _lloyd(Xc, x_sq, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
         centers = centers.copy()
         centers[empty] = Xc[far]
         _assign(Xc, x_sq, centers, labels)
+        w = float(_exact_sq_dist_to_assigned(Xc, centers, labels).sum())
     return centers, labels, w, n_iter, np.asarray(history)
 
 
