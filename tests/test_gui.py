@@ -273,7 +273,7 @@ def test_slow_fit_keeps_window_responsive_shows_progress_and_cancels_fast(qtbot,
         # the event loop kept running while the fit computes: ~30 ticks expected at 20 ms
         assert len(ticks) - n0 >= 10
         gaps = np.diff(ticks[n0:])
-        assert gaps.max() < 0.25
+        assert gaps.max() < 0.4
         assert slow.status == "running"
         start = time.monotonic()
         qtbot.mouseClick(w.run_controls.cancel_button, Qt.MouseButton.LeftButton)
@@ -574,3 +574,23 @@ def test_app_main_saves_a_screenshot_and_exits(qtbot, tmp_path):
     assert code == 0 and out.exists() and out.stat().st_size > 10_000
     import sys
     assert type(sys.excepthook).__name__ != "ExceptionHandler"  # uninstalled on exit
+
+
+def test_switching_and_removing_data_sets_in_the_panel(qtbot, make_window, host):
+    w = make_window(host)
+    iris = _load_iris(qtbot, w)
+    assert w.data_panel.select_sample("moons")
+    with qtbot.waitSignal(w.datasetLoaded, timeout=10_000):
+        w.data_panel.load_selected_sample()
+    moons = w.session.current_dataset
+    combo = w.data_panel.dataset_combo
+    assert [combo.itemText(i) for i in range(combo.count())] == [iris.name, moons.name]
+    combo.setCurrentIndex(0)
+    assert w.session.current_dataset is iris and "150 × 4" in w.data_panel.info_label.text()
+    run = w.run_algorithm("pca", {})
+    _wait_run(qtbot, w)
+    assert run.dataset_name == iris.name
+    qtbot.mouseClick(w.data_panel.remove_button, Qt.MouseButton.LeftButton)
+    assert list(w.session.datasets) == [moons.name] and combo.count() == 1
+    assert w.session.runs[run.id].embedding.shape == (150, 2)  # runs are kept
+    assert w.map_view.point_count() == 150

@@ -44,13 +44,15 @@ def main(argv=None) -> int:
         sys.stderr.write("No display found: run it under `xvfb-run -a` or set QT_QPA_PLATFORM=offscreen.\n")
         return 2
 
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
     from manifold_studio.gui.error_handling import install_excepthook
     from manifold_studio.gui.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
+    existing = QApplication.instance()
+    app = existing or QApplication(["manifold-studio"])
+    quit_on_close = app.quitOnLastWindowClosed()
     app.setApplicationName("Manifold Studio")
     window = MainWindow(initial_sample=None if args.no_sample else args.sample,
                         initial_algorithm=args.algorithm)
@@ -76,7 +78,7 @@ def main(argv=None) -> int:
                 sys.stderr.write("No result appeared before the timeout; saved the window as it was.\n")
                 status["code"] = 1
             window.close()
-            app.quit()
+            app.exit(status["code"])
 
         def on_run(run):
             if run.succeeded:
@@ -92,6 +94,11 @@ def main(argv=None) -> int:
     finally:
         window.shutdown()
         handler.uninstall()
+        if existing is not None:
+            # Running inside someone else's application (tests, an IPython kernel): leave no
+            # pending Quit event behind, or their next event loop would exit at once.
+            QApplication.removePostedEvents(None, QEvent.Type.Quit)
+            app.setQuitOnLastWindowClosed(quit_on_close)
     return status["code"] or int(code)
 
 
