@@ -18,9 +18,10 @@ Implementation notes
 * The data are centred once (their mean subtracted) so that the expansion
   ``||x||^2 - 2 x.c + ||c||^2`` used for the assignment does not lose precision on data far
   from the origin.
-* Assignment runs over row chunks: a (chunk, k) block of dot products from one matrix
-  product, no Python loop over points and no (n, k, d) temporary.
-* Cluster sums come from one sparse one-hot product, and the inertia of an assignment is
+* The centred data are stored once as a transposed, augmented (d + 2, n) array so that one
+  matrix product per block of points gives a (k, block) slab of squared distances;
+  assignment runs over such blocks: no Python loop over points, no (n, k, d) temporary.
+* Cluster sums come from per-feature ``bincount`` s, and the inertia of an assignment is
   obtained from those sums (``sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2``),
   so one iteration touches the data twice.
 * Empty clusters are re-seeded with the points farthest from their centres.
@@ -32,7 +33,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.progress import as_progress
@@ -41,7 +41,7 @@ from manifold_studio.errors import DataError, InvalidParameterError
 __all__ = ["KMeansResult", "kmeans", "assign_nearest", "kmeans_plusplus", "count_distinct_rows"]
 
 #: number of entries of one (rows, k) block of dot products (bounded memory, cache friendly)
-_BLOCK_ENTRIES = 1 << 16
+_BLOCK_ENTRIES = 1 << 15
 
 
 @dataclass
@@ -76,53 +76,89 @@ def _too_few_distinct(X: np.ndarray, n_clusters: int) -> DataError:
                      f"point(s) (out of {X.shape[0]} samples). Choose n_clusters <= {m}.")
 
 
-def _sq_dist_rows(Xc: np.ndarray, x_sq: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """(m, n) squared distances between rows of Y and rows of Xc (expansion, clipped at 0)."""
-    D = (-2.0 * Y) @ Xc.T
-    D += x_sq
-    D += np.einsum("ij,ij->i", Y, Y)[:, None]
+class _Data:
+    """The centred data stored once, transposed and augmented for the distance products.
+
+    ``T`` is a C-contiguous (d + 2, n) array whose columns are ``[x, 1, ||x||^2]``; with a
+    centre augmented as ``[-2c, ||c||^2, 1]`` one matrix product gives the full squared
+    distances ``||x||^2 - 2 c.x + ||c||^2`` as a (k, n) block with contiguous rows.
+    """
+
+    def __init__(self, Xc: np.ndarray):
+        n, d = Xc.shape
+        self.n, self.d = n, d
+        T = np.empty((d + 2, n))
+        T[:d] = Xc.T
+        T[d] = 1.0
+        np.einsum("ij,ij->i", Xc, Xc, out=T[d + 1])
+        self.T = T
+        self.x_sq = T[d + 1]
+        self.x_sq_sum = float(self.x_sq.sum())
+
+    def rows(self, idx) -> np.ndarray:
+        """Points ``idx`` as an (m, d) array (a copy)."""
+        return np.ascontiguousarray(self.T[:self.d, idx].T)
+
+    def points(self) -> np.ndarray:
+        return np.ascontiguousarray(self.T[:self.d].T)
+
+
+def _augment(centers: np.ndarray) -> np.ndarray:
+    k = centers.shape[0]
+    aug = np.empty((k, centers.shape[1] + 2))
+    aug[:, :-2] = -2.0 * centers
+    aug[:, -2] = np.einsum("ij,ij->i", centers, centers)
+    aug[:, -1] = 1.0
+    return aug
+
+
+def _too_few_distinct_data(data: _Data, n_clusters: int) -> DataError:
+    return _too_few_distinct(data.points(), n_clusters)
+
+
+def _sq_dist_rows(data: _Data, Y: np.ndarray) -> np.ndarray:
+    """(m, n) squared distances between rows of Y and every point (expansion, clipped at 0)."""
+    D = _augment(Y) @ data.T
     np.maximum(D, 0.0, out=D)
     return D
 
 
-def _assign(Xc: np.ndarray, x_sq: np.ndarray, centers: np.ndarray, labels_out: np.ndarray, *,
-            want_min: bool = False):
-    """Nearest centre of each row (labels written into ``labels_out``).
+def _assign(data: _Data, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool = False):
+    """Nearest centre of each point (labels written into ``labels_out``).
 
-    Returns the per-row squared distance to the nearest centre when ``want_min`` (relative
-    precision about 1e-13; use :func:`_exact_sq_dist_to_assigned` for exact values), else None.
+    Returns the squared distance of each point to its nearest centre when ``want_min``
+    (relative precision about 1e-13; :func:`_exact_sq_dist_to_assigned` gives exact values).
 
-    Each (k, rows) block holds ``||x||^2 - 2 c.x + ||c||^2`` (clipped at 0). Non-negative
-    doubles order like their int64 bit patterns, so the centre index is packed into the lowest
-    ``ceil(log2 k)`` mantissa bits and one ``np.minimum.reduce`` over the k contiguous rows
-    gives minimum and argmin at once (numpy's row-wise argmin over short rows is call-bound).
-    Distances equal to within a relative 2**-(52 - bits) resolve to the lower index.
+    Each (k, block) slab of squared distances comes from one product with the augmented data
+    (clipped at 0). Non-negative doubles order like their int64 bit patterns, so the centre
+    index is packed into the lowest ``ceil(log2 k)`` mantissa bits and one
+    ``np.minimum.reduce`` over the k contiguous rows gives minimum and argmin at once
+    (numpy's row-wise argmin over short rows is call-bound). Distances equal to within a
+    relative 2**-(52 - bits) resolve to the lower index.
     """
-    n = Xc.shape[0]
+    n = data.n
     k = centers.shape[0]
     mins = np.empty(n) if want_min else None
     if k == 1:
         labels_out[:] = 0
         if want_min:
-            diff = Xc - centers[0]
-            mins[:] = np.einsum("ij,ij->i", diff, diff)
+            mins[:] = _exact_sq_dist_to_assigned(data, centers, np.zeros(n, dtype=np.intp))
         return mins
     bits = max(1, int(k - 1).bit_length())
     low = np.int64((1 << bits) - 1)
     high = ~low
-    index_col = np.arange(k, dtype=np.int64)[:, None]
-    Cm2 = -2.0 * centers
-    c_sq_col = np.einsum("ij,ij->i", centers, centers)[:, None]
+    aug = _augment(centers)
     step = _rows_per_block(k)
+    index_block = np.empty((k, min(step, n)), dtype=np.int64)
+    index_block[:] = np.arange(k, dtype=np.int64)[:, None]
+    T = data.T
     for start in range(0, n, step):
         stop = min(start + step, n)
-        D = Cm2 @ Xc[start:stop].T          # (k, rows); BLAS reads the transposed view
-        D += c_sq_col
-        D += x_sq[start:stop]
+        D = aug @ T[:, start:stop]            # (k, block) squared distances
         np.maximum(D, 0.0, out=D)
         V = D.view(np.int64)
         V &= high
-        V |= index_col
+        V |= index_block[:, :stop - start]
         best = np.minimum.reduce(V, axis=0)
         np.bitwise_and(best, low, out=labels_out[start:stop], casting="unsafe")
         if want_min:
@@ -131,55 +167,56 @@ def _assign(Xc: np.ndarray, x_sq: np.ndarray, centers: np.ndarray, labels_out: n
     return mins
 
 
-def _cluster_sums(Xc: np.ndarray, labels: np.ndarray, k: int):
-    """Per-cluster sums (k, d) and counts (k,) of the rows of ``Xc``."""
-    n = Xc.shape[0]
-    onehot = sp.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
-    sums = np.asarray(onehot.T @ Xc)
+def _cluster_sums(data: _Data, labels: np.ndarray, k: int):
+    """Per-cluster sums (k, d) and counts (k,) of the points."""
+    sums = np.empty((k, data.d))
+    for j in range(data.d):  # loop over features, each a contiguous row
+        sums[:, j] = np.bincount(labels, weights=data.T[j], minlength=k)
     counts = np.bincount(labels, minlength=k).astype(float)
     return sums, counts
 
 
-def _exact_sq_dist_to_assigned(Xc: np.ndarray, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def _exact_sq_dist_to_assigned(data: _Data, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """||x_i - c_{labels_i}||^2 computed directly (chunked, no cancellation)."""
-    n, d = Xc.shape
+    n, d = data.n, data.d
     out = np.empty(n)
-    step = max(256, (1 << 20) // max(d, 1))
+    step = max(256, (1 << 18) // max(d, 1))
     for start in range(0, n, step):
-        diff = Xc[start:start + step] - centers[labels[start:start + step]]
-        out[start:start + step] = np.einsum("ij,ij->i", diff, diff)
+        stop = min(start + step, n)
+        diff = data.T[:d, start:stop].T - centers[labels[start:stop]]
+        out[start:stop] = np.einsum("ij,ij->i", diff, diff)
     return out
 
 
-def kmeans_plusplus(Xc: np.ndarray, x_sq: np.ndarray, n_clusters: int, rng: np.random.Generator,
+def kmeans_plusplus(data: _Data, n_clusters: int, rng: np.random.Generator,
                     n_local_trials: int | None = None, progress=None) -> np.ndarray:
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007, with local trials).
 
     Each new centre is the best of ``n_local_trials`` candidates drawn with probability
     proportional to the squared distance to the closest centre already chosen.
-    Returns the indices of the chosen rows. Raises DataError when the data have fewer
+    Returns the indices of the chosen points. Raises DataError when the data have fewer
     than ``n_clusters`` distinct points.
     """
-    n = Xc.shape[0]
+    n = data.n
     if n_local_trials is None:
         n_local_trials = 2 + int(math.log(n_clusters))
     idx = np.empty(n_clusters, dtype=np.intp)
     idx[0] = rng.integers(n)
-    closest = _sq_dist_rows(Xc, x_sq, Xc[idx[:1]])[0]
+    closest = _sq_dist_rows(data, data.rows(idx[:1]))[0]
     closest[idx[0]] = 0.0
     pot = closest.sum()
-    trial_cols = np.arange(n_local_trials)
+    trial_rows = np.arange(n_local_trials)
     for c in range(1, n_clusters):
         if progress is not None and c % 8 == 0:
             progress.checkpoint()
         if not pot > 0.0:
-            raise _too_few_distinct(Xc, n_clusters)
+            raise _too_few_distinct_data(data, n_clusters)
         cum = np.cumsum(closest)
         r = rng.random(n_local_trials) * cum[-1]
         cand = np.searchsorted(cum, r, side="right")
         np.minimum(cand, n - 1, out=cand)
-        D = _sq_dist_rows(Xc, x_sq, Xc[cand])      # (trials, n), contiguous rows
-        D[trial_cols, cand] = 0.0
+        D = _sq_dist_rows(data, data.rows(cand))      # (trials, n), contiguous rows
+        D[trial_rows, cand] = 0.0
         np.minimum(D, closest, out=D)
         pots = D.sum(axis=1)
         best = int(np.argmin(pots))
@@ -205,16 +242,17 @@ class _Ticker:
         self.progress.checkpoint(frac, f"k-means run {self.run + 1}/{self.n_init}, iteration {self.it}")
 
 
-def _lloyd(Xc, x_sq, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
+def _lloyd(data, centers, max_iter, tol, ticker, publish, mean):
     """One k-means run from ``centers``; returns (centers, labels, inertia, n_iter, history)."""
-    n = Xc.shape[0]
+    n = data.n
+    x_sq_sum = data.x_sq_sum
     k = centers.shape[0]
     labels = np.empty(n, dtype=np.intp)
     history = []
 
     def assign_and_stats(C):
-        _assign(Xc, x_sq, C, labels)
-        sums, counts = _cluster_sums(Xc, labels, k)
+        _assign(data, C, labels)
+        sums, counts = _cluster_sums(data, labels, k)
         # W(labels, C) = sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2
         w = x_sq_sum - 2.0 * np.einsum("ij,ij->", sums, C) + float(counts @ np.einsum("ij,ij->i", C, C))
         return sums, counts, max(w, 0.0)
@@ -228,13 +266,14 @@ def _lloyd(Xc, x_sq, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
         # update step: centres = means of their points; empty clusters re-seeded
         empty = np.flatnonzero(counts == 0)
         if empty.size:
-            d2 = _exact_sq_dist_to_assigned(Xc, centers, labels)
+            d2 = _exact_sq_dist_to_assigned(data, centers, labels)
             far = np.argpartition(-d2, empty.size - 1)[:empty.size]
             if not np.all(d2[far] > 0.0):
-                raise _too_few_distinct(Xc, k)
-            np.subtract.at(sums, labels[far], Xc[far])
+                raise _too_few_distinct_data(data, k)
+            far_points = data.rows(far)
+            np.subtract.at(sums, labels[far], far_points)
             np.subtract.at(counts, labels[far], 1.0)
-            sums[empty] = Xc[far]
+            sums[empty] = far_points
             counts[empty] = 1.0
             if np.any(counts == 0):  # a re-seeded point emptied its own cluster (rare)
                 counts[counts == 0] = 1.0
@@ -253,14 +292,14 @@ def _lloyd(Xc, x_sq, x_sq_sum, centers, max_iter, tol, ticker, publish, mean):
     if np.any(counts == 0):
         # the last assignment left a cluster empty: recompute the means with re-seeding once more
         empty = np.flatnonzero(counts == 0)
-        d2 = _exact_sq_dist_to_assigned(Xc, centers, labels)
+        d2 = _exact_sq_dist_to_assigned(data, centers, labels)
         far = np.argpartition(-d2, empty.size - 1)[:empty.size]
         if not np.all(d2[far] > 0.0):
-            raise _too_few_distinct(Xc, k)
+            raise _too_few_distinct_data(data, k)
         centers = centers.copy()
-        centers[empty] = Xc[far]
-        _assign(Xc, x_sq, centers, labels)
-        w = float(_exact_sq_dist_to_assigned(Xc, centers, labels).sum())
+        centers[empty] = data.rows(far)
+        _assign(data, centers, labels)
+        w = float(_exact_sq_dist_to_assigned(data, centers, labels).sum())
     return centers, labels, w, n_iter, np.asarray(history)
 
 
@@ -326,9 +365,7 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
     ticker.checkpoint()
 
     mean = X.mean(axis=0)
-    Xc = X - mean
-    x_sq = np.einsum("ij,ij->i", Xc, Xc)
-    x_sq_sum = float(x_sq.sum())
+    data = _Data(X - mean)
 
     best = None
     for run in range(n_init):
@@ -337,16 +374,16 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
         if explicit is not None:
             centers = explicit - mean
         elif init == "k-means++":
-            centers = Xc[kmeans_plusplus(Xc, x_sq, n_clusters, rng, progress=ticker)]
+            centers = data.rows(kmeans_plusplus(data, n_clusters, rng, progress=ticker))
         else:
-            centers = Xc[rng.choice(n, size=n_clusters, replace=False)]
-        centers, labels, w, n_iter, hist = _lloyd(Xc, x_sq, x_sq_sum, np.array(centers, dtype=float),
+            centers = data.rows(rng.choice(n, size=n_clusters, replace=False))
+        centers, labels, w, n_iter, hist = _lloyd(data, np.array(centers, dtype=float),
                                                   max_iter, tol, ticker, publish, mean)
         if best is None or w < best[2]:
             best = (centers, labels, w, n_iter, hist)
     centers, labels, _, n_iter, hist = best
     # exact inertia of the returned partition (no expansion round-off)
-    inertia = float(_exact_sq_dist_to_assigned(Xc, centers, labels).sum())
+    inertia = float(_exact_sq_dist_to_assigned(data, centers, labels).sum())
     hist = hist.copy()
     hist[-1] = inertia
     progress.checkpoint(1.0, f"k-means done: inertia {inertia:.6g}")
@@ -369,8 +406,8 @@ def assign_nearest(X, centers) -> tuple[np.ndarray, np.ndarray]:
     # centre both on the centres' mean (a constant of the model: keeps extension sample-wise)
     shift = centers.mean(axis=0)
     Cc = centers - shift
-    Xc = X - shift
+    data = _Data(X - shift)
     labels = np.empty(X.shape[0], dtype=np.intp)
-    _assign(Xc, np.einsum("ij,ij->i", Xc, Xc), Cc, labels)
-    d2 = _exact_sq_dist_to_assigned(Xc, Cc, labels)
+    _assign(data, Cc, labels)
+    d2 = _exact_sq_dist_to_assigned(data, Cc, labels)
     return labels, d2
