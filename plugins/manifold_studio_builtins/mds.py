@@ -142,6 +142,7 @@ class ClassicalMDS(SpectralEmbedding):
         return super()._kernel_times_eigenvectors(X)
 
     def _check_new_data(self, X, what="extend"):
+        self.check_is_fitted(what)
         if self._p["dissimilarity"] != "precomputed":
             return super()._check_new_data(X, what)
         from manifold_studio.algorithms.checks import check_data
