@@ -38,7 +38,7 @@ from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
 
-__all__ = ["KMeansResult", "kmeans", "assign_nearest", "kmeans_plusplus", "count_distinct_rows"]
+__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows"]
 
 #: number of entries of one (rows, k) block of dot products (bounded memory, cache friendly)
 _BLOCK_ENTRIES = 1 << 15
