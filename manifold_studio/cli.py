@@ -428,14 +428,27 @@ def cmd_run(args) -> int:
         new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True)
         X_new = _align_features(new, ds.feature_names, ds.n_features, console)
 
-    _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
-    result = _training_result(est, ds.X)
+    fitted_mask = None
+    if args.fit_sample is not None:
+        from manifold_studio.sample_fit import fit_on_sample
+
+        sampled, fit_time = _timed(
+            console, f"{cls.id} on a sample",
+            lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
+                                           progress=progress, clone=False), args.data)
+        result, fitted_mask = sampled.output, sampled.fitted_mask
+    else:
+        _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
+        result = _training_result(est, ds.X)
     if new is not None:
         ext, ext_time = _timed(console, f"{cls.id} extend",
                                lambda progress: est.extend(X_new, progress=progress), args.extend)
         ext = np.asarray(ext)
 
     header, columns = _table(result, cls.id, cls.kind, ds.labels, ds.label_name)
+    if fitted_mask is not None:
+        header.append("fitted")
+        columns.append(fitted_mask.astype(int))
     write_csv(args.out, header, columns)
     if new is not None:
         header, columns = _table(ext, cls.id, cls.kind, new.labels, new.label_name)
@@ -446,7 +459,11 @@ def cmd_run(args) -> int:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
 
     console.flush_notes()
-    console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
+    if fitted_mask is not None:
+        console.info(f"{cls.id}: fitted on a sample of {int(fitted_mask.sum()):,} of {ds.name} "
+                     f"({ds.n_samples:,} × {ds.n_features}) and extended to all in {_seconds(fit_time)}")
+    else:
+        console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
     if args.out != "-":
         console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
     if new is not None:
@@ -509,6 +526,16 @@ def start_gui(gui_argv: list[str]) -> int:
 # --------------------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from manifold_studio import __version__
 
@@ -542,6 +569,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
+    p.add_argument("--fit-sample", type=_positive_int, metavar="M",
+                   help="fit on M randomly chosen points and extend the model to all the others "
+                   "(the output gets a 'fitted' column: 1 for the fitted points)")
+    p.add_argument("--sample-seed", type=int, default=0, metavar="SEED",
+                   help="random seed choosing the points of --fit-sample (default 0)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
 

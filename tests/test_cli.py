@@ -434,3 +434,26 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli, "_isatty", lambda stream: True)
     rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "b.csv")
     assert rc == 0 and "\r\x1b[Kpca: 100%" in err and err.endswith("\r\x1b[K")
+
+
+def test_run_fit_on_a_sample_extends_to_all_points(tmp_path, capsys):
+    out = tmp_path / "roll.csv"
+    rc, _, err = run(capsys, "run", "isomap", "--data", "sample:swiss_roll", "-D", "n_samples=3000",
+                     "--fit-sample", "1000", "--param", "n_neighbors=10", "--out", str(out))
+    assert rc == 0, err
+    header, rows = read_csv(out)
+    assert header[:2] == ["isomap_1", "isomap_2"] and header[-1] == "fitted"
+    values = np.array([[float(v) for v in r[:2]] for r in rows])
+    fitted = np.array([int(r[-1]) for r in rows])
+    assert values.shape == (3000, 2) and np.isfinite(values).all()
+    assert fitted.sum() == 1000
+    # the fitted rows carry the sample fit's own embedding, the others its Nyström extension:
+    # the whole map still follows the roll parameter
+    from scipy.stats import spearmanr
+    t = np.array([float(r[2]) for r in rows])
+    assert max(abs(spearmanr(values[:, 0], t)[0]), abs(spearmanr(values[:, 1], t)[0])) > 0.99
+
+
+def test_run_fit_sample_must_be_positive(capsys):
+    rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--fit-sample", "0", "--out", "x.csv")
+    assert_one_line_error(rc, err, "--fit-sample")
