@@ -95,6 +95,8 @@ class FitOutcome:
     labels: np.ndarray | None = None
     summary: dict = field(default_factory=dict)
     fit_time: float = 0.0
+    #: merged into ``Run.meta`` when the run completes (e.g. the rows a sample fit was fitted on)
+    meta: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -443,6 +445,7 @@ class Session:
         run.embedding = outcome.embedding
         run.labels = outcome.labels
         run.summary = dict(outcome.summary)
+        run.meta.update(getattr(outcome, "meta", None) or {})
         run.status, run.error, run.error_detail = DONE, "", ""
         run.timings["fit_s"] = float(getattr(outcome.estimator, "fit_time_", outcome.fit_time))
         self._stamp_end(run)

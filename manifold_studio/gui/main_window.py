@@ -382,9 +382,13 @@ class MainWindow(QMainWindow):
         return ""
 
     def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
-                      dataset_name: str | None = None):
+                      dataset_name: str | None = None, *, rows=None, make_task=None):
         """Fit ``algorithm_id`` (default: the panel's) with ``params`` (default: the form's) on
-        a data set (default: the current one). Returns the Run, or None if it could not start."""
+        a data set (default: the current one). Returns the Run, or None if it could not start.
+
+        ``rows``: fit on these rows of the data set only (e.g. a hold-out split).
+        ``make_task(run)``: build the Qt-free task instead of ``session.fit_task(run)``; it must
+        return a :class:`~manifold_studio.session.FitOutcome` (e.g. "fit on a sample, extend to all")."""
         if self.fit_job is not None and not self.fit_job.finished:
             self.report_error("A fit is already running: wait for it or cancel it.", log=False)
             return None
@@ -395,12 +399,12 @@ class MainWindow(QMainWindow):
         try:
             if params is None:
                 params = self.algorithm_panel.values()
-            run = self.session.create_run(algo, params, dataset_name)
+            run = self.session.create_run(algo, params, dataset_name, rows=rows)
         except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
         try:
-            task = self.session.fit_task(run)
+            task = self.session.fit_task(run) if make_task is None else make_task(run)
         except Exception as exc:  # noqa: BLE001
             self.session.fail_run(run.id, exc)
             self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
