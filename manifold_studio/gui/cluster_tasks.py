@@ -174,7 +174,7 @@ def contingency_task(cluster_labels, data_labels, progress=None) -> ContingencyR
     ari = adjusted_rand_index(cluster_labels, data_labels)
     progress.checkpoint(1.0, "Contingency table done")
     return ContingencyResult(np.asarray(table.rows), np.asarray(table.cols),
-                             np.asarray(table.counts), float(ari))
+                             np.asarray(table.table), float(ari))
 
 
 def dendrogram_task(Z, *, leaves: str = "points", leaf_sizes=None,
