@@ -382,13 +382,16 @@ class MainWindow(QMainWindow):
         return ""
 
     def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
-                      dataset_name: str | None = None, *, rows=None, make_task=None):
+                      dataset_name: str | None = None, *, rows=None, make_task=None,
+                      source_run: int | None = None):
         """Fit ``algorithm_id`` (default: the panel's) with ``params`` (default: the form's) on
         a data set (default: the current one). Returns the Run, or None if it could not start.
 
         ``rows``: fit on these rows of the data set only (e.g. a hold-out split).
         ``make_task(run)``: build the Qt-free task instead of ``session.fit_task(run)``; it must
-        return a :class:`~manifold_studio.session.FitOutcome` (e.g. "fit on a sample, extend to all")."""
+        return a :class:`~manifold_studio.session.FitOutcome` (e.g. "fit on a sample, extend to all").
+        ``source_run``: fit on the embedding of this earlier run ("cluster this map"); when the
+        algorithm comes from the panel (``algorithm_id`` None) it defaults to the panel's input."""
         if self.fit_job is not None and not self.fit_job.finished:
             self.report_error("A fit is already running: wait for it or cancel it.", log=False)
             return None
@@ -399,7 +402,10 @@ class MainWindow(QMainWindow):
         try:
             if params is None:
                 params = self.algorithm_panel.values()
-            run = self.session.create_run(algo, params, dataset_name, rows=rows)
+            selector = getattr(self.algorithm_panel, "input_selector", None)
+            if source_run is None and algorithm_id is None and selector is not None and rows is None:
+                source_run = selector.source_run()
+            run = self.session.create_run(algo, params, dataset_name, rows=rows, source_run=source_run)
         except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
