@@ -54,6 +54,10 @@ class MapView(ResultView):
     order = 0
 
     hovered = Signal(int, str)  # data-set row (-1 when none), text
+    #: a run was drawn (after show_run); tools add their decorations (e.g. cluster centres)
+    runShown = Signal(object)
+    #: the points were redrawn (colours may have changed)
+    redrawn = Signal()
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
@@ -92,6 +96,7 @@ class MapView(ResultView):
         bar.addWidget(self.size_spin)
         bar.addWidget(self.equal_axes)
         bar.addStretch(1)
+        self._bar = bar
         bar.addWidget(self.hover_label)
 
         self.plot = pg.PlotWidget()
@@ -247,8 +252,45 @@ class MapView(ResultView):
             if run.embedding is not None and vals.ndim == 2 and vals.shape[0]:
                 layers.append((f"extended: {ext.name}", vals, "x"))
         self.set_overlays(layers)
+        self.runShown.emit(run)
+
+    def add_toolbar_widget(self, widget) -> None:
+        """Put a tool's widget in the map's toolbar (before the hover text)."""
+        self._bar.insertWidget(max(0, self._bar.count() - 2), widget)
+
+    def set_run_labels(self, labels) -> None:
+        """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view."""
+        self._run_labels = None if labels is None else np.asarray(labels)
+        idx = self.color_combo.findData(COLOR_RUN if labels is not None else COLOR_DATA)
+        self.color_combo.blockSignals(True)
+        self.color_combo.setCurrentIndex(idx)
+        self.color_combo.blockSignals(False)
+        self._redraw()
+
+    def map_run_for(self, run):
+        """The run whose embedding is the map ``run`` is drawn on (``run`` itself, its source run
+        for "cluster this map", else the latest embedding of the same points), or None."""
+        if run is None:
+            return None
+        if run.embedding is not None:
+            return run
+        session = getattr(self.window, "session", None)
+        if session is None:
+            return None
+        for rid in (run.meta.get("map_run"), run.source_run):
+            other = session.runs.get(rid) if rid is not None else None
+            if other is not None and other.succeeded and other.embedding is not None:
+                return other
+        for other in reversed(list(session.runs.values())):
+            if other.succeeded and other.embedding is not None and other.dataset_name == run.dataset_name \
+                    and np.array_equal(other.point_index, run.point_index):
+                return other
+        return None
 
     def _coordinates_for(self, run, dataset):
+        other = self.map_run_for(run)
+        if other is not None and other is not run:
+            return other.embedding, ("component 1", "component 2"), f"drawn on the map of run #{other.id}"
         if run.embedding is not None:
             k = run.embedding.shape[1] if run.embedding.ndim == 2 else 1
             axes = ("component 1", "component 2" if k > 1 else "")
@@ -310,6 +352,7 @@ class MapView(ResultView):
         self._item = item
         self.plot.addItem(item)
         self._draw_legend()
+        self.redrawn.emit()
 
     def _draw_legend(self):
         c = self.coloring
