@@ -2,5 +2,6 @@
 view and import it here (see :mod:`manifold_studio.gui.views.base`)."""
 from manifold_studio.gui.views.base import ResultView, register_view, registered_views, unregister_view
 from manifold_studio.gui.views import map_view  # noqa: F401  (registers the map)
+from manifold_studio.gui.views import silhouette_view, contingency_view, dendrogram_view  # noqa: F401,E402  (clusters)
 
 __all__ = ["ResultView", "register_view", "registered_views", "unregister_view"]

@@ -1,0 +1,282 @@
+"""The "Choose k" tool: run a clustering method for every k in a range and plot the criteria.
+
+The computation is :func:`manifold_studio.choose_k.choose_k` (Qt-free) on a worker thread, with
+progress and cancel (the window's Cancel button or the tool's own). After each k the method
+publishes that k's criteria (``progress.partial``) and the four curves grow as they come:
+the within-cluster inertia W, the Davies–Bouldin index, the mean silhouette and the validation
+log-likelihood of the Gaussian mixture built from each partition (seed 000). The suggested k
+is marked on every plot; "Run with k = …" fits the method with it (on the same input).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from manifold_studio.choose_k import ChooseKResult, choose_k
+from manifold_studio.gui.input_selector import RAW
+
+CURVES = (("within", "within-cluster inertia W", "min"),
+          ("davies_bouldin", "Davies–Bouldin (lower is better)", "min"),
+          ("silhouette", "mean silhouette (higher is better)", "max"),
+          ("validation_log_likelihood", "validation log-likelihood", "max"))
+K_PARAMS = ("n_clusters", "n_components")
+
+
+class ChooseKTool(QWidget):
+    def __init__(self, window, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.result: ChooseKResult | None = None
+        self.rows: list[dict] = []
+        self.job = None
+        self._request: dict = {}
+        self.method_combo = QComboBox()
+        self.method_combo.setObjectName("choose_k_method")
+        for aid, cls in sorted(window.host.algorithms.items(), key=lambda kv: kv[1].name.lower()):
+            names = cls.param_constraints() if cls.kind == "clustering" else {}
+            if any(p in names for p in K_PARAMS):
+                self.method_combo.addItem(cls.name, aid)
+        idx = self.method_combo.findData("kmeans")
+        self.method_combo.setCurrentIndex(max(idx, 0))
+        self.input_combo = QComboBox()
+        self.input_combo.setToolTip("Cluster the raw data or the map (embedding) of an earlier run.")
+        self.k_min = QSpinBox()
+        self.k_min.setRange(1, 1000)
+        self.k_min.setValue(2)
+        self.k_max = QSpinBox()
+        self.k_max.setRange(1, 100_000)
+        self.k_max.setValue(8)
+        self.validation = QDoubleSpinBox()
+        self.validation.setRange(0.05, 0.9)
+        self.validation.setSingleStep(0.05)
+        self.validation.setValue(0.25)
+        self.validation.setToolTip("Share of the points held out to score the mixture built from each partition.")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setValue(0)
+        self.seed.setToolTip("Seed of the train/validation split and of the method.")
+        self.start_button = QPushButton("Compute")
+        self.start_button.setObjectName("choose_k_start")
+        self.start_button.clicked.connect(lambda: self.start())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.apply_button = QPushButton("Run with the suggested k")
+        self.apply_button.setObjectName("choose_k_apply")
+        self.apply_button.setEnabled(False)
+        self.apply_button.clicked.connect(lambda: self.run_suggested())
+        self.message = QLabel("Run a clustering method for k in a range and compare the criteria.")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        ks = QHBoxLayout()
+        ks.addWidget(self.k_min)
+        ks.addWidget(QLabel("to"))
+        ks.addWidget(self.k_max)
+        form = QFormLayout()
+        form.addRow("Method:", self.method_combo)
+        form.addRow("Input:", self.input_combo)
+        form.addRow("k from:", ks)
+        form.addRow("Held out:", self.validation)
+        form.addRow("Seed:", self.seed)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.plots, self.curves, self.marks = {}, {}, {}
+        for i, (key, title, _best) in enumerate(CURVES):
+            p = self.graphics.addPlot(row=i // 2, col=i % 2, title=title)
+            p.showGrid(x=True, y=True, alpha=0.2)
+            p.setLabel("bottom", "k")
+            p.setMenuEnabled(False)
+            self.curves[key] = p.plot([], [], pen=pg.mkPen(31, 119, 180, width=2), symbol="o", symbolSize=6,
+                                      symbolBrush=(31, 119, 180))
+            mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(214, 39, 40, width=2, style=Qt.PenStyle.DashLine))
+            mark.hide()
+            p.addItem(mark)
+            self.plots[key], self.marks[key] = p, mark
+        self.graphics.setMinimumHeight(260)
+
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addLayout(buttons)
+        left.addWidget(self.apply_button)
+        left.addWidget(self.message)
+        left.addStretch(1)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        box = QWidget()
+        box.setLayout(left)
+        box.setMaximumWidth(330)
+        lay.addWidget(box)
+        lay.addWidget(self.graphics, 1)
+        window.bridge.runChanged.connect(lambda _r: self.refresh_inputs())
+        window.bridge.datasetsChanged.connect(self.refresh_inputs)
+        self.refresh_inputs()
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def refresh_inputs(self) -> None:
+        keep = self.input_combo.currentData()
+        self.input_combo.blockSignals(True)
+        self.input_combo.clear()
+        self.input_combo.addItem("raw data", RAW)
+        session = self.window.session
+        for r in reversed(list(session.runs.values())):
+            if r.succeeded and r.embedding is not None and r.dataset_name == session.current_dataset_name:
+                self.input_combo.addItem(f"map of run #{r.id} {r.algorithm_id}", r.id)
+        idx = self.input_combo.findData(keep)
+        self.input_combo.setCurrentIndex(max(idx, 0))
+        self.input_combo.blockSignals(False)
+
+    def set_input(self, run_id: int | None) -> bool:
+        self.refresh_inputs()
+        idx = self.input_combo.findData(RAW if run_id is None else run_id)
+        if idx >= 0:
+            self.input_combo.setCurrentIndex(idx)
+        return idx >= 0
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and not self.job.finished
+
+    # -- the computation ------------------------------------------------------------------------
+    def start(self, method: str | None = None, k_min: int | None = None, k_max: int | None = None):
+        """Start the computation on a worker thread (returns the Job, or None with a message)."""
+        if self.busy:
+            self._say("Already computing: wait or cancel.", error=True)
+            return None
+        method = method or self.method_combo.currentData()
+        k_min = self.k_min.value() if k_min is None else int(k_min)
+        k_max = self.k_max.value() if k_max is None else int(k_max)
+        session = self.window.session
+        if not method:
+            self._say("No clustering method with a number of clusters is installed.", error=True)
+            return None
+        if k_max < k_min:
+            self._say(f"The range k = {k_min} to {k_max} is empty: the last k must be at least the first.",
+                      error=True)
+            return None
+        source = self.input_combo.currentData()
+        source = None if source in (None, RAW) else int(source)
+        try:
+            ds = session.dataset()
+            X = ds.X if source is None else session.run_by_id(source).embedding
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"Cannot choose k: {exc}", error=True)
+            return None
+        params = self._method_params(method)
+        self._request = {"method": method, "source_run": source, "params": params, "dataset": ds.name}
+        self._pending_rows: list[dict] = []
+        self.rows = []
+        self._clear_marks()
+        for key in self.curves:
+            self.curves[key].setData([], [])
+        self.apply_button.setEnabled(False)
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        where = "the raw data" if source is None else f"the map of run #{source}"
+        self._say(f"Running {method} for k = {k_min}…{k_max} on {where}…")
+        self.job = self.window.start_job(
+            choose_k, X, range(k_min, k_max + 1), method, params,
+            validation_fraction=float(self.validation.value()), random_state=int(self.seed.value()),
+            title=f"Choosing k ({method})",
+            on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
+        self.job.partial.connect(self._partial)
+        self.job.ended.connect(self._ended)
+        return self.job
+
+    def _method_params(self, method: str) -> dict:
+        """The panel's settings when it shows the same method, else the defaults; k is set per run."""
+        panel = self.window.algorithm_panel
+        params = {}
+        if panel.algorithm_id == method:
+            try:
+                params = dict(panel.values())
+            except Exception:  # noqa: BLE001 - invalid form: defaults
+                params = {}
+        for name in K_PARAMS:
+            params.pop(name, None)
+        if "random_state" in self.window.host.algorithm_class(method).param_constraints() \
+                and params.get("random_state") is None:
+            params["random_state"] = int(self.seed.value())
+        return params
+
+    def cancel(self) -> None:
+        if self.busy:
+            self.job.cancel()
+            self._say("Cancelling…")
+
+    def _partial(self, row) -> None:
+        if isinstance(row, dict) and row.get("step") == "choose_k":
+            self.rows.append(row)
+            ks = np.array([r["k"] for r in self.rows], dtype=float)
+            for key in self.curves:
+                self._set_curve(key, ks, np.array([r[key] for r in self.rows], dtype=float))
+
+    def _set_curve(self, key, ks, values) -> None:
+        ok = np.isfinite(values)
+        self.curves[key].setData(ks[ok], values[ok])
+
+    def _done(self, result: ChooseKResult) -> None:
+        self.result = result
+        for key in self.curves:
+            self._set_curve(key, result.k.astype(float), np.asarray(getattr(result, key), dtype=float))
+        k = int(result.suggested_k)
+        for key, mark in self.marks.items():
+            mark.setValue(k)
+            mark.show()
+        self.plots["validation_log_likelihood"].setTitle(f"validation log-likelihood — suggested k = {k}")
+        others = ", ".join(f"{name.replace('_', ' ')}: {v}" for name, v in result.suggestions.items()
+                           if name != "validation_log_likelihood")
+        self._say(f"<b>Suggested k = {k}</b> ({result.rule}). Other criteria would pick {others}.")
+        self.apply_button.setText(f"Run with k = {k}")
+        self.apply_button.setEnabled(True)
+        self.window.show_status(f"Choose k: suggested k = {k}")
+
+    def _failed(self, message: str, detail: str) -> None:
+        self._say(f"Choosing k failed: {message}" + ("; the previous results are kept" if self.result else ""),
+                  error=True)
+        if self.result is not None:
+            self._done_again()
+        self.window.report_error(f"Choosing k failed: {message}", detail)
+
+    def _cancelled(self) -> None:
+        self._say("Cancelled" + (f" after k = {self.rows[-1]['k']}" if self.rows else "") + ".")
+        self.window.show_status("Choosing k cancelled.")
+
+    def _done_again(self) -> None:
+        """Redraw the last complete result (after a failed attempt)."""
+        res, msg = self.result, self.message.text()
+        self._done(res)
+        self._say(msg, error=True)
+
+    def _ended(self) -> None:
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _clear_marks(self) -> None:
+        for mark in self.marks.values():
+            mark.hide()
+        self.plots["validation_log_likelihood"].setTitle("validation log-likelihood")
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.message.setStyleSheet("color: #b00020;" if error else "")
+        self.message.setText(text)
+
+    # -- apply ----------------------------------------------------------------------------------
+    def run_suggested(self):
+        """Fit the method with the suggested k on the same input (returns the Run or None)."""
+        res = self.result
+        if res is None:
+            return None
+        cls = self.window.host.algorithm_class(res.algorithm)
+        names = cls.param_constraints()
+        k_name = next(n for n in K_PARAMS if n in names)
+        params = {**self._request.get("params", {}), k_name: int(res.suggested_k)}
+        return self.window.run_algorithm(res.algorithm, params, self._request.get("dataset"),
+                                         source_run=self._request.get("source_run"))

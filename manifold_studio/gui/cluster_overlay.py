@@ -1,0 +1,200 @@
+"""Clusters on the map: the labels currently shown for a clustering run and its centres.
+
+One :class:`ClusterOverlay` per main window (``ClusterOverlay.for_window(window)``) holds
+
+- the *displayed* labels of each clustering run: the run's own ``labels`` or, after the user
+  cut its dendrogram at another height, the labels of that cut (no refit). Views that depend
+  on the partition (silhouette, contingency table) read :meth:`labels_for` and listen to
+  :attr:`labelsChanged`;
+- the cluster centres drawn over the map (star markers in the cluster colours):
+
+  * the clustering was fitted on this map ("cluster this map", or a method with its own
+    embedding such as spectral clustering): its centres are already map coordinates;
+  * it was fitted on the raw data and is drawn on an embedding run's map: the centres are
+    projected with that run's ``extend`` (on a worker thread) when the map run was itself fitted
+    on the raw data of the same points; otherwise, or when the user asks for it, each centre is
+    the mean map position of its cluster's points.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QComboBox
+
+from manifold_studio.gui.cluster_tasks import MEAN, PROJECTED, CentresResult, estimator_centres, map_centres
+
+AUTO, HIDDEN = "auto", "hidden"
+CENTRE_SYMBOL = "star"
+CENTRE_SIZE = 22
+
+
+class ClusterOverlay(QObject):
+    #: the displayed labels of a run changed (the Run)
+    labelsChanged = Signal(object)
+    #: new centres were drawn (CentresResult or None)
+    centresChanged = Signal(object)
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self._labels: dict[int, tuple[np.ndarray, str]] = {}
+        self.centres: CentresResult | None = None
+        self.centres_run = None
+        self._job = None
+        self._token = 0
+        self._item = None
+        view = window.map_view
+        self.mode_combo = QComboBox()
+        self.mode_combo.setObjectName("centres_mode")
+        self.mode_combo.addItem("centres: auto", AUTO)
+        self.mode_combo.addItem("centres: mean of map points", MEAN)
+        self.mode_combo.addItem("centres: hidden", HIDDEN)
+        self.mode_combo.setToolTip(
+            "Cluster centres drawn as stars on the map. auto: the centres of a clustering fitted on this "
+            "map, or the data-space centres projected with the map run's out-of-sample extension; "
+            "mean: the mean map position of each cluster's points.")
+        self.mode_combo.currentIndexChanged.connect(lambda _i: self.refresh())
+        if view is not None:
+            view.add_toolbar_widget(self.mode_combo)
+            view.runShown.connect(lambda _run: self.refresh())
+            view.redrawn.connect(self._recolour)
+
+    @classmethod
+    def for_window(cls, window) -> "ClusterOverlay":
+        overlay = getattr(window, "cluster_overlay", None)
+        if overlay is None:
+            overlay = cls(window)
+            window.cluster_overlay = overlay
+        return overlay
+
+    # -- labels ---------------------------------------------------------------------------------
+    def labels_for(self, run) -> np.ndarray | None:
+        """The labels shown for ``run`` (a dendrogram cut, or the run's own)."""
+        if run is None:
+            return None
+        if run.id in self._labels:
+            return self._labels[run.id][0]
+        return run.labels
+
+    def labels_note(self, run) -> str:
+        return self._labels[run.id][1] if run is not None and run.id in self._labels else ""
+
+    def set_labels(self, run, labels, note: str = "") -> None:
+        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels)."""
+        if labels is None:
+            self._labels.pop(run.id, None)
+        else:
+            labels = np.asarray(labels)
+            if run.labels is not None and labels.shape != run.labels.shape:
+                raise ValueError(f"{labels.shape[0]} labels for a run of {run.labels.shape[0]} points")
+            self._labels[run.id] = (labels, note)
+        view = self.window.map_view
+        if view is not None and view.run is run:
+            view.set_run_labels(self.labels_for(run))
+            self.refresh()
+        self.labelsChanged.emit(run)
+
+    # -- centres --------------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self.mode_combo.currentData()
+
+    def set_mode(self, mode: str) -> None:
+        self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
+
+    def refresh(self) -> None:
+        """Recompute the centres of the run shown on the map (cheap ones at once, projections on
+        a worker thread)."""
+        view = self.window.map_view
+        run = view.run if view is not None else None
+        self._token += 1
+        if self._job is not None and not self._job.finished:
+            self._job.cancel()
+        self._job = None
+        if run is None or not run.succeeded or run.kind != "clustering" or self.mode == HIDDEN \
+                or not len(view.xy):
+            self._show(None, None)
+            return
+        labels = self.labels_for(run)
+        if labels is None or len(labels) != len(view.xy):
+            self._show(None, None)
+            return
+        if run.labels is not None and labels is not run.labels and run.id in self._labels:
+            if view._run_labels is None or len(view._run_labels) != len(labels) \
+                    or not np.array_equal(view._run_labels, labels):
+                view.set_run_labels(labels)
+        map_run = view.map_run_for(run)
+        centres = estimator_centres(run.estimator)
+        own = run.id not in self._labels  # the run's own partition: its fitted centres apply
+        fitted_on_map = map_run is not None and (map_run is run or run.source_run == map_run.id)
+        if self.mode == AUTO and own and fitted_on_map and centres is not None \
+                and centres.shape[1] == np.asarray(map_run.embedding).reshape(len(labels), -1).shape[1]:
+            present = np.isin(np.arange(centres.shape[0]), labels)
+            xy = centres[present]
+            xy = np.column_stack([xy[:, 0], xy[:, 1] if xy.shape[1] > 1 else np.zeros(len(xy))])
+            self._show(run, CentresResult(np.flatnonzero(present), xy, "fitted",
+                                          f"centres of the clustering of run #{map_run.id}'s map"))
+            return
+        session = self.window.session
+        dataset = session.datasets.get(run.dataset_name)
+        can_project = (self.mode == AUTO and map_run is not None and map_run is not run
+                       and run.source_run is None and map_run.source_run is None
+                       and map_run.estimator is not None and hasattr(map_run.estimator, "extend")
+                       and np.array_equal(map_run.point_index, run.point_index))
+        if can_project:
+            kwargs = dict(mode=PROJECTED, extend=map_run.estimator.extend, map_name=f"run #{map_run.id}'s map")
+            if own and centres is not None and dataset is not None and centres.shape[1] == dataset.n_features:
+                kwargs["centres"] = centres
+            elif dataset is not None:
+                kwargs["raw_X"] = dataset.X[run.point_index]
+            else:
+                can_project = False
+        if not can_project:
+            self._show(run, map_centres(labels, view.xy, mode=MEAN))
+            return
+        token = self._token
+        self._job = self.window.start_job(
+            map_centres, labels, view.xy, title="Projecting cluster centres", foreground=False,
+            on_success=lambda res, token=token, run=run: self._show(run, res) if token == self._token else None,
+            on_failure=lambda msg, detail, token=token, run=run: (
+                self._show(run, map_centres(labels, view.xy, mode=MEAN)) if token == self._token else None),
+            **kwargs)
+
+    def _show(self, run, result: CentresResult | None) -> None:
+        view = self.window.map_view
+        if self._item is not None and view is not None:
+            view.plot.removeItem(self._item)
+            view.legend.removeItem(self._item)
+        self._item = None
+        self.centres, self.centres_run = result, run
+        if result is not None and view is not None and len(result.xy):
+            item = pg.ScatterPlotItem(x=result.xy[:, 0], y=result.xy[:, 1], symbol=CENTRE_SYMBOL,
+                                      size=CENTRE_SIZE, pen=pg.mkPen(0, 0, 0, 255, width=1.8),
+                                      name="cluster centres")
+            item.setZValue(50)
+            item.setToolTip(result.note)
+            view.plot.addItem(item)
+            self._item = item
+            self._recolour()
+        self.centresChanged.emit(result)
+
+    def _recolour(self) -> None:
+        """Fill each star with its cluster's colour (white when the map shows other labels)."""
+        view = self.window.map_view
+        item, res = self._item, self.centres
+        if item is None or res is None or view is None:
+            return
+        brushes = [pg.mkBrush(255, 255, 255, 230)] * len(res.labels)
+        c = view.coloring
+        if c is not None and c.mode == "categorical" and view.color_combo.currentData() == "run" \
+                and view.color_labels is not None:
+            uniq = np.unique(view.color_labels)
+            pos = np.searchsorted(uniq, res.labels)
+            ok = (pos < len(uniq))
+            brushes = [pg.mkBrush(c.qcolor(int(p))) if good and uniq[p] == lab else pg.mkBrush(255, 255, 255)
+                       for p, good, lab in zip(pos, ok, res.labels)]
+        item.setBrush(brushes)
+        if not any(getattr(sample, "item", None) is item for sample, _ in view.legend.items):
+            view.legend.addItem(item, "cluster centres")
+            view.legend.setVisible(True)

@@ -1,0 +1,162 @@
+"""Silhouette plot of a clustering run: one horizontal bar per point, grouped by cluster and
+sorted within each cluster, in the cluster colours, with the mean silhouette as a dashed line.
+
+The silhouettes are computed on a worker thread (:func:`~manifold_studio.gui.cluster_tasks.silhouette_task`,
+at most ``SILHOUETTE_MAX_POINTS`` points drawn at random) on the data the run was fitted on
+(the raw data, or the map for "cluster this map"), for the labels shown on the map (a dendrogram
+cut recomputes them).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout
+
+from manifold_studio.gui.cluster_overlay import ClusterOverlay
+from manifold_studio.gui.cluster_tasks import SilhouetteResult, silhouette_task
+from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.palette import make_coloring
+
+GAP = 3  # empty rows between clusters
+
+
+def silhouette_layout(result: SilhouetteResult):
+    """(y position, value, cluster code) of every bar: clusters bottom-up, sorted within each."""
+    uniq, codes = np.unique(result.labels, return_inverse=True)
+    codes = codes.ravel()
+    order = np.lexsort((result.values, codes))
+    y = np.arange(len(order)) + GAP * codes[order]
+    return y, result.values[order], codes[order], uniq
+
+
+@register_view
+class SilhouetteView(ResultView):
+    view_id = "silhouette"
+    title = "Silhouette"
+    area = "right"
+    order = 20
+
+    def __init__(self, window=None, parent=None):
+        super().__init__(window, parent)
+        self.result: SilhouetteResult | None = None
+        self.bars: list = []
+        self._job = None
+        self._token = 0
+        self.info = QLabel("Silhouette of a clustering run: run a clustering method.")
+        self.info.setWordWrap(True)
+        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.setLabel("bottom", "silhouette s(x)")
+        self.plot.setLabel("left", "points, by cluster")
+        self.plot.showGrid(x=True, y=False, alpha=0.2)
+        self.plot.getPlotItem().getAxis("left").setStyle(showValues=False)
+        self.mean_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(200, 0, 0, width=2, style=Qt.PenStyle.DashLine),
+                                         label="mean {value:.3f}",
+                                         labelOpts={"position": 0.96, "color": (200, 0, 0), "fill": (255, 255, 255, 200)})
+        self.mean_line.hide()
+        self.plot.addItem(self.mean_line)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.info)
+        lay.addWidget(self.plot, 1)
+        if window is not None and hasattr(window, "map_view"):
+            ClusterOverlay.for_window(window).labelsChanged.connect(self._labels_changed)
+
+    def applies_to(self, run) -> bool:
+        return run is not None and run.kind == "clustering"
+
+    @property
+    def n_bars(self) -> int:
+        return len(self.bar_values)
+
+    @property
+    def busy(self) -> bool:
+        return self._job is not None and not self._job.finished
+
+    def show_run(self, run, dataset) -> None:
+        super().show_run(run, dataset)
+        self._start(run)
+
+    def _labels_changed(self, run) -> None:
+        if run is self.run:
+            self._start(run)
+
+    def _start(self, run) -> None:
+        self._token += 1
+        if self._job is not None and not self._job.finished:
+            self._job.cancel()
+        self._job = None
+        if run is None or not run.succeeded or run.labels is None or self.window is None:
+            self._draw(None)
+            self.info.setText("Silhouette of a clustering run: run a clustering method.")
+            return
+        labels = ClusterOverlay.for_window(self.window).labels_for(run)
+        try:
+            X, _ = self.window.session.training_data(run)
+        except Exception as exc:  # noqa: BLE001 - the data set was removed
+            self._draw(None)
+            self.info.setText(f"No silhouette: {exc}")
+            return
+        if np.unique(labels).size < 2:
+            self._draw(None)
+            self.info.setText("The silhouette needs at least two clusters: this partition has one.")
+            return
+        self.info.setText(f"Computing the silhouettes of {run.title()}…")
+        token = self._token
+        self._job = self.window.start_job(
+            silhouette_task, X, labels, title="Silhouette", foreground=False,
+            on_success=lambda res, token=token, run=run: self._done(token, run, res),
+            on_failure=lambda msg, detail, token=token: self._failed(token, msg))
+
+    def _done(self, token, run, result: SilhouetteResult) -> None:
+        if token != self._token:
+            return
+        self._draw(result)
+        src = "the map of run #%d" % run.source_run if run.source_run is not None else "the raw data"
+        sample = (f" on a random sample of {len(result.values):,} of {result.n_total:,} points"
+                  if len(result.values) < result.n_total else "")
+        note = ClusterOverlay.for_window(self.window).labels_note(run)
+        self.info.setText(f"{run.title()}: mean silhouette <b>{result.mean:.3f}</b> "
+                          f"({len(np.unique(result.labels))} clusters, computed on {src}{sample})"
+                          + (f"; {note}" if note else ""))
+
+    def _failed(self, token, message) -> None:
+        if token != self._token:
+            return
+        self._draw(None)
+        self.info.setText(f"No silhouette: {message}")
+
+    def _draw(self, result: SilhouetteResult | None) -> None:
+        for b in self.bars:
+            self.plot.removeItem(b)
+        self.bars = []
+        self.result = result
+        if result is None:
+            self.mean_line.hide()
+            return
+        y, values, codes, uniq = silhouette_layout(result)
+        coloring = make_coloring(uniq, len(uniq), "cluster")
+        for c in range(len(uniq)):
+            sel = codes == c
+            color = coloring.qcolor(int(coloring.codes[c]))
+            bar = pg.BarGraphItem(x0=np.zeros(sel.sum()), y=y[sel], height=1.0, width=values[sel],
+                                  brush=pg.mkBrush(color), pen=pg.mkPen(color) if sel.sum() < 400 else None)
+            self.plot.addItem(bar)
+            self.bars.append(bar)
+            text = pg.TextItem(str(coloring.names[c]), color=(30, 30, 30), anchor=(1.1, 0.5))
+            text.setPos(min(0.0, float(values[sel].min())), float(y[sel].mean()))
+            self.plot.addItem(text)
+            self.bars.append(text)
+        self.mean_line.setValue(result.mean)
+        self.mean_line.show()
+        lo = min(-0.1, float(values.min()) - 0.1)
+        self.plot.setXRange(lo, 1.0, padding=0.02)
+        self.plot.setYRange(-1, float(y.max()) + 1, padding=0.01)
+
+    @property
+    def bar_values(self) -> np.ndarray:
+        """The values of the bars drawn (for tests)."""
+        vals = [np.asarray(b.opts["width"]) for b in self.bars if isinstance(b, pg.BarGraphItem)]
+        return np.concatenate(vals) if vals else np.zeros(0)
