@@ -1,0 +1,75 @@
+"""Isomap: agreement with scikit-learn, swiss roll, disconnected graphs, k >= n."""
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+import manifold_studio as ms
+from manifold_studio.errors import DataError
+from procrustes import procrustes_residual
+from spectral_data import swiss_roll
+
+
+def test_matches_sklearn_isomap_fit_and_transform():
+    from sklearn.manifold import Isomap
+
+    X, _ = swiss_roll(600)
+    X_new, _ = swiss_roll(200, seed=1)
+    ours = ms.get_algorithm("isomap", n_neighbors=10, n_components=2).fit(X)
+    sk = Isomap(n_neighbors=10, n_components=2).fit(X)
+    assert procrustes_residual(sk.embedding_, ours.embedding_, scale=False) < 1e-8
+    assert procrustes_residual(sk.transform(X_new), ours.extend(X_new), scale=False) < 1e-8
+
+
+def test_radius_graph_matches_sklearn():
+    from sklearn.manifold import Isomap
+
+    X, _ = swiss_roll(500)
+    ours = ms.get_algorithm("isomap", radius=6.0).fit(X)
+    sk = Isomap(n_neighbors=None, radius=6.0).fit(X)
+    assert procrustes_residual(sk.embedding_, ours.embedding_, scale=False) < 1e-8
+
+
+def test_swiss_roll_parameter_is_recovered():
+    X, t = swiss_roll(1500)
+    emb = ms.get_algorithm("isomap", n_neighbors=10).fit(X).embedding_
+    rho = max(abs(spearmanr(emb[:, j], t)[0]) for j in range(2))
+    assert rho > 0.99
+
+
+def _two_blobs():
+    rng = np.random.default_rng(0)
+    return np.vstack([rng.normal(size=(60, 2)), rng.normal(size=(40, 2)) + 50])
+
+
+def test_disconnected_graph_message_gives_components_and_smallest_k():
+    X = _two_blobs()
+    with pytest.raises(DataError) as err:
+        ms.get_algorithm("isomap", n_neighbors=5).fit(X)
+    msg = str(err.value)
+    assert "2 separate connected components" in msg and "60, 40" in msg
+    assert "smallest n_neighbors that connects them is 40" in msg
+    assert "largest_component=True" in msg
+    ms.get_algorithm("isomap", n_neighbors=40).fit(X)  # the suggestion works
+
+
+def test_largest_component_option():
+    X = _two_blobs()
+    est = ms.get_algorithm("isomap", n_neighbors=5, largest_component=True).fit(X)
+    assert est.embedding_.shape == (100, 2)
+    assert np.isnan(est.embedding_[60:]).all() and np.isfinite(est.embedding_[:60]).all()
+    assert est.embedded_mask_.sum() == 60 and "largest" in est.warning_
+    assert np.isfinite(est.extend(X[:5] + 0.01)).all()
+
+
+def test_k_not_smaller_than_n():
+    X, _ = swiss_roll(10)
+    with pytest.raises(DataError, match="n_neighbors=10 is too large.*10 points.*n_neighbors <= 9"):
+        ms.get_algorithm("isomap", n_neighbors=10).fit(X)
+
+
+def test_new_point_never_shortens_training_paths():
+    X, _ = swiss_roll(400)
+    est = ms.get_algorithm("isomap").fit(X)
+    before = est.geodesic_.copy()
+    est.extend(swiss_roll(50, seed=3)[0])
+    np.testing.assert_array_equal(est.geodesic_, before)

@@ -1,0 +1,54 @@
+"""Kernel PCA: agreement with scikit-learn (fit + transform), linear kernel = PCA, bad input."""
+import numpy as np
+import pytest
+
+import manifold_studio as ms
+from manifold_studio.errors import DataError
+from procrustes import procrustes_residual
+from spectral_data import swiss_roll
+
+
+@pytest.mark.parametrize("kernel,kw", [("rbf", {"gamma": 0.02}), ("poly", {"gamma": 0.01, "degree": 2, "coef0": 1}),
+                                       ("sigmoid", {"gamma": 0.001, "coef0": 0.5}), ("linear", {})])
+def test_matches_sklearn_kernel_pca_fit_and_transform(kernel, kw):
+    from sklearn.decomposition import KernelPCA
+
+    X, _ = swiss_roll(500)
+    X_new, _ = swiss_roll(200, seed=1)
+    ours = ms.get_algorithm("kernel_pca", n_components=3, kernel=kernel, **kw).fit(X)
+    sk = KernelPCA(n_components=3, kernel=kernel, **kw).fit(X)
+    # same eigenvalues (sklearn's are the eigenvalues of the centred kernel too)
+    np.testing.assert_allclose(ours.eigenvalues_, sk.eigenvalues_, rtol=1e-8)
+    assert procrustes_residual(sk.transform(X), ours.embedding_, scale=False) < 1e-8
+    assert procrustes_residual(sk.transform(X_new), ours.extend(X_new), scale=False) < 1e-8
+    # component by component, up to sign
+    np.testing.assert_allclose(np.abs(ours.extend(X_new)), np.abs(sk.transform(X_new)), atol=1e-7 * np.abs(ours.embedding_).max())
+
+
+def test_linear_kernel_is_pca():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5)) * [4, 2, 1, 0.5, 0.2] + 3.0
+    X_new = rng.normal(size=(50, 5)) * 3
+    kpca = ms.get_algorithm("kernel_pca", kernel="linear", n_components=3).fit(X)
+    if "pca" in ms.list_algorithms():
+        pca = ms.get_algorithm("pca", n_components=3).fit(X)
+        ref_train, ref_new = pca.embedding_, pca.extend(X_new)
+    else:  # pragma: no cover - the pca plugin is optional here
+        mean = X.mean(0)
+        _, _, Vt = np.linalg.svd(X - mean, full_matrices=False)
+        ref_train, ref_new = (X - mean) @ Vt[:3].T, (X_new - mean) @ Vt[:3].T
+    np.testing.assert_allclose(np.abs(kpca.embedding_), np.abs(ref_train), atol=1e-9)
+    np.testing.assert_allclose(np.abs(kpca.extend(X_new)), np.abs(ref_new), atol=1e-9)
+    assert procrustes_residual(ref_new, kpca.extend(X_new), scale=False) < 1e-10
+
+
+def test_rbf_width_underflow_message():
+    X, _ = swiss_roll(100)
+    with pytest.raises(DataError, match="gamma.*underflows"):
+        ms.get_algorithm("kernel_pca", kernel="rbf", gamma=1e5).fit(X)
+
+
+def test_summary_reports_explained_fraction():
+    X, _ = swiss_roll(200)
+    s = ms.get_algorithm("kernel_pca", kernel="linear", n_components=3).fit(X).result_summary()
+    assert s["explained_fraction"] == pytest.approx(1.0)
