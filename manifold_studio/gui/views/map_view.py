@@ -251,6 +251,10 @@ class MapView(ResultView):
             vals = np.asarray(ext.values)
             if run.embedding is not None and vals.ndim == 2 and vals.shape[0]:
                 layers.append((f"extended: {ext.name}", vals, "x"))
+        fitted = run.meta.get("fitted_rows")  # "fit on a sample": ring the points the model was fitted on
+        if fitted is not None and len(self.xy) == run.n_points and 0 < len(fitted) < len(self.xy):
+            layers.insert(0, (f"fitted sample ({len(fitted):,} of {len(self.xy):,} points)",
+                              self.xy[np.asarray(fitted, dtype=np.intp)], "o"))
         self.set_overlays(layers)
         self.runShown.emit(run)
 

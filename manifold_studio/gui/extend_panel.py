@@ -1,0 +1,509 @@
+"""The "Out of sample" panel: extend a fitted run to new points, hold part of the data out,
+fit on a sample and extend to all, save a fitted model and apply a saved one to a file.
+
+It is registered as a view (so the main window gives it a dock and tells it the current run)
+but it draws nothing itself: every action builds a request, a worker runs a Qt-free task from
+:mod:`manifold_studio.gui.extension_tasks` (``window.start_job``: progress bar, Cancel), and
+the result goes into the session (``add_extension`` / a new run), which the map then draws —
+extended points with an "x", the fitted sample of a "fit on a sample" run with rings.
+
+Nothing is lost on failure or cancel: an extension is only added when it succeeded.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+    QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from manifold_studio.errors import DataError
+from manifold_studio.gui.extension_tasks import (
+    apply_model_to_file, extend_task, holdout_split, load_and_extend, matrix_megabytes, sample_fit_task,
+)
+from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.session import FitOutcome, error_message
+
+HELDOUT, DATASET = "heldout", "dataset"
+
+
+def _size_text(mb: float) -> str:
+    return f"{mb / 1000:,.1f} GB" if mb >= 1000 else f"{mb:,.1f} MB"
+
+
+@register_view
+class ExtendPanel(ResultView):
+    """Out-of-sample tools for the current run (see the module docstring)."""
+
+    view_id = "extend"
+    title = "Out of sample"
+    area = "right"
+    order = 10
+
+    #: an extension was added (the Extension) / an extension job failed (message) / was cancelled
+    extended = Signal(object)
+    extendFailed = Signal(str)
+    extendCancelled = Signal()
+
+    def __init__(self, window=None, parent=None):
+        super().__init__(window, parent)
+        self.job = None
+        self._pending_holdout: dict[int, np.ndarray] = {}
+
+        self.run_label = QLabel("No fitted run yet.")
+        self.run_label.setWordWrap(True)
+        self.run_label.setStyleSheet("font-weight: bold;")
+
+        # -- extend ------------------------------------------------------------------------
+        extend_box = QGroupBox("Extend the current run to new points")
+        self.target_combo = QComboBox()
+        self.target_combo.setToolTip("Points to place into the current map with the fitted model "
+                                     "(Nyström extension for spectral methods).")
+        self.target_combo.currentIndexChanged.connect(lambda _i: self._update_enabled())
+        self.extend_button = QPushButton("Extend")
+        self.extend_button.setToolTip("Place the chosen points into the current map (on a worker thread).")
+        self.extend_button.clicked.connect(lambda: self.extend_selected())
+        self.file_button = QPushButton("Extend to a file…")
+        self.file_button.setToolTip("Read a data file with the same columns as the training data and "
+                                    "place its points into the current map.")
+        self.file_button.clicked.connect(self.choose_file)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setToolTip("Stop the running extension; earlier results are kept.")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row = QHBoxLayout()
+        row.addWidget(self.extend_button)
+        row.addWidget(self.file_button)
+        row.addWidget(self.cancel_button)
+        el = QVBoxLayout(extend_box)
+        el.addWidget(self.target_combo)
+        el.addLayout(row)
+        el.addWidget(self.status)
+
+        # -- hold-out split ----------------------------------------------------------------
+        holdout_box = QGroupBox("Hold out part of the data")
+        self.holdout_fraction = QDoubleSpinBox()
+        self.holdout_fraction.setRange(1.0, 90.0)
+        self.holdout_fraction.setDecimals(1)
+        self.holdout_fraction.setSingleStep(5.0)
+        self.holdout_fraction.setValue(20.0)
+        self.holdout_fraction.setSuffix(" %")
+        self.holdout_fraction.setToolTip("Share of the current data set left out of the fit and then "
+                                         "placed by the extension.")
+        self.holdout_seed = QSpinBox()
+        self.holdout_seed.setRange(0, 2**31 - 1)
+        self.holdout_seed.setToolTip("Random seed of the split (same seed, same split).")
+        self.holdout_button = QPushButton("Fit on the rest, extend the held-out part")
+        self.holdout_button.setToolTip("Fit the algorithm selected in the Algorithm panel on the points "
+                                       "not held out, then extend the fit to the held-out points.")
+        self.holdout_button.clicked.connect(lambda: self.fit_with_holdout())
+        hf = QFormLayout()
+        hf.addRow("Held out:", self.holdout_fraction)
+        hf.addRow("Seed:", self.holdout_seed)
+        hl = QVBoxLayout(holdout_box)
+        hl.addLayout(hf)
+        hl.addWidget(self.holdout_button)
+
+        # -- fit on a sample ---------------------------------------------------------------
+        sample_box = QGroupBox("Fit on a sample, extend to all")
+        self.sample_size = QSpinBox()
+        self.sample_size.setRange(2, 2_000_000_000)
+        self.sample_size.setValue(1000)
+        self.sample_size.setGroupSeparatorShown(True)
+        self.sample_size.setToolTip("m: number of randomly chosen points the model is fitted on; "
+                                    "every other point is placed by the extension (cost O(N·m) "
+                                    "instead of O(N²)).")
+        self.sample_size.valueChanged.connect(lambda _v: self._update_sample_hint())
+        self.sample_seed = QSpinBox()
+        self.sample_seed.setRange(0, 2**31 - 1)
+        self.sample_seed.setToolTip("Random seed of the sample.")
+        self.sample_hint = QLabel("")
+        self.sample_hint.setWordWrap(True)
+        self.sample_hint.setStyleSheet("color: #555;")
+        self.sample_button = QPushButton("Fit on m points, extend to all")
+        self.sample_button.setToolTip("Fit the algorithm selected in the Algorithm panel on m random "
+                                      "points of the current data set and extend it to all of them.")
+        self.sample_button.clicked.connect(lambda: self.fit_on_sample())
+        sf = QFormLayout()
+        sf.addRow("Sample size m:", self.sample_size)
+        sf.addRow("Seed:", self.sample_seed)
+        sl = QVBoxLayout(sample_box)
+        sl.addLayout(sf)
+        sl.addWidget(self.sample_hint)
+        sl.addWidget(self.sample_button)
+
+        # -- model files -------------------------------------------------------------------
+        model_box = QGroupBox("Fitted model")
+        self.save_button = QPushButton("Save model…")
+        self.save_button.setToolTip("Save the current run's fitted model to a .npz file (no pickle).")
+        self.save_button.clicked.connect(self.choose_save_path)
+        self.apply_button = QPushButton("Apply a saved model…")
+        self.apply_button.setToolTip("Load a saved model and place the points of a data file with it.")
+        self.apply_button.clicked.connect(self.choose_model_and_file)
+        ml = QHBoxLayout(model_box)
+        ml.addWidget(self.save_button)
+        ml.addWidget(self.apply_button)
+
+        inner = QWidget()
+        lay = QVBoxLayout(inner)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.run_label)
+        lay.addWidget(extend_box)
+        lay.addWidget(holdout_box)
+        lay.addWidget(sample_box)
+        lay.addWidget(model_box)
+        lay.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(inner)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+
+        if window is not None:
+            window.bridge.datasetsChanged.connect(self.refresh)
+            window.runFinished.connect(self._on_run_finished)
+        self.refresh()
+
+    # -- helpers ------------------------------------------------------------------------------
+    @property
+    def session(self):
+        return self.window.session
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and not self.job.finished
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setStyleSheet("color: #b00020;" if error else "")
+        self.status.setText(text)
+
+    def _fitted_run(self):
+        run = self.run
+        if run is None or not run.succeeded or run.estimator is None:
+            return None
+        return run
+
+    def heldout_rows(self, run) -> np.ndarray | None:
+        """Rows of the run's data set that the run was not fitted on (None: it used them all)."""
+        if run is None or run.rows is None or run.source_run is not None:
+            return None
+        ds = self.session.datasets.get(run.dataset_name)
+        if ds is None:
+            return None
+        mask = np.ones(ds.n_samples, dtype=bool)
+        mask[np.asarray(run.rows)] = False
+        rows = np.flatnonzero(mask)
+        return rows if rows.size else None
+
+    # -- ResultView -----------------------------------------------------------------------
+    def show_run(self, run, dataset) -> None:
+        super().show_run(run, dataset)
+        self.refresh()
+
+    def refresh(self) -> None:
+        run = self._fitted_run()
+        if run is None:
+            self.run_label.setText("No fitted run yet: fit a method first, then extend it here.")
+        else:
+            how = ""
+            fitted = run.meta.get("fitted_rows")
+            if fitted is not None:
+                how = f" — fitted on {len(fitted):,} of {run.n_points:,} points"
+            elif run.rows is not None:
+                how = f" — fitted on {len(run.rows):,} rows"
+            self.run_label.setText(f"Run {run.title()}{how}")
+        self.target_combo.clear()
+        if run is not None:
+            held = self.heldout_rows(run)
+            if held is not None:
+                self.target_combo.addItem(f"held-out rows of {run.dataset_name} ({held.size:,} points)",
+                                          f"{HELDOUT}:{run.dataset_name}")
+            n_feat = getattr(run.estimator, "n_features_in_", None)
+            for name, ds in self.session.datasets.items():
+                if name == run.dataset_name or run.source_run is not None:
+                    continue
+                if n_feat is not None and ds.n_features != n_feat:
+                    continue
+                self.target_combo.addItem(f"data set {name} ({ds.n_samples:,} × {ds.n_features})",
+                                          f"{DATASET}:{name}")
+        if not self.target_combo.count():
+            self.target_combo.addItem("(no other points: hold some out, load data or use a file)", None)
+        self._update_enabled()
+        self._update_sample_hint()
+
+    def _update_enabled(self) -> None:
+        has_run = self._fitted_run() is not None and self._fitted_run().source_run is None
+        busy = self.busy
+        self.extend_button.setEnabled(has_run and not busy and self.target_combo.currentData() is not None)
+        self.file_button.setEnabled(has_run and not busy)
+        self.save_button.setEnabled(self._fitted_run() is not None)
+        self.cancel_button.setEnabled(busy)
+        has_data = self.window is not None and self.session.current_dataset is not None
+        self.holdout_button.setEnabled(has_data)
+        self.sample_button.setEnabled(has_data)
+
+    def _update_sample_hint(self) -> None:
+        ds = self.session.current_dataset if self.window is not None else None
+        if ds is None:
+            self.sample_hint.setText("Load a data set first.")
+            return
+        N, m = ds.n_samples, min(self.sample_size.value(), ds.n_samples)
+        self.sample_hint.setText(
+            f"{ds.name}: N = {N:,} points. A full spectral fit needs an N×N matrix "
+            f"({_size_text(matrix_megabytes(N))}); a sample of m = {m:,} needs {_size_text(matrix_megabytes(m))}.")
+
+    # -- extend -------------------------------------------------------------------------------
+    def extend_selected(self):
+        """Extend the current run to the target chosen in the combo box. Returns the Job."""
+        target = self.target_combo.currentData()
+        run = self._fitted_run()
+        if run is None or target is None:
+            self._say("Nothing to extend to: fit a run, then hold out points, load another data set "
+                      "or choose a file.", error=True)
+            return None
+        kind, name = target.split(":", 1)
+        if kind == HELDOUT:
+            rows = self.heldout_rows(run)
+            return self.extend_rows(run, name, rows)
+        return self.extend_rows(run, name, None)
+
+    def extend_rows(self, run, dataset_name: str, rows=None):
+        """Extend ``run`` to a loaded data set (``rows`` of it, or all rows)."""
+        if self.busy:
+            self._say("An extension is already running: wait for it or cancel it.", error=True)
+            return None
+        try:
+            ds = self.session.dataset(dataset_name)
+        except DataError as exc:
+            self._say(error_message(exc), error=True)
+            return None
+        X = ds.X if rows is None else ds.X[np.asarray(rows)]
+        what = f"Data set '{ds.name}'"
+        task = functools.partial(extend_task, run.estimator, X, rows, what)
+        label = f"{ds.name} ({X.shape[0]:,} points)" if rows is None else \
+            f"held-out rows of {ds.name} ({X.shape[0]:,} points)"
+        return self._start(task, run, label, dataset_name=ds.name)
+
+    def choose_file(self):
+        host = self.window.host
+        exts = sorted({e for loader in host.loaders.values() for e in loader.extensions})
+        filt = f"Data files ({' '.join('*' + e for e in exts)});;All files (*)" if exts else "All files (*)"
+        path, _ = QFileDialog.getOpenFileName(self, "Extend the current run to a data file", "", filt)
+        if path:
+            self.extend_file(path)
+
+    def _loader_options(self, path: Path, ask: bool | None):
+        """(ok, options): the loader's options, asked in a dialog when the window asks for them."""
+        loader = self.window.host.loader_for(path)
+        ask = self.window.ask_loader_options if ask is None else ask
+        if ask and loader.options:
+            from manifold_studio.gui.data_panel import LoaderOptionsDialog
+
+            dlg = LoaderOptionsDialog(loader, path, self)
+            if dlg.exec() != QDialog.DialogCode.Accepted:
+                return False, None
+            return True, dlg.form.values()
+        return True, None
+
+    def extend_file(self, path, options: dict | None = None, ask: bool | None = None):
+        """Read a data file on a worker thread and extend the current run to all of its rows;
+        the file becomes a loaded data set (not the current one) only if that succeeds."""
+        run = self._fitted_run()
+        path = Path(path)
+        if run is None:
+            self._fail(f"Cannot extend to {path.name}: there is no fitted run.")
+            return None
+        if self.busy:
+            self._say("An extension is already running: wait for it or cancel it.", error=True)
+            return None
+        if options is None:
+            try:
+                ok, options = self._loader_options(path, ask)
+            except DataError as exc:
+                self._fail(f"Cannot extend to {path.name}: {error_message(exc)}")
+                return None
+            if not ok:
+                return None
+        task = functools.partial(load_and_extend, str(path), run.estimator, self.window.host, options)
+        return self._start(task, run, path.name, dataset_name=None, source=path.name)
+
+    def _start(self, task, run, label: str, dataset_name: str | None, source: str = ""):
+        rid = run.id
+        self._say(f"Extending run #{rid} to {label}…")
+        self.job = self.window.start_job(
+            task, title=f"Extending run #{rid} to {label}",
+            on_success=lambda res, rid=rid, dn=dataset_name: self._extended(rid, res, dn),
+            on_failure=lambda msg, detail, rid=rid, what=source or label: self._extend_failed(rid, what, msg, detail),
+            on_cancel=self._extend_cancelled)
+        self.job.ended.connect(self._update_enabled)
+        self._update_enabled()
+        return self.job
+
+    def cancel(self) -> None:
+        if self.busy:
+            self.job.cancel()
+            self._say("Cancelling…")
+
+    def _extended(self, run_id: int, res, dataset_name: str | None) -> None:
+        if run_id not in self.session.runs:
+            self._say(f"Run #{run_id} was removed meanwhile: the extension is dropped.", error=True)
+            return
+        if res.dataset is not None:  # a file: keep it as a loaded data set, without switching to it
+            dataset_name = self.session.add_dataset(res.dataset, make_current=False)
+        ext = self.session.add_extension(run_id, res.values, dataset_name, rows=res.rows, time_s=res.time_s)
+        n = int(np.asarray(res.values).shape[0])
+        self._say(f"Extended run #{run_id} to {n:,} points in {res.time_s:.2f} s "
+                  "(drawn with × over the map).")
+        self.window.show_status(f"Extended run #{run_id} to {ext.name} in {res.time_s:.2f} s")
+        self.extended.emit(ext)
+
+    def _fail(self, message: str, detail: str = "") -> None:
+        self._say(message, error=True)
+        self.window.report_error(message, detail, dialog=True)
+        self.extendFailed.emit(message)
+
+    def _extend_failed(self, run_id: int, what: str, message: str, detail: str) -> None:
+        self._fail(f"Could not extend run #{run_id} to {what}: {message}. Nothing was changed.", detail)
+
+    def _extend_cancelled(self) -> None:
+        self._say("Extension cancelled; the earlier results are kept.")
+        self.window.show_status("Extension cancelled; the earlier results are kept.")
+        self.extendCancelled.emit()
+
+    # -- hold-out split -------------------------------------------------------------------------
+    def fit_with_holdout(self, algorithm_id: str | None = None, params: dict | None = None):
+        """Fit the selected algorithm without a random held-out part of the current data set,
+        then extend the fit to that part. Returns the Run (or None)."""
+        ds = self.session.current_dataset
+        if ds is None:
+            self._fail("Load a data set first.")
+            return None
+        try:
+            train, held = holdout_split(ds.n_samples, self.holdout_fraction.value() / 100.0,
+                                        self.holdout_seed.value())
+        except DataError as exc:
+            self._fail(error_message(exc))
+            return None
+        run = self.window.run_algorithm(algorithm_id, params, ds.name, rows=train)
+        if run is not None and not run.finished:
+            self._pending_holdout[run.id] = held
+            self._say(f"Fitting run #{run.id} on {train.size:,} points; {held.size:,} held out…")
+        return run
+
+    def _on_run_finished(self, run) -> None:
+        held = self._pending_holdout.pop(run.id, None)
+        if held is None or not run.succeeded:
+            return
+        self.extend_rows(run, run.dataset_name, held)
+
+    # -- fit on a sample ----------------------------------------------------------------------
+    def fit_on_sample(self, algorithm_id: str | None = None, params: dict | None = None, m: int | None = None):
+        """Fit the selected algorithm on m random points of the current data set and extend it
+        to all of them (one run holding every point). Returns the Run (or None)."""
+        ds = self.session.current_dataset
+        if ds is None:
+            self._fail("Load a data set first.")
+            return None
+        m = int(self.sample_size.value() if m is None else m)
+        seed = int(self.sample_seed.value())
+        host, session = self.window.host, self.session
+
+        def make_task(run):
+            cls = host.algorithm_class(run.algorithm_id)
+            X, y = session.training_data(run)
+            if cls.requires_labels and y is None:
+                raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
+            return functools.partial(sample_fit_task, cls, dict(run.params), X, m,
+                                     y if cls.requires_labels else None, seed)
+
+        run = self.window.run_algorithm(algorithm_id, params, ds.name, make_task=make_task)
+        if run is not None and not run.finished:
+            self._say(f"Run #{run.id}: fitting on {min(m, ds.n_samples):,} of {ds.n_samples:,} points, "
+                      "then extending to all…")
+        return run
+
+    # -- model files --------------------------------------------------------------------------
+    def choose_save_path(self):
+        run = self._fitted_run()
+        if run is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save the fitted model", f"{run.algorithm_id}_run{run.id}.npz",
+                                              "Manifold Studio model (*.npz)")
+        if path:
+            self.save_model(path)
+
+    def save_model(self, path):
+        """Save the current run's fitted model (on a worker thread). Returns the Job."""
+        from manifold_studio.model_io import save_model
+
+        run = self._fitted_run()
+        if run is None:
+            self._fail("There is no fitted model to save.")
+            return None
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        ds = self.session.datasets.get(run.dataset_name)
+
+        def task(progress=None):
+            progress.checkpoint(0.0, f"Saving {path.name}")
+            return save_model(run.estimator, path, data=ds, extra={"run": run.id, "params": run.params})
+
+        return self.window.start_job(
+            task, title=f"Saving model of run #{run.id}",
+            on_success=lambda p: (self._say(f"Saved the model of run #{run.id} to {p}."),
+                                  self.window.show_status(f"Saved model to {p}")),
+            on_failure=lambda msg, detail: self._fail(f"Could not save the model: {msg}", detail))
+
+    def choose_model_and_file(self):
+        model, _ = QFileDialog.getOpenFileName(self, "Choose a saved model", "", "Manifold Studio model (*.npz)")
+        if not model:
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Choose the data file to place with it", "", "All files (*)")
+        if path:
+            self.apply_model(model, path)
+
+    def apply_model(self, model_path, data_path, options: dict | None = None, ask: bool | None = None):
+        """Load a saved model and a data file on a worker thread and place the file's points
+        with the model; the result becomes a new run on the file (the model is not refitted)."""
+        data_path = Path(data_path)
+        if options is None:
+            try:
+                ok, options = self._loader_options(data_path, ask)
+            except DataError as exc:
+                self._fail(f"Cannot read {data_path.name}: {error_message(exc)}")
+                return None
+            if not ok:
+                return None
+        task = functools.partial(apply_model_to_file, str(model_path), str(data_path), self.window.host, options)
+        return self.window.start_job(
+            task, title=f"Applying {Path(model_path).name} to {data_path.name}",
+            on_success=lambda res, mp=str(model_path): self._model_applied(mp, res),
+            on_failure=lambda msg, detail: self._fail(
+                f"Could not apply {Path(model_path).name} to {data_path.name}: {msg}. Nothing was changed.", detail))
+
+    def _model_applied(self, model_path: str, result) -> None:
+        est, meta, res = result
+        name = self.session.add_dataset(res.dataset)
+        values = np.asarray(res.values)
+        run = self.session.create_run(est.id, est.get_params(), name)
+        self.session.start_run(run.id)
+        embedding = values if est.kind == "embedding" else None
+        labels = None if est.kind == "embedding" else values
+        summary = {"applied_model": Path(model_path).name, "extend_time_s": round(res.time_s, 3)}
+        outcome = FitOutcome(est, embedding, labels, summary, 0.0,
+                             meta={"applied_model": str(model_path),
+                                   "training_data": (meta.get("training_data") or {}).get("name", "")})
+        run = self.session.complete_run(run.id, outcome)
+        self._say(f"Placed {values.shape[0]:,} points of {name} with the saved model "
+                  f"{Path(model_path).name} (run #{run.id}).")
+        self.window.runFinished.emit(run)
