@@ -50,6 +50,8 @@ def _make_init(params: tuple[Param, ...]):
 class Algorithm:
     """Base class of every algorithm plugin. Qt-free."""
 
+    _estimator_type: ClassVar[str | None] = None
+
     id: ClassVar[str] = ""
     name: ClassVar[str] = ""
     kind: ClassVar[str] = ""
@@ -141,7 +143,7 @@ class Algorithm:
     def _check_new_data(self, X, what: str = "extend") -> np.ndarray:
         self.check_is_fitted(what)
         X = check_data(X, name="X_new", min_samples=1)
-        check_n_features(X, self.n_features_in_)
+        check_n_features(X, self.n_features_in_, type(self).__name__)
         return X
 
     def map_chunks(self, func, X: np.ndarray, progress=None, message: str = "Extending") -> np.ndarray:
@@ -198,9 +200,20 @@ class Algorithm:
         self._p = self.validate_params()
         return self
 
-    # scikit-learn tags (keeps check_estimator and pipelines happy)
+    # scikit-learn interoperability (pipelines, clone, check_estimator). Only scikit-learn
+    # calls __sklearn_tags__, so importing it there adds no runtime dependency.
     def __sklearn_is_fitted__(self):
         return self.is_fitted
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, TargetTags, Tags, TransformerTags
+
+        return Tags(estimator_type=self._estimator_type,
+                    target_tags=TargetTags(required=self.requires_labels),
+                    transformer_tags=TransformerTags() if self.kind == "embedding" else None,
+                    classifier_tags=ClassifierTags() if self.kind == "classification" else None,
+                    regressor_tags=None,
+                    input_tags=InputTags(two_d_array=True, allow_nan=False))
 
 
 class EmbeddingAlgorithm(Algorithm):

@@ -6,6 +6,10 @@ import numpy as np
 from manifold_studio.errors import DataError
 
 
+class NonNumericDataError(DataError, TypeError):
+    """Values that cannot be read as numbers (a DataError that is also a TypeError, as numpy raises)."""
+
+
 def _describe_positions(mask: np.ndarray, limit: int = 5) -> str:
     rows, cols = np.nonzero(mask)
     pairs = [f"row {r} column {c}" for r, c in zip(rows[:limit], cols[:limit])]
@@ -22,6 +26,9 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     """
     if X is None:
         raise DataError(f"{name} is missing: give an (n_samples, n_features) array.")
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise DataError(f"{name} is a sparse matrix; sparse input is not supported: "
+                        "convert it with X.toarray() first.")
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
     try:
@@ -31,14 +38,15 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     if arr.dtype == object or arr.dtype.kind in "USV":
         try:
             arr = arr.astype(dtype)
-        except (TypeError, ValueError):
-            raise DataError(f"{name} holds non-numeric values; every column must be numeric.") from None
+        except (TypeError, ValueError) as exc:
+            raise NonNumericDataError(f"{name} holds non-numeric values ({exc}); every column must "
+                                      "be numeric.") from None
     elif arr.dtype.kind == "c":
-        raise DataError(f"{name} holds complex numbers; only real values are allowed.")
+        raise DataError(f"{name} holds complex numbers (Complex data not supported): only real values are allowed.")
     if arr.ndim == 1:
         raise DataError(f"{name} is 1-dimensional with {arr.shape[0]} values; expected a 2-D array "
-                        "(n_samples, n_features): reshape a single feature as X.reshape(-1, 1) "
-                        "or a single sample as X.reshape(1, -1).")
+                        "(n_samples, n_features). Reshape your data: X.reshape(-1, 1) for a single "
+                        "feature, X.reshape(1, -1) for a single sample.")
     if arr.ndim != 2:
         raise DataError(f"{name} has {arr.ndim} dimensions; expected a 2-D array (n_samples, n_features).")
     arr = np.ascontiguousarray(arr, dtype=dtype)
@@ -46,7 +54,8 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     if n < min_samples:
         raise DataError(f"{name} has {n} sample(s); this needs at least {min_samples}.")
     if d < min_features:
-        raise DataError(f"{name} has {d} feature(s); this needs at least {min_features}.")
+        raise DataError(f"{name} has {d} feature(s) (shape={arr.shape}) while a minimum of "
+                        f"{min_features} is required.")
     if not allow_nan:
         bad = ~np.isfinite(arr)
         if bad.any():
@@ -56,9 +65,10 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     return arr
 
 
-def check_n_features(X: np.ndarray, expected: int, name: str = "X_new") -> None:
+def check_n_features(X: np.ndarray, expected: int, owner: str = "the model") -> None:
     if X.shape[1] != expected:
-        raise DataError(f"{name} has {X.shape[1]} feature(s) but the model was fitted on {expected}.")
+        raise DataError(f"X has {X.shape[1]} features, but {owner} is expecting {expected} features "
+                        "as input (the number it was fitted on).")
 
 
 def check_labels(y, n: int, name: str = "y") -> np.ndarray:
