@@ -40,6 +40,7 @@ import numpy as np
 from scipy import linalg
 
 from manifold_studio.algorithms.checks import check_data
+from manifold_studio.algorithms.kmeans_core import blas_single_thread
 from manifold_studio.errors import DataError, ManifoldStudioError
 
 __all__ = ["UndefinedMetricError", "InertiaDecomposition", "Homogeneity", "ContingencyTable",
@@ -270,30 +271,31 @@ def silhouette_samples(X, labels, *, convention: str = "standard", block_size: i
     own_div = (counts - 1.0) if convention == "standard" else counts.astype(float)
     own_div = np.where(own_div > 0, own_div, 1.0)
     s = np.empty(n)
-    for start in range(0, n, block_size):
-        if progress is not None:
-            progress.checkpoint(start / n, f"Silhouette {start:,}/{n:,} points")
-        stop = min(start + block_size, n)
-        rows = np.arange(start, stop)
-        D = left[start:stop] @ right_T
-        np.maximum(D, 0.0, out=D)
-        np.sqrt(D, out=D)
-        D[rows - start, rows] = 0.0            # exact zero self-distance
-        if use_onehot:
-            sums = D @ onehot                   # (block, K)
-        else:
-            sums = np.add.reduceat(D[:, order], starts, axis=1)
-        own = codes[start:stop]
-        a = sums[rows - start, own] / own_div[own]
-        means = sums / counts[None, :]
-        means[rows - start, own] = np.inf
-        b = means.min(axis=1)
-        denom = np.maximum(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sb = np.where(denom > 0, (b - a) / denom, 0.0)
-        if convention == "standard":
-            sb[counts[own] == 1] = 0.0
-        s[start:stop] = sb
+    with blas_single_thread():
+        for start in range(0, n, block_size):
+            if progress is not None:
+                progress.checkpoint(start / n, f"Silhouette {start:,}/{n:,} points")
+            stop = min(start + block_size, n)
+            rows = np.arange(start, stop)
+            D = left[start:stop] @ right_T
+            np.maximum(D, 0.0, out=D)
+            np.sqrt(D, out=D)
+            D[rows - start, rows] = 0.0            # exact zero self-distance
+            if use_onehot:
+                sums = D @ onehot                   # (block, K)
+            else:
+                sums = np.add.reduceat(D[:, order], starts, axis=1)
+            own = codes[start:stop]
+            a = sums[rows - start, own] / own_div[own]
+            means = sums / counts[None, :]
+            means[rows - start, own] = np.inf
+            b = means.min(axis=1)
+            denom = np.maximum(a, b)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sb = np.where(denom > 0, (b - a) / denom, 0.0)
+            if convention == "standard":
+                sb[counts[own] == 1] = 0.0
+            s[start:stop] = sb
     if progress is not None:
         progress.checkpoint(1.0, f"Silhouette {n:,}/{n:,} points")
     return s

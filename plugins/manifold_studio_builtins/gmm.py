@@ -19,7 +19,7 @@ import numpy as np
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import check_random_state
-from manifold_studio.algorithms.kmeans_core import kmeans
+from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
@@ -96,6 +96,10 @@ class GaussianMixture(ClusteringAlgorithm):
     )
 
     def _fit(self, X, y, progress):
+        with blas_single_thread():
+            self._fit_em(X, progress)
+
+    def _fit_em(self, X, progress):
         p = self._p
         k, cov_type, reg = p["n_components"], p["covariance_type"], p["reg_covar"]
         n_init, max_iter, tol = p["n_init"], p["max_iter"], p["tol"]
