@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_clustering.py            # full sizes (about a minute)
     .venv/bin/python benchmarks/bench_clustering.py --quick    # small sizes (a few seconds)
+    .venv/bin/python benchmarks/bench_clustering.py --threads 1 --out benchmarks/results/clustering_1thread.txt
 
 Cases (full sizes): k-means on 100,000 x 10 blobs (k = 10, n_init = 10, k-means++), Gaussian
 mixture (full covariances) on 20,000 points, Ward linkage on 5,000 points, silhouette on 10,000
@@ -15,10 +16,27 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
+
+def _threads_from_argv(argv):
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return None
+
+
+# thread counts must be set before numpy / scikit-learn load their BLAS and OpenMP runtimes
+_THREADS = _threads_from_argv(sys.argv[1:])
+if _THREADS:
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _THREADS
+
+import numpy as np  # noqa: E402
 
 
 def best_time(func, repeat):
@@ -52,6 +70,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
+    parser.add_argument("--threads", default=None,
+                        help="BLAS/OpenMP threads for both libraries (default: the libraries' own choice)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "clustering.txt"))
     args = parser.parse_args(argv)
 
@@ -76,7 +96,7 @@ def main(argv=None):
     report(f"Manifold Studio clustering benchmark ({'quick' if args.quick else 'full'} sizes), "
            f"{time.strftime('%Y-%m-%d %H:%M')}")
     report(f"python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
-           f"{os.cpu_count()} CPU(s), load average {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+           f"{os.cpu_count()} CPU(s), threads {args.threads or 'default'}, load average {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
     report("times: best of %d runs, ours and scikit-learn alternating; ratio = ours / scikit-learn "
            "(< 1 is faster)" % args.repeat)
     report()
