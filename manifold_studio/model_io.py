@@ -36,6 +36,7 @@ META_KEY = "__manifold_studio_model__"
 ARRAY_PREFIX = "state/"
 
 __all__ = ["save_model", "load_model", "load_model_with_metadata", "read_metadata",
+           "pack_estimator", "unpack_estimator", "atomic_savez", "read_arrays",
            "ModelFileError", "FORMAT_VERSION"]
 
 
@@ -72,16 +73,13 @@ def _data_reference(data) -> dict | None:
     return ref
 
 
-def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
-    """Write a fitted ``estimator`` to ``path`` (one ``.npz`` file, atomically).
+def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Split a fitted estimator into arrays and a JSON-able description, without pickle.
 
-    ``data`` is a reference to the training data: a :class:`~manifold_studio.data.Dataset`
-    (its source, name, shape and feature names are recorded), a string or a dict.
-    ``extra`` is any JSON-able dict stored with the metadata. Returns the path written.
+    Returns ``(arrays, meta)``: ``arrays`` maps fitted attribute names to numeric or text arrays;
+    ``meta`` holds the algorithm id, name, kind, parameters, the scalar fitted attributes and the
+    list of array names. :func:`unpack_estimator` is the inverse. Project files use the pair too.
     """
-    from manifold_studio import __version__
-
-    path = Path(path)
     if not getattr(estimator, "is_fitted", False):
         raise NotFittedError(f"Cannot save {getattr(estimator, 'id', '') or type(estimator).__name__}: "
                              "it is not fitted yet (call fit first).")
@@ -95,7 +93,7 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
             if value.dtype == object:
                 raise ManifoldStudioError(f"Cannot save {algo_id}: fitted attribute '{key}' is an "
                                           "object array (only numeric and text arrays can be saved).")
-            arrays[ARRAY_PREFIX + key] = value
+            arrays[key] = value
             continue
         try:
             scalars[key] = _jsonable(value)
@@ -106,15 +104,58 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
         params = _jsonable(estimator.get_params())
     except TypeError as exc:
         raise ManifoldStudioError(f"Cannot save {algo_id}: a parameter has type {exc}.") from None
+    meta = {"algorithm": algo_id, "algorithm_name": getattr(estimator, "name", ""),
+            "kind": getattr(estimator, "kind", ""), "params": params, "scalars": scalars,
+            "arrays": sorted(arrays)}
+    return arrays, meta
+
+
+def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file"):
+    """Rebuild a fitted estimator from :func:`pack_estimator`'s output through the plugin host."""
+    from manifold_studio import algorithm_class, list_algorithms
+
+    algo_id = meta["algorithm"]
+    try:
+        cls = algorithm_class(algo_id)
+    except UnknownAlgorithmError:
+        raise UnknownAlgorithmError(
+            f"{where} holds a model of algorithm '{algo_id}', which no loaded plugin provides "
+            f"(available: {', '.join(list_algorithms()) or 'none'}); install or enable the plugin "
+            "that provides it.") from None
+    state: dict[str, Any] = dict(meta.get("scalars") or {})
+    state.update(arrays)
+    constraints = cls.param_constraints()
+    params = {k: v for k, v in (meta.get("params") or {}).items() if k in constraints}
+    try:
+        est = cls()
+        normalised = {k: constraints[k].validate(v) for k, v in params.items()}
+        est.set_params(**normalised)
+        est.validate_params()
+        est.restore_state(state)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where}: the saved {algo_id} model cannot be restored by this "
+                             f"version of its plugin: {exc}") from None
+    if not est.is_fitted:
+        raise ModelFileError(f"{where}: the saved {algo_id} model has no fitted state.")
+    return est
+
+
+def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
+    """Write a fitted ``estimator`` to ``path`` (one ``.npz`` file, atomically).
+
+    ``data`` is a reference to the training data: a :class:`~manifold_studio.data.Dataset`
+    (its source, name, shape and feature names are recorded), a string or a dict.
+    ``extra`` is any JSON-able dict stored with the metadata. Returns the path written.
+    """
+    from manifold_studio import __version__
+
+    path = Path(path)
+    state_arrays, packed = pack_estimator(estimator)
+    arrays = {ARRAY_PREFIX + k: v for k, v in state_arrays.items()}
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "algorithm": algo_id,
-        "algorithm_name": getattr(estimator, "name", ""),
-        "kind": getattr(estimator, "kind", ""),
-        "params": params,
-        "scalars": scalars,
-        "arrays": sorted(k[len(ARRAY_PREFIX):] for k in arrays),
+        **packed,
         "library_version": __version__,
         "numpy_version": np.__version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -123,7 +164,7 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
     if extra:
         meta["extra"] = _jsonable(extra)
     arrays[META_KEY] = np.array(json.dumps(meta))
-    _atomic_savez(path, arrays)
+    atomic_savez(path, arrays)
     return path
 
 
@@ -142,7 +183,8 @@ def _set_mode(tmp: str, path: Path) -> None:
         pass
 
 
-def _atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` as a compressed .npz: a temporary file in the same folder, then rename."""
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")
@@ -162,20 +204,20 @@ def _atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
         raise
 
 
-def _open(path: Path):
+def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by save_model / --save-model"):
+    """Open a Manifold Studio .npz (model or project) safely, with clear errors naming the file."""
     if not path.exists():
-        raise ModelFileError(f"Model file not found: {path}")
+        raise ModelFileError(f"{what.capitalize()} file not found: {path}")
     if path.is_dir():
-        raise ModelFileError(f"{path} is a folder, not a model file.")
+        raise ModelFileError(f"{path} is a folder, not a {what} file.")
     with open(path, "rb") as fh:
         head = fh.read(4)
     if head != b"PK\x03\x04":
-        raise ModelFileError(f"{path.name} is not a Manifold Studio model file (expected an .npz "
-                             "written by save_model / --save-model).")
+        raise ModelFileError(f"{path.name} is not a Manifold Studio {what} file (expected {hint}).")
     try:
         return np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise ModelFileError(f"{path.name} is not a readable model file: {exc}") from None
+        raise ModelFileError(f"{path.name} is not a readable {what} file: {exc}") from None
 
 
 def _read_meta(npz, path: Path) -> dict:
@@ -199,49 +241,33 @@ def _read_meta(npz, path: Path) -> dict:
 def read_metadata(path) -> dict:
     """The JSON metadata of a model file (algorithm, params, training data, versions...)."""
     path = Path(path)
-    with _open(path) as npz:
+    with open_npz(path) as npz:
         return _read_meta(npz, path)
 
 
 def load_model_with_metadata(path):
     """``(estimator, metadata)`` from a model file written by :func:`save_model`."""
-    from manifold_studio import algorithm_class, list_algorithms
-
     path = Path(path)
-    with _open(path) as npz:
+    with open_npz(path) as npz:
         meta = _read_meta(npz, path)
-        state: dict[str, Any] = dict(meta.get("scalars") or {})
-        for key in npz.files:
-            if key.startswith(ARRAY_PREFIX):
-                try:
-                    state[key[len(ARRAY_PREFIX):]] = npz[key]
-                except ValueError as exc:  # an object array: refused
-                    raise ModelFileError(f"{path.name}: array '{key}' cannot be loaded safely "
-                                         f"({exc}).") from None
-                except (zipfile.BadZipFile, OSError, EOFError) as exc:
-                    raise ModelFileError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
-    algo_id = meta["algorithm"]
-    try:
-        cls = algorithm_class(algo_id)
-    except UnknownAlgorithmError:
-        raise UnknownAlgorithmError(
-            f"{path.name} holds a model of algorithm '{algo_id}', which no loaded plugin provides "
-            f"(available: {', '.join(list_algorithms()) or 'none'}); install or enable the plugin "
-            "that provides it.") from None
-    constraints = cls.param_constraints()
-    params = {k: v for k, v in (meta.get("params") or {}).items() if k in constraints}
-    try:
-        est = cls()
-        normalised = {k: constraints[k].validate(v) for k, v in params.items()}
-        est.set_params(**normalised)
-        est.validate_params()
-        est.restore_state(state)
-    except (InvalidParameterError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"{path.name}: the saved {algo_id} model cannot be restored by this "
-                             f"version of its plugin: {exc}") from None
-    if not est.is_fitted:
-        raise ModelFileError(f"{path.name}: the saved {algo_id} model has no fitted state.")
-    return est, meta
+        arrays = read_arrays(npz, path, ARRAY_PREFIX)
+    return unpack_estimator(meta, arrays, path.name), meta
+
+
+def read_arrays(npz, path: Path, prefix: str) -> dict[str, np.ndarray]:
+    """The arrays of an open .npz whose names start with ``prefix`` (prefix removed), refusing
+    object arrays and reporting damaged members with the file name."""
+    out = {}
+    for key in npz.files:
+        if key.startswith(prefix):
+            try:
+                out[key[len(prefix):]] = npz[key]
+            except ValueError as exc:  # an object array: refused
+                raise ModelFileError(f"{path.name}: array '{key}' cannot be loaded safely "
+                                     f"({exc}).") from None
+            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                raise ModelFileError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
+    return out
 
 
 def load_model(path):
