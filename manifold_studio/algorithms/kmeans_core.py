@@ -21,7 +21,7 @@ Implementation notes
 * The centred data are stored once as a transposed, augmented (d + 2, n) array so that one
   matrix product per block of points gives a (k, block) slab of squared distances;
   assignment runs over such blocks: no Python loop over points, no (n, k, d) temporary.
-* Cluster sums come from per-feature ``bincount`` s, and the inertia of an assignment is
+* Cluster sums come from one ``bincount`` per feature, and the inertia of an assignment is
   obtained from those sums (``sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2``),
   so one iteration touches the data twice.
 * Empty clusters are re-seeded with the points farthest from their centres.
@@ -41,7 +41,7 @@ from manifold_studio.errors import DataError, InvalidParameterError
 
 __all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread"]
 
-#: number of entries of one (rows, k) block of dot products (bounded memory, cache friendly)
+#: entries of one (k, block) slab of squared distances (256 kB: bounded memory, cache resident)
 _BLOCK_ENTRIES = 1 << 15
 
 
@@ -338,9 +338,9 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
     ----------
     X : (n, d) array of finite floats.
     n_clusters : number of clusters k (1 <= k <= number of distinct points).
-    init : ``"k-means++"`` (greedy k-means++ seeding) or ``"random"`` (k distinct data points
-        drawn uniformly, as in the seeds), or a (k, d) array of initial centres (then
-        ``n_init`` is 1).
+    init : ``"k-means++"`` (greedy k-means++ seeding) or ``"random"`` (k data points drawn
+        uniformly without replacement, as in the seeds; duplicates are re-seeded like empty
+        clusters), or a (k, d) array of initial centres (then ``n_init`` is 1).
     n_init : number of runs from different initialisations; the lowest inertia wins.
     max_iter : maximum number of centre updates per run.
     tol : a run stops when the within-cluster inertia decreases by at most ``tol`` times its
