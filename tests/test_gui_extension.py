@@ -133,6 +133,8 @@ def test_extend_a_held_out_split_draws_it_with_a_distinct_marker(qtbot, make_win
     overlay = view._overlays[0]
     assert view.point_count() == 240 and len(overlay.data) == 60
     assert overlay.opts["symbol"] == "x" and "extended" in overlay.name()
+    legend = [label.text for _sample, label in view.legend.items]
+    assert sum("extended" in t for t in legend) == 1  # one legend entry per layer
     assert "60" in panel.status.text()
     # the extension agrees with the map: each held-out point lands near its training neighbours
     d = np.linalg.norm(ds.X[held][:, None, :] - ds.X[train][None, :, :], axis=2)

@@ -119,9 +119,9 @@ class ExtensionQualityView(ResultView):
         sl.addStretch(1)
         settings.setMaximumWidth(260)
 
-        self.distance_plot = self._make_plot("distance (share of the map's size)")
+        self.distance_plot = self._make_plot("distance (% of map size)")
         self.distance_legend = self.distance_plot.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")
-        self.difference_plot = self._make_plot("variability − extension error")
+        self.difference_plot = self._make_plot("difference (% of map size)")
         self.difference_plot.getPlotItem().addLine(y=0, pen=pg.mkPen(120, 120, 120, width=1, style=Qt.PenStyle.DashLine))
         self.difference_legend = self.difference_plot.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")
         plots = QWidget()
@@ -162,6 +162,7 @@ class ExtensionQualityView(ResultView):
         item.setLabel("bottom", "share of training points substituted")
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
+        item.getAxis("left").enableAutoSIPrefix(False)
         return plot
 
     # -- ResultView -----------------------------------------------------------------------
@@ -291,12 +292,12 @@ class ExtensionQualityView(ResultView):
                                    ("extension_error", self.distance_plot, self.distance_legend),
                                    ("difference", self.difference_plot, self.difference_legend)):
             label, color, symbol, dx = SERIES[name]
-            mean, lo, hi = self.series(name)
+            mean, lo, hi = (100.0 * v for v in self.series(name))  # drawn in percent of the map's size
             xs = x + dx
             bars = pg.ErrorBarItem(x=xs, y=mean, top=np.maximum(hi - mean, 0), bottom=np.maximum(mean - lo, 0),
                                    beam=0.12, pen=pg.mkPen(*color, width=1.5))
             curve = pg.PlotDataItem(xs, mean, pen=pg.mkPen(*color, width=1.5), symbol=symbol, symbolSize=8,
-                                    symbolBrush=pg.mkBrush(*color), symbolPen=None, name=label)
+                                    symbolBrush=pg.mkBrush(*color), symbolPen=None)
             plot.addItem(bars)
             plot.addItem(curve)
             legend.addItem(curve, label + " (95% CI)")

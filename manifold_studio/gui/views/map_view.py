@@ -172,8 +172,9 @@ class MapView(ResultView):
                                       pen=pg.mkPen(20, 20, 20, 220, width=1.5),
                                       brush=pg.mkBrush(255, 255, 255, 0), name=name)
             item.setZValue(10)
-            self.plot.addItem(item)
-            self.legend.addItem(item, name)
+            self.plot.addItem(item)  # a named item: PlotItem.addItem puts it in the legend
+            if not any(sample.item is item for sample, _label in self.legend.items):
+                self.legend.addItem(item, name)
             self._overlays.append(item)
         self.legend.setVisible(bool(self.legend.items))
 
