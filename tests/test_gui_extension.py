@@ -314,3 +314,34 @@ def test_spectrum_view_shows_the_eigenvalues_of_a_spectral_run(qtbot, make_windo
         if getattr(mds.estimator, "n_negative_eigenvalues_", 0):
             assert view.bar_heights("negative").size > 0 and (view.bar_heights("negative") < 0).all()
             assert "negative eigenvalue" in view.details.text()
+
+
+# -- model files ----------------------------------------------------------------------------------
+
+def test_save_a_fitted_model_and_apply_it_to_a_file(qtbot, make_window, host, tmp_path):
+    ds = _roll(150)
+    w = make_window(host, _session(host, ds))
+    run = _wait_done(qtbot, w, w.run_algorithm("isomap", {}))
+    panel = w.views["extend"]
+    model = tmp_path / "isomap_model"
+    job = panel.save_model(model)
+    qtbot.waitUntil(lambda: job.finished, timeout=10_000)
+    assert job.state == job.DONE and (tmp_path / "isomap_model.npz").exists()
+    assert "Saved" in panel.status.text()
+    new = _roll(40, 3)
+    data = tmp_path / "new.npy"
+    np.save(data, new.X)
+    n_runs = len(w.session.runs)
+    job = panel.apply_model(tmp_path / "isomap_model.npz", data, ask=False)
+    qtbot.waitUntil(lambda: len(w.session.runs) == n_runs + 1 and w.session.current_run.succeeded, timeout=10_000)
+    applied = w.session.current_run
+    assert applied.dataset_name == "new" and applied.embedding.shape == (40, 2)
+    assert np.allclose(applied.embedding, run.estimator.extend(new.X))
+    assert applied.summary["applied_model"] == "isomap_model.npz"
+    qtbot.waitUntil(lambda: w.map_view.run is applied and w.map_view.point_count() == 40)
+    # a data file given as the model: a clear error, nothing changes
+    with qtbot.waitSignal(panel.extendFailed, timeout=10_000) as blocker:
+        panel.apply_model(data, data, ask=False)
+    assert "not a Manifold Studio model" in blocker.args[0]
+    _wait_idle(qtbot, w)
+    assert len(w.session.runs) == n_runs + 1 and w.session.current_run is applied

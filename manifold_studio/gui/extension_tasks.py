@@ -70,9 +70,10 @@ def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, 
     summary.pop("fit_time_s", None)
     m, N = int(res.sample_indices.size), res.n_total
     summary = {"fitted_on": f"{m:,} of {N:,}", "extend_time_s": round(res.extend_time, 3), **summary}
-    meta = {"fitted_rows": [int(i) for i in res.sample_indices],
-            "sample_fit": {"n_fitted": m, "n_total": N, "random_state": random_state,
+    meta = {"sample_fit": {"n_fitted": m, "n_total": N, "random_state": random_state,
                            "fit_time_s": res.fit_time, "extend_time_s": res.extend_time}}
+    if m < N:  # JSON-friendly (run.meta is saved with projects); absent when every row was fitted
+        meta["fitted_rows"] = res.sample_indices.tolist()
     return FitOutcome(est, embedding, labels, summary, time.perf_counter() - start, meta=meta)
 
 
