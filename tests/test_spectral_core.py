@@ -24,6 +24,7 @@ METHODS = [
     ("isomap", {"radius": 6.0}, "roll"),
     ("lle", {"n_neighbors": 10}, "roll"),
     ("laplacian_eigenmaps", {"n_neighbors": 10}, "roll"),
+    ("laplacian_eigenmaps", {"normalization": "symmetric"}, "roll"),
     ("spectral_clustering", {"sigma": 0.2}, "circles"),
     ("spectral_clustering", {"affinity": "nearest_neighbors"}, "circles"),
 ]

@@ -53,7 +53,7 @@ __all__ = ["SpectralProblem", "leading_eigenpairs", "SpectralMixin", "SpectralEm
            "EIGEN_SOLVER_PARAM", "DENSE_MAX"]
 
 #: largest n for which the automatic choice uses LAPACK (dense, not cancellable inside)
-DENSE_MAX = 600
+DENSE_MAX = 200
 #: seed of ARPACK's deterministic starting vector
 _V0_SEED = 0
 
@@ -103,11 +103,13 @@ class _Ticker:
         self.message = message
         self.calls = 0
         self.scale = scale
+        self.start = 0.0
 
     def __call__(self):
         self.calls += 1
         frac = 1.0 - 1.0 / (1.0 + self.calls / self.scale)
-        self.progress.checkpoint(0.95 * frac, f"{self.message} (iteration {self.calls})")
+        self.progress.checkpoint(self.start + (0.95 - self.start) * frac,
+                                 f"{self.message} (iteration {self.calls})")
 
 
 def _checked_operator(M, ticker: _Ticker) -> spla.LinearOperator:
@@ -178,6 +180,7 @@ def leading_eigenpairs(problem: SpectralProblem, k: int, *, solver: str = "auto"
             delta = 1e-10 * diag_scale  # shift just below 0: L + delta I is positive definite
             lu = spla.splu((L + delta * sp.identity(n, format="csc")).tocsc())
             progress.checkpoint(0.05, "Eigenvectors (factorised)")
+            ticker.start = 0.05
 
             def solve(v):
                 ticker()

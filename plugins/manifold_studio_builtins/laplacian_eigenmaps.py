@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from manifold_studio.algorithms import Float, Int
+from manifold_studio.algorithms import Choice, Float, Int
 from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_graph
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
@@ -63,9 +63,13 @@ class LaplacianEigenmaps(SpectralEmbedding):
     ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph
     (zero diagonal), degrees ``d_i``, normalised kernel ``M = D^-1/2 W D^-1/2`` (the normalised
     Laplacian is ``I - M``). The leading eigenvector (eigenvalue 1, proportional to sqrt(d)) is
-    dropped; coordinates are ``sqrt(n) v_ik``. ``extend`` uses the normalised kernel 5.2: a new
-    point's heat-kernel weights to its k nearest training points divided by the square roots of
-    both points' degrees, through the Nyström formula.
+    dropped. ``extend`` uses the normalised kernel 5.2: a new point's heat-kernel weights to its
+    k nearest training points divided by the square roots of both points' degrees, through the
+    Nyström formula, giving the eigenfunction value f_k(x) (``= v_ik`` at training points).
+    With ``normalization='symmetric'`` the coordinates are ``sqrt(n) f_k(x)`` (the thesis'
+    fixed rescaling); with ``'random_walk'`` (default: Belkin–Niyogi's generalised problem
+    ``L y = l D y``, as scikit-learn) they are ``sqrt(n) f_k(x) sqrt(mean(d) / d(x))`` with
+    ``d(x)`` the same degree function the kernel uses (the training degree at training points).
     """
 
     id = "laplacian_eigenmaps"
@@ -79,6 +83,10 @@ class LaplacianEigenmaps(SpectralEmbedding):
         Int("n_components", 2, "Number of output dimensions.", low=1),
         Float("sigma", None, "Heat-kernel width (same unit as the data); empty: the median distance "
               "between linked neighbours.", low=0.0, low_open=True, allow_none=True, log=True),
+        Choice("normalization", "random_walk", "'random_walk': Belkin–Niyogi coordinates D^-1/2 v "
+               "(eigenvectors of the random-walk Laplacian; the usual eigenmaps, as scikit-learn); "
+               "'symmetric': the eigenvectors v of the normalised kernel 5.2 themselves (thesis).",
+               choices=("random_walk", "symmetric")),
         EIGEN_SOLVER_PARAM,
     )
 
@@ -122,6 +130,36 @@ class LaplacianEigenmaps(SpectralEmbedding):
     def _fit(self, X, y, progress):
         super()._fit(X, y, progress)
         self.warning_ = " ".join(w for w in (self._graph_warning, self.warning_) if w)
+        if self._p["normalization"] == "random_walk":
+            self.embedding_ = self.embedding_ * self._rw_factor(self.degrees_)[:, None]
+
+    def _rw_factor(self, deg):
+        """Per-point factor sqrt(mean degree / d(x)) of the random-walk coordinates."""
+        return np.sqrt(np.mean(self.degrees_) / deg)
+
+    def _extend(self, X):
+        if self._p["normalization"] == "symmetric":
+            return self._nystrom(X)
+        # random walk: y(x) = f(x) sqrt(mean d / d(x)) with f the Nyström eigenfunction; written as
+        # (1/l) sum_i P(x, i) v_i / sqrt(d_i) with P(x, i) = K(x, x_i) / d(x) it is stable far away
+        out = np.empty((X.shape[0], self.eigenvectors_.shape[1]))
+        match = self._match_training(X)
+        hit = match >= 0
+        out[hit] = (self.training_projection_[match[hit]] * self.nystrom_coef_
+                    * self._rw_factor(self.degrees_[match[hit]])[:, None])
+        rest = ~hit
+        if rest.any():
+            n = self.X_fit_.shape[0]
+            k = min(self._p["n_neighbors"], n)
+            dist, idx = self._index_for_extend().query(X[rest], k)
+            a = dist * dist / (2.0 * self.sigma_ ** 2)
+            e = np.exp(-(a - a.min(axis=1, keepdims=True)))
+            P = e / e.sum(axis=1, keepdims=True)
+            vals = P / np.sqrt(self.degrees_[idx])
+            m = int(rest.sum())
+            R = sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+            out[rest] = (R @ self.eigenvectors_) * self.nystrom_coef_ * np.sqrt(np.mean(self.degrees_))
+        return out
 
     def _match_training(self, X):
         return self._index_for_extend().match(X)

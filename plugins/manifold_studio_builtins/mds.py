@@ -11,7 +11,7 @@ from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
 #: full spectrum (exact count of negative eigenvalues) up to this many points
-FULL_SPECTRUM_MAX = 3000
+FULL_SPECTRUM_MAX = 1000
 
 
 def check_dissimilarity_matrix(D: np.ndarray, *, name: str = "The dissimilarity matrix") -> np.ndarray:
