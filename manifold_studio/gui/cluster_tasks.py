@@ -32,7 +32,7 @@ __all__ = ["CentresResult", "SilhouetteResult", "ContingencyResult", "Dendrogram
 #: the silhouette view computes on at most this many points (O(n²) work), drawn at random
 SILHOUETTE_MAX_POINTS = 5000
 #: dendrograms with more leaves are truncated to this many (scipy's "lastp")
-DENDROGRAM_MAX_LEAVES = 120
+DENDROGRAM_MAX_LEAVES = 80
 
 PROJECTED, MEAN = "projected", "mean"
 

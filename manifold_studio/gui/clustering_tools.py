@@ -58,6 +58,7 @@ def install_clustering_tools(window) -> None:
     dock.hide()  # opened from Tools > Choose k…
     sil, dend = window.docks.get("view:silhouette"), window.docks.get("view:dendrogram")
     if sil is not None and dend is not None:  # the dendrogram below the silhouette, not behind it
+        area = window.dockWidgetArea(sil)
         window.removeDockWidget(dend)
-        window.splitDockWidget(sil, dend, Qt.Orientation.Vertical)
+        window.addDockWidget(area, dend, Qt.Orientation.Vertical)  # a new row of the area
         dend.show()

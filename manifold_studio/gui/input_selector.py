@@ -66,7 +66,7 @@ class InputSelector(QWidget):
                            RAW)
         for r in self.candidates():
             dims = r.embedding.shape[1] if r.embedding.ndim == 2 else 1
-            self.combo.addItem(f"map of run #{r.id} {r.algorithm_id} ({dims}-D)", r.id)
+            self.combo.addItem(f"#{r.id} {r.algorithm_id} map ({dims}-D)", r.id)
         idx = self.combo.findData(RAW if keep is None else keep)
         self.combo.setCurrentIndex(max(idx, 0))
         self.combo.blockSignals(False)

@@ -145,13 +145,13 @@ class SilhouetteView(ResultView):
                                   brush=pg.mkBrush(color), pen=pg.mkPen(color) if sel.sum() < 400 else None)
             self.plot.addItem(bar)
             self.bars.append(bar)
-            text = pg.TextItem(str(coloring.names[c]), color=(30, 30, 30), anchor=(1.1, 0.5))
+            text = pg.TextItem(f"cluster {coloring.names[c]}", color=(30, 30, 30), anchor=(1.05, 0.5))
             text.setPos(min(0.0, float(values[sel].min())), float(y[sel].mean()))
             self.plot.addItem(text)
             self.bars.append(text)
         self.mean_line.setValue(result.mean)
         self.mean_line.show()
-        lo = min(-0.1, float(values.min()) - 0.1)
+        lo = min(-0.1, float(values.min())) - 0.3  # room for the cluster names
         self.plot.setXRange(lo, 1.0, padding=0.02)
         self.plot.setYRange(-1, float(y.max()) + 1, padding=0.01)
 
