@@ -285,7 +285,7 @@ def test_extension_quality_report_plots_intervals_and_explains(qtbot, make_windo
     assert view.table.rowCount() == 2 and "%" in view.table.item(0, 0).text()
     # another run, then back: the report is shown again from the run
     other = _wait_done(qtbot, w, w.run_algorithm("kernel_pca", {"kernel": "linear"}))
-    assert view.sentence_label.text() == "" and not view.error_bars
+    assert "No report yet" in view.sentence_label.text() and not view.error_bars
     w.session.set_current_run(run.id)
     assert view.sentence_label.text() == sentence and other.meta.get("extension_quality") is None
     _wait_idle(qtbot, w)
@@ -311,9 +311,9 @@ def test_spectrum_view_shows_the_eigenvalues_of_a_spectral_run(qtbot, make_windo
         np.fill_diagonal(D, 0.0)
         w.session.add_dataset(Dataset("dissim", D))
         mds = _wait_done(qtbot, w, w.run_algorithm("mds", {"dissimilarity": "precomputed"}))
-        if getattr(mds.estimator, "n_negative_eigenvalues_", 0):
-            assert view.bar_heights("negative").size > 0 and (view.bar_heights("negative") < 0).all()
-            assert "negative eigenvalue" in view.details.text()
+        assert mds.estimator.n_negative_eigenvalues_ > 0 and w.views["spectrum"].run is mds
+        assert view.bar_heights("negative").size > 0 and (view.bar_heights("negative") < 0).all()
+        assert "negative eigenvalue" in view.details.text() and "not Euclidean" in view.details.text()
 
 
 # -- model files ----------------------------------------------------------------------------------

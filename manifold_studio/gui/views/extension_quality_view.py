@@ -119,9 +119,9 @@ class ExtensionQualityView(ResultView):
         sl.addStretch(1)
         settings.setMaximumWidth(260)
 
-        self.distance_plot = self._make_plot("distance (% of map size)")
+        self.distance_plot = self._make_plot("distance (%)")
         self.distance_legend = self.distance_plot.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")
-        self.difference_plot = self._make_plot("difference (% of map size)")
+        self.difference_plot = self._make_plot("difference (%)")
         self.difference_plot.getPlotItem().addLine(y=0, pen=pg.mkPen(120, 120, 120, width=1, style=Qt.PenStyle.DashLine))
         self.difference_legend = self.difference_plot.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")
         plots = QWidget()
@@ -159,6 +159,8 @@ class ExtensionQualityView(ResultView):
         item = plot.getPlotItem()
         item.showGrid(x=False, y=True, alpha=0.2)
         item.setLabel("left", ylabel)
+        item.getAxis("left").setToolTip("Distances in percent of the map's size (root mean square distance "
+                                        "of the points to their centre).")
         item.setLabel("bottom", "share of training points substituted")
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
@@ -283,6 +285,10 @@ class ExtensionQualityView(ResultView):
         self.report = report
         if not report or not report.get("rows"):
             self.sentence_label.setText("")
+            if self.run is not None and self.applies_to(self.run):
+                self.sentence_label.setText(
+                    "<i>No report yet for this run: press Compute report. It refits the method many times "
+                    "to compare where the extension places a point with where refitting would.</i>")
             return
         rows = report["rows"]
         x = np.arange(len(rows), dtype=float)

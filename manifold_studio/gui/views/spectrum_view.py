@@ -156,6 +156,13 @@ class SpectrumView(ResultView):
             self.plot.addItem(item)
             self.legend.addItem(item, label)
             self.bars[name] = item
+        positions = [int(x) for item in self.bars.values() for x in item.opts["x"]]
+        bottom = self.plot_item.getAxis("bottom")
+        if positions and len(positions) <= 40:  # whole-number ticks under the bars
+            step = 1 if len(positions) <= 15 else 5
+            bottom.setTicks([[(x, str(x)) for x in positions if x % step == 0 or x == positions[0]]])
+        else:
+            bottom.setTicks(None)
         self.plot_item.enableAutoRange()
         self.plot_item.autoRange()
         self.details.setText(self._details_html(sp))
