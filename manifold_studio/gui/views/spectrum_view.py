@@ -156,13 +156,20 @@ class SpectrumView(ResultView):
             self.plot.addItem(item)
             self.legend.addItem(item, label)
             self.bars[name] = item
-        positions = [int(x) for item in self.bars.values() for x in item.opts["x"]]
-        bottom = self.plot_item.getAxis("bottom")
-        if positions and len(positions) <= 40:  # whole-number ticks under the bars
-            step = 1 if len(positions) <= 15 else 5
-            bottom.setTicks([[(x, str(x)) for x in positions if x % step == 0 or x == positions[0]]])
-        else:
-            bottom.setTicks(None)
+        # ticks: the rank of each top eigenvalue; the negative ones are the bottom of the
+        # spectrum, ranked from the last (n = number of points): n-k+1 ... n
+        ticks = []
+        for name, item in self.bars.items():
+            xs = [int(x) for x in item.opts["x"]]
+            if name == "negative":
+                k = len(xs)
+                ticks += [(xs[0], f"n−{k - 1}" if k > 1 else "n")] + ([(xs[-1], "n")] if k > 1 else [])
+            else:
+                step = 1 if len(xs) <= 15 else 5
+                ticks += [(x, str(x)) for x in xs if x % step == 0 or x == xs[0]]
+        self.plot_item.getAxis("bottom").setTicks([ticks] if ticks else None)
+        self.plot_item.setLabel("bottom", "eigenvalue rank (largest first; n = number of points)"
+                                if "negative" in self.bars else "eigenvalue rank (largest first)")
         self.plot_item.enableAutoRange()
         self.plot_item.autoRange()
         self.details.setText(self._details_html(sp))
