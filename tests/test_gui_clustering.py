@@ -122,7 +122,8 @@ def test_raw_data_clusters_on_an_embedding_map_get_projected_or_mean_centres(qtb
     _wait_run(qtbot, w)
     assert km.source_run is None and km.estimator.cluster_centers_.shape == (3, 4)
     overlay = w.cluster_overlay
-    qtbot.waitUntil(lambda: overlay.centres is not None and overlay.centres_run is km, timeout=15_000)
+    qtbot.waitUntil(lambda: not overlay.busy and overlay.centres is not None and overlay.centres_run is km,
+                    timeout=15_000)
     assert overlay.centres.how == "projected"
     projected = pca.estimator.extend(km.estimator.cluster_centers_)[:, :2]
     assert np.allclose(overlay.centres.xy, projected)
@@ -277,3 +278,24 @@ def test_too_many_clusters_is_a_clear_error_and_keeps_earlier_results(qtbot, mak
     assert tool.result is previous and list(tool.curves["within"].getData()[0]) == [2, 3, 4]
     assert tool.apply_button.isEnabled()
     assert tool.start("kmeans", 5, 2) is None and "empty" in tool.message.text()
+
+
+def test_a_clustering_can_be_drawn_on_any_map_of_the_same_points(qtbot, make_window, host):
+    w = make_window(host, initial_sample="iris")
+    first = _wait_run(qtbot, w)
+    km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
+    _wait_run(qtbot, w)
+    second = w.run_algorithm("pca", {"whiten": True})
+    _wait_run(qtbot, w)
+    w.session.set_current_run(km.id)
+    view, overlay = w.map_view, w.cluster_overlay
+    assert view.run is km and np.allclose(view.xy, second.embedding[:, :2])  # the latest map
+    combo = overlay.map_combo
+    assert not combo.isHidden() and combo.count() == 3
+    combo.setCurrentIndex(combo.findData(first.id))
+    combo.activated.emit(combo.currentIndex())
+    assert km.meta["map_run"] == first.id and np.allclose(view.xy, first.embedding[:, :2])
+    assert f"run #{first.id}" in view.title_label.text() and len(view.coloring.names) == 3
+    qtbot.waitUntil(lambda: not overlay.busy and overlay.centres is not None and overlay.centres_run is km,
+                    timeout=15_000)
+    assert np.allclose(overlay.centres.xy, first.estimator.extend(km.estimator.cluster_centers_)[:, :2])

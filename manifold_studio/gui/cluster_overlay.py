@@ -55,7 +55,14 @@ class ClusterOverlay(QObject):
             "map, or the data-space centres projected with the map run's out-of-sample extension; "
             "mean: the mean map position of each cluster's points.")
         self.mode_combo.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.map_combo = QComboBox()
+        self.map_combo.setObjectName("cluster_map_choice")
+        self.map_combo.setToolTip("Which map a clustering run is drawn on: any embedding run of the same "
+                                  "points (default: the map it clustered, else the latest one).")
+        self.map_combo.activated.connect(lambda _i: self.draw_on_map(self.map_combo.currentData()))
+        self.map_combo.hide()
         if view is not None:
+            view.add_toolbar_widget(self.map_combo)
             view.add_toolbar_widget(self.mode_combo)
             view.runShown.connect(lambda _run: self.refresh())
             view.redrawn.connect(self._recolour)
@@ -95,10 +102,51 @@ class ClusterOverlay(QObject):
             self.refresh()
         self.labelsChanged.emit(run)
 
+    # -- which map ------------------------------------------------------------------------------
+    def map_choices(self, run) -> list:
+        """Finished embedding runs of the same points as ``run`` (maps it can be drawn on)."""
+        if run is None or run.kind != "clustering":
+            return []
+        return [r for r in self.window.session.runs.values()
+                if r.succeeded and r.embedding is not None and r is not run
+                and r.dataset_name == run.dataset_name and np.array_equal(r.point_index, run.point_index)]
+
+    def draw_on_map(self, map_run_id) -> None:
+        """Draw the clustering run shown on the map on another map (None: the default one)."""
+        view = self.window.map_view
+        run = view.run if view is not None else None
+        if run is None:
+            return
+        if map_run_id is None or map_run_id == -1:
+            run.meta.pop("map_run", None)
+        else:
+            run.meta["map_run"] = int(map_run_id)
+        self.window.show_run(run)
+
+    def _update_map_combo(self, run) -> None:
+        choices = self.map_choices(run)
+        self.map_combo.blockSignals(True)
+        self.map_combo.clear()
+        if len(choices) > 1 or (choices and run.embedding is None and run.meta.get("map_run") is not None):
+            self.map_combo.addItem("map: default", -1)
+            for r in choices:
+                self.map_combo.addItem(f"map: #{r.id} {r.algorithm_id}", r.id)
+            idx = self.map_combo.findData(run.meta.get("map_run", -1))
+            self.map_combo.setCurrentIndex(max(idx, 0))
+            self.map_combo.setVisible(run.embedding is None)
+        else:
+            self.map_combo.hide()
+        self.map_combo.blockSignals(False)
+
     # -- centres --------------------------------------------------------------------------------
     @property
     def mode(self) -> str:
         return self.mode_combo.currentData()
+
+    @property
+    def busy(self) -> bool:
+        """Centres are being projected on a worker thread."""
+        return self._job is not None and not self._job.finished
 
     def set_mode(self, mode: str) -> None:
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
@@ -112,6 +160,10 @@ class ClusterOverlay(QObject):
         if self._job is not None and not self._job.finished:
             self._job.cancel()
         self._job = None
+        if run is not None and run.succeeded:
+            self._update_map_combo(run)
+        else:
+            self.map_combo.hide()
         if run is None or not run.succeeded or run.kind != "clustering" or self.mode == HIDDEN \
                 or not len(view.xy):
             self._show(None, None)
