@@ -54,8 +54,9 @@ class SilhouetteView(ResultView):
         self.plot.getPlotItem().getAxis("left").setStyle(showValues=False)
         self.mean_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(200, 0, 0, width=2, style=Qt.PenStyle.DashLine),
                                          label="mean {value:.3f}",
-                                         labelOpts={"position": 0.96, "color": (200, 0, 0), "fill": (255, 255, 255, 200)})
+                                         labelOpts={"position": 0.97, "anchors": [(0, 0), (0, 0)], "color": (200, 0, 0), "fill": (255, 255, 255, 200)})
         self.mean_line.hide()
+        self.mean_line.setZValue(100)  # over the bars
         self.plot.addItem(self.mean_line)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -149,8 +150,8 @@ class SilhouetteView(ResultView):
             text.setPos(min(0.0, float(values[sel].min())), float(y[sel].mean()))
             self.plot.addItem(text)
             self.bars.append(text)
+        self.mean_line.show()  # before setValue: a hidden line does not update its label
         self.mean_line.setValue(result.mean)
-        self.mean_line.show()
         lo = min(-0.1, float(values.min())) - 0.3  # room for the cluster names
         self.plot.setXRange(lo, 1.0, padding=0.02)
         self.plot.setYRange(-1, float(y.max()) + 1, padding=0.01)
