@@ -360,9 +360,11 @@ class ExtendPanel(ResultView):
         if res.dataset is not None:  # a file: keep it as a loaded data set, without switching to it
             dataset_name = self.session.add_dataset(res.dataset, make_current=False)
         ext = self.session.add_extension(run_id, res.values, dataset_name, rows=res.rows, time_s=res.time_s)
-        n = int(np.asarray(res.values).shape[0])
-        self._say(f"Extended run #{run_id} to {n:,} points in {res.time_s:.2f} s "
-                  "(drawn with × over the map).")
+        values = np.asarray(res.values)
+        n = int(values.shape[0])
+        shown = ("drawn with × over the map" if values.ndim == 2 and self.session.runs[run_id].embedding is not None
+                 else "their labels are in the run's extensions")
+        self._say(f"Extended run #{run_id} to {n:,} points in {res.time_s:.2f} s ({shown}).")
         self.window.show_status(f"Extended run #{run_id} to {ext.name} in {res.time_s:.2f} s")
         self.extended.emit(ext)
 
