@@ -53,18 +53,22 @@ def resolve_gamma(gamma, n_features: int) -> float:
     return 1.0 / max(int(n_features), 1) if gamma is None else float(gamma)
 
 
-def _apply(name: str, X, Y, gamma, degree, coef0, y_sq=None):
-    if name == "rbf":
-        D = squared_distances(X, Y, y_sq=y_sq)
-        D *= -gamma
-        return np.exp(D, out=D)
-    G = X @ Y.T
+def _apply(name: str, X, Y, gamma, degree, coef0, y_sq=None, out=None):
+    """Kernel block written into ``out`` (allocated when None) without temporaries."""
+    G = np.matmul(X, Y.T, out=out)
     if name == "linear":
         return G
+    if name == "rbf":
+        x_sq = np.einsum("ij,ij->i", X, X)
+        G *= 2.0 * gamma
+        G -= (gamma * x_sq)[:, None]
+        G -= (gamma * y_sq)[None, :]
+        np.minimum(G, 0.0, out=G)   # -gamma * max(d^2, 0)
+        return np.exp(G, out=G)
     G *= gamma
     G += coef0
     if name == "poly":
-        return np.power(G, degree, out=G) if float(degree).is_integer() else G ** degree
+        return np.power(G, degree, out=G)
     if name == "sigmoid":
         return np.tanh(G, out=G)
     raise ValueError(f"Unknown kernel {name!r}: allowed are {', '.join(KERNELS)}.")
@@ -88,7 +92,7 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", *, gamma=None, degree: float =
     for start in range(0, n, step):
         progress.checkpoint(start / max(n, 1), f"Kernel {start:,}/{n:,} rows")
         stop = min(n, start + step)
-        out[start:stop] = _apply(kernel, X[start:stop], Y, gamma, degree, coef0, y_sq)
+        _apply(kernel, X[start:stop], Y, gamma, degree, coef0, y_sq, out=out[start:stop])
     progress.checkpoint(1.0, f"Kernel {n:,}/{n:,} rows")
     return out
 
