@@ -17,10 +17,11 @@ is dropped, and the session's log says so.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,19 @@ FORMAT_VERSION = 1
 META_KEY = "__manifold_studio_project__"
 SUFFIX = ".msproj"
 
-__all__ = ["save_project", "load_project", "FORMAT_VERSION", "SUFFIX"]
+__all__ = ["save_project", "load_project", "load_project_into", "read_project", "apply_project",
+           "ProjectContents", "FORMAT_VERSION", "SUFFIX"]
+
+
+@dataclass
+class ProjectContents:
+    """A project file read into a detached session (see :func:`read_project`)."""
+
+    path: Path
+    session: Session
+    view_settings: dict
+    #: runs whose model could not be restored (their results are kept)
+    problems: list
 
 
 def _array(value) -> np.ndarray | None:
@@ -140,6 +153,18 @@ def _read_meta(npz, path: Path) -> dict:
 
 def load_project(path, host=None) -> tuple[Session, dict]:
     """``(session, view_settings)`` read from a project file written by :func:`save_project`."""
+    contents = read_project(path, host)
+    session = contents.session
+    session.log(f"Opened project {contents.path.name}: {len(session.datasets)} data set(s), "
+                f"{len(session.runs)} run(s)")
+    for problem in contents.problems:
+        session.log(problem, "warning")
+    return session, contents.view_settings
+
+
+def read_project(path, host=None) -> ProjectContents:
+    """Read and check a whole project file into a new, detached session. Pure: safe on a
+    worker thread; raises :class:`ModelFileError` with the file name when it is unusable."""
     path = Path(path)
     with open_npz(path, "project", f"a {SUFFIX} file saved by Manifold Studio") as npz:
         meta = _read_meta(npz, path)
@@ -186,13 +211,38 @@ def load_project(path, host=None) -> tuple[Session, dict]:
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{path.name}: the project is incomplete or damaged "
                              f"({type(exc).__name__}: {exc}).") from None
-    import itertools
-
     session._ids = itertools.count(max(session.runs, default=0) + 1)
     current = meta.get("current_run")
     session.current_run_id = current if current in session.runs else None
-    session.log(f"Opened project {path.name}: {len(session.datasets)} data set(s), "
-                f"{len(session.runs)} run(s)")
-    for problem in problems:
+    return ProjectContents(path, session, dict(meta.get("view_settings") or {}), problems)
+
+
+def load_project_into(session: Session, path) -> dict:
+    """Replace the contents of a live ``session`` with a project file's; returns its view
+    settings. If the file cannot be read, the session is left untouched."""
+    return apply_project(session, read_project(path, session.host))
+
+
+def apply_project(session: Session, contents: ProjectContents) -> dict:
+    """Replace the contents of a live ``session`` (observed by the GUI) with ``contents``,
+    notifying observers of every removal and addition. Returns the view settings."""
+    running = [r.id for r in session.runs.values() if not r.finished]
+    if running:
+        raise ManifoldStudioError(f"Run(s) {', '.join(f'#{i}' for i in running)} still running: "
+                                  "cancel them before opening a project.")
+    loaded = contents.session
+    for run_id in list(session.runs):
+        session.remove_run(run_id)
+    for name in list(session.datasets):
+        session.remove_dataset(name)
+    for ds in loaded.datasets.values():
+        session.add_dataset(ds, replace=True, make_current=False)
+    session.set_current_dataset(loaded.current_dataset_name)
+    for run in loaded.runs.values():
+        session.add_run(run)
+    session.set_current_run(loaded.current_run_id)
+    session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
+                f"{len(loaded.runs)} run(s)")
+    for problem in contents.problems:
         session.log(problem, "warning")
-    return session, dict(meta.get("view_settings") or {})
+    return contents.view_settings

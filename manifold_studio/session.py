@@ -477,6 +477,17 @@ class Session:
         self.log(f"Run {run.title()} cancelled", "warning", run_id=run.id, dataset=run.dataset_name)
         return run
 
+    def add_run(self, run: Run, make_current: bool = False) -> Run:
+        """Record an already finished run (e.g. read from a project file) under its own id."""
+        if run.id in self.runs:
+            raise ManifoldStudioError(f"A run #{run.id} already exists in this session.")
+        self.runs[run.id] = run
+        self._ids = itertools.count(max(max(self.runs) + 1, next(self._ids)))
+        self._notify(SessionEvent("run_added", run=run, dataset=run.dataset_name))
+        if make_current:
+            self.set_current_run(run.id)
+        return run
+
     def remove_run(self, run_id: int) -> Run:
         run = self.run_by_id(run_id)
         if run.status == RUNNING:

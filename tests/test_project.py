@@ -92,3 +92,32 @@ def test_bad_files_get_clear_messages(tmp_path):
     np.savez(data, X=np.ones((3, 2)))
     with pytest.raises(ModelFileError, match="no project description"):
         load_project(data)
+
+
+def test_load_into_a_live_session_replaces_contents_and_notifies(session, tmp_path):
+    path = save_project(session, tmp_path / "study.msproj")
+    live = Session()
+    live.load("sample:moons")
+    live.run("pca", n_components=1)
+    events = []
+    live.subscribe(lambda ev: events.append(ev.kind))
+    from manifold_studio.project import load_project_into
+
+    load_project_into(live, path)
+    assert list(live.datasets) == list(session.datasets)
+    assert sorted(live.runs) == sorted(session.runs)
+    assert {"run_removed", "dataset_removed", "dataset_added", "run_added"} <= set(events)
+    assert live.run("pca", n_components=1).id == max(session.runs) + 1
+
+
+def test_load_into_keeps_everything_when_the_file_is_bad(tmp_path):
+    live = Session()
+    live.load("sample:moons")
+    live.run("pca", n_components=1)
+    bad = tmp_path / "bad.msproj"
+    bad.write_bytes(b"PK\x03\x04 truncated")
+    from manifold_studio.project import load_project_into
+
+    with pytest.raises(ModelFileError, match="bad.msproj"):
+        load_project_into(live, bad)
+    assert list(live.datasets) == ["Two moons"] and len(live.runs) == 1

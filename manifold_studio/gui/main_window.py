@@ -85,6 +85,8 @@ class MainWindow(QMainWindow):
         self._build_menus()
         from manifold_studio.gui.clustering_tools import install_clustering_tools
         install_clustering_tools(self)  # cluster overlay, "Fit on:" input, Choose k tool
+        from manifold_studio.gui.project_actions import install_project_actions
+        install_project_actions(self)  # File ▸ Open project / Save project
         self.bridge.currentRunChanged.connect(self.show_run)
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)

@@ -1,0 +1,122 @@
+"""File ▸ Open project / Save project: the whole session and the window layout in one file.
+
+Reading and writing run on worker threads (a project with large data sets takes a moment);
+the session is only changed in the main thread, after the file has been read and checked
+completely, so a bad file changes nothing.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog
+
+from manifold_studio.project import SUFFIX, apply_project, read_project, save_project
+
+FILTER = f"Manifold Studio project (*{SUFFIX})"
+
+
+class ProjectActions:
+    """Owns the project path and the two menu actions of a main window."""
+
+    def __init__(self, window):
+        self.window = window
+        self.path: Path | None = None
+        self.open_action = QAction("Open &project…", window, shortcut=QKeySequence("Ctrl+Shift+O"))
+        self.open_action.triggered.connect(lambda: self.open_project())
+        self.save_action = QAction("&Save project", window, shortcut=QKeySequence.StandardKey.Save)
+        self.save_action.triggered.connect(lambda: self.save_project(self.path))
+        self.save_as_action = QAction("Save project &as…", window, shortcut=QKeySequence.StandardKey.SaveAs)
+        self.save_as_action.triggered.connect(lambda: self.save_project(None))
+        menu = window.menus["file"]
+        first = menu.actions()[0] if menu.actions() else None
+        for action in (self.open_action, self.save_action, self.save_as_action):
+            menu.insertAction(first, action)
+        menu.insertSeparator(first)
+
+    # -- view settings ----------------------------------------------------------------------
+    def view_settings(self) -> dict:
+        w = self.window
+        return {"algorithm": w.algorithm_panel.algorithm_id,
+                "window_state": bytes(w.saveState().toHex()).decode("ascii"),
+                "window_geometry": bytes(w.saveGeometry().toHex()).decode("ascii")}
+
+    def apply_view_settings(self, settings: dict) -> None:
+        w = self.window
+        if settings.get("algorithm"):
+            w.algorithm_panel.select_algorithm(settings["algorithm"])
+        for key, restore in (("window_geometry", w.restoreGeometry), ("window_state", w.restoreState)):
+            text = settings.get(key)
+            if isinstance(text, str) and text:
+                restore(QByteArray.fromHex(text.encode("ascii")))
+
+    # -- actions ----------------------------------------------------------------------------
+    def save_project(self, path=None):
+        """Save to ``path`` (asks where when None and the project has no file yet)."""
+        w = self.window
+        if path is None:
+            if not w.dialogs:
+                return None
+            start = str(self.path or Path.cwd() / f"project{SUFFIX}")
+            chosen, _ = QFileDialog.getSaveFileName(w, "Save the project", start, FILTER)
+            if not chosen:
+                return None
+            path = chosen if chosen.endswith(SUFFIX) else chosen + SUFFIX
+        path = Path(path)
+        if w.busy:
+            w.report_error("Wait for the running job to finish (or cancel it) before saving the project.")
+            return None
+        settings = self.view_settings()
+
+        def task(progress=None):
+            progress.checkpoint(0.0, f"Saving {path.name}")
+            save_project(w.session, path, settings)
+            progress.checkpoint(1.0, f"Saved {path.name}")
+            return path
+
+        def done(saved):
+            self.path = Path(saved)
+            w.setWindowTitle(f"Manifold Studio — {self.path.name}")
+            w.session.log(f"Saved project {self.path}")
+            w.show_status(f"Saved project {self.path.name}")
+
+        return w.start_job(task, title=f"Save project {path.name}", on_success=done)
+
+    def open_project(self, path=None):
+        w = self.window
+        if path is None:
+            if not w.dialogs:
+                return None
+            chosen, _ = QFileDialog.getOpenFileName(w, "Open a project", str(self.path or ""), FILTER)
+            if not chosen:
+                return None
+            path = chosen
+        path = Path(path)
+        if w.busy:
+            w.report_error("Wait for the running job to finish (or cancel it) before opening a project.")
+            return None
+
+        def task(progress=None):
+            progress.checkpoint(0.0, f"Reading {path.name}")
+            contents = read_project(path, w.host)
+            progress.checkpoint(1.0, f"Read {path.name}")
+            return contents
+
+        def done(contents):
+            try:
+                settings = apply_project(w.session, contents)
+            except Exception as exc:  # noqa: BLE001 - reported, the session keeps its contents
+                w.report_error(f"Could not open {path.name}: {exc}")
+                return
+            self.path = path
+            w.setWindowTitle(f"Manifold Studio — {path.name}")
+            self.apply_view_settings(settings)
+            w.show_status(f"Opened project {path.name}")
+
+        return w.start_job(task, title=f"Open project {path.name}", on_success=done)
+
+
+def install_project_actions(window) -> ProjectActions:
+    window.project = ProjectActions(window)
+    return window.project

@@ -1,0 +1,71 @@
+"""File ▸ Save project / Open project in the real main window."""
+import numpy as np
+import pytest
+
+from manifold_studio.gui.main_window import MainWindow
+from manifold_studio.plugins import PluginHost
+from manifold_studio.session import DONE
+
+
+@pytest.fixture
+def host():
+    return PluginHost().discover()
+
+
+@pytest.fixture
+def make_window(qtbot):
+    windows = []
+
+    def make(host, **kwargs):
+        kwargs.setdefault("initial_sample", None)
+        w = MainWindow(host=host, dialogs=False, **kwargs)
+        qtbot.addWidget(w)
+        w.resize(1200, 780)
+        w.show()
+        windows.append(w)
+        return w
+
+    yield make
+    for w in windows:
+        w.shutdown()
+        assert all(not j.is_thread_running() for j in w.jobs.jobs)
+
+
+def _idle(qtbot, w):
+    qtbot.waitUntil(lambda: not w.busy, timeout=15_000)
+
+
+def test_save_then_open_in_a_new_window(qtbot, make_window, host, tmp_path):
+    w = make_window(host, initial_sample="iris")
+    qtbot.waitUntil(lambda: any(r.status == DONE for r in w.session.runs.values()), timeout=15_000)
+    _idle(qtbot, w)
+    w.algorithm_panel.select_algorithm("kmeans")
+    path = tmp_path / "iris.msproj"
+    w.project.save_project(path)
+    _idle(qtbot, w)
+    assert path.exists() and "iris.msproj" in w.windowTitle()
+
+    other = make_window(host)
+    other.session.load("sample:moons")
+    other.project.open_project(path)
+    _idle(qtbot, other)
+    assert list(other.session.datasets) == ["Iris"]
+    run = other.session.current_run
+    assert run is not None and run.algorithm_id == "pca" and run.status == DONE
+    np.testing.assert_allclose(run.embedding, w.session.current_run.embedding)
+    qtbot.waitUntil(lambda: other.map_view.point_count() == 150, timeout=5_000)
+    assert other.algorithm_panel.algorithm_id == "kmeans"
+    # the restored model still extends
+    np.testing.assert_allclose(run.estimator.extend(other.session.dataset().X[:3]), run.embedding[:3], atol=1e-10)
+
+
+def test_opening_a_bad_file_changes_nothing(qtbot, make_window, host, tmp_path):
+    w = make_window(host, initial_sample="iris")
+    qtbot.waitUntil(lambda: any(r.status == DONE for r in w.session.runs.values()), timeout=15_000)
+    _idle(qtbot, w)
+    bad = tmp_path / "broken.msproj"
+    bad.write_text("not a project")
+    w.project.open_project(bad)
+    _idle(qtbot, w)
+    assert list(w.session.datasets) == ["Iris"] and len(w.session.runs) == 1
+    assert any("broken.msproj" in e.message and e.level == "error" for e in w.session.history)
