@@ -28,3 +28,34 @@ def fresh_host():
     host = plugins.reset_host(plugins.PluginHost().discover())
     yield host
     plugins.reset_host(old)
+
+
+@pytest.fixture
+def make_window(qtbot, request):
+    """Factory for real main windows: ``make_window(host, session=None, **kwargs)``.
+
+    A test module may set ``WINDOW_DIALOGS = False`` (no modal/non-modal dialogs) and
+    ``WINDOW_SIZE = (w, h)``. Every window is shut down after the test, and the test fails
+    if a worker thread is still running then.
+    """
+    from manifold_studio.gui.main_window import MainWindow
+
+    windows = []
+    dialogs = getattr(request.module, "WINDOW_DIALOGS", True)
+    size = getattr(request.module, "WINDOW_SIZE", (1200, 800))
+
+    def make(host, session=None, **kwargs):
+        kwargs.setdefault("initial_sample", None)
+        kwargs.setdefault("dialogs", dialogs)
+        w = MainWindow(host=host, session=session, **kwargs)
+        qtbot.addWidget(w)
+        w.resize(*size)
+        w.show()
+        windows.append(w)
+        return w
+
+    yield make
+    for w in windows:
+        w.shutdown()
+        jobs = list(w.jobs.jobs) + list(getattr(w.jobs, "_ended", []))
+        assert all(not j.is_thread_running() for j in jobs)

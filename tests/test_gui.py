@@ -10,6 +10,8 @@ import time
 import numpy as np
 import pytest
 
+from gui_helpers import wait_last_run
+
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
@@ -115,31 +117,6 @@ def host():
     return h
 
 
-@pytest.fixture
-def make_window(qtbot):
-    windows = []
-
-    def make(host, **kwargs):
-        kwargs.setdefault("initial_sample", None)
-        w = MainWindow(host=host, **kwargs)
-        qtbot.addWidget(w)
-        w.resize(1200, 780)
-        w.show()
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        w.shutdown()
-        assert all(not j.is_thread_running() for j in w.jobs.jobs)
-
-
-def _wait_run(qtbot, window, status=DONE, timeout=10_000):
-    qtbot.waitUntil(lambda: bool(window.session.runs) and list(window.session.runs.values())[-1].status == status,
-                    timeout=timeout)
-    return list(window.session.runs.values())[-1]
-
-
 def _load_iris(qtbot, window):
     assert window.data_panel.select_sample("iris")
     with qtbot.waitSignal(window.datasetLoaded, timeout=10_000):
@@ -150,7 +127,7 @@ def _load_iris(qtbot, window):
 # -- the window -----------------------------------------------------------------------------------
 def test_opens_with_iris_embedded_by_pca(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    run = _wait_run(qtbot, w)
+    run = wait_last_run(qtbot, w)
     assert run.algorithm_id == "pca" and run.embedding.shape == (150, 2)
     qtbot.waitUntil(lambda: w.map_view.point_count() == 150)
     assert w.map_view.coloring.mode == "categorical" and len(w.map_view.coloring.names) == 3
@@ -182,7 +159,7 @@ def test_pick_sample_pick_pca_change_parameter_run(qtbot, make_window, host):
     assert "Allowed" in n_comp.toolTip() and "fraction" in n_comp.toolTip()  # help as tooltip
     assert w.run_controls.run_button.isEnabled()
     qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
-    run = _wait_run(qtbot, w)
+    run = wait_last_run(qtbot, w)
     assert run.params == {"n_components": 1, "whiten": True}
     assert run.embedding.shape == (321, 1)
     qtbot.waitUntil(lambda: w.map_view.point_count() == 321)
@@ -253,7 +230,7 @@ def test_slow_fit_keeps_window_responsive_shows_progress_and_cancels_fast(qtbot,
     _load_iris(qtbot, w)
     w.algorithm_panel.select_algorithm("pca")
     qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
-    pca_run = _wait_run(qtbot, w)
+    pca_run = wait_last_run(qtbot, w)
 
     w.algorithm_panel.select_algorithm("slow_test")
     w.algorithm_panel.form.editor("steps").set_value(5000)  # ~50 s if never cancelled
@@ -293,9 +270,9 @@ def test_failed_run_is_reported_and_keeps_the_previous_result(qtbot, make_window
     w = make_window(host)
     _load_iris(qtbot, w)
     good = w.run_algorithm("pca", {"n_components": 2})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     bad = w.run_algorithm("fail_test", {})
-    _wait_run(qtbot, w, FAILED)
+    wait_last_run(qtbot, w, FAILED)
     assert bad.status == FAILED and "always fails" in bad.error
     assert "always fails" in w.statusBar().currentMessage()
     assert "always fails" in w.message_log.toPlainText()
@@ -304,7 +281,7 @@ def test_failed_run_is_reported_and_keeps_the_previous_result(qtbot, make_window
     assert w.run_log.item(row, 4).text() == FAILED and "always fails" in w.run_log.item(row, 6).text()
     # too many components: the algorithm's clear message, the result kept
     over = w.run_algorithm("pca", {"n_components": 5})
-    _wait_run(qtbot, w, FAILED)
+    wait_last_run(qtbot, w, FAILED)
     assert "n_components" in over.error and "n_components" in w.statusBar().currentMessage()
     assert w.session.current_run is good
 
@@ -322,7 +299,7 @@ def test_broken_plugins_do_not_stop_the_window_and_are_reported(qtbot, make_wind
     assert w.algorithm_panel.select_algorithm("pca") and w.algorithm_panel.select_algorithm("slow_test")
     _load_iris(qtbot, w)
     w.run_algorithm("pca", {})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
 
 
 def test_bad_file_shows_an_error_and_keeps_the_loaded_data(qtbot, make_window, host, tmp_path):
@@ -330,7 +307,7 @@ def test_bad_file_shows_an_error_and_keeps_the_loaded_data(qtbot, make_window, h
     w.ask_loader_options = False
     iris = _load_iris(qtbot, w)
     w.run_algorithm("pca", {})
-    run = _wait_run(qtbot, w)
+    run = wait_last_run(qtbot, w)
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b,c\n1,2,3\n4,5\n6,7,8,9\n")
     with qtbot.waitSignal(w.loadFailed, timeout=10_000) as blocker:
@@ -376,7 +353,7 @@ def test_dropping_a_file_loads_it(qtbot, make_window, host, tmp_path):
 
 def test_hover_shows_point_index_and_label(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    run = _wait_run(qtbot, w)
+    run = wait_last_run(qtbot, w)
     view = w.map_view
     qtbot.waitUntil(lambda: view.point_count() == 150)
     qtbot.wait(50)
@@ -466,7 +443,7 @@ def test_registered_views_get_docks_and_the_current_run(qtbot, make_window, host
 
     try:
         w = make_window(host, initial_sample="iris")
-        run = _wait_run(qtbot, w)
+        run = wait_last_run(qtbot, w)
         assert "view:test_count" in w.docks and isinstance(w.views["test_count"], CountView)
         qtbot.waitUntil(lambda: run in shown)
     finally:
@@ -477,9 +454,9 @@ def test_selecting_a_run_in_the_log_shows_it(qtbot, make_window, host):
     w = make_window(host)
     _load_iris(qtbot, w)
     first = w.run_algorithm("pca", {"n_components": 2})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     second = w.run_algorithm("pca", {"n_components": 1})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     assert w.map_view.run is second
     w.run_log.selectRow(w.run_log.row_of(first.id))
     assert w.session.current_run is first and w.map_view.run is first
@@ -502,7 +479,7 @@ def test_session_data_is_shared_with_scripts(qtbot, make_window, host):
     w = make_window(host, session=s)
     assert w.data_panel.dataset_combo.currentText() == "mine"
     w.run_algorithm("pca", {})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     assert s.current_run.embedding.shape == (30, 2) and w.map_view.point_count() == 30
 
 
@@ -510,9 +487,9 @@ def test_clustering_run_is_drawn_on_the_latest_map_coloured_by_cluster(qtbot, ma
     if "kmeans" not in host.algorithms:
         pytest.skip("the kmeans plugin is not installed")
     w = make_window(host, initial_sample="iris")
-    pca = _wait_run(qtbot, w)
+    pca = wait_last_run(qtbot, w)
     km = w.run_algorithm("kmeans", {"n_clusters": 3})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     assert km.kind == "clustering" and km.labels.shape == (150,)
     view = w.map_view
     assert view.run is km and np.allclose(view.xy, pca.embedding[:, :2])
@@ -526,7 +503,7 @@ def test_clustering_run_is_drawn_on_the_latest_map_coloured_by_cluster(qtbot, ma
 
 def test_extended_points_are_drawn_over_the_map(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    run = _wait_run(qtbot, w)
+    run = wait_last_run(qtbot, w)
     w.session.extend(run.id, rows=np.arange(10))
     qtbot.waitUntil(lambda: len(w.map_view._overlays) == 1)
     overlay = w.map_view._overlays[0]
@@ -536,7 +513,7 @@ def test_extended_points_are_drawn_over_the_map(qtbot, make_window, host):
 
 def test_intermediate_results_are_previewed_and_dropped_on_cancel(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    pca = _wait_run(qtbot, w)
+    pca = wait_last_run(qtbot, w)
     run = w.run_algorithm("partial_test", {})
     qtbot.waitUntil(lambda: "intermediate" in w.map_view.title_label.text(), timeout=5000)
     assert w.map_view.point_count() == 150 and w.session.current_run is pca
@@ -588,7 +565,7 @@ def test_switching_and_removing_data_sets_in_the_panel(qtbot, make_window, host)
     combo.setCurrentIndex(0)
     assert w.session.current_dataset is iris and "150 × 4" in w.data_panel.info_label.text()
     run = w.run_algorithm("pca", {})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     assert run.dataset_name == iris.name
     qtbot.mouseClick(w.data_panel.remove_button, Qt.MouseButton.LeftButton)
     assert list(w.session.datasets) == [moons.name] and combo.count() == 1

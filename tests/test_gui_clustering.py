@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gui_helpers import wait_last_run
+
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
@@ -23,6 +25,9 @@ from manifold_studio.gui.main_window import MainWindow  # noqa: E402
 
 NEEDED = ("pca", "kmeans", "hierarchical")
 
+WINDOW_DIALOGS = False
+WINDOW_SIZE = (1300, 850)
+
 
 @pytest.fixture
 def host():
@@ -34,31 +39,6 @@ def host():
     if "iris" not in h.samples or "blobs" not in h.samples:
         pytest.skip("the sample data plugin is not installed")
     return h
-
-
-@pytest.fixture
-def make_window(qtbot):
-    windows = []
-
-    def make(host, **kwargs):
-        kwargs.setdefault("initial_sample", None)
-        w = MainWindow(host=host, dialogs=False, **kwargs)
-        qtbot.addWidget(w)
-        w.resize(1300, 850)
-        w.show()
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        w.shutdown()
-        assert all(not j.is_thread_running() for j in w.jobs.jobs)
-
-
-def _wait_run(qtbot, window, status=DONE, timeout=20_000):
-    qtbot.waitUntil(lambda: bool(window.session.runs) and list(window.session.runs.values())[-1].status == status,
-                    timeout=timeout)
-    return list(window.session.runs.values())[-1]
 
 
 def _idle(qtbot, *views, timeout=10_000):
@@ -80,7 +60,7 @@ def test_cluster_this_map_colours_points_draws_centres_and_silhouettes(qtbot, ma
     ds = _load(qtbot, w, "blobs", n_samples=300, random_state=3)
     w.algorithm_panel.select_algorithm("pca")
     qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
-    pca = _wait_run(qtbot, w)
+    pca = wait_last_run(qtbot, w)
 
     w.cluster_map_action.trigger()  # Tools > Cluster this map
     assert w.algorithm_panel.algorithm_id == "kmeans"
@@ -88,7 +68,7 @@ def test_cluster_this_map_colours_points_draws_centres_and_silhouettes(qtbot, ma
     w.algorithm_panel.form.editor("n_clusters").set_value(3)
     w.algorithm_panel.form.editor("random_state").set_value(0)
     qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
-    km = _wait_run(qtbot, w)
+    km = wait_last_run(qtbot, w)
     assert km.algorithm_id == "kmeans" and km.source_run == pca.id
     assert km.estimator.cluster_centers_.shape == (3, 2)  # fitted on the 2-D map
 
@@ -117,9 +97,9 @@ def test_cluster_this_map_colours_points_draws_centres_and_silhouettes(qtbot, ma
 
 def test_raw_data_clusters_on_an_embedding_map_get_projected_or_mean_centres(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    pca = _wait_run(qtbot, w)
+    pca = wait_last_run(qtbot, w)
     km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     assert km.source_run is None and km.estimator.cluster_centers_.shape == (3, 4)
     overlay = w.cluster_overlay
     qtbot.waitUntil(lambda: not overlay.busy and overlay.centres is not None and overlay.centres_run is km,
@@ -138,9 +118,9 @@ def test_raw_data_clusters_on_an_embedding_map_get_projected_or_mean_centres(qtb
 # -- dendrogram -----------------------------------------------------------------------------------
 def test_dendrogram_cut_line_recolours_the_map_without_refitting(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    pca = _wait_run(qtbot, w)
+    pca = wait_last_run(qtbot, w)
     h = w.run_algorithm("hierarchical", {"n_clusters": 3, "method": "ward"})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     dend = w.views["dendrogram"]
     qtbot.waitUntil(lambda: dend.result is not None and dend.run is h, timeout=15_000)
     assert w.docks["view:dendrogram"].isVisible()
@@ -175,9 +155,9 @@ def test_dendrogram_cut_line_recolours_the_map_without_refitting(qtbot, make_win
 
 def test_divisive_tree_cut_merges_clusters(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     h = w.run_algorithm("hierarchical", {"n_clusters": 5, "method": "divisive", "random_state": 0})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     dend = w.views["dendrogram"]
     qtbot.waitUntil(lambda: dend.result is not None and dend.run is h, timeout=15_000)
     assert dend.result.n_leaves == 5 and dend.clusters_at(dend.cut_height) == 5
@@ -189,9 +169,9 @@ def test_divisive_tree_cut_merges_clusters(qtbot, make_window, host):
 # -- contingency ----------------------------------------------------------------------------------
 def test_contingency_table_and_adjusted_rand_index_on_iris(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 1})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     cont = w.views["contingency"]
     qtbot.waitUntil(lambda: cont.result is not None and cont.run is km, timeout=15_000)
     truth = w.session.current_dataset.labels
@@ -207,7 +187,7 @@ def test_contingency_table_and_adjusted_rand_index_on_iris(qtbot, make_window, h
     assert int(t.item(0, 0).text()) == table.table[0, 0]
     # an embedding run: the clustering views do not apply (docks hidden)
     w.run_algorithm("pca", {})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     assert not w.docks["view:contingency"].isVisible() and not w.docks["view:dendrogram"].isVisible()
 
 
@@ -233,7 +213,7 @@ def test_choose_k_tool_plots_four_curves_marks_k_and_runs_it(qtbot, make_window,
     assert f"k = {res.suggested_k}" in tool.message.text()
     assert tool.apply_button.isEnabled() and tool.apply_button.text() == "Run with k = 3"
     qtbot.mouseClick(tool.apply_button, Qt.MouseButton.LeftButton)
-    run = _wait_run(qtbot, w)
+    run = wait_last_run(qtbot, w)
     assert run.algorithm_id == "kmeans" and run.params["n_clusters"] == 3 and np.unique(run.labels).size == 3
 
 
@@ -254,14 +234,14 @@ def test_choose_k_cancel_keeps_the_tool_usable(qtbot, make_window, host):
 # -- bad input ------------------------------------------------------------------------------------
 def test_too_many_clusters_is_a_clear_error_and_keeps_earlier_results(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     sil = w.views["silhouette"]
     qtbot.waitUntil(lambda: sil.result is not None and sil.run is km, timeout=15_000)
     mean = sil.result.mean
     bad = w.run_algorithm("kmeans", {"n_clusters": 500})
-    _wait_run(qtbot, w, FAILED)
+    wait_last_run(qtbot, w, FAILED)
     assert "500" in bad.error and "150" in bad.error
     assert "500" in w.statusBar().currentMessage()
     assert w.session.current_run is km and w.map_view.run is km and len(w.map_view.coloring.names) == 3
@@ -282,11 +262,11 @@ def test_too_many_clusters_is_a_clear_error_and_keeps_earlier_results(qtbot, mak
 
 def test_a_clustering_can_be_drawn_on_any_map_of_the_same_points(qtbot, make_window, host):
     w = make_window(host, initial_sample="iris")
-    first = _wait_run(qtbot, w)
+    first = wait_last_run(qtbot, w)
     km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     second = w.run_algorithm("pca", {"whiten": True})
-    _wait_run(qtbot, w)
+    wait_last_run(qtbot, w)
     w.session.set_current_run(km.id)
     view, overlay = w.map_view, w.cluster_overlay
     assert view.run is km and np.allclose(view.xy, second.embedding[:, :2])  # the latest map

@@ -46,6 +46,8 @@ class _TestPlugin:
     def register_algorithms(self):
         return [SlowExtendEmbedding]
 
+WINDOW_DIALOGS = False
+
 
 @pytest.fixture
 def host():
@@ -56,25 +58,6 @@ def host():
         if needed not in h.algorithms:
             pytest.skip(f"the {needed} plugin is not installed")
     return h
-
-
-@pytest.fixture
-def make_window(qtbot):
-    windows = []
-
-    def make(host, session=None, **kwargs):
-        kwargs.setdefault("initial_sample", None)
-        w = MainWindow(host=host, session=session, dialogs=False, **kwargs)
-        qtbot.addWidget(w)
-        w.resize(1200, 800)
-        w.show()
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        w.shutdown()
-        assert all(not j.is_thread_running() for j in w.jobs.jobs + w.jobs._ended)
 
 
 def _roll(n=300, seed=0):

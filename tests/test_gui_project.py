@@ -2,9 +2,12 @@
 import numpy as np
 import pytest
 
-from manifold_studio.gui.main_window import MainWindow
+from gui_helpers import wait_idle
+
 from manifold_studio.plugins import PluginHost
 from manifold_studio.session import DONE
+
+WINDOW_DIALOGS = False
 
 
 @pytest.fixture
@@ -12,43 +15,20 @@ def host():
     return PluginHost().discover()
 
 
-@pytest.fixture
-def make_window(qtbot):
-    windows = []
-
-    def make(host, **kwargs):
-        kwargs.setdefault("initial_sample", None)
-        w = MainWindow(host=host, dialogs=False, **kwargs)
-        qtbot.addWidget(w)
-        w.resize(1200, 780)
-        w.show()
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        w.shutdown()
-        assert all(not j.is_thread_running() for j in w.jobs.jobs)
-
-
-def _idle(qtbot, w):
-    qtbot.waitUntil(lambda: not w.busy, timeout=15_000)
-
-
 def test_save_then_open_in_a_new_window(qtbot, make_window, host, tmp_path):
     w = make_window(host, initial_sample="iris")
     qtbot.waitUntil(lambda: any(r.status == DONE for r in w.session.runs.values()), timeout=15_000)
-    _idle(qtbot, w)
+    wait_idle(qtbot, w)
     w.algorithm_panel.select_algorithm("kmeans")
     path = tmp_path / "iris.msproj"
     w.project.save_project(path)
-    _idle(qtbot, w)
+    wait_idle(qtbot, w)
     assert path.exists() and "iris.msproj" in w.windowTitle()
 
     other = make_window(host)
     other.session.load("sample:moons")
     other.project.open_project(path)
-    _idle(qtbot, other)
+    wait_idle(qtbot, other)
     assert list(other.session.datasets) == ["Iris"]
     run = other.session.current_run
     assert run is not None and run.algorithm_id == "pca" and run.status == DONE
@@ -62,10 +42,10 @@ def test_save_then_open_in_a_new_window(qtbot, make_window, host, tmp_path):
 def test_opening_a_bad_file_changes_nothing(qtbot, make_window, host, tmp_path):
     w = make_window(host, initial_sample="iris")
     qtbot.waitUntil(lambda: any(r.status == DONE for r in w.session.runs.values()), timeout=15_000)
-    _idle(qtbot, w)
+    wait_idle(qtbot, w)
     bad = tmp_path / "broken.msproj"
     bad.write_text("not a project")
     w.project.open_project(bad)
-    _idle(qtbot, w)
+    wait_idle(qtbot, w)
     assert list(w.session.datasets) == ["Iris"] and len(w.session.runs) == 1
     assert any("broken.msproj" in e.message and e.level == "error" for e in w.session.history)
