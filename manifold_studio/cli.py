@@ -23,7 +23,6 @@ import importlib
 import json
 import os
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -155,24 +154,12 @@ def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
         emit(sys.stdout)
         sys.stdout.flush()
         return
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
+    from manifold_studio.fileio import atomic_write
+
+    folder = Path(path).parent if str(Path(path).parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"cannot write {path}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            emit(fh)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, emit, binary=False)
 
 
 def _check_writable(path: str | None, flag: str) -> None:

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from manifold_studio.fileio import atomic_write
 from manifold_studio.errors import (
     DataError, InvalidParameterError, ManifoldStudioError, NotFittedError, UnknownAlgorithmError,
 )
@@ -168,40 +167,9 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
     return path
 
 
-def _set_mode(tmp: str, path: Path) -> None:
-    """Give the new file the mode of the file it replaces, or the usual umask-based one
-    (mkstemp creates it private, 0600)."""
-    try:
-        mode = path.stat().st_mode & 0o777
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    try:
-        os.chmod(tmp, mode)
-    except OSError:  # pragma: no cover - e.g. a file system without modes
-        pass
-
-
 def atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` as a compressed .npz: a temporary file in the same folder, then rename."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        _set_mode(tmp, path)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``arrays`` as a compressed .npz, atomically (see :mod:`manifold_studio.fileio`)."""
+    atomic_write(path, lambda fh: np.savez_compressed(fh, **arrays))
 
 
 def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by save_model / --save-model"):
@@ -220,21 +188,29 @@ def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by sa
         raise ModelFileError(f"{path.name} is not a readable {what} file: {exc}") from None
 
 
-def _read_meta(npz, path: Path) -> dict:
-    if META_KEY not in npz.files:
-        raise ModelFileError(f"{path.name} is not a Manifold Studio model file: it has no model "
-                             "metadata (is it a data file?).")
+def read_document(npz, path: Path, key: str, fmt: str, version: int, what: str) -> dict:
+    """The JSON document stored under ``key`` in an open .npz, checked for format and version."""
+    if key not in npz.files:
+        raise ModelFileError(f"{path.name} is not a Manifold Studio {what} file: it has no {what} "
+                             "description inside (is it a data file, or another kind of file?).")
     try:
-        meta = json.loads(str(npz[META_KEY][()]))
+        meta = json.loads(str(npz[key][()]))
     except (ValueError, TypeError, zipfile.BadZipFile) as exc:
-        raise ModelFileError(f"{path.name}: the model metadata is damaged ({exc}).") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or "algorithm" not in meta:
-        raise ModelFileError(f"{path.name}: the model metadata is not in the {FORMAT} format.")
-    version = meta.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ModelFileError(f"{path.name} was written in model format version {version} by "
+        raise ModelFileError(f"{path.name}: the {what} description is damaged ({exc}).") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        raise ModelFileError(f"{path.name}: the {what} description is not in the {fmt} format.")
+    found = meta.get("format_version")
+    if not isinstance(found, int) or found > version:
+        raise ModelFileError(f"{path.name} was written in {what} format version {found} by "
                              f"Manifold Studio {meta.get('library_version', '?')}; this version reads "
-                             f"format {FORMAT_VERSION}: update Manifold Studio.")
+                             f"format {version}: update Manifold Studio.")
+    return meta
+
+
+def _read_meta(npz, path: Path) -> dict:
+    meta = read_document(npz, path, META_KEY, FORMAT, FORMAT_VERSION, "model")
+    if "algorithm" not in meta:
+        raise ModelFileError(f"{path.name}: the model description names no algorithm.")
     return meta
 
 

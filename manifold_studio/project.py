@@ -28,7 +28,8 @@ import numpy as np
 from manifold_studio.data import Dataset
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.model_io import (
-    ModelFileError, _jsonable, atomic_savez, open_npz, pack_estimator, read_arrays, unpack_estimator,
+    ModelFileError, _jsonable, atomic_savez, open_npz, pack_estimator, read_arrays, read_document,
+    unpack_estimator,
 )
 from manifold_studio.session import CANCELLED, FINISHED_STATUSES, Extension, LogEntry, Run, Session
 
@@ -133,24 +134,6 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
     return path
 
 
-def _read_meta(npz, path: Path) -> dict:
-    if META_KEY not in npz.files:
-        raise ModelFileError(f"{path.name} is not a Manifold Studio project file (no project "
-                             "description inside; is it a model or a data file?).")
-    try:
-        meta = json.loads(str(npz[META_KEY][()]))
-    except (ValueError, TypeError) as exc:
-        raise ModelFileError(f"{path.name}: the project description is damaged ({exc}).") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ModelFileError(f"{path.name}: the project description is not in the {FORMAT} format.")
-    version = meta.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ModelFileError(f"{path.name} was written in project format version {version} by "
-                             f"Manifold Studio {meta.get('library_version', '?')}; this version reads "
-                             f"format {FORMAT_VERSION}: update Manifold Studio.")
-    return meta
-
-
 def load_project(path, host=None) -> tuple[Session, dict]:
     """``(session, view_settings)`` read from a project file written by :func:`save_project`."""
     contents = read_project(path, host)
@@ -167,7 +150,7 @@ def read_project(path, host=None) -> ProjectContents:
     worker thread; raises :class:`ModelFileError` with the file name when it is unusable."""
     path = Path(path)
     with open_npz(path, "project", f"a {SUFFIX} file saved by Manifold Studio") as npz:
-        meta = _read_meta(npz, path)
+        meta = read_document(npz, path, META_KEY, FORMAT, FORMAT_VERSION, "project")
         arrays = read_arrays(npz, path, "")
 
     def get(key):

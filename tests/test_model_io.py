@@ -129,7 +129,7 @@ def test_files_that_are_not_models(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 this is not really a zip")
     with pytest.raises(ModelFileError, match=r"data\.csv is not a Manifold Studio model"):
         load_model(tmp_path / "data.csv")
-    with pytest.raises(ModelFileError, match=r"data\.npz is not a Manifold Studio model.*no model metadata"):
+    with pytest.raises(ModelFileError, match=r"data\.npz is not a Manifold Studio model.*no model description"):
         load_model(tmp_path / "data.npz")
     with pytest.raises(ModelFileError, match=r"junk\.npz"):
         load_model(tmp_path / "junk.npz")

@@ -1,0 +1,49 @@
+"""Atomic file writing shared by the CLI, model files and project files (Qt-free).
+
+A file is written to a temporary file in the same folder, flushed to disk, given the mode
+of the file it replaces (or the usual umask-based one), then renamed over the target: a
+crash or an error while writing never leaves a half-written file behind.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, IO
+
+from manifold_studio.errors import ManifoldStudioError
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> Path:
+    """Call ``write(fh)`` on a temporary file next to ``path``, then rename it to ``path``."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, _mode_for(path))
+        except OSError:  # pragma: no cover - a file system without modes
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
