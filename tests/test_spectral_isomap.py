@@ -17,7 +17,8 @@ def test_matches_sklearn_isomap_fit_and_transform():
     ours = ms.get_algorithm("isomap", n_neighbors=10, n_components=2).fit(X)
     sk = Isomap(n_neighbors=10, n_components=2).fit(X)
     assert procrustes_residual(sk.embedding_, ours.embedding_, scale=False) < 1e-8
-    assert procrustes_residual(sk.transform(X_new), ours.extend(X_new), scale=False) < 1e-8
+    # new points use float32 geodesics (relative precision ~1e-7)
+    assert procrustes_residual(sk.transform(X_new), ours.extend(X_new), scale=False) < 1e-6
 
 
 def test_radius_graph_matches_sklearn():

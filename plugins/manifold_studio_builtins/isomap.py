@@ -102,15 +102,19 @@ class Isomap(SpectralEmbedding):
         m = X.shape[0]
         # geodesic distances, filled in chunks of sources (the graph is symmetric: directed=True
         # avoids re-symmetrising it at every call)
-        Dg = np.empty((m, m), dtype=float)
+        # squared geodesics S (float64) for the eigensolver; the geodesics themselves are kept in
+        # float32 for extending new points (half the memory and memory traffic; training points
+        # are recognised and take their exact training kernel row, so theorem 5.1 stays exact)
+        S = np.empty((m, m), dtype=float)
+        Dg = np.empty((m, m), dtype=np.float32)
         sub = SubProgress(progress, 0.1, 1.0, "Shortest paths: ")
         for start in range(0, m, _PATH_CHUNK):
             sub.checkpoint(start / m, f"{start:,}/{m:,} sources")
             stop = min(m, start + _PATH_CHUNK)
-            Dg[start:stop] = dijkstra(G, directed=True, indices=np.arange(start, stop))
+            block = dijkstra(G, directed=True, indices=np.arange(start, stop))
+            Dg[start:stop] = block
+            np.multiply(block, block, out=S[start:stop])
         sub.checkpoint(1.0, f"{m:,}/{m:,} sources")
-        # squared geodesics: a temporary for the eigensolver (the extension uses Dg itself)
-        S = Dg * Dg
         row_mean = S.mean(axis=1)
         grand = float(row_mean.mean())
         self.geodesic_ = Dg                      # training geodesics (fixed: never shortened)
@@ -126,7 +130,7 @@ class Isomap(SpectralEmbedding):
 
         op = spla.LinearOperator((m, m), matvec=matvec, matmat=matvec, rmatvec=matvec, dtype=float)
         trace = float(-0.5 * (np.trace(S) - 2.0 * row_mean.sum() + m * grand))
-        return SpectralProblem(p["n_components"], matrix=op, trace=trace)
+        return SpectralProblem(p["n_components"], matrix=op, trace=trace, match_training=True)
 
     def _fit(self, X, y, progress):
         self.warning_component_ = ""
@@ -173,6 +177,7 @@ class Isomap(SpectralEmbedding):
         Dg = self.geodesic_
         dist, idx, valid = self._neighbours_of_new(X)
         step = np.where(valid, dist, np.inf)
+        step = step.astype(Dg.dtype)
         g = np.take(Dg, idx[:, 0], axis=0)
         g += step[:, :1]
         cand = np.empty_like(g)
@@ -182,8 +187,11 @@ class Isomap(SpectralEmbedding):
             np.minimum(g, cand, out=g)
         return g
 
+    def _match_training(self, X):
+        return self._index_for_extend().match(X)
+
     def _kernel_rows(self, X):
-        g = self._geodesics_to_training(X)
+        g = self._geodesics_to_training(X).astype(np.float64)
         g *= g
         # kernel 5.1 on geodesics, centred with the training means
         g -= g.mean(axis=1, keepdims=True)
@@ -202,7 +210,7 @@ class Isomap(SpectralEmbedding):
         out = np.empty((X.shape[0], V.shape[1]))
         step = rows_per_block(V.shape[0], _GEODESIC_BLOCK)
         for start in range(0, X.shape[0], step):
-            g = self._geodesics_to_training(X[start:start + step])
+            g = self._geodesics_to_training(X[start:start + step]).astype(np.float64)
             g *= g
             rmean = g.mean(axis=1)
             KV = g @ V
