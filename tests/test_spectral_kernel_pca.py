@@ -52,3 +52,9 @@ def test_summary_reports_explained_fraction():
     X, _ = swiss_roll(200)
     s = ms.get_algorithm("kernel_pca", kernel="linear", n_components=3).fit(X).result_summary()
     assert s["explained_fraction"] == pytest.approx(1.0)
+
+
+def test_non_finite_kernel_message():
+    X, _ = swiss_roll(100)
+    with pytest.raises(DataError, match="non-finite"):
+        ms.get_algorithm("kernel_pca", kernel="poly", degree=2.5, gamma=1.0, coef0=-100.0).fit(X)

@@ -96,7 +96,8 @@ class Isomap(SpectralEmbedding):
             self.warning_component_ = (
                 f"The neighbourhood graph has {n_comp} components; only the largest "
                 f"({int(mask.sum()):,} of {n:,} points) was embedded, the others have NaN coordinates.")
-            check_n_neighbors(p["n_neighbors"], X.shape[0], what="the largest component")
+            if p["radius"] is None:
+                check_n_neighbors(p["n_neighbors"], X.shape[0], what="the largest component")
         self.embedded_mask_ = mask
         self.X_fit_ = X
         m = X.shape[0]

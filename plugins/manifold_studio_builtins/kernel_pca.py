@@ -6,6 +6,7 @@ import numpy as np
 from manifold_studio.algorithms import Choice, Float, Int
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
 from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
 
@@ -55,6 +56,10 @@ class KernelPCA(SpectralEmbedding):
         if p["kernel"] == "rbf":
             check_rbf_width(X, self.gamma_, what="RBF kernel")
         K = kernel_matrix(X, None, p["kernel"], progress=progress, **self._kernel_args())
+        if not np.isfinite(K).all():
+            raise DataError(f"The {p['kernel']} kernel produced non-finite values (a non-integer degree "
+                            "of a negative base, or an overflow); use an integer degree, a smaller "
+                            "gamma or scale the data.")
         # centring in feature space (in place): k~(x,y) = k - E_x' k - E_y' k + E k
         col_mean = K.mean(axis=0)
         grand = float(col_mean.mean())
