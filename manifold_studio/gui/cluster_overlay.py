@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.gui.cluster_tasks import MEAN, PROJECTED, CentresResult, estimator_centres, map_centres
+from manifold_studio.gui.map_coords import as_map_xy
 
 AUTO, HIDDEN = "auto", "hidden"
 CENTRE_SYMBOL = "star"
@@ -183,9 +184,7 @@ class ClusterOverlay(QObject):
         if self.mode == AUTO and own and fitted_on_map and centres is not None \
                 and centres.shape[1] == np.asarray(map_run.embedding).reshape(len(labels), -1).shape[1]:
             present = np.isin(np.arange(centres.shape[0]), labels)
-            xy = centres[present]
-            xy = np.column_stack([xy[:, 0], xy[:, 1] if xy.shape[1] > 1 else np.zeros(len(xy))])
-            self._show(run, CentresResult(np.flatnonzero(present), xy, "fitted",
+            self._show(run, CentresResult(np.flatnonzero(present), as_map_xy(centres[present]), "fitted",
                                           f"centres of the clustering of run #{map_run.id}'s map"))
             return
         session = self.window.session

@@ -21,6 +21,7 @@ from scipy.cluster import hierarchy
 
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError
+from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.metrics import (
     adjusted_rand_index, contingency_table, silhouette_samples,
 )
@@ -98,15 +99,6 @@ def group_means(values, labels):
     return uniq, sums / counts[:, None]
 
 
-def _two_columns(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    if a.ndim == 1:
-        a = a[:, None]
-    if a.shape[1] == 1:
-        return np.column_stack([a[:, 0], np.zeros(len(a))])
-    return a[:, :2]
-
-
 def map_centres(labels, map_xy, *, mode: str = PROJECTED, centres=None, centre_labels=None,
                 raw_X=None, extend=None, map_name: str = "the map", progress=None) -> CentresResult:
     """Cluster centres in map coordinates.
@@ -137,14 +129,14 @@ def map_centres(labels, map_xy, *, mode: str = PROJECTED, centres=None, centre_l
                 c_labels = (np.arange(centres.shape[0]) if centre_labels is None
                             else np.asarray(centre_labels))
             present = np.isin(c_labels, labels)  # a centre without points has no colour
-            xy = _two_columns(np.asarray(extend(centres[present])))
+            xy = as_map_xy(np.asarray(extend(centres[present])))
             progress.checkpoint(1.0, "Centres projected")
             return CentresResult(c_labels[present], xy, PROJECTED,
                                  f"centres projected onto {map_name} by its extension")
         except Exception as exc:  # noqa: BLE001 - fall back to the mean, and say why
             from manifold_studio.session import error_message
             note = f" (projection failed: {error_message(exc)})"
-    uniq, means = group_means(_two_columns(map_xy), labels)
+    uniq, means = group_means(as_map_xy(map_xy), labels)
     progress.checkpoint(1.0, "Centres computed")
     return CentresResult(uniq, means, MEAN, f"centres = mean map position of each cluster{note}")
 

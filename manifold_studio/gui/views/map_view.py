@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout,
 )
 
+from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import Coloring, label_text, make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem
@@ -35,15 +36,6 @@ HOVER_RADIUS_PX = 12
 COLOR_DATA, COLOR_RUN, COLOR_NONE = "data", "run", "none"
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
-
-
-def _as_2d(values: np.ndarray) -> np.ndarray:
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 1:
-        values = values[:, None]
-    if values.shape[1] == 1:
-        return np.column_stack([values[:, 0], np.zeros(len(values))])
-    return values[:, :2]
 
 
 @register_view
@@ -143,7 +135,7 @@ class MapView(ResultView):
     def set_points(self, xy, rows=None, data_labels=None, run_labels=None, title: str = "",
                    axis_names=("", ""), label_name: str = "") -> None:
         """Show ``xy`` ((n, 2) or (n, 1)); ``rows``: the data-set row of each point."""
-        self.xy = _as_2d(xy) if len(xy) else np.zeros((0, 2))
+        self.xy = as_map_xy(xy) if len(xy) else np.zeros((0, 2))
         n = len(self.xy)
         self.rows = np.arange(n) if rows is None else np.asarray(rows)
         self._data_labels = None if data_labels is None else np.asarray(data_labels)
@@ -167,7 +159,7 @@ class MapView(ResultView):
             self.legend.removeItem(item)
         self._overlays = []
         for name, xy, symbol in layers:
-            xy = _as_2d(xy)
+            xy = as_map_xy(xy)
             item = pg.ScatterPlotItem(x=xy[:, 0], y=xy[:, 1], symbol=symbol, size=9,
                                       pen=pg.mkPen(20, 20, 20, 220, width=1.5),
                                       brush=pg.mkBrush(255, 255, 255, 0), name=name)
@@ -216,7 +208,7 @@ class MapView(ResultView):
         if dataset is not None and dataset.labels is not None and len(dataset.labels) > int(np.max(rows)):
             labels = dataset.labels[rows]
         keep_range = len(self.xy) == values.shape[0]
-        self.xy = _as_2d(values)
+        self.xy = as_map_xy(values)
         self.rows = np.asarray(rows)
         self._data_labels, self._run_labels = labels, None
         self.title_label.setText(f"{run.title()} — running… (intermediate result)")
