@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.gui.cluster_tasks import MEAN, PROJECTED, CentresResult, estimator_centres, map_centres
 from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.gui.worker import LatestJob
 
 AUTO, HIDDEN = "auto", "hidden"
 CENTRE_SYMBOL = "star"
@@ -42,8 +43,7 @@ class ClusterOverlay(QObject):
         self._labels: dict[int, tuple[np.ndarray, str]] = {}
         self.centres: CentresResult | None = None
         self.centres_run = None
-        self._job = None
-        self._token = 0
+        self.latest = LatestJob()
         self._item = None
         view = window.map_view
         self.mode_combo = QComboBox()
@@ -147,7 +147,7 @@ class ClusterOverlay(QObject):
     @property
     def busy(self) -> bool:
         """Centres are being projected on a worker thread."""
-        return self._job is not None and not self._job.finished
+        return self.latest.busy
 
     def set_mode(self, mode: str) -> None:
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
@@ -157,10 +157,7 @@ class ClusterOverlay(QObject):
         a worker thread)."""
         view = self.window.map_view
         run = view.run if view is not None else None
-        self._token += 1
-        if self._job is not None and not self._job.finished:
-            self._job.cancel()
-        self._job = None
+        self.latest.drop()
         if run is not None and run.succeeded:
             self._update_map_combo(run)
         else:
@@ -204,12 +201,10 @@ class ClusterOverlay(QObject):
         if not can_project:
             self._show(run, map_centres(labels, view.xy, mode=MEAN))
             return
-        token = self._token
-        self._job = self.window.start_job(
-            map_centres, labels, view.xy, title="Projecting cluster centres", foreground=False,
-            on_success=lambda res, token=token, run=run: self._show(run, res) if token == self._token else None,
-            on_failure=lambda msg, detail, token=token, run=run: (
-                self._show(run, map_centres(labels, view.xy, mode=MEAN)) if token == self._token else None),
+        self.latest.start(
+            self.window, map_centres, labels, view.xy, title="Projecting cluster centres",
+            on_success=lambda res, run=run: self._show(run, res),
+            on_failure=lambda msg, detail, run=run: self._show(run, map_centres(labels, view.xy, mode=MEAN)),
             **kwargs)
 
     def _show(self, run, result: CentresResult | None) -> None:

@@ -29,7 +29,7 @@ from manifold_studio.algorithms.progress import CallbackProgress
 from manifold_studio.errors import FitCancelled
 from manifold_studio.session import error_message
 
-__all__ = ["Job", "JobRunner"]
+__all__ = ["Job", "JobRunner", "LatestJob"]
 
 
 class _TaskThread(QThread):
@@ -211,3 +211,46 @@ class JobRunner(QObject):
                 ok = False
                 _ORPHANS.append(job)
         return ok
+
+
+class LatestJob:
+    """The background job of a view whose result is only wanted while it is the latest one.
+
+    Views that redraw for the current run (silhouette, contingency table, dendrogram, cluster
+    centres) start a job whenever the run or the labels change. :meth:`start` (and
+    :meth:`drop`, for a run with nothing to compute) cancels the job before and makes its late
+    callbacks do nothing, so a slow old result never overwrites a newer one::
+
+        self.latest = LatestJob()
+        self.latest.start(window, task, *args, title="Silhouette",
+                          on_success=self._done, on_failure=self._failed)
+    """
+
+    def __init__(self):
+        self.job: Job | None = None
+        self._token = 0
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and not self.job.finished
+
+    def drop(self) -> None:
+        """Cancel the current job (if it runs); whatever it still reports is ignored."""
+        self._token += 1
+        if self.busy:
+            self.job.cancel()
+        self.job = None
+
+    def start(self, window, fn: Callable, *args, on_success: Callable, on_failure: Callable,
+              **kwargs) -> Job:
+        """Drop the current job and run ``fn(*args, **kwargs)`` with ``window.start_job`` in the
+        background (``foreground=False``: no progress bar). ``on_success(result)`` and
+        ``on_failure(message, detail)`` are only called while this job is still the latest."""
+        self.drop()
+        token = self._token
+        self.job = window.start_job(
+            fn, *args, foreground=False,
+            on_success=lambda result: on_success(result) if token == self._token else None,
+            on_failure=lambda message, detail: on_failure(message, detail) if token == self._token else None,
+            **kwargs)
+        return self.job

@@ -11,6 +11,7 @@ from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.cluster_tasks import ContingencyResult, contingency_task
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import label_text
+from manifold_studio.gui.worker import LatestJob
 
 
 def _data_labels(run, dataset):
@@ -32,8 +33,7 @@ class ContingencyView(ResultView):
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
         self.result: ContingencyResult | None = None
-        self._job = None
-        self._token = 0
+        self.latest = LatestJob()
         self.ari_label = QLabel("Clusters against the data labels.")
         self.ari_label.setWordWrap(True)
         self.ari_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -55,7 +55,7 @@ class ContingencyView(ResultView):
 
     @property
     def busy(self) -> bool:
-        return self._job is not None and not self._job.finished
+        return self.latest.busy
 
     @property
     def ari(self) -> float | None:
@@ -66,26 +66,20 @@ class ContingencyView(ResultView):
         self._start(run)
 
     def _start(self, run) -> None:
-        self._token += 1
-        if self._job is not None and not self._job.finished:
-            self._job.cancel()
-        self._job = None
+        self.latest.drop()
         truth = _data_labels(run, self.dataset)
         if truth is None or self.window is None:
             self._draw(None)
             self.ari_label.setText("Clusters against the data labels: needs a clustering run on labelled data.")
             return
         labels = ClusterOverlay.for_window(self.window).labels_for(run)
-        token = self._token
         self.ari_label.setText("Computing…")
-        self._job = self.window.start_job(
-            contingency_task, labels, truth, title="Contingency table", foreground=False,
-            on_success=lambda res, token=token, run=run: self._done(token, run, res),
-            on_failure=lambda msg, detail, token=token: self._failed(token, msg))
+        self.latest.start(
+            self.window, contingency_task, labels, truth, title="Contingency table",
+            on_success=lambda res, run=run: self._done(run, res),
+            on_failure=lambda msg, detail: self._failed(msg))
 
-    def _done(self, token, run, result: ContingencyResult) -> None:
-        if token != self._token:
-            return
+    def _done(self, run, result: ContingencyResult) -> None:
         self._draw(result)
         name = (self.dataset.label_name if self.dataset is not None and self.dataset.label_name else "label")
         note = ClusterOverlay.for_window(self.window).labels_note(run)
@@ -93,10 +87,9 @@ class ContingencyView(ResultView):
             f"{run.title()}: adjusted Rand index against '{name}' = <b>{result.ari:.4f}</b> "
             "(1: the same partition, about 0: chance)" + (f"; {note}" if note else ""))
 
-    def _failed(self, token, message) -> None:
-        if token == self._token:
-            self._draw(None)
-            self.ari_label.setText(f"No contingency table: {message}")
+    def _failed(self, message) -> None:
+        self._draw(None)
+        self.ari_label.setText(f"No contingency table: {message}")
 
     def _draw(self, result: ContingencyResult | None) -> None:
         self.result = result

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.cluster_tasks import DendrogramResult, cut_labels, dendrogram_task, n_clusters_at
 from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.worker import LatestJob
 
 MAX_LEAF_LABELS = 40
 
@@ -51,8 +52,7 @@ class DendrogramView(ResultView):
         super().__init__(window, parent)
         self.result: DendrogramResult | None = None
         self.Z: np.ndarray | None = None
-        self._job = None
-        self._token = 0
+        self.latest = LatestJob()
         self._curve = pg.PlotCurveItem(pen=pg.mkPen(40, 40, 40, width=1.2), connect="pairs")
         self.info = QLabel("Dendrogram of a hierarchical clustering run.")
         self.info.setWordWrap(True)
@@ -91,7 +91,7 @@ class DendrogramView(ResultView):
 
     @property
     def busy(self) -> bool:
-        return self._job is not None and not self._job.finished
+        return self.latest.busy
 
     @property
     def leaves(self) -> str:
@@ -99,26 +99,19 @@ class DendrogramView(ResultView):
 
     def show_run(self, run, dataset) -> None:
         super().show_run(run, dataset)
-        self._token += 1
-        if self._job is not None and not self._job.finished:
-            self._job.cancel()
-        self._job = None
+        self.latest.drop()
         self.Z = _linkage(run)
         if self.Z is None or self.window is None:
             self._draw(None)
             return
         sizes = getattr(run.estimator, "cluster_sizes_", None)
-        token = self._token
         self.info.setText(f"{run.title()}: drawing the dendrogram…")
-        self._job = self.window.start_job(
-            dendrogram_task, self.Z, leaves=self.leaves, leaf_sizes=sizes, title="Dendrogram",
-            foreground=False,
-            on_success=lambda res, token=token, run=run: self._done(token, run, res),
-            on_failure=lambda msg, detail, token=token: self._failed(token, msg))
+        self.latest.start(
+            self.window, dendrogram_task, self.Z, leaves=self.leaves, leaf_sizes=sizes, title="Dendrogram",
+            on_success=lambda res, run=run: self._done(run, res),
+            on_failure=lambda msg, detail: self._failed(msg))
 
-    def _done(self, token, run, result: DendrogramResult) -> None:
-        if token != self._token:
-            return
+    def _done(self, run, result: DendrogramResult) -> None:
         self._draw(result)
         leaves = "clusters (divisive tree)" if self.leaves == "clusters" else "points"
         trunc = f"; the last {result.n_leaves} merges are drawn" if result.truncated else ""
@@ -134,10 +127,9 @@ class DendrogramView(ResultView):
         self._line_moving()
         self.reset_button.setEnabled(bool(h))
 
-    def _failed(self, token, message) -> None:
-        if token == self._token:
-            self._draw(None)
-            self.info.setText(f"No dendrogram: {message}")
+    def _failed(self, message) -> None:
+        self._draw(None)
+        self.info.setText(f"No dendrogram: {message}")
 
     _cut_height = None
 

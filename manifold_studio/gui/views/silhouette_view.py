@@ -17,6 +17,7 @@ from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.cluster_tasks import SilhouetteResult, silhouette_task
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import make_coloring
+from manifold_studio.gui.worker import LatestJob
 
 GAP = 3  # empty rows between clusters
 
@@ -41,8 +42,7 @@ class SilhouetteView(ResultView):
         super().__init__(window, parent)
         self.result: SilhouetteResult | None = None
         self.bars: list = []
-        self._job = None
-        self._token = 0
+        self.latest = LatestJob()
         self.info = QLabel("Silhouette of a clustering run: run a clustering method.")
         self.info.setWordWrap(True)
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -74,7 +74,7 @@ class SilhouetteView(ResultView):
 
     @property
     def busy(self) -> bool:
-        return self._job is not None and not self._job.finished
+        return self.latest.busy
 
     def show_run(self, run, dataset) -> None:
         super().show_run(run, dataset)
@@ -85,10 +85,7 @@ class SilhouetteView(ResultView):
             self._start(run)
 
     def _start(self, run) -> None:
-        self._token += 1
-        if self._job is not None and not self._job.finished:
-            self._job.cancel()
-        self._job = None
+        self.latest.drop()
         if run is None or not run.succeeded or run.labels is None or self.window is None:
             self._draw(None)
             self.info.setText("Silhouette of a clustering run: run a clustering method.")
@@ -105,15 +102,12 @@ class SilhouetteView(ResultView):
             self.info.setText("The silhouette needs at least two clusters: this partition has one.")
             return
         self.info.setText(f"Computing the silhouettes of {run.title()}…")
-        token = self._token
-        self._job = self.window.start_job(
-            silhouette_task, X, labels, title="Silhouette", foreground=False,
-            on_success=lambda res, token=token, run=run: self._done(token, run, res),
-            on_failure=lambda msg, detail, token=token: self._failed(token, msg))
+        self.latest.start(
+            self.window, silhouette_task, X, labels, title="Silhouette",
+            on_success=lambda res, run=run: self._done(run, res),
+            on_failure=lambda msg, detail: self._failed(msg))
 
-    def _done(self, token, run, result: SilhouetteResult) -> None:
-        if token != self._token:
-            return
+    def _done(self, run, result: SilhouetteResult) -> None:
         self._draw(result)
         src = "the map of run #%d" % run.source_run if run.source_run is not None else "the raw data"
         sample = (f" on a random sample of {len(result.values):,} of {result.n_total:,} points"
@@ -123,9 +117,7 @@ class SilhouetteView(ResultView):
                           f"({len(np.unique(result.labels))} clusters, computed on {src}{sample})"
                           + (f"; {note}" if note else ""))
 
-    def _failed(self, token, message) -> None:
-        if token != self._token:
-            return
+    def _failed(self, message) -> None:
         self._draw(None)
         self.info.setText(f"No silhouette: {message}")
 
