@@ -10,6 +10,8 @@ Every kernel is computed blockwise (bounded temporary memory) from two point set
 ``linear``   <x, y>
 
 ``gamma=None`` means ``1 / n_features`` (the scikit-learn convention).
+:func:`normalised_heat_kernel` is the data-dependent kernel 5.2 of Laplacian eigenmaps and
+spectral clustering between new points and the training points.
 :func:`check_rbf_width` raises a :class:`~manifold_studio.errors.DataError` when a
 Gaussian width is so small that every kernel value between two different points
 underflows to 0 (the kernel matrix would be the identity and the method meaningless).
@@ -111,6 +113,32 @@ def sigmoid(X, Y=None, gamma=None, coef0=1.0, **kw):
 
 def linear(X, Y=None, **kw):
     return kernel_matrix(X, Y, "linear", **kw)
+
+
+def normalised_heat_kernel(sq_dist: np.ndarray, sigma: float, degrees, *,
+                           directional: bool = False) -> np.ndarray:
+    """Kernel 5.2 between new points and training points from their squared distances.
+
+    ``k(x, x_i) = K(x, x_i) / sqrt(d(x) d_i)`` with the heat kernel
+    ``K = exp(-d^2 / (2 sigma^2))``, ``d(x) = sum_l K(x, x_l)`` over the same training points
+    (the columns of ``sq_dist``: all n of them, or each point's k nearest) and ``degrees`` the
+    training degrees ``d_i``, broadcastable to ``sq_dist`` ((n,) for all columns, ``deg[idx]``
+    for neighbours). Computed stably (the smallest distance is factored out), so far points
+    get the correct limit 0 instead of 0/0; ``directional=True`` drops the common positive
+    factor ``exp(-d_min^2 / (4 sigma^2))`` of each row (its direction, all spectral clustering
+    needs). ``sq_dist`` is overwritten with the result, which is returned.
+    """
+    a = sq_dist
+    a /= 2.0 * sigma * sigma
+    a_min = a.min(axis=1, keepdims=True) if a.shape[1] else np.zeros((a.shape[0], 1))
+    a -= a_min
+    K = np.exp(-a, out=a)                      # >= one entry equal to 1 per row
+    dx = K.sum(axis=1, keepdims=True)
+    K /= np.sqrt(dx)
+    K /= np.sqrt(degrees)
+    if not directional:
+        K *= np.exp(-0.5 * a_min)
+    return K
 
 
 def min_offdiagonal_sq_distance(X: np.ndarray) -> float:

@@ -5,6 +5,7 @@
   force with BLAS for high dimensions (where trees degrade), chosen automatically.
 * :func:`radius_query` — every reference row within a radius (ragged, as CSR arrays).
 * :func:`knn_graph`, :func:`radius_graph` — neighbourhood graphs as scipy.sparse CSR.
+* :func:`neighbor_rows` — per-point values on each point's k neighbours as a sparse matrix.
 * :func:`check_n_neighbors` — the clear "k must be smaller than n" message.
 * :func:`smallest_connecting_k` — the smallest k whose k-NN graph is connected.
 """
@@ -140,6 +141,13 @@ def knn_query(Y, X, k: int, *, exclude_self: bool = False, progress=None, index:
     return dist[keep].reshape(-1, kk - 1)[:, :k], idx[keep].reshape(-1, kk - 1)[:, :k]
 
 
+def neighbor_rows(vals: np.ndarray, idx: np.ndarray, n: int) -> sp.csr_matrix:
+    """The (m, n) CSR matrix with ``vals[i, j]`` in row i, column ``idx[i, j]`` ((m, k) arrays:
+    a value on each of a point's k neighbours among n reference points)."""
+    m, k = idx.shape
+    return sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+
+
 def check_n_neighbors(k: int, n: int, *, name: str = "n_neighbors", what: str = "") -> None:
     """Clear message when k >= n (a point has only n-1 other points)."""
     if k >= n:
@@ -155,10 +163,10 @@ def knn_graph(X: np.ndarray, k: int, *, mode: str = "distance", symmetric: bool 
     n = X.shape[0]
     check_n_neighbors(k, n)
     dist, idx = knn_query(X, X, k, exclude_self=True, progress=progress, index=index)
-    data = dist.ravel().copy() if mode == "distance" else np.ones(n * k)
+    data = dist.copy() if mode == "distance" else np.ones((n, k))
     # zero-length edges between duplicates must survive as explicit edges
     data[data == 0] = np.finfo(float).tiny
-    G = sp.csr_matrix((data, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    G = neighbor_rows(data, idx, n)
     if symmetric:
         G = G.maximum(G.T).tocsr()
     if return_query:
@@ -189,7 +197,7 @@ def smallest_connecting_k(X: np.ndarray, k_start: int, *, index: NeighborIndex |
     k_cap = min(n - 1, max(k_start + 1, max_elements // max(n, 1)))
 
     def connected(idx, k):
-        G = sp.csr_matrix((np.ones(n * k), idx[:, :k].ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+        G = neighbor_rows(np.ones((n, k)), idx[:, :k], n)
         return connected_components(G, directed=False)[0] == 1
 
     hi = min(k_cap, max(2 * k_start, k_start + 1))

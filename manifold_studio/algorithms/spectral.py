@@ -45,12 +45,13 @@ import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms.base import EmbeddingAlgorithm
 from manifold_studio.algorithms.kernels import rows_per_block
+from manifold_studio.algorithms.neighbors import NeighborIndex
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.errors import DataError
 
 __all__ = ["SpectralProblem", "leading_eigenpairs", "SpectralMixin", "SpectralEmbedding",
-           "EIGEN_SOLVER_PARAM", "DENSE_MAX"]
+           "TrainingNeighborsMixin", "normalised_laplacian", "check_n_components", "EIGEN_SOLVER_PARAM", "DENSE_MAX"]
 
 #: largest n for which the automatic choice uses LAPACK (dense, not cancellable inside)
 DENSE_MAX = 200
@@ -93,6 +94,25 @@ class SpectralProblem:
             if obj is not None:
                 return obj.shape[0]
         raise ValueError("SpectralProblem needs a matrix, a factor or a laplacian")
+
+
+def check_n_components(n_components: int, n: int, skip: int = 0) -> None:
+    """Clear message when ``n_components`` (plus ``skip`` discarded eigenvectors) do not fit n
+    points; methods whose kernel is expensive call it before building the kernel."""
+    if n_components + skip > n - (1 if skip else 0):
+        raise DataError(f"n_components={n_components} is too large for {n} points: use at most "
+                        f"{n - 1 - skip}.")
+
+
+def normalised_laplacian(A, degrees: np.ndarray) -> sp.csr_matrix:
+    """``L = I - D^-1/2 A D^-1/2`` of a sparse affinity graph A with the given degrees.
+
+    The kernel of Laplacian eigenmaps and k-NN spectral clustering is ``M = I - L``; give
+    ``L`` as :attr:`SpectralProblem.laplacian`.
+    """
+    s = 1.0 / np.sqrt(degrees)
+    M = sp.diags(s) @ A @ sp.diags(s)
+    return (sp.identity(A.shape[0], format="csr") - M).tocsr()
 
 
 class _Ticker:
@@ -234,6 +254,9 @@ class SpectralMixin:
 
     #: whether this method's training eigenvectors are read off after ``skip`` leading ones
     _spectral_attrs = ("eigenvalues_", "eigenvectors_", "nystrom_coef_", "eigen_solver_")
+    #: ``_kernel_rows`` returns sparse rows with a few entries each (k-NN kernels): their
+    #: memory is small, so they are computed in one call instead of memory-bounded blocks
+    _sparse_kernel_rows = False
 
     # -- hooks supplied by each method -------------------------------------------------
     def _spectral_problem(self, X: np.ndarray, progress) -> SpectralProblem:  # pragma: no cover
@@ -255,9 +278,7 @@ class SpectralMixin:
         n = problem.n
         d = int(problem.n_components)
         k = d + problem.skip
-        if k > n - (1 if problem.skip else 0):
-            raise DataError(f"n_components={d} is too large for {n} points: use at most "
-                            f"{max(n - 1 - problem.skip, 1)}.")
+        check_n_components(d, n, problem.skip)
         solver = self._p.get("eigen_solver", "auto") if hasattr(self, "_p") else "auto"
         try:
             vals, vecs, used = leading_eigenpairs(problem, k, solver=solver,
@@ -309,6 +330,8 @@ class SpectralMixin:
     def _kernel_times_eigenvectors(self, X: np.ndarray) -> np.ndarray:
         """K(X, train) @ V, computed in memory-bounded sub-blocks of ``_kernel_rows``."""
         V = self.eigenvectors_
+        if self._sparse_kernel_rows:
+            return self._kernel_rows(X) @ V
         n = V.shape[0]
         out = np.empty((X.shape[0], V.shape[1]))
         step = rows_per_block(n)
@@ -352,6 +375,28 @@ class SpectralMixin:
         if getattr(self, "warning_", ""):
             out["warning"] = self.warning_
         return out
+
+
+class TrainingNeighborsMixin:
+    """For kernels built on the training points' neighbourhoods (Isomap, LLE, Laplacian
+    eigenmaps, spectral clustering): one search index over ``X_fit_``, built at fit time and
+    rebuilt when missing (a loaded model), and the recognition of training points that makes
+    the piecewise kernels of section 5.1 exact. Put it before the spectral base class."""
+
+    def _set_training_points(self, X: np.ndarray) -> NeighborIndex:
+        """Keep X as the training points (``X_fit_``) and index them; returns the index."""
+        self.X_fit_ = X
+        self._index = NeighborIndex(X)
+        return self._index
+
+    def _index_for_extend(self) -> NeighborIndex:
+        index = getattr(self, "_index", None)
+        if index is None or index.Y is not self.X_fit_:
+            index = self._index = NeighborIndex(self.X_fit_)
+        return index
+
+    def _match_training(self, X: np.ndarray) -> np.ndarray:
+        return self._index_for_extend().match(X)
 
 
 class SpectralEmbedding(SpectralMixin, EmbeddingAlgorithm):

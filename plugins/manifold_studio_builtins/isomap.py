@@ -8,9 +8,11 @@ from scipy.sparse.csgraph import connected_components, dijkstra
 from manifold_studio.algorithms import Bool, Float, Int
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.neighbors import (
-    NeighborIndex, check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
+    check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
 )
-from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.spectral import (
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
+)
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -22,7 +24,7 @@ _PATH_CHUNK = 256
 _GEODESIC_BLOCK = 131_072
 
 
-class Isomap(SpectralEmbedding):
+class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     """Isomap: classical MDS on geodesic (shortest-path) distances of a neighbourhood graph.
 
     The graph links each point to its ``n_neighbors`` nearest points (or to every point
@@ -80,7 +82,7 @@ class Isomap(SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
-        self._index = NeighborIndex(X)
+        self._set_training_points(X)
         G = self._graph(X, SubProgress(progress, 0.0, 0.1, "Neighbourhood graph: "))
         n_comp, comp = connected_components(G, directed=False)
         mask = np.ones(n, dtype=bool)
@@ -92,14 +94,13 @@ class Isomap(SpectralEmbedding):
             mask = comp == largest
             X = X[mask]
             G = G[mask][:, mask].tocsr()
-            self._index = NeighborIndex(X)
+            self._set_training_points(X)
             self.warning_component_ = (
                 f"The neighbourhood graph has {n_comp} components; only the largest "
                 f"({int(mask.sum()):,} of {n:,} points) was embedded, the others have NaN coordinates.")
             if p["radius"] is None:
                 check_n_neighbors(p["n_neighbors"], X.shape[0], what="the largest component")
         self.embedded_mask_ = mask
-        self.X_fit_ = X
         m = X.shape[0]
         # geodesic distances, filled in chunks of sources (the graph is symmetric: directed=True
         # avoids re-symmetrising it at every call)
@@ -144,12 +145,6 @@ class Isomap(SpectralEmbedding):
         self.warning_ = " ".join(w for w in (self.warning_component_, self.warning_) if w)
         del self.warning_component_
 
-    def _index_for_extend(self) -> NeighborIndex:
-        index = getattr(self, "_index", None)
-        if index is None or index.Y is not self.X_fit_:
-            index = self._index = NeighborIndex(self.X_fit_)
-        return index
-
     def _neighbours_of_new(self, X):
         """(dist, idx, valid) of the training points through which new points join the graph."""
         p = self._p
@@ -187,9 +182,6 @@ class Isomap(SpectralEmbedding):
             cand += step[:, j:j + 1]
             np.minimum(g, cand, out=g)
         return g
-
-    def _match_training(self, X):
-        return self._index_for_extend().match(X)
 
     def _kernel_rows(self, X):
         g = self._geodesics_to_training(X).astype(np.float64)

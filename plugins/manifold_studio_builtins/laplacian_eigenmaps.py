@@ -6,9 +6,12 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms import Choice, Float, Int
-from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_graph
+from manifold_studio.algorithms.kernels import normalised_heat_kernel
+from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_graph, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress
-from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.spectral import (
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, check_n_components, normalised_laplacian,
+)
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -37,27 +40,7 @@ def check_degrees(deg: np.ndarray, sigma: float, typical: float, what: str) -> N
                         f"{typical:.3g}; use a larger sigma.")
 
 
-def normalised_kernel_rows(sq_dist: np.ndarray, idx: np.ndarray, sigma: float, degrees: np.ndarray,
-                           n: int, *, directional: bool = False) -> sp.csr_matrix:
-    """Kernel 5.2 between new points and training points from their squared distances.
-
-    ``k(x, x_i) = K(x, x_i) / sqrt(d(x) d_i)`` with ``d(x) = sum_l K(x, x_l)`` over the same
-    training points. Computed stably (the smallest distance is factored out), so far points get
-    the correct limit 0 instead of 0/0; ``directional=True`` drops the common positive factor
-    ``exp(-d_min^2 / (4 sigma^2))`` (the row's direction, all spectral clustering needs).
-    """
-    m, k = idx.shape
-    a = sq_dist / (2.0 * sigma * sigma)
-    a_min = a.min(axis=1, keepdims=True) if k else np.zeros((m, 1))
-    e = np.exp(-(a - a_min))                    # >= one entry equal to 1 per row
-    dx = e.sum(axis=1, keepdims=True)
-    vals = e / np.sqrt(dx) / np.sqrt(degrees[idx])
-    if not directional:
-        vals *= np.exp(-0.5 * a_min)
-    return sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
-
-
-class LaplacianEigenmaps(SpectralEmbedding):
+class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     """Laplacian eigenmaps on the symmetrised k-NN graph with heat-kernel weights.
 
     ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph
@@ -90,23 +73,15 @@ class LaplacianEigenmaps(SpectralEmbedding):
         EIGEN_SOLVER_PARAM,
     )
 
-    def _index_for_extend(self) -> NeighborIndex:
-        index = getattr(self, "_index", None)
-        if index is None or index.Y is not self.X_fit_:
-            index = self._index = NeighborIndex(self.X_fit_)
-        return index
+    _sparse_kernel_rows = True
 
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
         k = p["n_neighbors"]
         check_n_neighbors(k, n, what="Laplacian eigenmaps")
-        if p["n_components"] >= n - 1:
-            raise DataError(f"n_components={p['n_components']} is too large for {n} points: use at "
-                            f"most {n - 2}.")
-        self._index = NeighborIndex(X)
-        self.X_fit_ = X
-        G = knn_graph(X, k, index=self._index, progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
+        check_n_components(p["n_components"], n, skip=1)
+        G = knn_graph(X, k, index=self._set_training_points(X), progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
         typical = float(np.median(G.data)) if G.nnz else 0.0
         self.sigma_ = float(p["sigma"]) if p["sigma"] is not None else (typical if typical > 0 else 1.0)
         A = heat_affinity(G, self.sigma_)
@@ -120,9 +95,7 @@ class LaplacianEigenmaps(SpectralEmbedding):
                 f"The neighbourhood graph has {n_comp} separate components: each component is "
                 "embedded on its own and their relative placement is arbitrary; increase "
                 "n_neighbors for a connected map.")
-        s = 1.0 / np.sqrt(deg)
-        M = sp.diags(s) @ A @ sp.diags(s)
-        L = (sp.identity(n, format="csr") - M).tocsr()
+        L = normalised_laplacian(A, deg)
         progress.checkpoint(1.0, "Normalised Laplacian")
         return SpectralProblem(p["n_components"], laplacian=L, skip=1, scaling="sqrt_n",
                                match_training=True, trace=None)
@@ -156,22 +129,16 @@ class LaplacianEigenmaps(SpectralEmbedding):
             e = np.exp(-(a - a.min(axis=1, keepdims=True)))
             P = e / e.sum(axis=1, keepdims=True)
             vals = P / np.sqrt(self.degrees_[idx])
-            m = int(rest.sum())
-            R = sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+            R = neighbor_rows(vals, idx, n)
             out[rest] = (R @ self.eigenvectors_) * self.nystrom_coef_ * np.sqrt(np.mean(self.degrees_))
         return out
 
-    def _match_training(self, X):
-        return self._index_for_extend().match(X)
-
     def _kernel_rows(self, X):
+        # kernel 5.2 on the k nearest training points (the graph's neighbourhoods)
         n = self.X_fit_.shape[0]
         k = min(self._p["n_neighbors"], n)
         dist, idx = self._index_for_extend().query(X, k)
-        return normalised_kernel_rows(dist * dist, idx, self.sigma_, self.degrees_, n)
-
-    def _kernel_times_eigenvectors(self, X):
-        return self._kernel_rows(X) @ self.eigenvectors_
+        return neighbor_rows(normalised_heat_kernel(dist * dist, self.sigma_, self.degrees_[idx]), idx, n)
 
     def result_summary(self):
         out = super().result_summary()

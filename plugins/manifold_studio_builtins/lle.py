@@ -5,9 +5,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms import Float, Int
-from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_query
+from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_query, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress, as_progress
-from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.spectral import (
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, check_n_components,
+)
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -48,7 +50,7 @@ def reconstruction_weights(X: np.ndarray, Y: np.ndarray, neighbors: np.ndarray, 
     return W
 
 
-class LocallyLinearEmbedding(SpectralEmbedding):
+class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     """Standard LLE with sparse matrices and a solver that scales to tens of thousands of points.
 
     Each point is reconstructed from its k nearest neighbours with weights summing to one
@@ -73,49 +75,32 @@ class LocallyLinearEmbedding(SpectralEmbedding):
               "(keeps duplicated points and many neighbours workable).", low=0.0, log=True),
         EIGEN_SOLVER_PARAM,
     )
+    _sparse_kernel_rows = True
 
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
         k = p["n_neighbors"]
         check_n_neighbors(k, n, what="LLE")
-        if p["n_components"] >= n - 1:
-            raise DataError(f"n_components={p['n_components']} is too large for {n} points: use at "
-                            f"most {n - 2}.")
-        self._index = NeighborIndex(X)
-        self.X_fit_ = X
-        _, nbrs = knn_query(X, X, k, exclude_self=True, index=self._index,
+        check_n_components(p["n_components"], n, skip=1)
+        _, nbrs = knn_query(X, X, k, exclude_self=True, index=self._set_training_points(X),
                             progress=SubProgress(progress, 0.0, 0.3, "Neighbours: "))
         w = reconstruction_weights(X, X, nbrs, p["reg"], progress=SubProgress(progress, 0.3, 0.8, ""))
         self.neighbors_ = nbrs
         self.weights_ = w
-        W = sp.csr_matrix((w.ravel(), nbrs.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+        W = neighbor_rows(w, nbrs, n)
         IW = sp.identity(n, format="csr") - W
         L = (IW.T @ IW).tocsr()
         progress.checkpoint(1.0, "Sparse matrix (I-W)^T (I-W)")
         return SpectralProblem(p["n_components"], laplacian=L, skip=1, scaling="sqrt_n",
                                match_training=True, trace=None)
 
-    def _index_for_extend(self) -> NeighborIndex:
-        index = getattr(self, "_index", None)
-        if index is None or index.Y is not self.X_fit_:
-            index = self._index = NeighborIndex(self.X_fit_)
-        return index
-
-    def _match_training(self, X):
-        return self._index_for_extend().match(X)
-
     def _kernel_rows(self, X):
         # kernel 5.3 between a new point and the training points: k(x, x_i) = w(x, x_i)
         n = self.X_fit_.shape[0]
         k = min(self._p["n_neighbors"], n)
         _, nbrs = self._index_for_extend().query(X, k)
-        w = reconstruction_weights(X, self.X_fit_, nbrs, self._p["reg"])
-        m = X.shape[0]
-        return sp.csr_matrix((w.ravel(), nbrs.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
-
-    def _kernel_times_eigenvectors(self, X):
-        return self._kernel_rows(X) @ self.eigenvectors_
+        return neighbor_rows(reconstruction_weights(X, self.X_fit_, nbrs, self._p["reg"]), nbrs, n)
 
     def result_summary(self):
         out = super().result_summary()

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
-from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, rows_per_block
+from manifold_studio.algorithms.kernels import (
+    check_rbf_width, kernel_matrix, normalised_heat_kernel, rows_per_block, squared_distances,
+)
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
-from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors, knn_graph
+from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_graph, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress
-from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem
+from manifold_studio.algorithms.spectral import (
+    EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
+)
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -19,7 +22,7 @@ def _normalise_rows(E: np.ndarray) -> np.ndarray:
     return E / np.where(norm > 0, norm, 1.0)
 
 
-class SpectralClustering(SpectralMixin, ClusteringAlgorithm):
+class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgorithm):
     """Ng–Jordan–Weiss spectral clustering with the Nyström extension to new points.
 
     Table 4.5: Gaussian affinity ``exp(-|x_i - x_j|^2 / (2 sigma^2))`` with a zero diagonal (or
@@ -53,19 +56,12 @@ class SpectralClustering(SpectralMixin, ClusteringAlgorithm):
     )
 
     # -- kernel --------------------------------------------------------------------------
-    def _index_for_extend(self) -> NeighborIndex:
-        index = getattr(self, "_index", None)
-        if index is None or index.Y is not self.X_fit_:
-            index = self._index = NeighborIndex(self.X_fit_)
-        return index
-
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
         if p["n_clusters"] > n:
             raise DataError(f"n_clusters={p['n_clusters']} is larger than the number of points ({n}).")
-        self.X_fit_ = X
-        self._index = NeighborIndex(X)
+        index = self._set_training_points(X)
         if p["affinity"] == "rbf":
             gamma = 1.0 / (2.0 * p["sigma"] ** 2)
             check_rbf_width(X, gamma, parameter="sigma", value=p["sigma"], what="Gaussian affinity")
@@ -79,12 +75,10 @@ class SpectralClustering(SpectralMixin, ClusteringAlgorithm):
             self.degrees_ = deg
             return SpectralProblem(p["n_clusters"], matrix=K, scaling="unit", match_training=True)
         check_n_neighbors(p["n_neighbors"], n, what="the nearest_neighbors affinity")
-        A = knn_graph(X, p["n_neighbors"], mode="connectivity", index=self._index, progress=progress)
+        A = knn_graph(X, p["n_neighbors"], mode="connectivity", index=index, progress=progress)
         deg = np.asarray(A.sum(axis=1)).ravel()
         self.degrees_ = deg
-        s = 1.0 / np.sqrt(deg)
-        M = sp.diags(s) @ A @ sp.diags(s)
-        L = (sp.identity(n, format="csr") - M).tocsr()
+        L = normalised_laplacian(A, deg)
         return SpectralProblem(p["n_clusters"], laplacian=L, scaling="unit", match_training=True)
 
     def _check_degrees(self, deg):
@@ -100,29 +94,15 @@ class SpectralClustering(SpectralMixin, ClusteringAlgorithm):
         p = self._p
         n = self.X_fit_.shape[0]
         if p["affinity"] == "rbf":
-            from manifold_studio.algorithms.kernels import squared_distances
-
-            a = squared_distances(X, self.X_fit_) / (2.0 * p["sigma"] ** 2)
-            a_min = a.min(axis=1, keepdims=True)
-            a -= a_min                                # stable: the nearest point has exp(0) = 1
-            K = np.exp(-a, out=a)
-            dx = K.sum(axis=1, keepdims=True)
-            K /= np.sqrt(dx)
-            K /= np.sqrt(self.degrees_)[None, :]
-            if not directional:
-                K *= np.exp(-0.5 * a_min)
-            return K
+            return normalised_heat_kernel(squared_distances(X, self.X_fit_), p["sigma"], self.degrees_,
+                                          directional=directional)
         k = min(p["n_neighbors"], n)
         _, idx = self._index_for_extend().query(X, k)
         vals = np.full(idx.shape, 1.0 / np.sqrt(k)) / np.sqrt(self.degrees_[idx])
-        m = X.shape[0]
-        return sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n))
+        return neighbor_rows(vals, idx, n)
 
     def _kernel_rows(self, X):
         return self._affinity_rows(X, directional=False)
-
-    def _match_training(self, X):
-        return self._index_for_extend().match(X)
 
     def _rows_direction(self, X):
         """Rows of E for new points up to a positive factor (enough for the labels)."""
