@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.choose_k import ChooseKResult, choose_k
 from manifold_studio.gui.input_selector import RAW
+from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
 CURVES = (("within", "within-cluster inertia W", "min"),
           ("davies_bouldin", "Davies–Bouldin (lower is better)", "min"),
@@ -55,10 +56,7 @@ class ChooseKTool(QWidget):
         self.validation.setSingleStep(0.05)
         self.validation.setValue(0.25)
         self.validation.setToolTip("Share of the points held out to score the mixture built from each partition.")
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
-        self.seed.setValue(0)
-        self.seed.setToolTip("Seed of the train/validation split and of the method.")
+        self.seed = seed_spin_box("Seed of the train/validation split and of the method.")
         self.start_button = QPushButton("Compute")
         self.start_button.setObjectName("choose_k_start")
         self.start_button.clicked.connect(lambda: self.start())
@@ -69,9 +67,7 @@ class ChooseKTool(QWidget):
         self.apply_button.setObjectName("choose_k_apply")
         self.apply_button.setEnabled(False)
         self.apply_button.clicked.connect(lambda: self.run_suggested())
-        self.message = QLabel("Run a clustering method for k in a range and compare the criteria.")
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = message_label("Run a clustering method for k in a range and compare the criteria.")
 
         ks = QHBoxLayout()
         ks.addWidget(self.k_min)
@@ -265,8 +261,7 @@ class ChooseKTool(QWidget):
         self.plots["validation_log_likelihood"].setTitle("validation log-likelihood")
 
     def _say(self, text: str, error: bool = False) -> None:
-        self.message.setStyleSheet("color: #b00020;" if error else "")
-        self.message.setText(text)
+        say(self.message, text, error)
 
     # -- apply ----------------------------------------------------------------------------------
     def run_suggested(self):

@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
     QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
@@ -26,6 +26,7 @@ from manifold_studio.gui.extension_tasks import (
     apply_model_to_file, extend_task, holdout_split, load_and_extend, matrix_megabytes, sample_fit_task,
 )
 from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.widgets import heading_label, message_label, say, seed_spin_box
 from manifold_studio.session import FitOutcome, error_message
 
 HELDOUT, DATASET = "heldout", "dataset"
@@ -54,9 +55,7 @@ class ExtendPanel(ResultView):
         self.job = None
         self._pending_holdout: dict[int, np.ndarray] = {}
 
-        self.run_label = QLabel("No fitted run yet.")
-        self.run_label.setWordWrap(True)
-        self.run_label.setStyleSheet("font-weight: bold;")
+        self.run_label = heading_label("No fitted run yet.")
 
         # -- extend ------------------------------------------------------------------------
         extend_box = QGroupBox("Extend the current run to new points")
@@ -75,9 +74,7 @@ class ExtendPanel(ResultView):
         self.cancel_button.setEnabled(False)
         self.cancel_button.setToolTip("Stop the running extension; earlier results are kept.")
         self.cancel_button.clicked.connect(self.cancel)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status = message_label()
         row = QHBoxLayout()
         row.addWidget(self.extend_button)
         row.addWidget(self.file_button)
@@ -97,9 +94,7 @@ class ExtendPanel(ResultView):
         self.holdout_fraction.setSuffix(" %")
         self.holdout_fraction.setToolTip("Share of the current data set left out of the fit and then "
                                          "placed by the extension.")
-        self.holdout_seed = QSpinBox()
-        self.holdout_seed.setRange(0, 2**31 - 1)
-        self.holdout_seed.setToolTip("Random seed of the split (same seed, same split).")
+        self.holdout_seed = seed_spin_box("Random seed of the split (same seed, same split).")
         self.holdout_button = QPushButton("Fit on the rest, extend the held-out part")
         self.holdout_button.setToolTip("Fit the algorithm selected in the Algorithm panel on the points "
                                        "not held out, then extend the fit to the held-out points.")
@@ -121,9 +116,7 @@ class ExtendPanel(ResultView):
                                     "every other point is placed by the extension (cost O(N·m) "
                                     "instead of O(N²)).")
         self.sample_size.valueChanged.connect(lambda _v: self._update_sample_hint())
-        self.sample_seed = QSpinBox()
-        self.sample_seed.setRange(0, 2**31 - 1)
-        self.sample_seed.setToolTip("Random seed of the sample.")
+        self.sample_seed = seed_spin_box("Random seed of the sample.")
         self.sample_hint = QLabel("")
         self.sample_hint.setWordWrap(True)
         self.sample_hint.setStyleSheet("color: #555;")
@@ -183,8 +176,7 @@ class ExtendPanel(ResultView):
         return self.job is not None and not self.job.finished
 
     def _say(self, text: str, error: bool = False) -> None:
-        self.status.setStyleSheet("color: #b00020;" if error else "")
-        self.status.setText(text)
+        say(self.status, text, error)
 
     def _fitted_run(self):
         run = self.run

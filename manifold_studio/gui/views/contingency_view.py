@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.cluster_tasks import ContingencyResult, contingency_task
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import label_text
+from manifold_studio.gui.widgets import message_label
 from manifold_studio.gui.worker import LatestJob
 
 
@@ -34,9 +35,7 @@ class ContingencyView(ResultView):
         super().__init__(window, parent)
         self.result: ContingencyResult | None = None
         self.latest = LatestJob()
-        self.ari_label = QLabel("Clusters against the data labels.")
-        self.ari_label.setWordWrap(True)
-        self.ari_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.ari_label = message_label("Clusters against the data labels.")
         self.table = QTableWidget()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(False)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.gui.extension_tasks import quality_report_task
 from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.widgets import ERROR_STYLE, heading_label, message_label, seed_spin_box
 
 META_KEY = "extension_quality"
 SERIES = {  # name: (legend, colour, symbol, x offset)
@@ -62,12 +63,8 @@ class ExtensionQualityView(ResultView):
         self.error_bars: dict[str, pg.ErrorBarItem] = {}
         self._curves: list = []
 
-        self.heading = QLabel("Fit an embedding method first.")
-        self.heading.setWordWrap(True)
-        self.heading.setStyleSheet("font-weight: bold;")
-        self.sentence_label = QLabel("")
-        self.sentence_label.setWordWrap(True)
-        self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading = heading_label("Fit an embedding method first.")
+        self.sentence_label = message_label()
         self.sentence_label.setStyleSheet("font-size: 10.5pt; color: #1a1a1a;")
 
         self.fractions_edit = QLineEdit("1, 2, 5, 10, 20")
@@ -85,9 +82,7 @@ class ExtensionQualityView(ResultView):
         self.points_spin.setValue(400)
         self.points_spin.setGroupSeparatorShown(True)
         self.points_spin.setToolTip("Random points of the run's data used (every refit costs a full fit).")
-        self.seed_spin = QSpinBox()
-        self.seed_spin.setRange(0, 2**31 - 1)
-        self.seed_spin.setToolTip("Random seed of the splits.")
+        self.seed_spin = seed_spin_box("Random seed of the splits.")
         self.cost_label = QLabel("")
         self.cost_label.setWordWrap(True)
         self.cost_label.setStyleSheet("color: #555;")
@@ -205,7 +200,7 @@ class ExtensionQualityView(ResultView):
         try:
             k = len(_parse_fractions(self.fractions_edit.text()))
         except ValueError as exc:
-            self.cost_label.setStyleSheet("color: #b00020;")
+            self.cost_label.setStyleSheet(ERROR_STYLE)
             self.cost_label.setText(str(exc))
             self.compute_button.setEnabled(False)
             return

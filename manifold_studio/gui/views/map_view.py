@@ -24,6 +24,7 @@ from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import Coloring, label_text, make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem
+from manifold_studio.gui.widgets import heading_label
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000
@@ -98,9 +99,7 @@ class MapView(ResultView):
         self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="9pt")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 210))
         self.legend.setPen(pg.mkPen(200, 200, 200))
-        self.title_label = QLabel("No result yet: load data, pick an algorithm and press Run.")
-        self.title_label.setWordWrap(True)
-        self.title_label.setStyleSheet("font-weight: bold;")
+        self.title_label = heading_label("No result yet: load data, pick an algorithm and press Run.")
 
         self._highlight = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None)
         self._highlight.setZValue(1000)

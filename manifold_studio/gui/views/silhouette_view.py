@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout
+from PySide6.QtWidgets import QVBoxLayout
 
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.cluster_tasks import SilhouetteResult, silhouette_task
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import make_coloring
+from manifold_studio.gui.widgets import message_label
 from manifold_studio.gui.worker import LatestJob
 
 GAP = 3  # empty rows between clusters
@@ -43,9 +44,7 @@ class SilhouetteView(ResultView):
         self.result: SilhouetteResult | None = None
         self.bars: list = []
         self.latest = LatestJob()
-        self.info = QLabel("Silhouette of a clustering run: run a clustering method.")
-        self.info.setWordWrap(True)
-        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info = message_label("Silhouette of a clustering run: run a clustering method.")
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "silhouette s(x)")

@@ -13,9 +13,10 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout
 
 from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.widgets import heading_label, message_label
 
 KEPT_COLOR = (52, 101, 164)
 SKIPPED_COLOR = (160, 160, 160)
@@ -68,9 +69,7 @@ class SpectrumView(ResultView):
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
         self.spectrum: dict | None = None
-        self.heading = QLabel("No spectral result selected.")
-        self.heading.setWordWrap(True)
-        self.heading.setStyleSheet("font-weight: bold;")
+        self.heading = heading_label("No spectral result selected.")
         self.log_box = QCheckBox("log scale (|λ|)")
         self.log_box.setToolTip("Plot the absolute values on a logarithmic axis (small eigenvalues become visible).")
         self.log_box.toggled.connect(self._draw)
@@ -83,10 +82,8 @@ class SpectrumView(ResultView):
         self.plot_item.setMouseEnabled(x=False, y=False)
         self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.bars: dict[str, pg.BarGraphItem] = {}
-        self.details = QLabel("")
-        self.details.setWordWrap(True)
+        self.details = message_label()
         self.details.setTextFormat(Qt.TextFormat.RichText)
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)

@@ -1,0 +1,39 @@
+"""Small widget factories shared by the panels and views, so that the same kind of label or
+field is built (and looks) the same everywhere."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSpinBox
+
+#: style of a message that reports an error
+ERROR_STYLE = "color: #b00020;"
+
+
+def heading_label(text: str = "") -> QLabel:
+    """The bold, word-wrapped line on top of a panel or view that says what it shows."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setStyleSheet("font-weight: bold;")
+    return label
+
+
+def message_label(text: str = "") -> QLabel:
+    """A word-wrapped label for results and errors, whose text the user can select and copy."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def say(label: QLabel, text: str, error: bool = False) -> None:
+    """Show ``text`` in ``label``, in red when it reports an error."""
+    label.setStyleSheet(ERROR_STYLE if error else "")
+    label.setText(text)
+
+
+def seed_spin_box(tooltip: str) -> QSpinBox:
+    """A random seed field: 0 to 2³¹ − 1, starting at 0."""
+    spin = QSpinBox()
+    spin.setRange(0, 2**31 - 1)
+    spin.setToolTip(tooltip)
+    return spin
