@@ -51,7 +51,8 @@ from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.errors import DataError
 
 __all__ = ["SpectralProblem", "leading_eigenpairs", "SpectralMixin", "SpectralEmbedding",
-           "TrainingNeighborsMixin", "normalised_laplacian", "check_n_components", "EIGEN_SOLVER_PARAM", "DENSE_MAX"]
+           "TrainingNeighborsMixin", "normalised_laplacian", "check_n_components",
+           "double_centre", "centre_new_rows", "EIGEN_SOLVER_PARAM", "DENSE_MAX"]
 
 #: largest n for which the automatic choice uses LAPACK (dense, not cancellable inside)
 DENSE_MAX = 200
@@ -102,6 +103,29 @@ def check_n_components(n_components: int, n: int, skip: int = 0) -> None:
     if n_components + skip > n - (1 if skip else 0):
         raise DataError(f"n_components={n_components} is too large for {n} points: use at most "
                         f"{n - 1 - skip}.")
+
+
+def double_centre(M: np.ndarray) -> tuple[np.ndarray, float]:
+    """Centre a symmetric training Gram matrix in place, ``M <- H M H`` (kernel PCA, MDS).
+
+    Returns the column means and the grand mean of M before centring: with them
+    :func:`centre_new_rows` centres new points' kernel rows against the training set.
+    """
+    col_mean = M.mean(axis=0)
+    grand = float(col_mean.mean())
+    M -= col_mean[None, :]
+    M -= col_mean[:, None]
+    M += grand
+    return col_mean, grand
+
+
+def centre_new_rows(K: np.ndarray, col_mean: np.ndarray, grand: float) -> np.ndarray:
+    """Centre new points' kernel rows (m, n) in place with the training means:
+    ``k~(x, x_i) = k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_j, x_i) + mean_jl k(x_j, x_l)``."""
+    K -= K.mean(axis=1, keepdims=True)
+    K -= col_mean[None, :]
+    K += grand
+    return K
 
 
 def normalised_laplacian(A, degrees: np.ndarray) -> sp.csr_matrix:
@@ -354,6 +378,24 @@ class SpectralMixin:
                 out[rest] = self._kernel_times_eigenvectors(X[rest]) * self.nystrom_coef_
             return out
         return self._kernel_times_eigenvectors(X) * self.nystrom_coef_
+
+    # -- the linear kernel (kernel PCA's linear kernel, MDS on Euclidean distances) -------
+    def _centred_linear_problem(self, X: np.ndarray, n_components: int) -> SpectralProblem:
+        """M = Xc Xc^T with Xc the centred data, given as its factor (an SVD solves it)."""
+        self.feature_mean_ = X.mean(axis=0)
+        F = X - self.feature_mean_
+        self._linear_factor = F
+        return SpectralProblem(n_components, factor=F, trace=float(np.sum(F * F)))
+
+    def _keep_linear_projection(self) -> None:
+        """After the solve: Nyström of the linear kernel is (x - mean) Xc^T V, so keep only the
+        d x k product ``projection_`` (not the n x d centred data)."""
+        self.projection_ = self._linear_factor.T @ self.eigenvectors_
+        del self._linear_factor
+
+    def _linear_kernel_times_eigenvectors(self, X: np.ndarray) -> np.ndarray:
+        """sum_i v_ik k(x, x_i) = (x - mean) Xc^T v_k, without forming the n-long kernel row."""
+        return (X - self.feature_mean_) @ self.projection_
 
     # -- reporting -------------------------------------------------------------------
     def explained_fraction(self) -> float:

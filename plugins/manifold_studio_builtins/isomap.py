@@ -11,7 +11,7 @@ from manifold_studio.algorithms.neighbors import (
     check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
 )
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, centre_new_rows,
 )
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.errors import DataError
@@ -187,9 +187,7 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         g = self._geodesics_to_training(X).astype(np.float64)
         g *= g
         # kernel 5.1 on geodesics, centred with the training means
-        g -= g.mean(axis=1, keepdims=True)
-        g -= self.geodesic_sq_row_mean_[None, :]
-        g += self.geodesic_sq_grand_mean_
+        centre_new_rows(g, self.geodesic_sq_row_mean_, self.geodesic_sq_grand_mean_)
         g *= -0.5
         return g
 

@@ -5,7 +5,9 @@ import numpy as np
 
 from manifold_studio.algorithms import Choice, Float, Int
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
-from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.spectral import (
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
+)
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -49,10 +51,7 @@ class KernelPCA(SpectralEmbedding):
         self.X_fit_ = X
         self.gamma_ = resolve_gamma(p["gamma"], X.shape[1])
         if p["kernel"] == "linear":
-            self.feature_mean_ = X.mean(axis=0)
-            F = X - self.feature_mean_
-            self._linear_factor = F
-            return SpectralProblem(p["n_components"], factor=F, trace=float(np.sum(F * F)))
+            return self._centred_linear_problem(X, p["n_components"])
         if p["kernel"] == "rbf":
             check_rbf_width(X, self.gamma_, what="RBF kernel")
         K = kernel_matrix(X, None, p["kernel"], progress=progress, **self._kernel_args())
@@ -61,33 +60,21 @@ class KernelPCA(SpectralEmbedding):
                             "of a negative base, or an overflow); use an integer degree, a smaller "
                             "gamma or scale the data.")
         # centring in feature space (in place): k~(x,y) = k - E_x' k - E_y' k + E k
-        col_mean = K.mean(axis=0)
-        grand = float(col_mean.mean())
-        K -= col_mean[None, :]
-        K -= col_mean[:, None]
-        K += grand
-        self.kernel_col_mean_ = col_mean
-        self.kernel_grand_mean_ = grand
+        self.kernel_col_mean_, self.kernel_grand_mean_ = double_centre(K)
         return SpectralProblem(p["n_components"], matrix=K, trace=float(np.trace(K)))
 
     def _fit(self, X, y, progress):
         super()._fit(X, y, progress)
         if self._p["kernel"] == "linear":
-            # Nyström of the linear kernel is (x - mean) Xc^T V: keep the d x k product only
-            self.projection_ = self._linear_factor.T @ self.eigenvectors_
-            del self._linear_factor
+            self._keep_linear_projection()
 
     def _kernel_rows(self, X):
         K = kernel_matrix(X, self.X_fit_, self._p["kernel"], **self._kernel_args())
-        row_mean = K.mean(axis=1, keepdims=True)
-        K -= row_mean
-        K -= self.kernel_col_mean_[None, :]
-        K += self.kernel_grand_mean_
-        return K
+        return centre_new_rows(K, self.kernel_col_mean_, self.kernel_grand_mean_)
 
     def _kernel_times_eigenvectors(self, X):
         if self._p["kernel"] == "linear":
-            return (X - self.feature_mean_) @ self.projection_
+            return self._linear_kernel_times_eigenvectors(X)
         return super()._kernel_times_eigenvectors(X)
 
     def result_summary(self):

@@ -6,7 +6,9 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms import Choice, Int
-from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.spectral import (
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
+)
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -70,29 +72,20 @@ class ClassicalMDS(SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         if p["dissimilarity"] == "euclidean":
-            self.feature_mean_ = X.mean(axis=0)
-            F = X - self.feature_mean_
-            self._factor = F
-            return SpectralProblem(p["n_components"], factor=F, trace=float(np.sum(F * F)))
+            return self._centred_linear_problem(X, p["n_components"])
         D = check_dissimilarity_matrix(X)
         progress.checkpoint(0.2, "Double centring")
         A = D * D
         A *= -0.5
-        col = A.mean(axis=0)
-        grand = float(col.mean())
-        A -= col[None, :]
-        A -= col[:, None]
-        A += grand
-        self.half_sq_col_mean_ = col          # mean_j of -1/2 d^2(j, i)
-        self.half_sq_grand_mean_ = grand
+        # mean_j of -1/2 d^2(j, i) and the grand mean
+        self.half_sq_col_mean_, self.half_sq_grand_mean_ = double_centre(A)
         self._gram = A
         return SpectralProblem(p["n_components"], matrix=A, trace=float(np.trace(A)))
 
     def _fit(self, X, y, progress):
         super()._fit(X, y, progress)
         if self._p["dissimilarity"] == "euclidean":
-            self.projection_ = self._factor.T @ self.eigenvectors_
-            del self._factor
+            self._keep_linear_projection()
             self.negative_eigenvalues_ = np.empty(0)
             self.n_negative_eigenvalues_ = 0
             self._negative_count_exact = True
@@ -129,16 +122,12 @@ class ClassicalMDS(SpectralEmbedding):
         # kernel 5.1 for a new point: -1/2 (d^2(x, x_i) - mean_j d^2(x, x_j) - mean_j d^2(x_j, x_i) + mean)
         A = X * X
         A *= -0.5
-        A -= A.mean(axis=1, keepdims=True)
-        A -= self.half_sq_col_mean_[None, :]
-        A += self.half_sq_grand_mean_
-        return A
+        return centre_new_rows(A, self.half_sq_col_mean_, self.half_sq_grand_mean_)
 
     def _kernel_times_eigenvectors(self, X):
         if self._p["dissimilarity"] == "euclidean":
-            # kernel 5.1 on Euclidean distances is <x - mean, x_i - mean>: sum_i v_ik k(x, x_i)
-            # = (x - mean) Xc^T v_k, without forming the n-long kernel row
-            return (X - self.feature_mean_) @ self.projection_
+            # kernel 5.1 on Euclidean distances is the linear kernel <x - mean, x_i - mean>
+            return self._linear_kernel_times_eigenvectors(X)
         return super()._kernel_times_eigenvectors(X)
 
     def _check_new_data(self, X, what="extend"):
