@@ -52,7 +52,6 @@ class ExtendPanel(ResultView):
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
-        self.job = None
         self._pending_holdout: dict[int, np.ndarray] = {}
 
         self.run_label = heading_label("No fitted run yet.")
@@ -170,10 +169,6 @@ class ExtendPanel(ResultView):
     @property
     def session(self):
         return self.window.session
-
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and not self.job.finished
 
     def _say(self, text: str, error: bool = False) -> None:
         say(self.status, text, error)
@@ -331,18 +326,15 @@ class ExtendPanel(ResultView):
     def _start(self, task, run, label: str, dataset_name: str | None, source: str = ""):
         rid = run.id
         self._say(f"Extending run #{rid} to {label}…")
-        self.job = self.window.start_job(
+        return self.start_own_job(
             task, title=f"Extending run #{rid} to {label}",
             on_success=lambda res, rid=rid, dn=dataset_name: self._extended(rid, res, dn),
             on_failure=lambda msg, detail, rid=rid, what=source or label: self._extend_failed(rid, what, msg, detail),
             on_cancel=self._extend_cancelled)
-        self.job.ended.connect(self._update_enabled)
-        self._update_enabled()
-        return self.job
 
     def cancel(self) -> None:
         if self.busy:
-            self.job.cancel()
+            super().cancel()
             self._say("Cancelling…")
 
     def _extended(self, run_id: int, res, dataset_name: str | None) -> None:

@@ -44,6 +44,8 @@ class ResultView(QWidget):
     area: str = "right"
     #: order among views of the same area (lower first)
     order: int = 100
+    #: the job the view started with :meth:`start_own_job` (a :class:`~manifold_studio.gui.worker.Job`)
+    job = None
 
     def __init__(self, window=None, parent=None):
         super().__init__(parent)
@@ -61,6 +63,28 @@ class ResultView(QWidget):
 
     def clear(self) -> None:
         self.show_run(None, None)
+
+    # -- a view's own job (for views with a Compute / Cancel button) ------------------------------
+    @property
+    def busy(self) -> bool:
+        """The view's job is running."""
+        return self.job is not None and not self.job.finished
+
+    def start_own_job(self, fn, *args, **kwargs):
+        """``window.start_job(fn, *args, **kwargs)`` as the view's job; :meth:`_update_enabled`
+        follows it (now, and when it ends). Returns the Job."""
+        self.job = self.window.start_job(fn, *args, **kwargs)
+        self.job.ended.connect(self._update_enabled)
+        self._update_enabled()
+        return self.job
+
+    def cancel(self) -> None:
+        """Cancel the view's job, if it runs."""
+        if self.busy:
+            self.job.cancel()
+
+    def _update_enabled(self) -> None:
+        """Enable the view's controls for its state (e.g. Cancel while its job runs)."""
 
 
 def register_view(cls: type[ResultView]) -> type[ResultView]:

@@ -58,7 +58,6 @@ class ExtensionQualityView(ResultView):
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
-        self.job = None
         self.report: dict | None = None
         self.error_bars: dict[str, pg.ErrorBarItem] = {}
         self._curves: list = []
@@ -187,10 +186,6 @@ class ExtensionQualityView(ResultView):
             return 0
 
     # -- compute --------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and not self.job.finished
-
     def _update_enabled(self) -> None:
         ok = self.run is not None and self.applies_to(self.run)
         self.compute_button.setEnabled(ok and not self.busy)
@@ -226,17 +221,10 @@ class ExtensionQualityView(ResultView):
                                  max_points=self.points_spin.value(), random_state=self.seed_spin.value())
         rid = run.id
         self.sentence_label.setText("Computing… (each refit is a full fit of the method)")
-        self.job = window.start_job(task, title=f"Extension quality of run #{rid}",
-                                    on_success=lambda report, rid=rid: self._done(rid, report),
-                                    on_failure=lambda msg, detail, rid=rid: self._failed(rid, msg, detail),
-                                    on_cancel=lambda rid=rid: self._cancelled(rid))
-        self.job.ended.connect(self._update_enabled)
-        self._update_enabled()
-        return self.job
-
-    def cancel(self) -> None:
-        if self.busy:
-            self.job.cancel()
+        return self.start_own_job(task, title=f"Extension quality of run #{rid}",
+                                  on_success=lambda report, rid=rid: self._done(rid, report),
+                                  on_failure=lambda msg, detail, rid=rid: self._failed(rid, msg, detail),
+                                  on_cancel=lambda rid=rid: self._cancelled(rid))
 
     def _done(self, run_id: int, report: dict) -> None:
         run = self.window.session.runs.get(run_id)
