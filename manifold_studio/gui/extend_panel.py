@@ -36,6 +36,19 @@ def _size_text(mb: float) -> str:
     return f"{mb / 1000:,.1f} GB" if mb >= 1000 else f"{mb:,.1f} MB"
 
 
+def _form_box(title: str, rows: list[tuple[str, QWidget]], *widgets: QWidget) -> QGroupBox:
+    """A group box: a form of (label, field) rows, then ``widgets`` one under another."""
+    box = QGroupBox(title)
+    form = QFormLayout()
+    for label, field in rows:
+        form.addRow(label, field)
+    lay = QVBoxLayout(box)
+    lay.addLayout(form)
+    for widget in widgets:
+        lay.addWidget(widget)
+    return box
+
+
 @register_view
 class ExtendPanel(ResultView):
     """Out-of-sample tools for the current run (see the module docstring)."""
@@ -84,7 +97,6 @@ class ExtendPanel(ResultView):
         el.addWidget(self.status)
 
         # -- hold-out split ----------------------------------------------------------------
-        holdout_box = QGroupBox("Hold out part of the data")
         self.holdout_fraction = QDoubleSpinBox()
         self.holdout_fraction.setRange(1.0, 90.0)
         self.holdout_fraction.setDecimals(1)
@@ -98,15 +110,11 @@ class ExtendPanel(ResultView):
         self.holdout_button.setToolTip("Fit the algorithm selected in the Algorithm panel on the points "
                                        "not held out, then extend the fit to the held-out points.")
         self.holdout_button.clicked.connect(lambda: self.fit_with_holdout())
-        hf = QFormLayout()
-        hf.addRow("Held out:", self.holdout_fraction)
-        hf.addRow("Seed:", self.holdout_seed)
-        hl = QVBoxLayout(holdout_box)
-        hl.addLayout(hf)
-        hl.addWidget(self.holdout_button)
+        holdout_box = _form_box("Hold out part of the data",
+                                [("Held out:", self.holdout_fraction), ("Seed:", self.holdout_seed)],
+                                self.holdout_button)
 
         # -- fit on a sample ---------------------------------------------------------------
-        sample_box = QGroupBox("Fit on a sample, extend to all")
         self.sample_size = QSpinBox()
         self.sample_size.setRange(2, 2_000_000_000)
         self.sample_size.setValue(1000)
@@ -123,13 +131,9 @@ class ExtendPanel(ResultView):
         self.sample_button.setToolTip("Fit the algorithm selected in the Algorithm panel on m random "
                                       "points of the current data set and extend it to all of them.")
         self.sample_button.clicked.connect(lambda: self.fit_on_sample())
-        sf = QFormLayout()
-        sf.addRow("Sample size m:", self.sample_size)
-        sf.addRow("Seed:", self.sample_seed)
-        sl = QVBoxLayout(sample_box)
-        sl.addLayout(sf)
-        sl.addWidget(self.sample_hint)
-        sl.addWidget(self.sample_button)
+        sample_box = _form_box("Fit on a sample, extend to all",
+                               [("Sample size m:", self.sample_size), ("Seed:", self.sample_seed)],
+                               self.sample_hint, self.sample_button)
 
         # -- model files -------------------------------------------------------------------
         model_box = QGroupBox("Fitted model")
