@@ -122,47 +122,54 @@ class TextEditor(ParamEditor):
         self.edit.setText(value if isinstance(value, str) else self.param.format(value))
 
 
-class IntEditor(ParamEditor):
-    def __init__(self, param: Int, parent=None):
-        super().__init__(param, parent)
-        self.spin = QSpinBox()
-        low = -INT_LIMIT if param.low is None else max(int(param.low), -INT_LIMIT)
-        high = INT_LIMIT if param.high is None else min(int(param.high), INT_LIMIT)
-        self.spin.setRange(low, high)
-        self.spin.setValue(int(param.default))
-        self.spin.setKeyboardTracking(True)
-        self.spin.valueChanged.connect(self.changed)
-        self.layout_.addWidget(self.spin)
+class _SpinEditor(ParamEditor):
+    """A spin box (``self.spin``) whose values are ``number`` (int or float)."""
+
+    number: Callable[[Any], Any]  #: int or float, set by the subclass
+
+    def _add_spin(self, spin) -> None:
+        """Show ``spin`` (already set up), starting at the parameter's default."""
+        self.spin = spin
+        spin.setValue(self.number(self.param.default))
+        spin.valueChanged.connect(self.changed)
+        self.layout_.addWidget(spin)
 
     def raw_value(self):
-        return int(self.spin.value())
+        return self.number(self.spin.value())
 
     def set_value(self, value):
-        self.spin.setValue(int(value))
+        self.spin.setValue(self.number(value))
 
 
-class FloatSpinEditor(ParamEditor):
+class IntEditor(_SpinEditor):
+    number = int
+
+    def __init__(self, param: Int, parent=None):
+        super().__init__(param, parent)
+        spin = QSpinBox()
+        low = -INT_LIMIT if param.low is None else max(int(param.low), -INT_LIMIT)
+        high = INT_LIMIT if param.high is None else min(int(param.high), INT_LIMIT)
+        spin.setRange(low, high)
+        spin.setKeyboardTracking(True)
+        self._add_spin(spin)
+
+
+class FloatSpinEditor(_SpinEditor):
+    number = float
+
     def __init__(self, param: Float, parent=None):
         super().__init__(param, parent)
-        self.spin = QDoubleSpinBox()
+        spin = QDoubleSpinBox()
         default = float(param.default)
         decimals = 2
         text = repr(default)
         if "." in text and "e" not in text:
             decimals = max(2, min(8, len(text.split(".")[1])))
-        self.spin.setDecimals(max(decimals, 3))
-        self.spin.setRange(float(param.low), float(param.high))
+        spin.setDecimals(max(decimals, 3))
+        spin.setRange(float(param.low), float(param.high))
         span = float(param.high) - float(param.low)
-        self.spin.setSingleStep(10 ** math.floor(math.log10(span / 20)) if span > 0 else 0.1)
-        self.spin.setValue(default)
-        self.spin.valueChanged.connect(self.changed)
-        self.layout_.addWidget(self.spin)
-
-    def raw_value(self):
-        return float(self.spin.value())
-
-    def set_value(self, value):
-        self.spin.setValue(float(value))
+        spin.setSingleStep(10 ** math.floor(math.log10(span / 20)) if span > 0 else 0.1)
+        self._add_spin(spin)
 
 
 class BoolEditor(ParamEditor):
