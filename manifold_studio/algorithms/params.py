@@ -279,3 +279,42 @@ def validate_params(constraints: Sequence[Param], values: dict) -> dict:
         raise InvalidParameterError(
             f"Unknown parameter(s) {', '.join(unknown)}: allowed are {', '.join(by_name) or 'none'}.")
     return {name: by_name[name].validate(v) for name, v in values.items()}
+
+
+# -- parameters many algorithms declare --------------------------------------------------
+# One definition of each common parameter's name, type and allowed range; each algorithm
+# gives its own default and help text (what the parameter means for that method).
+
+def n_components_param(default: int = 2, help: str = "Number of output dimensions.") -> Int:
+    """``n_components``: a positive number of output dimensions (or of mixture components)."""
+    return Int("n_components", default, help, low=1)
+
+
+def n_neighbors_param(help: str, default: int = 10) -> Int:
+    """``n_neighbors``: a positive number of nearest neighbours."""
+    return Int("n_neighbors", default, help, low=1)
+
+
+def n_clusters_param(default: int, help: str, *, allow_none: bool = False) -> Int:
+    """``n_clusters``: a positive number of clusters (``allow_none`` where another rule decides)."""
+    return Int("n_clusters", default, help, low=1, allow_none=allow_none)
+
+
+def n_init_param(default: int, help: str) -> Int:
+    """``n_init``: a positive number of runs from different starts, the best kept."""
+    return Int("n_init", default, help, low=1)
+
+
+def max_iter_param(default: int, help: str) -> Int:
+    """``max_iter``: a positive iteration budget."""
+    return Int("max_iter", default, help, low=1)
+
+
+def tol_param(default: float, help: str) -> Float:
+    """``tol``: a non-negative stopping tolerance (log-scale in forms)."""
+    return Float("tol", default, help, low=0.0, log=True)
+
+
+def random_state_param(help: str) -> Int:
+    """``random_state``: a seed (a non-negative integer) or None for a different seed every run."""
+    return Int("random_state", None, help, low=0, allow_none=True)

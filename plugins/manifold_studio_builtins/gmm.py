@@ -17,7 +17,10 @@ import math
 
 import numpy as np
 
-from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
+from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
+from manifold_studio.algorithms.params import (
+    max_iter_param, n_components_param, n_init_param, random_state_param, tol_param,
+)
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
 from manifold_studio.errors import DataError
@@ -79,18 +82,17 @@ class GaussianMixture(ClusteringAlgorithm):
             "sizes and gives soft memberships; the log-likelihood of held-out data helps "
             "choosing the number of components. New points go to their most probable component.")
     params = (
-        Int("n_components", 3, "Number of Gaussian components (clusters).", low=1),
+        n_components_param(3, "Number of Gaussian components (clusters)."),
         Choice("covariance_type", "full",
                "Shape of each component: 'full' (own covariance matrix: any ellipsoid), 'diag' "
                "(axis-aligned ellipsoid) or 'spherical' (a single variance per component).",
                choices=("full", "diag", "spherical")),
-        Int("n_init", 1, "Number of EM runs from different k-means initialisations; the run with "
-            "the highest log-likelihood is kept.", low=1),
-        Int("max_iter", 100, "Maximum number of EM iterations per run.", low=1),
-        Float("tol", 1e-3, "Stop when the mean log-likelihood per sample improves by less than "
-              "this.", low=0.0, log=True),
-        Int("random_state", None, "Seed of the k-means initialisations, for reproducible results "
-            "(empty: a different seed every run).", low=0, allow_none=True),
+        n_init_param(1, "Number of EM runs from different k-means initialisations; the run with "
+                     "the highest log-likelihood is kept."),
+        max_iter_param(100, "Maximum number of EM iterations per run."),
+        tol_param(1e-3, "Stop when the mean log-likelihood per sample improves by less than this."),
+        random_state_param("Seed of the k-means initialisations, for reproducible results "
+                           "(empty: a different seed every run)."),
         Float("reg_covar", 1e-6, "Added to the diagonal of every covariance so that it stays "
               "invertible (e.g. when a component's points coincide).", low=0.0, log=True),
     )

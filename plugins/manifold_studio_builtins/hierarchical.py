@@ -22,7 +22,8 @@ import math
 import numpy as np
 from scipy.cluster import hierarchy
 
-from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
+from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
+from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import assign_nearest, count_distinct_rows, kmeans
 from manifold_studio.errors import DataError, InvalidParameterError
@@ -192,8 +193,8 @@ class HierarchicalClustering(ClusteringAlgorithm):
             "increases the inertia least; average, complete or single linkage: mean, largest or "
             "smallest distance between their points). New points go to the nearest cluster centroid.")
     params = (
-        Int("n_clusters", 3, "Number of clusters (empty: decided by the distance threshold alone).",
-            low=1, allow_none=True),
+        n_clusters_param(3, "Number of clusters (empty: decided by the distance threshold alone).",
+                         allow_none=True),
         Choice("method", "ward",
                "'divisive': top-down splits with 2-means; 'ward', 'average', 'complete', 'single': "
                "bottom-up merges with that linkage criterion.",
@@ -202,9 +203,8 @@ class HierarchicalClustering(ClusteringAlgorithm):
               "Cut height of the tree: no merge above it (agglomerative); for divisive a split is made "
               "only when sqrt(2 x its inertia gain) exceeds it. With n_clusters also set, at most "
               "n_clusters clusters are formed.", low=0.0, allow_none=True),
-        Int("n_init", 3, "Runs of each 2-means split, the best is kept (divisive only).", low=1),
-        Int("random_state", None, "Seed of the 2-means splits (divisive only; empty: random).",
-            low=0, allow_none=True),
+        n_init_param(3, "Runs of each 2-means split, the best is kept (divisive only)."),
+        random_state_param("Seed of the 2-means splits (divisive only; empty: random)."),
     )
 
     def _fit(self, X, y, progress):

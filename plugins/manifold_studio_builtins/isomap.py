@@ -5,7 +5,8 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from manifold_studio.algorithms import Bool, Float, Int
+from manifold_studio.algorithms import Bool, Float
+from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.neighbors import (
     check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
@@ -44,11 +45,11 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             "into several pieces, either increase the number of neighbours or embed the largest "
             "piece only.")
     params = (
-        Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph (ignored when a "
-            "radius is given).", low=1),
+        n_neighbors_param("Number of nearest neighbours linked in the graph (ignored when a "
+                          "radius is given)."),
         Float("radius", None, "Link all points closer than this distance instead of a fixed number "
               "of neighbours (empty: use n_neighbors).", low=0.0, low_open=True, allow_none=True, log=True),
-        Int("n_components", 2, "Number of output dimensions.", low=1),
+        n_components_param(),
         Bool("largest_component", False, "When the neighbourhood graph is disconnected, embed only "
              "its largest connected piece (the other points get no coordinates: NaN) instead of "
              "stopping with an error."),

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms import Choice, Float, Int
+from manifold_studio.algorithms import Choice, Float
+from manifold_studio.algorithms.params import n_components_param
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
@@ -30,7 +31,7 @@ class KernelPCA(SpectralEmbedding):
             "(equation 4.7 of the thesis), so a model fitted on a sample can place any number "
             "of points.")
     params = (
-        Int("n_components", 2, "Number of output dimensions (leading kernel principal components).", low=1),
+        n_components_param(2, "Number of output dimensions (leading kernel principal components)."),
         Choice("kernel", "rbf", "Kernel: 'rbf' exp(-gamma·|x-y|²), 'poly' (gamma·<x,y>+coef0)^degree, "
                "'sigmoid' tanh(gamma·<x,y>+coef0), 'linear' <x,y> (= PCA).",
                choices=("rbf", "poly", "sigmoid", "linear")),

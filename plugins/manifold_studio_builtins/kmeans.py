@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
+from manifold_studio.algorithms import Choice, ClusteringAlgorithm
+from manifold_studio.algorithms.params import (
+    max_iter_param, n_clusters_param, n_init_param, random_state_param, tol_param,
+)
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
 from manifold_studio.hookspecs import hookimpl
 
@@ -55,19 +58,19 @@ class KMeans(ClusteringAlgorithm):
             "the best partition kept. Fast and simple; finds compact, roughly spherical clusters "
             "of similar spread. New points go to the nearest centre.")
     params = (
-        Int("n_clusters", 3, "Number of clusters k.", low=1),
+        n_clusters_param(3, "Number of clusters k."),
         Choice("init", "k-means++",
                "How to choose the initial centres: 'random' picks k data points at random; "
                "'k-means++' spreads them out (each new centre drawn with probability proportional "
                "to its squared distance to the centres already chosen), which usually converges "
                "faster and to better partitions.", choices=("k-means++", "random")),
-        Int("n_init", 10, "Number of runs from different initial centres; the partition with the "
-            "lowest within-cluster inertia is kept.", low=1),
-        Int("max_iter", 300, "Maximum number of iterations (centre updates) per run.", low=1),
-        Float("tol", 1e-4, "Stop a run when the within-cluster inertia decreases by less than this "
-              "fraction of its value (0: iterate until it stops decreasing).", low=0.0, log=True),
-        Int("random_state", None, "Seed of the random initialisations, for reproducible results "
-            "(empty: a different seed every run).", low=0, allow_none=True),
+        n_init_param(10, "Number of runs from different initial centres; the partition with the "
+                     "lowest within-cluster inertia is kept."),
+        max_iter_param(300, "Maximum number of iterations (centre updates) per run."),
+        tol_param(1e-4, "Stop a run when the within-cluster inertia decreases by less than this "
+                  "fraction of its value (0: iterate until it stops decreasing)."),
+        random_state_param("Seed of the random initialisations, for reproducible results "
+                           "(empty: a different seed every run)."),
     )
     min_samples = 1
 

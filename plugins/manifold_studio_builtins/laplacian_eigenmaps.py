@@ -5,12 +5,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from manifold_studio.algorithms import Choice, Float, Int
+from manifold_studio.algorithms import Choice, Float
+from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import normalised_heat_kernel
 from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_graph, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, check_n_components, normalised_laplacian,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, check_n_components,
+    normalised_laplacian,
 )
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -62,8 +64,8 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
             "eigenvectors of the normalised graph Laplacian. Sparse, so tens of thousands of points "
             "fit. New points are placed through their weights to the nearest fitted points.")
     params = (
-        Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph.", low=1),
-        Int("n_components", 2, "Number of output dimensions.", low=1),
+        n_neighbors_param("Number of nearest neighbours linked in the graph."),
+        n_components_param(),
         Float("sigma", None, "Heat-kernel width (same unit as the data); empty: the median distance "
               "between linked neighbours.", low=0.0, low_open=True, allow_none=True, log=True),
         Choice("normalization", "random_walk", "'random_walk': Belkin–Niyogi coordinates D^-1/2 v "
@@ -81,7 +83,8 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
         k = p["n_neighbors"]
         check_n_neighbors(k, n, what="Laplacian eigenmaps")
         check_n_components(p["n_components"], n, skip=1)
-        G = knn_graph(X, k, index=self._set_training_points(X), progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
+        G = knn_graph(X, k, index=self._set_training_points(X),
+                      progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
         typical = float(np.median(G.data)) if G.nnz else 0.0
         self.sigma_ = float(p["sigma"]) if p["sigma"] is not None else (typical if typical > 0 else 1.0)
         A = heat_affinity(G, self.sigma_)

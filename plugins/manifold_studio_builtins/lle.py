@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from manifold_studio.algorithms import Float, Int
+from manifold_studio.algorithms import Float
+from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_query, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.spectral import (
@@ -69,8 +70,8 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
             "unrolls curved manifolds. Works with sparse matrices, so tens of thousands of points "
             "fit. New points are placed with their reconstruction weights from the fitted points.")
     params = (
-        Int("n_neighbors", 10, "Number of nearest neighbours that reconstruct each point.", low=1),
-        Int("n_components", 2, "Number of output dimensions.", low=1),
+        n_neighbors_param("Number of nearest neighbours that reconstruct each point."),
+        n_components_param(),
         Float("reg", 1e-3, "Regularisation of the local Gram matrices, in proportion to their trace "
               "(keeps duplicated points and many neighbours workable).", low=0.0, log=True),
         EIGEN_SOLVER_PARAM,

@@ -5,7 +5,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
-from manifold_studio.algorithms import Choice, Int
+from manifold_studio.algorithms import Choice
+from manifold_studio.algorithms.params import n_components_param
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
 )
@@ -61,7 +62,7 @@ class ClassicalMDS(SpectralEmbedding):
             "matrix. New points are placed from their dissimilarities to the fitted points. If "
             "the dissimilarities are not Euclidean, the number of negative eigenvalues is reported.")
     params = (
-        Int("n_components", 2, "Number of output dimensions.", low=1),
+        n_components_param(),
         Choice("dissimilarity", "euclidean", "'euclidean': distances between the rows of the data; "
                "'precomputed': the data is a square n x n dissimilarity matrix (extend then takes, "
                "for each new point, its dissimilarities to the n fitted points).",

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float, Int
+from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
+from manifold_studio.algorithms.params import (
+    n_clusters_param, n_init_param, n_neighbors_param, random_state_param,
+)
 from manifold_studio.algorithms.kernels import (
     check_rbf_width, kernel_matrix, normalised_heat_kernel, rows_per_block, squared_distances,
 )
@@ -42,16 +45,15 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
             "affinity matrix, then clustered by k-means. New points get the label of the nearest "
             "cluster through the same mapping.")
     params = (
-        Int("n_clusters", 2, "Number of clusters.", low=1),
+        n_clusters_param(2, "Number of clusters."),
         Choice("affinity", "rbf", "'rbf': Gaussian affinity between all pairs of points; "
                "'nearest_neighbors': each point linked to its nearest neighbours (sparse, scales to "
                "many points).", choices=("rbf", "nearest_neighbors")),
         Float("sigma", 1.0, "Width of the Gaussian affinity (same unit as the data): points much "
               "farther apart than sigma are unrelated.", low=0.0, low_open=True, log=True),
-        Int("n_neighbors", 10, "Number of neighbours for the 'nearest_neighbors' affinity.", low=1),
-        Int("random_state", None, "Seed of the k-means restarts (empty: different each run).",
-            allow_none=True, low=0),
-        Int("n_init", 10, "Number of k-means restarts (the best is kept).", low=1),
+        n_neighbors_param("Number of neighbours for the 'nearest_neighbors' affinity."),
+        random_state_param("Seed of the k-means restarts (empty: different each run)."),
+        n_init_param(10, "Number of k-means restarts (the best is kept)."),
         EIGEN_SOLVER_PARAM,
     )
 
