@@ -292,6 +292,17 @@ class ExtendPanel(ResultView):
         if path:
             self.extend_file(path)
 
+    def _options_for(self, path: Path, options: dict | None, ask: bool | None, fail: str):
+        """(ok, options): ``options`` when given, else the loader's; not ok when the user cancels
+        the dialog or the file cannot be read (then ``fail: reason`` is reported)."""
+        if options is not None:
+            return True, options
+        try:
+            return self._loader_options(path, ask)
+        except DataError as exc:
+            self._fail(f"{fail}: {error_message(exc)}")
+            return False, None
+
     def _loader_options(self, path: Path, ask: bool | None):
         """(ok, options): the loader's options, asked in a dialog when the window asks for them."""
         loader = self.window.host.loader_for(path)
@@ -316,14 +327,9 @@ class ExtendPanel(ResultView):
         if self.busy:
             self._say("An extension is already running: wait for it or cancel it.", error=True)
             return None
-        if options is None:
-            try:
-                ok, options = self._loader_options(path, ask)
-            except DataError as exc:
-                self._fail(f"Cannot extend to {path.name}: {error_message(exc)}")
-                return None
-            if not ok:
-                return None
+        ok, options = self._options_for(path, options, ask, f"Cannot extend to {path.name}")
+        if not ok:
+            return None
         task = functools.partial(load_and_extend, str(path), run.estimator, self.window.host, options)
         return self._start(task, run, path.name, dataset_name=None, source=path.name)
 
@@ -466,14 +472,9 @@ class ExtendPanel(ResultView):
         """Load a saved model and a data file on a worker thread and place the file's points
         with the model; the result becomes a new run on the file (the model is not refitted)."""
         data_path = Path(data_path)
-        if options is None:
-            try:
-                ok, options = self._loader_options(data_path, ask)
-            except DataError as exc:
-                self._fail(f"Cannot read {data_path.name}: {error_message(exc)}")
-                return None
-            if not ok:
-                return None
+        ok, options = self._options_for(data_path, options, ask, f"Cannot read {data_path.name}")
+        if not ok:
+            return None
         task = functools.partial(apply_model_to_file, str(model_path), str(data_path), self.window.host, options)
         return self.window.start_job(
             task, title=f"Applying {Path(model_path).name} to {data_path.name}",
