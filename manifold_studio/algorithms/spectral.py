@@ -45,7 +45,7 @@ import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms.base import EmbeddingAlgorithm
 from manifold_studio.algorithms.kernels import rows_per_block
-from manifold_studio.algorithms.neighbors import NeighborIndex
+from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.errors import DataError
@@ -430,6 +430,14 @@ class TrainingNeighborsMixin:
         self.X_fit_ = X
         self._index = NeighborIndex(X)
         return self._index
+
+    def _check_sizes(self, n: int, what: str, *, skip: int = 0) -> int:
+        """Check ``n_neighbors`` and ``n_components`` against n points before any work (clear
+        messages naming the method ``what``); returns ``n_neighbors``."""
+        k = self._p["n_neighbors"]
+        check_n_neighbors(k, n, what=what)
+        check_n_components(self._p["n_components"], n, skip)
+        return k
 
     def _index_for_extend(self) -> NeighborIndex:
         index = getattr(self, "_index", None)

@@ -8,11 +8,10 @@ from scipy.sparse.csgraph import connected_components
 from manifold_studio.algorithms import Choice, Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import normalised_heat_kernel
-from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_graph, neighbor_rows
+from manifold_studio.algorithms.neighbors import knn_graph, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, check_n_components,
-    normalised_laplacian,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
 )
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -80,9 +79,7 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
-        k = p["n_neighbors"]
-        check_n_neighbors(k, n, what="Laplacian eigenmaps")
-        check_n_components(p["n_components"], n, skip=1)
+        k = self._check_sizes(n, "Laplacian eigenmaps", skip=1)
         G = knn_graph(X, k, index=self._set_training_points(X),
                       progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
         typical = float(np.median(G.data)) if G.nnz else 0.0

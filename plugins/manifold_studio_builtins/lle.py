@@ -6,10 +6,10 @@ import scipy.sparse as sp
 
 from manifold_studio.algorithms import Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
-from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_query, neighbor_rows
+from manifold_studio.algorithms.neighbors import knn_query, neighbor_rows
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, check_n_components,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
 )
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -81,9 +81,7 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
-        k = p["n_neighbors"]
-        check_n_neighbors(k, n, what="LLE")
-        check_n_components(p["n_components"], n, skip=1)
+        k = self._check_sizes(n, "LLE", skip=1)
         _, nbrs = knn_query(X, X, k, exclude_self=True, index=self._set_training_points(X),
                             progress=SubProgress(progress, 0.0, 0.3, "Neighbours: "))
         w = reconstruction_weights(X, X, nbrs, p["reg"], progress=SubProgress(progress, 0.3, 0.8, ""))

@@ -57,6 +57,23 @@ def _seed() -> Int:
                low=0, high=2 ** 32 - 1, allow_none=True, label="Random seed")
 
 
+def _sheet(name: str, t: np.ndarray, X: np.ndarray, noise: float, rng: np.random.Generator) -> Dataset:
+    """A 2-D sheet in 3-D with Gaussian noise, labelled by its position t along the manifold."""
+    X += noise * rng.standard_normal(X.shape)
+    return Dataset(name, X, labels=t, feature_names=["x", "y", "z"],
+                   label_name="position t (continuous)")
+
+
+def _two_classes(name: str, first: np.ndarray, second: np.ndarray, noise: float,
+                 rng: np.random.Generator, label_name: str) -> Dataset:
+    """Two 2-D point sets labelled 0 and 1, with Gaussian noise, in random order."""
+    X = np.vstack([first, second])
+    y = np.repeat([0, 1], [len(first), len(second)])
+    X += noise * rng.standard_normal(X.shape)
+    order = rng.permutation(X.shape[0])
+    return Dataset(name, X[order], labels=y[order], feature_names=["x", "y"], label_name=label_name)
+
+
 class SwissRoll(Sample):
     id = "swiss_roll"
     name = "Swiss roll"
@@ -69,9 +86,7 @@ class SwissRoll(Sample):
         t = 1.5 * np.pi * (1 + 2 * rng.random(n_samples))
         height = 21 * rng.random(n_samples)
         X = np.column_stack([t * np.cos(t), height, t * np.sin(t)])
-        X += noise * rng.standard_normal(X.shape)
-        return Dataset("Swiss roll", X, labels=t, feature_names=["x", "y", "z"],
-                       label_name="position t (continuous)")
+        return _sheet("Swiss roll", t, X, noise, rng)
 
 
 class SCurve(Sample):
@@ -86,9 +101,7 @@ class SCurve(Sample):
         t = 3 * np.pi * (rng.random(n_samples) - 0.5)
         height = 2 * rng.random(n_samples)
         X = np.column_stack([np.sin(t), height, np.sign(t) * (np.cos(t) - 1)])
-        X += noise * rng.standard_normal(X.shape)
-        return Dataset("S-curve", X, labels=t, feature_names=["x", "y", "z"],
-                       label_name="position t (continuous)")
+        return _sheet("S-curve", t, X, noise, rng)
 
 
 class Circles(Sample):
@@ -106,13 +119,8 @@ class Circles(Sample):
         n_in = n_samples - n_out
         a_out = np.linspace(0, 2 * np.pi, n_out, endpoint=False)
         a_in = np.linspace(0, 2 * np.pi, n_in, endpoint=False)
-        X = np.vstack([np.column_stack([np.cos(a_out), np.sin(a_out)]),
-                       factor * np.column_stack([np.cos(a_in), np.sin(a_in)])])
-        y = np.repeat([0, 1], [n_out, n_in])
-        X += noise * rng.standard_normal(X.shape)
-        order = rng.permutation(n_samples)
-        return Dataset("Concentric circles", X[order], labels=y[order], feature_names=["x", "y"],
-                       label_name="circle")
+        return _two_classes("Concentric circles", np.column_stack([np.cos(a_out), np.sin(a_out)]),
+                            factor * np.column_stack([np.cos(a_in), np.sin(a_in)]), noise, rng, "circle")
 
 
 class Moons(Sample):
@@ -127,13 +135,9 @@ class Moons(Sample):
         n_low = n_samples - n_up
         a_up = np.linspace(0, np.pi, n_up)
         a_low = np.linspace(0, np.pi, n_low)
-        X = np.vstack([np.column_stack([np.cos(a_up), np.sin(a_up)]),
-                       np.column_stack([1 - np.cos(a_low), 0.5 - np.sin(a_low)])])
-        y = np.repeat([0, 1], [n_up, n_low])
-        X += noise * rng.standard_normal(X.shape)
-        order = rng.permutation(n_samples)
-        return Dataset("Two moons", X[order], labels=y[order], feature_names=["x", "y"],
-                       label_name="moon")
+        return _two_classes("Two moons", np.column_stack([np.cos(a_up), np.sin(a_up)]),
+                            np.column_stack([1 - np.cos(a_low), 0.5 - np.sin(a_low)]), noise, rng,
+                            "moon")
 
 
 class Blobs(Sample):
