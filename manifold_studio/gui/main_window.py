@@ -513,6 +513,7 @@ class MainWindow(QMainWindow):
         bottom = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["bottom"]]
         if bottom:
             self.resizeDocks(bottom[:1], [max(130, self.height() // 5)], Qt.Orientation.Vertical)
+        self.docks["runs"].raise_()  # the log of runs is the first tab a newcomer sees
 
     def closeEvent(self, event):
         self.shutdown()

@@ -80,7 +80,8 @@ class SpectrumView(ResultView):
         self.plot_item.setLabel("bottom", "eigenvalue index (largest first)")
         self.plot_item.setLabel("left", "eigenvalue λ")
         self.plot_item.setMouseEnabled(x=False, y=False)
-        self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="8pt",
+                                               brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen(180, 180, 180))
         self.bars: dict[str, pg.BarGraphItem] = {}
         self.details = message_label()
         self.details.setTextFormat(Qt.TextFormat.RichText)
@@ -169,6 +170,12 @@ class SpectrumView(ResultView):
                                 if "negative" in self.bars else "eigenvalue rank (largest first)")
         self.plot_item.enableAutoRange()
         self.plot_item.autoRange()
+        # headroom above the tallest bar, so the legend (top right) never hides a bar
+        all_heights = np.concatenate([np.asarray(i.opts["height"], dtype=float) for i in self.bars.values()])
+        if all_heights.size and np.isfinite(all_heights).all():
+            low, high = min(0.0, all_heights.min()), max(0.0, all_heights.max())
+            span = (high - low) or 1.0
+            self.plot_item.setYRange(low - 0.02 * span, high + 0.45 * span, padding=0)
         self.details.setText(self._details_html(sp))
 
     @staticmethod
