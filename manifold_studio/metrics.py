@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import linalg
 
-from manifold_studio.algorithms.checks import check_data
+from manifold_studio.algorithms.checks import check_data, label_vector
 from manifold_studio.algorithms.kmeans_core import blas_single_thread
 from manifold_studio.errors import DataError, ManifoldStudioError
 
@@ -91,11 +91,7 @@ def _labels_1d(labels, n: int | None, name: str = "labels") -> np.ndarray:
         raise DataError(f"{name} is missing: give one cluster label per sample.")
     if hasattr(labels, "to_numpy"):
         labels = labels.to_numpy()
-    arr = np.asarray(labels)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise DataError(f"{name} must be 1-dimensional (one label per sample); got shape {arr.shape}.")
+    arr = label_vector(labels, name)
     if n is not None and arr.shape[0] != n:
         raise DataError(f"{name} has {arr.shape[0]} entries but X has {n} samples: give exactly one "
                         "cluster label per sample.")

@@ -71,15 +71,21 @@ def check_n_features(X: np.ndarray, expected: int, owner: str = "the model") -> 
                         "as input (the number it was fitted on).")
 
 
-def check_labels(y, n: int, name: str = "y") -> np.ndarray:
-    """Return ``y`` as a 1-D array of length n or raise DataError."""
-    if y is None:
-        raise DataError(f"{name} is missing: this algorithm needs labels.")
+def label_vector(y, name: str = "y") -> np.ndarray:
+    """``y`` as a 1-D array (a single row or column is flattened) or DataError."""
     arr = np.asarray(y)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
         raise DataError(f"{name} must be 1-dimensional (one label per sample); got shape {arr.shape}.")
+    return arr
+
+
+def check_labels(y, n: int, name: str = "y") -> np.ndarray:
+    """Return ``y`` as a 1-D array of length n or raise DataError."""
+    if y is None:
+        raise DataError(f"{name} is missing: this algorithm needs labels.")
+    arr = label_vector(y, name)
     if arr.shape[0] != n:
         raise DataError(f"{name} has {arr.shape[0]} labels but X has {n} samples.")
     return arr
