@@ -1,6 +1,8 @@
 """Choosing k with the validation log-likelihood of the partition's Gaussian mixture (seed 000)."""
 import numpy as np
 import pytest
+
+from manifold_studio.algorithms.conformance import CancelAfter
 from sklearn.datasets import make_blobs
 
 from manifold_studio.choose_k import SUGGESTION_RULE, choose_k
@@ -59,16 +61,8 @@ def test_progress_partial_and_cancel(blobs):
     assert [r["k"] for r in rows] == [1, 2, 3, 4]
     assert fractions[-1] == 1.0 and all(0 <= f <= 1 for f in fractions)
 
-    class CancelAfter:
-        calls = 0
-
-        def checkpoint(self, fraction, message=""):
-            self.calls += 1
-            if self.calls > 5:
-                raise FitCancelled("stop")
-
     with pytest.raises(FitCancelled):
-        choose_k(X, range(1, 9), "kmeans", progress=CancelAfter())
+        choose_k(X, range(1, 9), "kmeans", progress=CancelAfter(5))
 
 
 def test_bad_input(blobs):

@@ -1,6 +1,8 @@
 """Gaussian mixture (EM) against scikit-learn's GaussianMixture."""
 import numpy as np
 import pytest
+
+from manifold_studio.algorithms.conformance import CancelAfter
 from sklearn.datasets import make_blobs
 from sklearn.mixture import GaussianMixture as SKGaussianMixture
 
@@ -71,13 +73,5 @@ def test_singular_covariance_and_identical_points():
 def test_cancel(blobs):
     X, _ = blobs
 
-    class CancelAfter:
-        calls = 0
-
-        def checkpoint(self, fraction, message=""):
-            self.calls += 1
-            if self.calls > 4:
-                raise FitCancelled("stop")
-
     with pytest.raises(FitCancelled):
-        GaussianMixture(n_components=4, tol=0.0, max_iter=50).fit(X, progress=CancelAfter())
+        GaussianMixture(n_components=4, tol=0.0, max_iter=50).fit(X, progress=CancelAfter(4))

@@ -1,6 +1,8 @@
 """Hierarchical clustering: agglomerative equals scipy, divisive recovers separated blobs."""
 import numpy as np
 import pytest
+
+from manifold_studio.algorithms.conformance import CancelAfter
 from scipy.cluster import hierarchy
 from sklearn.cluster import AgglomerativeClustering
 from sklearn.datasets import make_blobs
@@ -98,13 +100,5 @@ def test_extend_is_nearest_centroid_and_bad_input(blobs, method):
 def test_cancel_divisive(blobs):
     X, _ = blobs
 
-    class CancelAfter:
-        calls = 0
-
-        def checkpoint(self, fraction, message=""):
-            self.calls += 1
-            if self.calls > 2:
-                raise FitCancelled("stop")
-
     with pytest.raises(FitCancelled):
-        HierarchicalClustering(method="divisive", n_clusters=5).fit(X, progress=CancelAfter())
+        HierarchicalClustering(method="divisive", n_clusters=5).fit(X, progress=CancelAfter(2))

@@ -1,6 +1,8 @@
 """k-means: the shared iteration (kmeans_core) and the ``kmeans`` plugin."""
 import numpy as np
 import pytest
+
+from manifold_studio.algorithms.conformance import CancelAfter
 from sklearn.cluster import KMeans as SKKMeans
 from sklearn.datasets import make_blobs
 
@@ -8,16 +10,6 @@ import manifold_studio as ms
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
 from manifold_studio.errors import DataError, FitCancelled
 from manifold_studio_builtins.kmeans import KMeans
-
-
-class CancelAfter:
-    def __init__(self, after):
-        self.after, self.calls = after, 0
-
-    def checkpoint(self, fraction, message=""):
-        self.calls += 1
-        if self.calls > self.after:
-            raise FitCancelled("stop")
 
 
 def brute_labels(X, C):

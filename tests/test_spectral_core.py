@@ -1,6 +1,8 @@
 """Shared spectral core: eigensolvers, kernels, neighbours, theorem 5.1, cancel, bad input."""
 import numpy as np
 import pytest
+
+from manifold_studio.algorithms.conformance import CancelAfter
 import scipy.sparse as sp
 
 import manifold_studio as ms
@@ -76,18 +78,6 @@ def test_extend_is_sample_wise(method):
     whole = est.extend(new)
     one_by_one = np.concatenate([est.extend(new[i:i + 1]) for i in range(5)])
     np.testing.assert_allclose(whole, one_by_one, rtol=1e-10, atol=1e-12)
-
-
-class CancelAfter:
-    def __init__(self, calls):
-        self.left = calls
-        self.messages = []
-
-    def checkpoint(self, fraction, message=""):
-        self.messages.append(message)
-        self.left -= 1
-        if self.left < 0:
-            raise FitCancelled("stop")
 
 
 @pytest.mark.parametrize("method", METHODS, ids=_ids)

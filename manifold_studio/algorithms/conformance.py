@@ -40,14 +40,17 @@ def default_data(n: int = 60, d: int = 4, seed: int = 0) -> tuple[np.ndarray, np
     return X, y
 
 
-class _CancelAfter:
-    """A progress that raises FitCancelled at the (after+1)-th checkpoint."""
+class CancelAfter:
+    """A progress that lets ``after`` checkpoints pass, then raises FitCancelled (as a user's
+    Cancel would). Records the messages it saw. Useful in any plugin's cancellation test."""
 
     def __init__(self, after: int = 0):
         self.after, self.calls = after, 0
+        self.messages: list[str] = []
 
     def checkpoint(self, fraction, message=""):
         self.calls += 1
+        self.messages.append(message)
         if self.calls > self.after:
             raise FitCancelled("cancelled by the conformance kit")
 
@@ -189,7 +192,7 @@ class Checker:
             raise AssertionError("fit must refuse NaN values with a DataError")
 
     def check_cancellation(self):
-        progress = _CancelAfter(0)
+        progress = CancelAfter(0)
         try:
             self.make().fit(self.X, self.y, progress=progress)
         except FitCancelled:
@@ -198,7 +201,7 @@ class Checker:
             raise AssertionError("fit must call progress.checkpoint and let FitCancelled propagate")
         est = self.fitted()
         try:
-            est.extend(self.X, progress=_CancelAfter(0))
+            est.extend(self.X, progress=CancelAfter(0))
         except FitCancelled:
             pass
         else:
