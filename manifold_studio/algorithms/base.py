@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from manifold_studio.algorithms.checks import check_data, check_labels, check_n_features
+from manifold_studio.algorithms.labels import class_label_vector, encode_labels
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import InvalidParameterError, NotFittedError
@@ -107,7 +108,7 @@ class Algorithm:
         self._p = self.validate_params()
         X = self._check_training_data(X)
         if self.requires_labels:
-            y = check_labels(y, X.shape[0])
+            y = self._check_labels(y, X.shape[0])
         progress = as_progress(progress)
         start = time.perf_counter()
         self._reset_fitted()
@@ -115,6 +116,9 @@ class Algorithm:
         self.n_features_in_ = X.shape[1]
         self.fit_time_ = time.perf_counter() - start
         return self
+
+    def _check_labels(self, y, n: int):
+        return check_labels(y, n)
 
     def _check_training_data(self, X) -> np.ndarray:
         names = getattr(X, "columns", None)
@@ -243,11 +247,88 @@ class ClusteringAlgorithm(Algorithm):
 
 
 class ClassificationAlgorithm(Algorithm):
-    """Supervised classification: fit(X, y); extend -> predicted labels."""
+    """Supervised classification: ``fit(X, y)``; extend -> predicted labels.
+
+    Labels may be of any type; ``classes_`` holds them sorted (as ``np.unique``) and
+    ``predict``/``extend`` return the original values. Binary problems treat ``classes_[1]``
+    as the +1 class. Subclasses implement::
+
+        _fit_classes(self, X, y_idx, progress)   # y_idx: index into self.classes_ (0..K-1)
+        _decision(self, X)   # scores: (m,) for two classes (> 0 means classes_[1]), else (m, K)
+        _proba(self, X)      # optional: (m, K) class probabilities
+
+    and get ``predict``, ``decision_function``, ``predict_proba`` (only where ``_proba`` is
+    defined and :meth:`_has_proba` says so), ``score`` (accuracy), chunked with progress and
+    cancel, sample-wise, with checks that name the problem. A classifier with probabilities
+    but no decision function may define only ``_proba``.
+    """
 
     kind = "classification"
     _estimator_type = "classifier"
     requires_labels = True
+
+    def _check_labels(self, y, n: int):
+        return class_label_vector(y, n)
+
+    def _fit(self, X, y, progress):
+        classes, y_idx = encode_labels(y, X.shape[0])
+        if classes.dtype == object:  # save without pickle: text labels as a unicode array
+            classes = classes.astype(str)
+        self.classes_ = classes
+        self._fit_classes(X, y_idx, progress)
+
+    def _fit_classes(self, X: np.ndarray, y_idx: np.ndarray, progress) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    @property
+    def n_classes_(self) -> int:
+        return int(len(self.classes_))
+
+    # -- scores ---------------------------------------------------------------------
+    def _has_decision(self) -> bool:
+        return type(self)._decision is not ClassificationAlgorithm._decision
+
+    def _has_proba(self) -> bool:
+        return type(self)._proba is not ClassificationAlgorithm._proba
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - optional
+        raise NotImplementedError
+
+    def _proba(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - optional
+        raise NotImplementedError
+
+    def _extend(self, X):
+        if self._has_decision():
+            scores = np.asarray(self._decision(X))
+            idx = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        else:
+            idx = np.argmax(np.asarray(self._proba(X)), axis=1)
+        return self.classes_[idx]
+
+    def _scores(self, func, X, progress, what: str) -> np.ndarray:
+        X = self._check_new_data(X, what)
+        return self.map_chunks(func, X, progress, "Scoring")
+
+    @property
+    def decision_function(self):
+        """Scores: (m,) for two classes (positive means ``classes_[1]``), (m, n_classes) else."""
+        if not self._has_decision():
+            raise AttributeError(f"{self.name or type(self).__name__} has no decision_function; "
+                                 "use predict_proba.")
+        return lambda X, progress=None: self._scores(self._decision, X, progress, "decision_function")
+
+    @property
+    def predict_proba(self):
+        """Class probabilities (m, n_classes), columns in the order of ``classes_``."""
+        if not self._has_proba():
+            raise AttributeError(f"{self.name or type(self).__name__} has no predict_proba with "
+                                 "these parameters.")
+        return lambda X, progress=None: self._scores(self._proba, X, progress, "predict_proba")
+
+    @property
+    def predict_log_proba(self):
+        proba = self.predict_proba
+        return lambda X, progress=None: np.log(np.clip(proba(X, progress), 1e-300, None))
 
     def fit_predict(self, X, y=None, progress=None):
         return self.fit(X, y, progress).predict(X)
@@ -255,9 +336,16 @@ class ClassificationAlgorithm(Algorithm):
     def predict(self, X, progress=None):
         return self.extend(X, progress)
 
-    def score(self, X, y):
-        y = np.asarray(y)
-        return float(np.mean(self.predict(X) == y))
+    def score(self, X, y, progress=None) -> float:
+        """Accuracy: the fraction of samples whose predicted label equals ``y``."""
+        pred = self.predict(X, progress)
+        y = class_label_vector(y, pred.shape[0])
+        return float(np.mean(pred == y.astype(pred.dtype, copy=False)
+                             if pred.dtype.kind == "U" and y.dtype == object else pred == y))
+
+    def training_curve(self):
+        """The final :class:`~manifold_studio.algorithms.curves.TrainingCurve`, or None."""
+        return None
 
 
 def validate_algorithm_class(cls) -> None:
