@@ -34,3 +34,7 @@ class UnknownAlgorithmError(ManifoldStudioError, KeyError):
 
     def __str__(self):  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative fit stopped at its iteration limit before meeting its stopping rule."""

@@ -452,6 +452,8 @@ class Session:
         self._update(run)
         self.log(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s", run_id=run.id,
                  dataset=run.dataset_name)
+        for warning in getattr(outcome.estimator, "fit_warnings_", None) or ():
+            self.log(f"Run {run.title()}: {warning}", "warning", run_id=run.id, dataset=run.dataset_name)
         if make_current:
             self.set_current_run(run.id)
         return run

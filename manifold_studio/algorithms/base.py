@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -119,6 +120,12 @@ class Algorithm:
 
     def _check_labels(self, y, n: int):
         return check_labels(y, n)
+
+    def _warn(self, message: str, category: type[Warning] = UserWarning) -> None:
+        """Warn about the fit (``warnings.warn``) and keep the message in ``fit_warnings_``,
+        which the session writes to the run's log (thread-safe, unlike catching warnings)."""
+        self.fit_warnings_ = [*getattr(self, "fit_warnings_", []), str(message)]
+        warnings.warn(message, category, stacklevel=3)
 
     def _check_training_data(self, X) -> np.ndarray:
         names = getattr(X, "columns", None)
