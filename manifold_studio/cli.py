@@ -453,9 +453,13 @@ def cmd_run(args) -> int:
         console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
     if args.out != "-":
         console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
+    if cls.kind == "classification":
+        console.info(f"training accuracy {_accuracy(result, y)}")
     if new is not None:
         console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
                      + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
+        if cls.kind == "classification" and new.labels is not None:
+            console.info(f"accuracy on {new.name}: {_accuracy(ext, new.labels)}")
     if args.save_model is not None:
         console.info(f"saved the fitted model to {args.save_model}")
     return EXIT_OK
@@ -480,7 +484,16 @@ def cmd_apply(args) -> int:
     console.info(f"{est.id} model from {Path(args.model).name} applied to {ds.name} "
                  f"({ds.n_samples:,} points) in {_seconds(elapsed)}"
                  + (f"; wrote {_shape(result)} to {args.out}" if args.out != "-" else ""))
+    if est.kind == "classification" and ds.labels is not None:
+        console.info(f"accuracy on {ds.name}: {_accuracy(result, ds.labels)}")
     return EXIT_OK
+
+
+def _accuracy(predicted, truth) -> str:
+    from manifold_studio.algorithms.labels import same_labels
+
+    eq = same_labels(predicted, truth)
+    return f"{eq.mean():.4f} ({int(eq.sum()):,} of {eq.size:,} correct)"
 
 
 def _shape(arr: np.ndarray) -> str:

@@ -178,3 +178,13 @@ def test_fit_warnings_reach_the_run_log():
         run = s.run(NearestMean.id)
     assert run.succeeded
     assert any(e.level == "warning" and "more than two classes" in e.message for e in s.history)
+
+
+def test_accuracy_across_label_types():
+    from manifold_studio.algorithms.labels import accuracy
+
+    assert accuracy(np.array([1, 2, 3]), np.array([1.0, 2.0, 4.0])) == pytest.approx(2 / 3)
+    assert accuracy(np.array([1, 2]), np.array(["1", "3"], dtype=object)) == 0.5
+    assert accuracy(np.array(["a", "b"]), np.array(["a", "b"], dtype=object)) == 1.0
+    with pytest.raises(DataError, match="3 true labels for 2"):
+        accuracy(np.array([1, 2]), np.array([1, 2, 3]))

@@ -221,9 +221,36 @@ def test_run_clustering_and_classification(host, tmp_path, capsys):
     assert header == ["cluster", "blob"] and len(rows) == 600
     rc, _, err = run(capsys, "run", "test_nearest_mean", "--data", "sample:iris", "--out", tmp_path / "p.csv")
     assert rc == 0, err
+    _ = _ + err
     header, rows = read_csv(tmp_path / "p.csv")
     assert header == ["predicted", "species"]
-    assert np.mean([r[0] == r[1] for r in rows]) > 0.9
+    acc = np.mean([r[0] == r[1] for r in rows])
+    assert acc > 0.9
+    assert f"training accuracy {acc:.4f} ({round(acc * 150)} of 150 correct)" in _
+
+
+def test_classifier_extend_and_apply_report_accuracy_on_labelled_files(host, tmp_path, capsys):
+    ds = ms.load_data("sample:iris")
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    for path, rows in ((train, range(0, 150, 2)), (test, range(1, 150, 2))):
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(list(ds.feature_names) + ["y"])
+            for i in rows:
+                w.writerow(list(ds.X[i]) + [ds.labels[i]])
+    model = tmp_path / "m.npz"
+    rc, out, err = run(capsys, "run", "test_nearest_mean", "--data", train, "--label-column", "y",
+                       "--out", tmp_path / "p.csv", "--extend", test, "--extend-out", tmp_path / "pred.csv",
+                       "--save-model", model)
+    assert rc == 0, err
+    header, rows = read_csv(tmp_path / "pred.csv")
+    acc = np.mean([r[0] == r[1] for r in rows])
+    assert header == ["predicted", "y"] and acc > 0.85
+    assert f"accuracy on test: {acc:.4f} ({round(acc * 75)} of 75 correct)" in out + err
+    rc, out, err = run(capsys, "apply", "--model", model, "--data", test, "--label-column", "y",
+                       "--out", tmp_path / "again.csv")
+    assert rc == 0, err
+    assert f"accuracy on test: {acc:.4f}" in out + err
 
 
 def test_save_model_and_apply(tmp_path, capsys):

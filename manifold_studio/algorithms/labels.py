@@ -22,7 +22,7 @@ import numpy as np
 from manifold_studio.errors import DataError
 
 __all__ = ["DataConversionWarning", "encode_labels", "class_label_vector", "looks_continuous",
-           "describe_rows", "MAX_CLASSES_HINT"]
+           "describe_rows", "same_labels", "accuracy", "MAX_CLASSES_HINT"]
 
 #: a numeric label column with more distinct values than this is probably not a class
 MAX_CLASSES_HINT = 30
@@ -139,3 +139,28 @@ def encode_labels(y, n: int | None = None, name: str = "y") -> tuple[np.ndarray,
         raise DataError(f"{name} has a single class ('{classes[0]}'): a classifier needs at least two "
                         "classes to tell apart.")
     return classes, y_idx.reshape(-1).astype(np.intp)
+
+
+def same_labels(predicted, truth) -> np.ndarray:
+    """Element-wise equality of predicted and true labels that may have been read with
+    different types (a model trained on integers applied to a file whose labels were read as
+    text, or 1 against 1.0): equal values compare equal, otherwise their text forms do."""
+    p, t = np.asarray(predicted), np.asarray(truth)
+    if p.shape != t.shape:
+        raise DataError(f"{t.shape[0] if t.ndim else 0} true labels for {p.shape[0] if p.ndim else 0} predictions.")
+    if p.dtype.kind in "iufb" and t.dtype.kind in "iufb":
+        return p == t
+    if p.dtype.kind == t.dtype.kind and p.dtype != object:
+        return p == t
+
+    def text(a):
+        if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+            a = a.astype(np.int64)
+        return np.array([str(v) for v in a.tolist()], dtype=str)
+    return text(p) == text(t)
+
+
+def accuracy(predicted, truth) -> float:
+    """The fraction of predictions equal to the true labels (see :func:`same_labels`)."""
+    eq = same_labels(predicted, truth)
+    return float(eq.mean()) if eq.size else float("nan")
