@@ -9,6 +9,7 @@
                         [--label-column C] [--data-option NAME=VALUE ...]
                         [--extend FILE --extend-out FILE] --out FILE [--save-model FILE]
     manifold-studio apply --model FILE --data FILE --out FILE
+    manifold-studio --self-test          check that this installation works (self_test.py)
 
 Results are CSV files with a header (``-`` writes to standard output). Bad input (unknown
 algorithm or parameter, invalid value, missing or unreadable file, unusable data) exits
@@ -215,6 +216,17 @@ def _source_options(source: str):
     return tuple(loader.options), f"the {loader.name} loader"
 
 
+def _folder_loader(source: str) -> bool:
+    """Whether a loader plugin reads this folder (a folder of images, for instance)."""
+    import manifold_studio as ms
+    from manifold_studio.errors import DataError
+
+    try:
+        return ms._host().loader_for(source) is not None
+    except DataError:
+        return False
+
+
 def load_dataset(source: str, label_column: str | None = None,
                  data_options: list[tuple[str, str]] | None = None, console: _Console | None = None,
                  label_optional: bool = False):
@@ -225,8 +237,8 @@ def load_dataset(source: str, label_column: str | None = None,
     is_sample = source.startswith("sample:")
     if not is_sample and not Path(source).exists():
         raise DataError(f"File not found: {source}")
-    if not is_sample and Path(source).is_dir():
-        raise DataError(f"{source} is a folder; give a data file")
+    if not is_sample and Path(source).is_dir() and not _folder_loader(source):
+        raise DataError(f"{source} is a folder with no images; give a data file or a folder of images")
     constraints, owner = _source_options(source)
     options = parse_values(constraints, data_options or [], owner)
     if label_column is not None:
@@ -328,7 +340,7 @@ def cmd_list(args) -> int:
     out.append("")
     out.append("Loaders (--data FILE)")
     for _, loader in sorted(host.loaders.items()):
-        out.append(f"    {loader.id} — {loader.name}: {', '.join(loader.extensions)}")
+        out.append(f"    {loader.id} — {loader.name}: {', '.join(loader.extensions) or 'a folder'}")
         out.extend(_param_lines(loader.options, " " * 8, args.verbose, wrap))
     if not host.loaders:
         out.append("    (none)")
@@ -544,6 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help=f"show tracebacks of unexpected errors (or set {DEBUG_ENV}=1)")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check that this installation works (every algorithm, a project, the "
+                        "window): one line per step, exit status 1 at the first failure")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("list", help="list algorithms, loaders, sample data sets and plugin failures",
@@ -611,6 +626,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     try:
+        if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
+            from manifold_studio.self_test import main as self_test
+
+            return self_test(argv[1:])
         if argv[:1] == ["gui"]:  # everything after 'gui' belongs to the GUI's own options
             return start_gui(argv[1:])
         try:
@@ -618,6 +637,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, --version
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
         debug = debug or args.debug
+        if args.self_test:
+            from manifold_studio.self_test import main as self_test
+
+            return self_test([])
         if args.command is None:
             return start_gui([])
         return args.func(args)
