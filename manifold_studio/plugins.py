@@ -147,7 +147,9 @@ class PluginHost:
         return cls.id
 
     def _add_loader(self, loader, plugin: str) -> str:
-        if not isinstance(loader, Loader) or not loader.id or not loader.extensions:
+        # a loader declares its extensions, or decides itself (a folder loader overrides can_load)
+        if not isinstance(loader, Loader) or not loader.id or not (
+                loader.extensions or type(loader).can_load is not Loader.can_load):
             raise TypeError(f"{loader!r} is not a Loader instance with an id and extensions")
         if loader.id in self.loaders:
             raise PluginError(f"loader id '{loader.id}' is already registered")

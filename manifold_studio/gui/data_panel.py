@@ -68,9 +68,14 @@ class DataPanel(QWidget):
         self.open_button.setToolTip("Read a data file: " + (", ".join(exts) or "no loader plugin loaded")
                                     + ". You can also drop a file on the window.")
         self.open_button.clicked.connect(self.choose_file)
+        self.open_folder_button = QPushButton("Open folder…")
+        self.open_folder_button.setToolTip("Read a folder of images (PNG, JPEG, …): one row per image, "
+                                           "sub-folder names as labels.")
+        self.open_folder_button.clicked.connect(self.choose_folder)
         buttons = QHBoxLayout()
         buttons.addWidget(self.load_sample_button)
         buttons.addWidget(self.open_button)
+        buttons.addWidget(self.open_folder_button)
         sl = QVBoxLayout(samples_box)
         sl.setContentsMargins(6, 4, 6, 4)
         sl.addLayout(buttons)
@@ -144,6 +149,11 @@ class DataPanel(QWidget):
         exts = sorted({e for loader in self.window.host.loaders.values() for e in loader.extensions})
         filt = f"Data files ({' '.join('*' + e for e in exts)});;All files (*)" if exts else "All files (*)"
         path, _ = QFileDialog.getOpenFileName(self, "Open a data file", "", filt)
+        if path:
+            self.window.open_file(path)
+
+    def choose_folder(self):
+        path = QFileDialog.getExistingDirectory(self, "Open a folder of images")
         if path:
             self.window.open_file(path)
 
