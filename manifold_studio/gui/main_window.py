@@ -85,6 +85,8 @@ class MainWindow(QMainWindow):
         self._build_menus()
         from manifold_studio.gui.clustering_tools import install_clustering_tools
         install_clustering_tools(self)  # cluster overlay, "Fit on:" input, Choose k tool
+        from manifold_studio.gui.image_points import install_image_points
+        install_image_points(self)  # images on hover, thumbnails instead of dots
         from manifold_studio.gui.project_actions import install_project_actions
         install_project_actions(self)  # File ▸ Open project / Save project
         self.bridge.currentRunChanged.connect(self.show_run)
