@@ -128,6 +128,17 @@ def test_missing_values_are_dropped_and_reported_by_line_and_column(tmp_path):
     assert not np.isnan(ds.X).any()
 
 
+def test_missing_values_kept_as_nan_on_request(tmp_path):
+    text = "a,b,y\n1,2,u\n4,,v\n7,NA,\n1,?,w\n2,inf,x\n"
+    ds = ms.load_data(write(tmp_path, "m.csv", text), label_column="y", missing="keep")
+    # the row with a missing label goes; missing and infinite cells stay as NaN
+    assert list(ds.labels) == ["u", "v", "w", "x"]
+    np.testing.assert_array_equal(np.isnan(ds.X), [[0, 0], [0, 1], [0, 1], [0, 1]])
+    assert any("3 missing or non-finite value(s) in 3 row(s) kept as NaN" in r for r in ds.report)
+    with pytest.raises(DataError, match="NaN"):
+        ms.get_algorithm("pca").fit(ds.X)
+
+
 def test_missing_label_drops_the_row_too(tmp_path):
     ds = ms.load_data(write(tmp_path, "m.csv", "a,y\n1,x\n2,\n3,z\n"), label_column="y")
     assert list(ds.labels) == ["x", "z"] and ds.n_samples == 2

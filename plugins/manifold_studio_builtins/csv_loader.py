@@ -97,8 +97,10 @@ OPTIONS = (
            choices=("auto", "yes", "no")),
     Choice("missing", "drop",
            "What to do with rows holding missing values (empty, NA, NaN, ?): 'drop' them and list "
-           "them in the report, or refuse the file with an 'error'.",
-           choices=("drop", "error"), label="Missing values"),
+           "them in the report, 'keep' them as NaN (for probabilistic PCA with method=em, which fits "
+           "with missing values and imputes them; other methods refuse NaN), or refuse the file "
+           "with an 'error'.",
+           choices=("drop", "keep", "error"), label="Missing values"),
 )
 
 
@@ -432,7 +434,18 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
         raise DataError(f"{path.name} has no numeric column to use as features (columns: {kinds}).")
 
     used = feature_idx + ([label_idx] if label_idx is not None else [])
-    bad_rows = np.flatnonzero(missing_mask[:, used].any(axis=1))
+    if missing == "keep":  # cells stay NaN; only a missing label drops its row
+        cells = missing_mask[:, feature_idx]
+        if label_idx is not None:
+            cells = cells[~missing_mask[:, label_idx]]
+        if cells.any():
+            for j in feature_idx:
+                values[j][missing_mask[:, j]] = np.nan
+            notes.append(f"{int(cells.sum()):,} missing or non-finite value(s) in {int(cells.any(axis=1).sum()):,} "
+                         "row(s) kept as NaN: probabilistic PCA (method=em) fits with them and imputes "
+                         "them; other methods refuse NaN.")
+        used = [label_idx] if label_idx is not None else []
+    bad_rows = np.flatnonzero(missing_mask[:, used].any(axis=1)) if used else np.zeros(0, dtype=np.intp)
     if len(bad_rows):
         details = []
         for r in bad_rows[:_REPORT_LIMIT]:
