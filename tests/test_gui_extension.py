@@ -328,3 +328,23 @@ def test_save_a_fitted_model_and_apply_it_to_a_file(qtbot, make_window, host, tm
     assert "not a Manifold Studio model" in blocker.args[0]
     _wait_idle(qtbot, w)
     assert len(w.session.runs) == n_runs + 1 and w.session.current_run is applied
+
+
+def test_pca_spectrum_gives_the_cumulative_curve_and_the_m_for_a_share(qtbot, make_window, host):
+    from manifold_studio.gui.views.spectrum_view import components_for_fraction
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 8)) * np.array([10, 6, 4, 2, 1, 0.5, 0.2, 0.1])
+    w = make_window(host, _session(host, Dataset("scaled", X)))
+    run = _wait_done(qtbot, w, w.run_algorithm("pca", {"n_components": 6}))
+    view = w.views["spectrum"]
+    ratios = run.estimator.explained_variance_ratio_
+    assert view.cumulative_box.isVisibleTo(w)
+    view.keep_spin.setValue(90.0)
+    expected = int(np.searchsorted(np.cumsum(ratios), 0.9) + 1)
+    assert view.keep_components == expected and f"M = {expected}" in view.keep_label.text()
+    view.keep_spin.setValue(99.99)  # more than six components keep
+    assert view.keep_components is None and "fit with more components" in view.keep_label.text()
+    assert components_for_fraction([0.5, 0.3, 0.2], 0.8) == 2
+    run2 = _wait_done(qtbot, w, w.run_algorithm("isomap", {}))
+    assert w.views["spectrum"].run is run2 and not view.cumulative_box.isVisibleTo(w)

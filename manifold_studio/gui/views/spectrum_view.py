@@ -13,7 +13,7 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.widgets import heading_label, message_label
@@ -23,6 +23,14 @@ SKIPPED_COLOR = (160, 160, 160)
 NEGATIVE_COLOR = (204, 0, 0)
 #: at most this many bars of negative eigenvalues (the most negative first)
 MAX_NEGATIVE_BARS = 30
+
+
+def components_for_fraction(ratios, fraction: float) -> int | None:
+    """The smallest M whose first M explained-variance ratios add up to ``fraction`` (None when
+    the kept components do not reach it)."""
+    cum = np.cumsum(np.asarray(ratios, dtype=float))
+    hit = np.flatnonzero(cum >= fraction - 1e-12)
+    return int(hit[0]) + 1 if hit.size else None
 
 
 def spectrum_of(estimator) -> dict | None:
@@ -86,13 +94,42 @@ class SpectrumView(ResultView):
         self.details = message_label()
         self.details.setTextFormat(Qt.TextFormat.RichText)
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # PCA: the cumulative explained variance and the M that keeps a chosen share
+        self.cumulative_plot = pg.PlotWidget()
+        self.cumulative_plot.setMinimumHeight(110)
+        self.cumulative_plot.showGrid(x=False, y=True, alpha=0.2)
+        cp = self.cumulative_plot.getPlotItem()
+        cp.setLabel("left", "cumulative (%)")
+        cp.setLabel("bottom", "number of components M")
+        cp.setMouseEnabled(x=False, y=False)
+        cp.hideButtons()
+        self.keep_spin = QDoubleSpinBox()
+        self.keep_spin.setRange(1.0, 100.0)
+        self.keep_spin.setDecimals(1)
+        self.keep_spin.setValue(90.0)
+        self.keep_spin.setSuffix(" %")
+        self.keep_spin.setToolTip("Share of the variance to keep: the view gives the number of components it takes.")
+        self.keep_spin.valueChanged.connect(lambda _v: self._draw_cumulative())
+        self.keep_label = QLabel("")
+        self.keep_label.setWordWrap(True)
+        keep_row = QHBoxLayout()
+        keep_row.addWidget(QLabel("Keep:"))
+        keep_row.addWidget(self.keep_spin)
+        keep_row.addWidget(self.keep_label, 1)
+        self.cumulative_box = QWidget()
+        cl = QVBoxLayout(self.cumulative_box)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.cumulative_plot, 1)
+        cl.addLayout(keep_row)
+        self.keep_components: int | None = None
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)
         top.addWidget(self.log_box)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
-        lay.addWidget(self.plot, 1)
+        lay.addWidget(self.plot, 2)
+        lay.addWidget(self.cumulative_box, 1)
         lay.addWidget(self.details)
 
     # -- ResultView -----------------------------------------------------------------------
@@ -123,6 +160,7 @@ class SpectrumView(ResultView):
         sp = self.spectrum
         if sp is None:
             self.details.setText("")
+            self._draw_cumulative()
             return
         log = self.log_box.isChecked()
         self.plot_item.setLogMode(x=False, y=False)
@@ -177,6 +215,34 @@ class SpectrumView(ResultView):
             span = (high - low) or 1.0
             self.plot_item.setYRange(low - 0.02 * span, high + 0.45 * span, padding=0)
         self.details.setText(self._details_html(sp))
+        self._draw_cumulative()
+
+    def _draw_cumulative(self) -> None:
+        """Cumulative explained variance of a PCA-like result, with the M for the chosen share."""
+        sp = self.spectrum
+        ratios = None if sp is None or sp["source"] != "explained_variance_" else sp["ratios"]
+        self.cumulative_box.setVisible(ratios is not None)
+        item = self.cumulative_plot.getPlotItem()
+        item.clear()
+        self.keep_components = None
+        if ratios is None:
+            return
+        cum = 100.0 * np.cumsum(ratios)
+        m = np.arange(1, len(cum) + 1)
+        item.plot(m, cum, pen=pg.mkPen(*KEPT_COLOR, width=2), symbol="o", symbolSize=5,
+                  symbolBrush=pg.mkBrush(*KEPT_COLOR), symbolPen=None)
+        share = self.keep_spin.value()
+        item.addLine(y=share, pen=pg.mkPen(204, 120, 0, width=1, style=Qt.PenStyle.DashLine))
+        self.keep_components = components_for_fraction(ratios, share / 100.0)
+        if self.keep_components is not None:
+            item.addLine(x=self.keep_components, pen=pg.mkPen(204, 120, 0, width=1, style=Qt.PenStyle.DashLine))
+            self.keep_label.setText(f"<b>M = {self.keep_components}</b> component(s) keep {share:g}% of the "
+                                    f"variance ({cum[self.keep_components - 1]:.1f}%).")
+        else:
+            self.keep_label.setText(f"The {len(cum)} kept component(s) explain {cum[-1]:.1f}%: fit with more "
+                                    f"components to reach {share:g}%.")
+        item.setYRange(0, 100, padding=0.02)
+        item.setXRange(0.5, len(cum) + 0.5, padding=0)
 
     @staticmethod
     def _details_html(sp: dict) -> str:
