@@ -57,3 +57,21 @@ def test_callback_progress_cancel_and_sub_progress():
     prog.cancel()
     with pytest.raises(FitCancelled):
         sub.checkpoint(0.6)
+
+
+@pytest.mark.parametrize("scale, match", [(1e300, "as large as .* their squares overflow"),
+                                          (1e-300, "smaller than 1e-150 .* underflow to zero")])
+def test_data_beyond_double_precision_squares_is_refused_by_every_algorithm(scale, match):
+    """Issue 12: k-means on data scaled to 1e300 said 'only 200 distinct points' — the real reason now."""
+    import numpy as np
+
+    import manifold_studio as ms
+    from manifold_studio.errors import DataError
+
+    X = np.random.default_rng(0).normal(size=(40, 3)) * scale
+    for algorithm_id in ms.list_algorithms():
+        cls = ms.algorithm_class(algorithm_id)
+        if getattr(cls, "requires_labels", False):
+            continue
+        with pytest.raises(DataError, match=match):
+            ms.get_algorithm(algorithm_id).fit(X)

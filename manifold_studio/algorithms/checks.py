@@ -62,7 +62,31 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
             kind = "NaN" if np.isnan(arr).any() else "infinite"
             raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at "
                             f"{_describe_positions(bad)}; remove or impute them first.")
+    check_magnitude(arr, name)
     return arr
+
+
+#: beyond these magnitudes squares overflow to inf or underflow to 0 in double precision
+#: (1.8e308 and 2.2e-308), so distances, variances and kernels stop meaning anything
+HUGE, TINY = 1e150, 1e-150
+
+
+def check_magnitude(arr: np.ndarray, name: str = "X") -> None:
+    """Refuse values whose squares overflow (or, for a whole data set, underflow) float64."""
+    if not arr.size:
+        return
+    finite = np.where(np.isfinite(arr), np.abs(arr), 0.0)
+    top = float(finite.max())
+    if top > HUGE:
+        col = int(np.argmax(finite.max(axis=0)))
+        raise DataError(f"{name} holds values as large as {top:.3g} (column {col}): their squares "
+                        f"overflow double precision (above about {HUGE:.0e} distances and variances become "
+                        "infinite). Rescale the data first, e.g. divide it by a power of ten or "
+                        "standardise the columns.")
+    if 0.0 < top < TINY:
+        raise DataError(f"{name} holds only values smaller than {TINY:.0e} (the largest is {top:.3g}): their "
+                        "squares underflow to zero in double precision, so every distance would be 0. "
+                        "Rescale the data first, e.g. multiply it by a power of ten.")
 
 
 def check_n_features(X: np.ndarray, expected: int, owner: str = "the model") -> None:
