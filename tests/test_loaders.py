@@ -73,10 +73,11 @@ def test_csv_delimiter_sniffing(tmp_path, name, text, delimiter):
     assert f"delimiter: {delimiter}" in ds.report[0]
 
 
-def test_csv_semicolon_decimal_comma_is_reported_not_guessed(tmp_path):
+def test_csv_semicolon_decimal_comma_is_read_and_reported(tmp_path):
     ds = ms.load_data(write(tmp_path, "s.csv", "x;y;z\n1,5;2;3\n4;5;6\n"))
-    assert ds.feature_names == ["y", "z"]
-    assert any("'x' is not numeric" in r and "'1,5'" in r for r in ds.report)
+    assert ds.feature_names == ["x", "y", "z"]
+    np.testing.assert_array_equal(ds.X[:, 0], [1.5, 4.0])
+    assert any("'x' uses decimal commas" in r and "'1,5'" in r for r in ds.report)
 
 
 def test_csv_explicit_delimiter_quotes_bom_and_trailing_field(tmp_path):
@@ -337,3 +338,24 @@ def test_loaded_data_is_refused_by_an_algorithm_when_it_holds_nan(tmp_path):
     ds = ms.load_data(tmp_path / "nan.npy")
     with pytest.raises(DataError, match="NaN"):
         ms.get_algorithm("pca", n_components=1).fit(ds.X)
+
+
+def test_decimal_commas_are_read_when_fields_are_not_comma_separated(tmp_path):
+    """Issue 12: a ';' file with decimal commas lost its columns silently."""
+    ds = ms.load_data(write(tmp_path, "dc.csv", "a;b;c\n1,5;2,25;x\n3,0;4;y\n-2,0;1.234,5;x\n"),
+                      label_column="c")
+    np.testing.assert_allclose(ds.X, [[1.5, 2.25], [3.0, 4.0], [-2.0, 1234.5]])
+    assert "column 'b' uses decimal commas: '2,25' read as 2.25." in ds.report
+    # a comma-separated file keeps its commas as separators; a text column stays text
+    ds2 = ms.load_data(write(tmp_path, "t.tsv", "v\tw\n1,5\tfoo\n2\tbar\n"))
+    np.testing.assert_allclose(ds2.X, [[1.5], [2.0]])
+    assert any("'w' is not numeric" in r for r in ds2.report)
+
+
+def test_loader_remarks_reach_the_command_lines_stderr(tmp_path, capsys):
+    from manifold_studio.cli import main
+
+    path = write(tmp_path, "dc.csv", "a;b;c\n1,5;2,25;x\n3,0;4;y\n-2,0;1;x\n")
+    assert main(["run", "pca", "--data", str(path), "--out", "-"]) == 0
+    err = capsys.readouterr().err
+    assert "column 'a' uses decimal commas" in err and "column 'c' is not numeric" in err

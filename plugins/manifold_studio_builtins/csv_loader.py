@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -218,6 +219,28 @@ def _is_missing(token: str) -> bool:
     return token.strip().lower() in MISSING_TOKENS
 
 
+#: a number written with a decimal comma, optionally with '.' between groups of thousands
+_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?$")
+
+
+def _read_decimal_commas(rows: list[list[str]], notes: list[str]) -> None:
+    """Columns whose numbers use decimal commas (1,5 or 1.234,5 — with ';', tab, '|' or blanks
+    between fields) are rewritten with decimal points, in place, and reported."""
+    width = max(len(r) for r in rows)
+    for j in range(width):
+        col = [r[j].strip() for r in rows if j < len(r)]
+        start = 0 if col and (_DECIMAL_COMMA.match(col[0]) or _is_missing(col[0])) else 1  # a header
+        present = [t for t in col[start:] if not _is_missing(t)]
+        if not present or not any("," in t for t in present) or not all(_DECIMAL_COMMA.match(t) for t in present):
+            continue
+        example = next(t for t in present if "," in t)
+        for r in rows[start:]:
+            if j < len(r) and not _is_missing(r[j]):
+                r[j] = r[j].strip().replace(".", "").replace(",", ".")
+        name = f"'{col[0]}'" if start else f"column_{j}"
+        notes.append(f"column {name} uses decimal commas: {example!r} read as {example.replace('.', '').replace(',', '.')}.")
+
+
 def _detect_header(rows: list[list[str]]) -> bool:
     first = rows[0]
     if all(_is_number(t) or _is_missing(t) for t in first):
@@ -324,6 +347,8 @@ def _parse(path: Path, text: str, delimiter: str, header: str, notes: list[str],
     if not rows:
         raise DataError(f"{path.name} is empty: it holds no data rows.")
 
+    if char != ",":
+        _read_decimal_commas(rows, notes)
     has_header = _detect_header(rows) if header == "auto" else header == "yes"
     if has_header:
         names = _unique_names(rows[0])
