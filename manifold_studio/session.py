@@ -447,10 +447,13 @@ class Session:
         run.summary = dict(outcome.summary)
         run.meta.update(getattr(outcome, "meta", None) or {})
         run.status, run.error, run.error_detail = DONE, "", ""
+        if getattr(outcome.estimator, "stopped_early_", False):
+            run.meta["stopped_early"] = True
         run.timings["fit_s"] = float(getattr(outcome.estimator, "fit_time_", outcome.fit_time))
         self._stamp_end(run)
         self._update(run)
-        self.log(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s", run_id=run.id,
+        early = " (stopped early: the result when Cancel was pressed)" if run.meta.get("stopped_early") else ""
+        self.log(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s{early}", run_id=run.id,
                  dataset=run.dataset_name)
         for warning in getattr(outcome.estimator, "fit_warnings_", None) or ():
             self.log(f"Run {run.title()}: {warning}", "warning", run_id=run.id, dataset=run.dataset_name)

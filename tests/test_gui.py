@@ -19,7 +19,7 @@ from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox  # noqa: E402
 
 from manifold_studio.algorithms import (  # noqa: E402
-    AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int, IntTuple,
+    AnyOf, Bool, Choice, EmbeddingAlgorithm, FitCancelled, Float, Int, IntTuple,
 )
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.errors import DataError  # noqa: E402
@@ -85,10 +85,32 @@ class PartialEmbedding(EmbeddingAlgorithm):
         return X[:, :2]
 
 
+class StoppableEmbedding(EmbeddingAlgorithm):
+    id = "stoppable_test"
+    name = "Keeps its current map on Cancel"
+    help = "An iterative map: Cancel keeps the iterate reached (like t-SNE)."
+    params = ()
+
+    def _fit(self, X, y, progress):
+        Z = X[:, :2].copy()
+        try:
+            for i in range(1, 5000):
+                progress.checkpoint(i / 5000, f"iteration {i}")
+                Z = Z * 0.999
+                progress.partial(Z)
+                time.sleep(0.005)
+        except FitCancelled:
+            self._stop_early(f"after {i} of 5000 iterations")
+        self.embedding_ = Z
+
+    def _extend(self, X):
+        return X[:, :2]
+
+
 class _GoodPlugin:
     @hookimpl
     def register_algorithms(self):
-        return [SlowEmbedding, FailingEmbedding, PartialEmbedding]
+        return [SlowEmbedding, FailingEmbedding, PartialEmbedding, StoppableEmbedding]
 
 
 class _BrokenPlugin:
@@ -571,3 +593,19 @@ def test_switching_and_removing_data_sets_in_the_panel(qtbot, make_window, host)
     assert list(w.session.datasets) == [moons.name] and combo.count() == 1
     assert w.session.runs[run.id].embedding.shape == (150, 2)  # runs are kept
     assert w.map_view.point_count() == 150
+
+
+def test_cancel_keeps_the_result_of_a_method_that_can_stop_early(qtbot, make_window, host):
+    w = make_window(host)
+    _load_iris(qtbot, w)
+    w.run_algorithm("stoppable_test", {})
+    run = list(w.session.runs.values())[-1]
+    qtbot.waitUntil(lambda: w.run_controls.progress.value() > 0, timeout=5000)
+    qtbot.wait(200)
+    qtbot.mouseClick(w.run_controls.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: run.status == "done", timeout=3000)
+    assert run.meta["stopped_early"] and run.estimator.stopped_early_
+    assert run.embedding.shape == (150, 2)
+    assert w.run_log.item(w.run_log.rowCount() - 1, 4).text() == "stopped early"
+    assert "stopped early" in w.map_view.title_label.text()
+    assert "Stopped early on Cancel: after" in w.message_log.toPlainText()

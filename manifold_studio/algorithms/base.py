@@ -127,6 +127,14 @@ class Algorithm:
         self.fit_warnings_ = [*getattr(self, "fit_warnings_", []), str(message)]
         warnings.warn(message, category, stacklevel=3)
 
+    def _stop_early(self, message: str) -> None:
+        """For iterative methods whose current state is a usable result (t-SNE's map, a network's
+        weights): call it from ``except FitCancelled`` in the loop, finish the fitted attributes
+        from the current state and return normally. Cancel then keeps the result, marked
+        ``stopped_early_`` (the session logs it and the window says "stopped early")."""
+        self.stopped_early_ = True
+        self._warn(f"Stopped early on Cancel: {message}", UserWarning)
+
     def _check_training_data(self, X) -> np.ndarray:
         names = getattr(X, "columns", None)
         arr = check_data(X, min_samples=self.min_samples)

@@ -63,7 +63,8 @@ class RunLog(QTableWidget):
                 result += f"; {len(run.extensions)} extension(s)"
         else:
             result = run.error
-        values = (str(run.id), run.algorithm_id, run.params_text(), run.dataset_name, run.status,
+        status = "stopped early" if run.status == DONE and run.meta.get("stopped_early") else run.status
+        values = (str(run.id), run.algorithm_id, run.params_text(), run.dataset_name, status,
                   "" if duration is None else f"{duration:.2f}", result)
         for col, text in enumerate(values):
             item = QTableWidgetItem(text)

@@ -235,6 +235,8 @@ class MapView(ResultView):
             self.set_points(np.zeros((0, 2)), title=f"{run.title()}: nothing to draw.")
             return
         title = f"{run.title()} — {run.algorithm_name or run.algorithm_id} ({run.params_text()})"
+        if run.meta.get("stopped_early"):
+            title += " · stopped early"
         if source:
             title += f" · {source}"
         self.set_points(xy, rows, data_labels, run.labels, title, axes, label_name)
