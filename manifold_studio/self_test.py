@@ -4,6 +4,7 @@ It runs the same steps from a pip install and inside the installed (frozen) appl
 
     plugins   every plugin's entry point loads (a plugin that fails to import is a failure)
     sample    the Iris sample loads
+    compiled  numba compiles a small loop (the supervised methods' inner loops need it)
     fit       every discovered algorithm fits a small data set (the conformance kit's helix,
               120 points, three labels) with its default parameters and extends to 40 new
               points (one line per algorithm; classifiers get the labels)
@@ -157,6 +158,28 @@ def fit_and_extend(cls, X, y, X_new, y_new) -> str:
         new = float(np.mean(same_labels(out, y_new)))
         return f"accuracy {train:.2f} on the training points, {new:.2f} on {out.shape[0]} new points"
     return f"extended {out.shape[0]} points"
+
+
+def _dot_loop(a, b):
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += a[i] * b[i]
+    return total
+
+
+def step_jit() -> str:
+    """numba compiles a loop here (llvmlite's library is bundled; no cache folder is needed)."""
+    import numba
+
+    from manifold_studio.algorithms.jit import jit
+
+    a, b = np.arange(1000.0), np.linspace(0.0, 1.0, 1000)
+    start = time.perf_counter()
+    value = jit(_dot_loop)(a, b)
+    elapsed = time.perf_counter() - start
+    if not np.isclose(value, float(a @ b)):
+        raise StepFailed(f"the compiled loop returned {value}, expected {float(a @ b)}")
+    return f"numba {numba.__version__} compiled a loop in {elapsed:.2f} s"
 
 
 def step_project(host, ds) -> str:
@@ -319,6 +342,8 @@ def run(no_window: bool = False, window_only: bool = False, stream=None) -> int:
             return f"{ds.name}: {ds.n_samples} points × {ds.n_features} features, labelled"
 
         if not report.step("sample", sample):
+            return EXIT_FAILED
+        if not report.step("compiled loops", step_jit):
             return EXIT_FAILED
         X, y, X_new, y_new = small_data()
         for algo_id, cls in sorted(host.algorithms.items(), key=lambda kv: (kv[1].kind, kv[0])):

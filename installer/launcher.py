@@ -1,0 +1,11 @@
+"""Entry script of the installed (frozen) application: the same ``main`` as the
+``manifold-studio`` command of a pip install (no arguments: the window; ``--self-test``: the
+installation check; every other command of the command line works too)."""
+import multiprocessing
+import sys
+
+from manifold_studio.cli import main
+
+if __name__ == "__main__":
+    multiprocessing.freeze_support()
+    sys.exit(main())
