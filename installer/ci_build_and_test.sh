@@ -16,7 +16,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
-export MANIFOLD_STUDIO_BUILD_INSTALLER=1
 PYTHON="${PYTHON:-python}"
 DIST="${MANIFOLD_STUDIO_DIST:-$PWD/dist}"
 PKG=manifold-studio

@@ -47,7 +47,7 @@ def test_full_run_has_one_ok_line_per_step_and_algorithm():
         assert code == 1 and status_of(lines, "plugins") == "FAIL"
         return
     assert code == 0, "\n".join(lines)
-    for step in ["plugins", "sample", "project save+open"] + [f"fit+extend {a}" for a in HOST.algorithms]:
+    for step in ["plugins", "sample", "compiled loops", "project save+open"] + [f"fit+extend {a}" for a in HOST.algorithms]:
         assert status_of(lines, step) == "ok", step
     assert status_of(lines, "window") is None  # --no-window
     assert lines[-1].startswith("self-test") and "ok" in lines[-1]
