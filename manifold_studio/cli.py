@@ -31,6 +31,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from manifold_studio.result_table import cell_text, result_table
+
 PROG = "manifold-studio"
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEBUG_ENV = "MANIFOLD_STUDIO_DEBUG"
@@ -112,35 +114,6 @@ def _seconds(t: float) -> str:
     return f"{t:.3f} s" if t < 10 else f"{t:.1f} s"
 
 
-def _cell(value) -> str:
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    if isinstance(value, (np.integer,)):
-        return str(int(value))
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
-
-
-def _table(result: np.ndarray, prefix: str, kind: str, labels=None, label_name: str | None = None):
-    """(header, columns) for a result array plus optional true labels."""
-    result = np.asarray(result)
-    if result.ndim == 1:
-        name = {"clustering": "cluster", "classification": "predicted"}.get(kind, prefix)
-        header, columns = [name], [result]
-    else:
-        result = result.reshape(result.shape[0], -1)
-        header = [f"{prefix}_{i + 1}" for i in range(result.shape[1])]
-        columns = [result[:, i] for i in range(result.shape[1])]
-    if labels is not None:
-        name = label_name or "label"
-        while name in header:
-            name = f"{name}_true"
-        header.append(name)
-        columns.append(np.asarray(labels))
-    return header, columns
-
-
 def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
     """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically."""
     n = len(columns[0]) if columns else 0
@@ -149,7 +122,7 @@ def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(header)
         for i in range(n):
-            writer.writerow([_cell(c[i]) for c in columns])
+            writer.writerow([cell_text(c[i]) for c in columns])
 
     if path == "-":
         emit(sys.stdout)
@@ -266,21 +239,11 @@ def load_dataset(source: str, label_column: str | None = None,
 
 def _align_features(ds, train_names: list[str] | None, n_features: int, console: _Console):
     """The matrix of ``ds`` with columns in the training order (by name when possible)."""
-    from manifold_studio.errors import DataError
+    from manifold_studio.out_of_core import align_features
 
-    X = ds.X
-    names = ds.feature_names
-    if train_names and names and list(names) != list(train_names) and set(train_names) <= set(names):
-        idx = [names.index(c) for c in train_names]
-        if len(names) != len(train_names) or idx != list(range(len(idx))):
-            console.note(f"{ds.name}: columns matched to the training data by name "
-                         f"({', '.join(train_names)}).")
-        return X[:, idx]
-    if X.shape[1] != n_features:
-        have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""
-        want = f" ({', '.join(train_names)})" if train_names and len(train_names) <= 12 else ""
-        raise DataError(f"{ds.source or ds.name} has {X.shape[1]} numeric column(s){have} but the model "
-                        f"was fitted on {n_features}{want}.")
+    X, note = align_features(ds, train_names, n_features)
+    if note:
+        console.note(note)
     return X
 
 
@@ -444,13 +407,13 @@ def cmd_run(args) -> int:
                                lambda progress: est.extend(X_new, progress=progress), args.extend)
         ext = np.asarray(ext)
 
-    header, columns = _table(result, cls.id, cls.kind, ds.labels, ds.label_name)
+    header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name)
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
     write_csv(args.out, header, columns)
     if new is not None:
-        header, columns = _table(ext, cls.id, cls.kind, new.labels, new.label_name)
+        header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name)
         write_csv(args.extend_out, header, columns)
     if args.save_model is not None:
         from manifold_studio.model_io import save_model
@@ -478,27 +441,52 @@ def cmd_run(args) -> int:
 
 
 def cmd_apply(args) -> int:
+    """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
     from manifold_studio.model_io import load_model_with_metadata
+    from manifold_studio.out_of_core import extend_source
 
     console = _Console(args.quiet, info_to_stderr=args.out == "-")
     _check_writable(args.out, "--out")
     est, meta = load_model_with_metadata(args.model)
     train = meta.get("training_data") or {}
-    ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
-                      label_optional=True)
-    X = _align_features(ds, train.get("feature_names"), int(est.n_features_in_), console)
-    result, elapsed = _timed(console, f"{est.id} extend", lambda progress: est.extend(X, progress=progress),
-                             args.data)
-    result = np.asarray(result)
-    header, columns = _table(result, est.id, est.kind, ds.labels, ds.label_name)
-    write_csv(args.out, header, columns)
+    options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
+    label = f"{est.id} extend"
+    progress = console.progress(label)
+    try:
+        rep = extend_source(est, args.data, options=options, out=args.out,
+                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows,
+                            progress=progress)
+    finally:
+        console.end_progress()
+    for note in rep.notes:
+        if not note.startswith(("Read ", "Reading ")):
+            console.note(note)
     console.flush_notes()
-    console.info(f"{est.id} model from {Path(args.model).name} applied to {ds.name} "
-                 f"({ds.n_samples:,} points) in {_seconds(elapsed)}"
-                 + (f"; wrote {_shape(result)} to {args.out}" if args.out != "-" else ""))
-    if est.kind == "classification" and ds.labels is not None:
-        console.info(f"accuracy on {ds.name}: {_accuracy(result, ds.labels)}")
+    parts = f"{len(rep.parts)} parts of " if len(rep.parts) > 1 else ""
+    name = Path(args.data).stem if len(rep.parts) == 1 else args.data
+    console.info(f"{est.id} model from {Path(args.model).name} applied to {parts}{name} "
+                 f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {_seconds(rep.seconds)}; peak memory "
+                 f"{rep.peak_memory_mb:,.0f} MB" + (f"; wrote {rep.n_rows:,} rows to {args.out}" if args.out != "-" else ""))
+    if rep.correct is not None:
+        console.info(f"accuracy on {name}: {rep.accuracy:.4f} "
+                     f"({rep.correct[0]:,} of {rep.correct[1]:,} correct)")
     return EXIT_OK
+
+
+def _chunk_options(source: str, label_column, pairs) -> dict:
+    """The loader options (--data-option, --label-column) for the parts of ``source``."""
+    from manifold_studio.out_of_core import data_parts
+
+    first = source if source.startswith("sample:") else str(data_parts(source)[0])
+    constraints, owner = _source_options(first)
+    options = parse_values(constraints, pairs, owner)
+    if label_column is not None:
+        names = {p.name for p in constraints}
+        key = "label_column" if "label_column" in names else "label_array" if "label_array" in names else None
+        if key is None:
+            raise UsageError(f"--label-column does not apply to {source} ({owner} has no label column)")
+        options[key] = next(p for p in constraints if p.name == key).parse(label_column)
+    return options
 
 
 def _accuracy(predicted, truth) -> str:
@@ -594,13 +582,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("apply", help="extend a saved model to the points of a data file",
                        description="Load a model saved with 'run --save-model' and extend it to the "
-                       "points of a data file; write the result as CSV.")
+                       "points of a data file, a folder of parts (.npy/CSV files) or a glob pattern "
+                       "(quote it), chunk by chunk with bounded memory; write the result as CSV or .npy.")
     p.add_argument("--model", required=True, metavar="FILE", help="a model file written by --save-model")
     p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
     p.add_argument("--label-column", metavar="C", help="the label column of the data, if any")
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader option, e.g. delimiter=tab")
-    p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
+    p.add_argument("--out", "-o", required=True, metavar="FILE",
+                   help="the result: CSV (with the data's labels, if any), .npy (the result only) or '-' "
+                   "(CSV on standard output); written as the chunks go")
+    p.add_argument("--chunk-rows", type=_positive_int, default=50_000, metavar="N",
+                   help="rows read and extended at a time (memory is bounded by N; default 50,000)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 

@@ -98,6 +98,18 @@ class Loader:
     def _load(self, path: Path, **options) -> Dataset:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def iter_chunks(self, path, chunk_rows: int = 100_000, **options):
+        """The file as consecutive :class:`Dataset` chunks of at most ``chunk_rows`` rows, with the
+        same columns, for files larger than memory (``manifold_studio.out_of_core``). The first
+        chunk's report holds the load remarks. This default loads the whole file and slices it;
+        loaders that can read part of a file (CSV, .npy) override it to keep memory bounded."""
+        ds = self.load(path, **options)
+        step = max(1, int(chunk_rows))
+        for start in range(0, max(ds.n_samples, 1), step):
+            part = ds.subset(np.arange(start, min(start + step, ds.n_samples)))
+            part.report = list(ds.report) if start == 0 else []
+            yield part
+
 
 class Sample:
     """A built-in sample data set, generated or shipped with the plugin."""

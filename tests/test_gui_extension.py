@@ -173,7 +173,7 @@ def test_a_bad_file_given_to_extend_shows_a_clear_error_and_keeps_everything(qtb
     np.save(wrong, np.ones((5, 7)))
     with qtbot.waitSignal(panel.extendFailed, timeout=10_000) as blocker:
         panel.extend_file(wrong, ask=False)
-    assert "7 column(s)" in blocker.args[0] and "fitted on 3" in blocker.args[0]
+    assert "wrong.npy has 7 numeric column(s)" in blocker.args[0] and "fitted on 3" in blocker.args[0]
     # unknown extension: refused before any job starts
     with qtbot.waitSignal(panel.extendFailed, timeout=2_000):
         panel.extend_file(tmp_path / "notes.xyz", ask=False)

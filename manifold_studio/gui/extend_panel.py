@@ -353,7 +353,13 @@ class ExtendPanel(ResultView):
             return
         if res.dataset is not None:  # a file: keep it as a loaded data set, without switching to it
             dataset_name = self.session.add_dataset(res.dataset, make_current=False)
-        ext = self.session.add_extension(run_id, res.values, dataset_name, rows=res.rows, time_s=res.time_s)
+        name = None if dataset_name is not None or not res.label else f"{res.label} ({len(res.values):,} points)"
+        ext = self.session.add_extension(run_id, res.values, dataset_name, name=name, rows=res.rows,
+                                         time_s=res.time_s)
+        if res.correct is not None and res.correct[1]:
+            self.session.log(f"Accuracy of {self.session.runs[run_id].title()} on {res.label}: "
+                             f"{res.correct[0] / res.correct[1]:.4f} ({res.correct[0]:,} of {res.correct[1]:,} "
+                             "correct)", run_id=run_id)
         values = np.asarray(res.values)
         n = int(values.shape[0])
         shown = ("drawn with × over the map" if values.ndim == 2 and self.session.runs[run_id].embedding is not None

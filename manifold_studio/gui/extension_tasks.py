@@ -17,7 +17,7 @@ from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
-from manifold_studio.session import FitOutcome, error_message, load_dataset
+from manifold_studio.session import FitOutcome, error_message
 
 __all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "ExtendResult",
            "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
@@ -87,6 +87,11 @@ class ExtendResult:
     time_s: float
     dataset: Dataset | None = None   #: a data set loaded by the job (None: an existing one)
     rows: np.ndarray | None = None
+    #: the file's name when its rows were too many to keep as a data set
+    label: str = ""
+    #: (correct, total) of a classifier against the file's labels
+    correct: tuple[int, int] | None = None
+    notes: list[str] | None = None
 
 
 def _check_features(estimator, X: np.ndarray, what: str) -> None:
@@ -105,16 +110,28 @@ def extend_task(estimator, X: np.ndarray, rows=None, what: str = "The data", pro
     return ExtendResult(values, time.perf_counter() - start, None, rows)
 
 
+#: a file whose rows take more than this is extended without being kept as a data set
+KEEP_DATA_MB = 512.0
+
+
 def load_and_extend(source: str, estimator, host=None, options: dict | None = None,
-                    progress=None) -> ExtendResult:
-    """Load a file (or ``sample:NAME``) and extend ``estimator`` to all of its rows."""
-    progress = as_progress(progress)
+                    progress=None, keep_data_mb: float = KEEP_DATA_MB) -> ExtendResult:
+    """Extend ``estimator`` to every row of a file (or ``sample:NAME``, a folder of parts),
+    reading it chunk by chunk (:func:`manifold_studio.out_of_core.extend_source`): the file is
+    never loaded whole; its rows are kept as a data set only while they take at most
+    ``keep_data_mb`` MB."""
+    from manifold_studio.out_of_core import extend_source
+
     label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
-    ds = load_dataset(source, host, progress=SubProgress(progress, 0.0, 0.2, "Loading: "),
-                      **(options or {}))
-    res = extend_task(estimator, ds.X, None, f"{label}", progress=SubProgress(progress, 0.2, 1.0))
-    res.dataset = ds
-    return res
+    rep = extend_source(estimator, source, host=host, options=options, keep_values=True,
+                        keep_data_mb=keep_data_mb,
+                        train_feature_names=_training_feature_names(estimator), progress=progress)
+    return ExtendResult(rep.values, rep.seconds, rep.dataset, None, label, rep.correct, rep.notes)
+
+
+def _training_feature_names(estimator) -> list[str] | None:
+    names = getattr(estimator, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]
 
 
 def apply_model_to_file(model_path: str, source: str, host=None, options: dict | None = None,

@@ -20,18 +20,20 @@ Reading rules (everything that is not used is *reported* in ``Dataset.report``):
 """
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from manifold_studio.algorithms.params import Choice, Param
+from manifold_studio.algorithms.params import Choice, Param, validate_params
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio_builtins.csv_text import (  # noqa: F401  (MISSING_TOKENS: kept importable from here)
     MISSING_TOKENS, PREVIEW_BYTES, SNIFF_LINES, is_missing, is_number, parse_table, quote, read_text,
-    resolve_column,
+    resolve_column, text_encoding,
 )
 
 
@@ -136,12 +138,21 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
     path = Path(path)
     notes: list[str] = []
     text = read_text(path, notes)
-    table = parse_table(path, text, delimiter, header, notes)
+    return _dataset_from_text(path, text, notes, label_column, delimiter, header, missing)
+
+
+def _dataset_from_text(path: Path, text: str, notes: list[str], label_column, delimiter, header, missing,
+                       line_offset: int = 0, features: list[str] | None = None) -> Dataset:
+    """The rules of :func:`read_csv` applied to ``text``. For a block of a larger file,
+    ``line_offset`` numbers its lines as in the file and ``features`` are the feature columns
+    fixed by the first block: a block then keeps exactly those, refuses text in them by line,
+    may be left empty by dropped rows, and adds no summary line."""
+    table = parse_table(path, text, delimiter, header, notes, line_offset=line_offset)
     names, rows, lines = table.names, table.rows, table.line_numbers
-    if not rows:
+    if not rows and features is None:
         raise DataError(f"{path.name} holds a header but no data rows.")
     n, m = len(rows), len(names)
-    columns = list(zip(*rows))
+    columns = list(zip(*rows)) if rows else [()] * m
 
     label_idx = None if label_column is None else resolve_column(label_column, names, path)
     missing_mask = np.zeros((n, m), dtype=bool)
@@ -149,6 +160,8 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
     left_out: list[str] = []
     for j in range(m):
         col = columns[j]
+        if features is not None and j != label_idx and names[j] not in features:
+            continue
         if j != label_idx:
             try:  # fast path: every value is a number ("nan" and "inf" included)
                 full = np.array(col, dtype=np.float64)
@@ -165,13 +178,17 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
             missing_mask[:, j] = miss
             continue
         present = [t for t, mi in zip(col, miss) if not mi]
-        if not present:
+        if not present and features is None:
             left_out.append(f"column {quote(names[j])} is empty: left out.")
             continue
         arr, bad = _to_float(present)
         if arr is None:
             rows_present = np.flatnonzero(~miss)
             line = lines[rows_present[bad]]
+            if features is not None:
+                raise DataError(f"{path.name}, line {line}: column {quote(names[j])} holds {present[bad]!r}, "
+                                "but its values in the first rows are numbers. Fix the value, or read the "
+                                "file whole to leave the column out.")
             n_num = sum(1 for t in present if is_number(t))
             left_out.append(f"column {quote(names[j])} is not numeric (e.g. {present[bad]!r} on line "
                             f"{line}; {n_num} of {len(present)} values are numbers): left out.")
@@ -183,6 +200,9 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
         values[j] = full
     notes.extend(left_out)
     feature_idx = sorted(values)
+    if features is not None and [names[j] for j in feature_idx] != list(features):
+        raise DataError(f"{path.name}, lines {lines[0] if lines else '?'}–{lines[-1] if lines else '?'}: the "
+                        f"columns {', '.join(quote(c) for c in features)} of the first rows are not all here.")
     if not feature_idx:
         kinds = ", ".join(quote(nm) + (" (label)" if j == label_idx else " (text)")
                           for j, nm in enumerate(names))
@@ -211,13 +231,13 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
         if missing == "error":
             raise DataError(f"{path.name} has missing or non-finite values in {len(bad_rows)} row(s): "
                             f"{where}. Fill them in, or drop these rows (missing=drop).")
-        if len(bad_rows) == n:
+        if len(bad_rows) == n and features is None:
             raise DataError(f"{path.name}: every row has a missing value ({where}); nothing is left.")
         notes.append(f"{len(bad_rows)} row(s) with missing or non-finite values dropped: {where}.")
     keep = np.ones(n, dtype=bool)
     keep[bad_rows] = False
 
-    X = np.column_stack([values[j][keep] for j in feature_idx])
+    X = np.column_stack([values[j][keep] for j in feature_idx]) if n else np.zeros((0, len(feature_idx)))
     labels = None
     label_name = None
     if label_idx is not None:
@@ -229,7 +249,55 @@ def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="
                f"{', labels: ' + quote(label_name) if label_name else ''}).")
     return Dataset(name=path.stem, X=X, labels=labels,
                    feature_names=[names[j] for j in feature_idx], source=str(path),
-                   label_name=label_name, report=[summary] + notes)
+                   label_name=label_name, report=([summary] if features is None else []) + notes)
+
+
+def iter_csv_chunks(path, chunk_rows: int = 100_000, label_column=None, delimiter="auto", header="auto",
+                    missing="drop"):
+    """A CSV/TSV file as consecutive Dataset chunks, read line by line (memory bounded by
+    ``chunk_rows``), with the rules of :func:`read_csv`: delimiter, header and feature columns
+    are fixed by the first rows, and every later chunk must agree (text in a numeric column is
+    refused with its line). Records spanning several lines (quoted line breaks) are not supported."""
+    path = Path(path)
+    notes: list[str] = []
+    head = read_text(path, notes, limit=PREVIEW_BYTES)
+    first = parse_table(path, head, delimiter, header, [], max_rows=SNIFF_LINES, strict=False)
+    delimiter, header = first.delimiter, "yes" if first.has_header else "no"
+    step = max(1, int(chunk_rows))
+    features = None
+    try:
+        with open(path, encoding=text_encoding(path), newline="") as fh:
+            header_line, line_no = "", 0
+            if first.has_header:
+                for line in fh:
+                    line_no += 1
+                    if line.strip():
+                        header_line = line if line.endswith(("\n", "\r")) else line + "\n"
+                        break
+            while True:
+                block = list(itertools.islice(fh, step))
+                if not block:
+                    break
+                offset = line_no - (1 if first.has_header else 0)
+                line_no += len(block)
+                if not any(ln.strip() for ln in block):
+                    continue
+                first_chunk = features is None
+                ds = _dataset_from_text(path, header_line + "".join(block), notes if first_chunk else [],
+                                        label_column, delimiter, header, missing, offset, features)
+                features = ds.feature_names
+                if first_chunk:  # the summary speaks of the whole file, not of this chunk
+                    ds.report[0] = re.sub(r"^Read [\d,]+ rows × ", f"Reading in chunks of {step:,} rows: ",
+                                          ds.report[0])
+                else:  # said once, in the first chunk
+                    ds.report = [r for r in ds.report if "uses decimal commas" not in r]
+                ds.source = str(path)
+                yield ds
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path.name} is not {exc.encoding} text past its first 256 KiB ({exc.reason}): "
+                        "save it as UTF-8.") from None
+    if features is None:
+        raise DataError(f"{path.name} holds a header but no data rows.")
 
 
 @dataclass
@@ -281,6 +349,13 @@ class CsvLoader(Loader):
 
     def _load(self, path, **options) -> Dataset:
         return read_csv(path, **options)
+
+    def iter_chunks(self, path, chunk_rows: int = 100_000, **options):
+        opts = {p.name: p.default for p in self.options}
+        opts.update(validate_params(self.options, options))
+        if not Path(path).exists():
+            raise DataError(f"File not found: {path}")
+        return iter_csv_chunks(path, chunk_rows, **opts)
 
     def preview(self, path, max_rows: int = 20, **options) -> CsvPreview:
         return preview(path, max_rows, **options)

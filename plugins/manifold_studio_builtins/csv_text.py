@@ -70,6 +70,20 @@ def _decode(path: Path, raw: bytes, notes: list[str], truncated: bool = False) -
     return raw.decode("latin-1")
 
 
+def text_encoding(path: Path) -> str:
+    """The encoding :func:`read_text` would use for this file, judged from its first 256 KiB
+    (for reading it line by line)."""
+    with open(path, "rb") as fh:
+        raw = fh.read(PREVIEW_BYTES)
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    try:
+        raw.decode("utf-8-sig")
+        return "utf-8-sig"
+    except UnicodeDecodeError as exc:
+        return "utf-8-sig" if len(raw) == PREVIEW_BYTES and exc.start >= len(raw) - 4 else "latin-1"
+
+
 def read_text(path: Path, notes: list[str], limit: int | None = None) -> str:
     try:
         with open(path, "rb") as fh:
@@ -224,7 +238,9 @@ class _Table:
 
 
 def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[str],
-           max_rows: int | None = None, strict: bool = True) -> _Table:
+                max_rows: int | None = None, strict: bool = True, line_offset: int = 0) -> _Table:
+    """Split ``text`` into a header and rows of fields. ``line_offset`` is added to every line
+    number (for a block of a larger file)."""
     head = text[:65536].splitlines(keepends=True)
     if len(text) > 65536 and len(head) > 1:
         head = head[:-1]  # a line cut by the slice
@@ -242,7 +258,7 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
             fields = ln.split()
             if fields:
                 rows.append(fields)
-                line_numbers.append(i)
+                line_numbers.append(i + line_offset)
                 if max_rows is not None and len(rows) > max_rows:
                     break
     else:
@@ -252,12 +268,13 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
             for fields in reader:  # fields keep trailing blanks: stripped where it matters
                 if fields and (len(fields) > 1 or fields[0].strip()):
                     rows.append(fields)
-                    line_numbers.append(start)
+                    line_numbers.append(start + line_offset)
                     if max_rows is not None and len(rows) > max_rows:
                         break
                 start = reader.line_num + 1
         except csv.Error as exc:
-            raise DataError(f"{path.name}, line {reader.line_num}: cannot be read as CSV ({exc}).") from None
+            raise DataError(f"{path.name}, line {reader.line_num + line_offset}: cannot be read as CSV "
+                            f"({exc}).") from None
     if not rows:
         raise DataError(f"{path.name} is empty: it holds no data rows.")
 

@@ -202,6 +202,31 @@ def read_npy(path: Path) -> Dataset:
     return Dataset(path.stem, X, feature_names=names, source=str(path), report=report, images=images)
 
 
+def iter_npy_chunks(path: Path, chunk_rows: int):
+    """A 2-D numeric .npy file as Dataset chunks read through a memory map (nothing else is
+    loaded); other shapes go through :func:`read_npy` whole."""
+    try:
+        arr = np.load(path, allow_pickle=False, mmap_mode="r")
+    except ValueError as exc:
+        raise _refusal(path, exc) from None
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{path.name} is not a readable NumPy file: {exc}") from None
+    if arr.ndim != 2 or arr.dtype.names is not None or arr.dtype.kind not in "biuf" or arr.shape[0] == 0:
+        yield read_npy(path)
+        return
+    step = max(1, int(chunk_rows))
+    for start in range(0, arr.shape[0], step):
+        report: list[str] = []
+        X = np.asarray(arr[start:start + step], dtype=np.float64)
+        _report_nan(X, report)
+        if report:
+            report = [f"rows {start:,}–{start + len(X) - 1:,}: {r}" for r in report]
+        if start == 0:
+            report.insert(0, f"Reading {arr.shape[0]:,} × {arr.shape[1]} values of {path.name} through a "
+                             f"memory map, {step:,} rows at a time.")
+        yield Dataset(path.stem, X, source=str(path), report=report)
+
+
 def read_npz(path: Path, data_array=None, label_array=None) -> Dataset:
     report: list[str] = []
     try:
@@ -288,6 +313,14 @@ class NumpyLoader(Loader):
                                 "label_array apply to .npz files only.")
             return read_npy(path)
         return read_npz(path, data_array, label_array)
+
+    def iter_chunks(self, path, chunk_rows: int = 100_000, **options):
+        path = Path(path)
+        if not path.exists():
+            raise DataError(f"File not found: {path}")
+        if _sniff(path) == "npy" and not any(v is not None for v in options.values()):
+            return iter_npy_chunks(path, chunk_rows)
+        return super().iter_chunks(path, chunk_rows, **options)
 
 
 @hookimpl
