@@ -35,7 +35,7 @@ META_KEY = "__manifold_studio_model__"
 ARRAY_PREFIX = "state/"
 
 __all__ = ["save_model", "load_model", "load_model_with_metadata", "read_metadata",
-           "pack_estimator", "unpack_estimator", "atomic_savez", "read_arrays",
+           "pack_estimator", "unpack_estimator", "atomic_savez", "read_arrays", "model_bytes", "model_from_bytes",
            "ModelFileError", "FORMAT_VERSION"]
 
 
@@ -146,9 +146,39 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
     (its source, name, shape and feature names are recorded), a string or a dict.
     ``extra`` is any JSON-able dict stored with the metadata. Returns the path written.
     """
+    path = Path(path)
+    atomic_savez(path, _model_arrays(estimator, data, extra))
+    return path
+
+
+def model_bytes(estimator) -> bytes:
+    """The model file of a fitted estimator as bytes (the same pickle-free format as
+    :func:`save_model`), e.g. to send a model to other processes or machines."""
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **_model_arrays(estimator, None, None))
+    return buf.getvalue()
+
+
+def model_from_bytes(blob: bytes, where: str = "the model bytes"):
+    """The estimator of :func:`model_bytes` (read with ``allow_pickle=False``)."""
+    import io
+
+    try:
+        npz = np.load(io.BytesIO(blob), allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ModelFileError(f"{where} are not a readable model: {exc}") from None
+    with npz:
+        path = Path(where)
+        meta = _read_meta(npz, path)
+        arrays = read_arrays(npz, path, ARRAY_PREFIX)
+    return unpack_estimator(meta, arrays, where)
+
+
+def _model_arrays(estimator, data, extra) -> dict[str, np.ndarray]:
     from manifold_studio import __version__
 
-    path = Path(path)
     state_arrays, packed = pack_estimator(estimator)
     arrays = {ARRAY_PREFIX + k: v for k, v in state_arrays.items()}
     meta = {
@@ -163,8 +193,7 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
     if extra:
         meta["extra"] = _jsonable(extra)
     arrays[META_KEY] = np.array(json.dumps(meta))
-    atomic_savez(path, arrays)
-    return path
+    return arrays
 
 
 def atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
