@@ -40,6 +40,15 @@ VERSION="$("$PYTHON" -c 'from importlib.metadata import version; print(version("
 DEB="$(ls "$DIST"/${PKG}_"$VERSION"_*.deb)"
 TARBALL="$(ls "$DIST"/${PKG}-"$VERSION"-linux-*.tar.gz)"
 
+step "check what the bundle leaves out"
+for unwanted in sklearn pytest _pytest tkinter matplotlib; do
+  [ ! -e "$DIST/$PKG/_internal/$unwanted" ] || fail "the bundle contains $unwanted"
+done
+if find "$DIST/$PKG" -iname "libQt6WebEngine*" -o -iname "libQt6Quick*" -o -iname "libQt63D*" | grep -q .; then
+  fail "the bundle contains Qt modules the application does not use"
+fi
+echo "no scikit-learn, test tools, tkinter, matplotlib, Qt WebEngine/Quick/3D"
+
 step "check the .tar.gz and the .deb"
 tar -tzf "$TARBALL" > "$TMP/tar.txt"
 grep -qx "$PKG-$VERSION/$PKG" "$TMP/tar.txt" || fail "$TARBALL has no $PKG-$VERSION/$PKG executable"
