@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shutil
 import stat
 import subprocess
@@ -112,6 +113,7 @@ def build_bundle(dist: Path, work: Path, plugins: list[str], installer_icon: Pat
     subprocess.run(cmd, check=True, env=env, cwd=work)
     bundle = dist / NAME
     prune(bundle)
+    strip_binaries(bundle)
     log(f"bundle {bundle} built in {time.perf_counter() - start:.0f} s: {mib(folder_size(bundle))}")
     return bundle
 
@@ -139,6 +141,25 @@ def prune(bundle: Path) -> None:
                 path.unlink()
     if removed:
         log(f"pruned {mib(removed)} of unused Qt files")
+
+
+#: libraries repaired by auditwheel (in ``*.libs/`` or with a hash in the name) break when stripped
+_REPAIRED = re.compile(r"\.libs/|-[0-9a-f]{8}(\.so|-)")
+
+
+def strip_binaries(bundle: Path) -> None:
+    """Linux: ``strip --strip-unneeded`` the shared libraries (symbols nobody uses at run time:
+    about 55 MiB here), except auditwheel-repaired ones, which stop loading when stripped."""
+    if not sys.platform.startswith("linux") or shutil.which("strip") is None:
+        return
+    files = [p for p in bundle.rglob("*.so*") if p.is_file() and not p.is_symlink()
+             and not _REPAIRED.search(p.relative_to(bundle).as_posix())]
+    before = sum(p.stat().st_size for p in files)
+    for i in range(0, len(files), 100):
+        subprocess.run(["strip", "--strip-unneeded", *map(str, files[i:i + 100])], check=False,
+                       stderr=subprocess.DEVNULL)
+    saved = before - sum(p.stat().st_size for p in files)
+    log(f"stripped {len(files)} shared libraries: {mib(saved)} saved")
 
 
 def biggest_parts(bundle: Path, depth_dirs=("_internal", "_internal/PySide6", "_internal/PySide6/Qt/lib")) -> list[tuple[str, int]]:

@@ -41,13 +41,13 @@ DEB="$(ls "$DIST"/${PKG}_"$VERSION"_*.deb)"
 TARBALL="$(ls "$DIST"/${PKG}-"$VERSION"-linux-*.tar.gz)"
 
 step "check what the bundle leaves out"
-for unwanted in sklearn pytest _pytest tkinter matplotlib; do
+for unwanted in sklearn pytest _pytest tkinter matplotlib dask pyarrow; do
   [ ! -e "$DIST/$PKG/_internal/$unwanted" ] || fail "the bundle contains $unwanted"
 done
 if find "$DIST/$PKG" -iname "libQt6WebEngine*" -o -iname "libQt6Quick*" -o -iname "libQt63D*" | grep -q .; then
   fail "the bundle contains Qt modules the application does not use"
 fi
-echo "no scikit-learn, test tools, tkinter, matplotlib, Qt WebEngine/Quick/3D"
+echo "no scikit-learn, test tools, tkinter, matplotlib, dask, pyarrow, Qt WebEngine/Quick/3D"
 
 step "check the .tar.gz and the .deb"
 tar -tzf "$TARBALL" > "$TMP/tar.txt"

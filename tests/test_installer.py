@@ -146,7 +146,7 @@ def test_spec_collects_plugins_and_excludes_the_unneeded():
     assert 'copy_metadata("manifold-studio")' in text
     assert "collect_submodules(package)" in text and "collect_submodules(\"manifold_studio\")" in text
     excludes = re.search(r"EXCLUDES = \[(.*?)\]", text, re.S).group(1)
-    for name in ("sklearn", "pytest", "PySide6.QtWebEngineCore", "PySide6.Qt3DCore", "PySide6.QtQuick",
+    for name in ("sklearn", "pytest", "dask", "pyarrow", "PySide6.QtWebEngineCore", "PySide6.Qt3DCore", "PySide6.QtQuick",
                  "PySide6.QtMultimedia"):
         assert f'"{name}"' in excludes
 
