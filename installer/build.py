@@ -218,13 +218,12 @@ def desktop_entry() -> str:
         f"Name={DISPLAY_NAME}",
         f"GenericName=Manifold learning",
         f"Comment={SUMMARY}",
-        f"Exec={NAME} %F",
+        f"Exec={NAME}",  # the window takes no file arguments (a file is opened from it)
         f"TryExec={NAME}",
         f"Icon={NAME}",
         "Terminal=false",
-        "Categories=Science;Education;DataVisualization;Qt;",
+        "Categories=Science;DataVisualization;Qt;",
         "Keywords=PCA;Isomap;t-SNE;clustering;SVM;perceptron;embedding;",
-        "MimeType=text/csv;",
         "StartupWMClass=manifold-studio",
         "",
     ])

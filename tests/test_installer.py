@@ -54,6 +54,18 @@ def test_desktop_entry_and_launcher():
     assert fields["Exec"].split()[0] == "manifold-studio"  # the launcher in /usr/bin
     assert fields["Icon"] == "manifold-studio" and fields["Terminal"] == "false"
     assert fields["Categories"].endswith(";")
+    assert "%" not in fields["Exec"]  # the window takes no file arguments
+
+
+@pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-utils not installed")
+def test_desktop_entry_validates(tmp_path):
+    path = tmp_path / "manifold-studio.desktop"
+    path.write_text(build.desktop_entry())
+    proc = subprocess.run(["desktop-file-validate", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
+
+
+def test_launcher_script():
     launcher = build.launcher_script()
     assert launcher.startswith("#!/bin/sh\n")
     assert 'exec /opt/manifold-studio/manifold-studio "$@"' in launcher
