@@ -67,6 +67,9 @@ if grep -v -e "^/opt/$PKG" -e "^/usr/bin/\?$" -e "^/usr/bin/$PKG$" -e "^/usr/sha
   fail "$DEB installs files outside /opt/$PKG, its launcher, desktop entry and icon (listed above)"
 fi
 echo "$(wc -l < "$TMP/contents.txt") entries; $(du -h "$DEB" | cut -f1) .deb, $(du -h "$TARBALL" | cut -f1) .tar.gz"
+if ! command -v desktop-file-validate >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get install -y -qq desktop-file-utils >/dev/null 2>&1 || true
+fi
 if command -v desktop-file-validate >/dev/null 2>&1; then
   dpkg-deb --fsys-tarfile "$DEB" | tar -xO ./usr/share/applications/$PKG.desktop > "$TMP/$PKG.desktop"
   desktop-file-validate "$TMP/$PKG.desktop"
