@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -131,7 +132,19 @@ def small_data():
 
 
 def fit_and_extend(cls, X, y, X_new, y_new) -> str:
-    """Fit ``cls`` with its defaults on (X, y) and extend it to X_new; check the shapes."""
+    """Fit ``cls`` with its defaults on (X, y) and extend it to X_new; check the shapes. Fit
+    warnings (e.g. not converged with the defaults) are named at the end of the line."""
+    with warnings.catch_warnings(record=True) as caught:  # the command's main thread only
+        warnings.simplefilter("always")
+        text = _fit_and_extend(cls, X, y, X_new, y_new)
+    messages = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+    if messages:
+        more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""
+        text += f"; warning: {messages[0][:120]}{more}"
+    return text
+
+
+def _fit_and_extend(cls, X, y, X_new, y_new) -> str:
     est = cls()
     labelled = cls.kind == "classification" or getattr(cls, "requires_labels", False)
     est.fit(X, y if labelled else None)

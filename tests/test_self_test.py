@@ -94,6 +94,29 @@ class _WrongRows(EmbeddingAlgorithm):
         return np.asarray(X)[:-1, :2]
 
 
+class _Warns(_WrongRows):
+    id = "zz_warns"
+    name = "Warns"
+    help = "Fits, warns that it did not converge, extends correctly."
+
+    def _fit(self, X, y, progress):
+        import warnings
+
+        from manifold_studio.errors import ConvergenceWarning
+
+        warnings.warn("did not converge in 3 epochs", ConvergenceWarning)
+        self.embedding_ = X[:, :2].copy()
+
+    extend = EmbeddingAlgorithm.extend
+
+
+def test_fit_warnings_are_named_on_the_line_not_failures(capsys):
+    X, y, X_new, y_new = self_test.small_data()
+    text = self_test.fit_and_extend(_Warns, X, y, X_new, y_new)
+    assert text.endswith("; warning: did not converge in 3 epochs")
+    assert "did not converge" not in capsys.readouterr().err  # not printed separately
+
+
 def test_algorithm_that_extends_wrongly_fails_and_stops(monkeypatch):
     discover = PluginHost.discover
 
