@@ -378,6 +378,15 @@ def cmd_run(args) -> int:
     if args.extend is not None and not args.extend.startswith("sample:") and not Path(args.extend).exists():
         raise DataError(f"File not found: {args.extend}")
 
+    if args.dask is not None:
+        from manifold_studio.cli_dask import run_on_dask
+
+        written, n, m, seconds = run_on_dask(args, est, console)
+        console.flush_notes()
+        console.info(f"{cls.id}: fitted on a sample of {m:,} of {n:,} rows drawn by Dask and extended to all "
+                     f"on Dask in {_seconds(seconds)}; wrote {written}")
+        return EXIT_OK
+
     # read everything first, compute, and write only when all of it worked
     data_options = _pairs(args.data_option, "--data-option")
     ds = load_dataset(args.data, args.label_column, data_options, console)
@@ -448,6 +457,14 @@ def cmd_apply(args) -> int:
     console = _Console(args.quiet, info_to_stderr=args.out == "-")
     _check_writable(args.out, "--out")
     est, meta = load_model_with_metadata(args.model)
+    if args.dask is not None:
+        from manifold_studio.cli_dask import apply_on_dask
+
+        written, n, seconds = apply_on_dask(args, est, meta, console)
+        console.flush_notes()
+        console.info(f"{est.id} model from {Path(args.model).name} applied on Dask to {n:,} rows in "
+                     f"{_seconds(seconds)}; wrote {written}")
+        return EXIT_OK
     train = meta.get("training_data") or {}
     options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
     label = f"{est.id} extend"
@@ -577,6 +594,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(the output gets a 'fitted' column: 1 for the fitted points)")
     p.add_argument("--sample-seed", type=int, default=0, metavar="SEED",
                    help="random seed choosing the points of --fit-sample (default 0)")
+    p.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER",
+                   help="fit on the --fit-sample rows drawn by Dask and extend to all rows on Dask: a "
+                   "scheduler address, or none for a local cluster with one worker per core (needs "
+                   "pip install \"manifold-studio[dask]\"; data: Parquet, .npy parts, CSV, Zarr)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
 
@@ -594,6 +615,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(CSV on standard output); written as the chunks go")
     p.add_argument("--chunk-rows", type=_positive_int, default=50_000, metavar="N",
                    help="rows read and extended at a time (memory is bounded by N; default 50,000)")
+    p.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER",
+                   help="extend on Dask: a scheduler address, or none for a local cluster with one worker "
+                   "per core (data: Parquet, .npy parts, CSV, Zarr; out: .parquet, .npy, .csv or a folder "
+                   "of .npy parts)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 
