@@ -107,8 +107,9 @@ def step_plugins(host) -> str:
     for cls in host.algorithms.values():
         kinds[cls.kind] = kinds.get(cls.kind, 0) + 1
     by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    disabled = f", {len(host.disabled)} disabled (not tested)" if host.disabled else ""
     return (f"{len(host.plugins)} plugins: {len(host.algorithms)} algorithms ({by_kind}), "
-            f"{len(host.loaders)} loaders, {len(host.samples)} samples")
+            f"{len(host.loaders)} loaders, {len(host.samples)} samples{disabled}")
 
 
 def load_sample(host):
