@@ -14,6 +14,7 @@ from manifold_studio.algorithms.neighbors import (
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, centre_new_rows,
 )
+from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -23,6 +24,29 @@ _PATH_CHUNK = 256
 #: elements of the (rows, n) geodesic blocks during extension (cache-sized: the k-neighbour
 #: minimum makes several passes over them)
 _GEODESIC_BLOCK = 131_072
+
+
+@jit
+def min_plus_rows(Dg, idx, step, out):
+    """out[r, j] = min over t of step[r, t] + Dg[idx[r, t], j] — one pass per new point over the
+    rows of its k joining neighbours (4-5x faster than k numpy passes over (m, n) blocks; the same
+    additions and comparisons, so the same numbers)."""
+    m, k = idx.shape
+    n = Dg.shape[1]
+    for r in range(m):
+        row = out[r]
+        s0 = step[r, 0]
+        src = Dg[idx[r, 0]]
+        for j in range(n):
+            row[j] = src[j] + s0
+        for t in range(1, k):
+            s = step[r, t]
+            src = Dg[idx[r, t]]
+            for j in range(n):
+                v = src[j] + s
+                if v < row[j]:
+                    row[j] = v
+    return out
 
 
 class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
@@ -169,20 +193,14 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             dist[lonely, 0], idx[lonely, 0] = d1[:, 0], i1[:, 0]
         return dist, idx, np.isfinite(dist)
 
-    def _geodesics_to_training(self, X):
-        """d_G(x, x_i) for new points: min over the joining neighbours z of |x - z| + d_G(z, x_i)."""
+    def _geodesics_to_training(self, X, neighbours=None):
+        """d_G(x, x_i) for new points: min over the joining neighbours z of |x - z| + d_G(z, x_i).
+        ``neighbours``: their (dist, idx, valid) when already found."""
         Dg = self.geodesic_
-        dist, idx, valid = self._neighbours_of_new(X)
-        step = np.where(valid, dist, np.inf)
-        step = step.astype(Dg.dtype)
-        g = np.take(Dg, idx[:, 0], axis=0)
-        g += step[:, :1]
-        cand = np.empty_like(g)
-        for j in range(1, idx.shape[1]):  # loop over the k neighbours, vectorised over points
-            np.take(Dg, idx[:, j], axis=0, out=cand)
-            cand += step[:, j:j + 1]
-            np.minimum(g, cand, out=g)
-        return g
+        dist, idx, valid = self._neighbours_of_new(X) if neighbours is None else neighbours
+        step = np.where(valid, dist, np.inf).astype(Dg.dtype)
+        out = np.empty((X.shape[0], Dg.shape[1]), dtype=Dg.dtype)
+        return min_plus_rows(Dg, np.ascontiguousarray(idx, dtype=np.intp), step, out)
 
     def _kernel_rows(self, X):
         g = self._geodesics_to_training(X).astype(np.float64)
@@ -201,8 +219,10 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         grand = self.geodesic_sq_grand_mean_
         out = np.empty((X.shape[0], V.shape[1]))
         step = rows_per_block(V.shape[0], _GEODESIC_BLOCK)
+        neighbours = self._neighbours_of_new(X)  # one query for all rows (small blocks cost threads)
         for start in range(0, X.shape[0], step):
-            g = self._geodesics_to_training(X[start:start + step]).astype(np.float64)
+            part = tuple(a[start:start + step] for a in neighbours)
+            g = self._geodesics_to_training(X[start:start + step], part).astype(np.float64)
             g *= g
             rmean = g.mean(axis=1)
             KV = g @ V
