@@ -133,8 +133,13 @@ def _files(pattern: str) -> list[str]:
     return files
 
 
-def _npy_part(path: str):
-    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False), dtype=np.float64)
+#: rows per block when a large .npy part is cut for the workers
+NPY_BLOCK_ROWS = 50_000
+
+
+def _npy_rows(path: str, start: int, stop: int):
+    """Rows start:stop of a .npy file, read through a memory map (on a worker)."""
+    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop], dtype=np.float64)
 
 
 def read_input(source: str, label_column: str | None = None):
@@ -163,7 +168,10 @@ def read_input(source: str, label_column: str | None = None):
                 raise DataError(f"{Path(f).name} has {head.shape[1]} column(s) but the first part has {width}: "
                                 "every part needs the same columns.")
             width = head.shape[1]
-            parts.append(da.from_delayed(dask.delayed(_npy_part)(f), shape=head.shape, dtype=np.float64))
+            for start in range(0, head.shape[0], NPY_BLOCK_ROWS):
+                stop = min(start + NPY_BLOCK_ROWS, head.shape[0])
+                parts.append(da.from_delayed(dask.delayed(_npy_rows)(f, start, stop), shape=(stop - start, width),
+                                             dtype=np.float64))
         return da.concatenate(parts).rechunk({1: -1}), None, None
     if suffix == ".parquet" or Path(source).is_dir():
         frame = dd.read_parquet(files if len(files) > 1 else files[0])
