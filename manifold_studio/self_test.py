@@ -340,16 +340,22 @@ def build_parser() -> argparse.ArgumentParser:
 def run(no_window: bool = False, window_only: bool = False, stream=None) -> int:
     """Run the steps; returns the exit status (0: all passed, 1: a step failed)."""
     import manifold_studio
-    from manifold_studio.plugins import PluginHost
+    from manifold_studio.plugins import get_host
 
     report = Report(stream)
     where = "installed application" if getattr(sys, "frozen", False) else "Python " + sys.version.split()[0]
     report.line("manifold-studio", "", f"{manifold_studio.__version__} self-test ({where}, {sys.platform})")
     if not window_only:
-        host = PluginHost()
-        if not report.step("plugins", lambda: step_plugins(host.discover())):
-            return EXIT_FAILED
         data = {}
+
+        def plugins():
+            # the application's own host (and so its plugin search path): what the window uses
+            data["host"] = get_host()
+            return step_plugins(data["host"])
+
+        if not report.step("plugins", plugins):
+            return EXIT_FAILED
+        host = data["host"]
 
         def sample():
             data["ds"] = ds = load_sample(host)

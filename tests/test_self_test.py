@@ -15,6 +15,14 @@ from manifold_studio.plugins import PluginFailure, PluginHost
 HOST = PluginHost().discover()
 
 
+@pytest.fixture(autouse=True)
+def undiscovered_host(monkeypatch):
+    """The self-test discovers through the process-wide host: start each test without one."""
+    from manifold_studio import plugins
+
+    monkeypatch.setattr(plugins, "_host", None)
+
+
 def run_captured(**kwargs) -> tuple[int, list[str]]:
     out = io.StringIO()
     code = self_test.run(stream=out, **kwargs)
