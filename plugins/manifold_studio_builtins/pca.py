@@ -1,16 +1,16 @@
 """Principal component analysis (seed 001 §PCA, seed 002 §PCA, thesis ch. 3).
 
 The principal axes are the right singular vectors of the centred design matrix
-X_c = U S Vᵀ; the variance along axis i is λ_i = s_i² / (n − 1). When there are more
-features than samples (d > n) the n × n Gram matrix X_c X_cᵀ = U S² Uᵀ is diagonalised
-instead and the axes recovered as v_i = X_cᵀ u_i / s_i (seed 002, "the N×N trick").
+X_c = U S Vᵀ; the variance along axis i is λ_i = s_i² / (n − 1). The route to them
+(``svd_solver``: full SVD, d × d covariance, n × n Gram matrix — seed 002's "N×N trick" —
+or randomized SVD) is chosen by :mod:`manifold_studio.algorithms.pca_solvers`.
 """
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
-
-from manifold_studio.algorithms import AnyOf, Bool, EmbeddingAlgorithm, Float, Int
+from manifold_studio.algorithms import AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int
+from manifold_studio.algorithms.params import random_state_param
+from manifold_studio.algorithms.pca_solvers import SOLVERS, principal_axes, project
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -25,6 +25,18 @@ class PCA(EmbeddingAlgorithm):
         components whose cumulated explained variance reaches that fraction.
     whiten : bool
         Return sphered coordinates x·v_i / sqrt(λ_i) (unit variance along every axis).
+    svd_solver : {'auto', 'full', 'covariance', 'gram', 'randomized'}
+        How the axes are computed. 'full': SVD of the centred data. 'covariance':
+        eigendecomposition of the d × d matrix X_cᵀX_c (fast when n ≫ d). 'gram':
+        eigendecomposition of the n × n Gram matrix X_c X_cᵀ (fast when d ≫ n). 'randomized':
+        Halko et al.'s randomized SVD with power iterations, seeded by ``random_state``
+        (approximate; large matrices, few components). 'auto' takes covariance when d ≤ 1000
+        and n ≥ 10·d, gram when n ≤ 1000 and d ≥ 10·n, full when max(n, d) ≤ 500 or
+        n_components is a fraction, randomized when n_components < 0.8·min(n, d), full
+        otherwise (scikit-learn's rule plus the Gram route). The exact routes agree to
+        rounding; signs are fixed the same way on every route (largest loading positive).
+    random_state : int or None
+        Seed of the randomized route's Gaussian sketch.
 
     Attributes
     ----------
@@ -35,6 +47,7 @@ class PCA(EmbeddingAlgorithm):
     singular_values_ : (k,) singular values of the centred data.
     mean_ : (d,) training mean.
     noise_variance_ : mean of the discarded variances (0 when none are discarded).
+    svd_solver_ : the route actually taken ('full', 'covariance', 'gram' or 'randomized').
     """
 
     id = "pca"
@@ -52,6 +65,13 @@ class PCA(EmbeddingAlgorithm):
         Bool("whiten", False,
              "Sphered coordinates: divide each coordinate by the standard deviation along its axis, "
              "so every output dimension has unit variance."),
+        Choice("svd_solver", "auto",
+               "How the axes are computed: 'full' SVD; 'covariance' (d×d eigendecomposition, fast "
+               "when there are many more rows than columns); 'gram' (n×n, fast when there are many "
+               "more columns than rows); 'randomized' (approximate, fast for few components of a "
+               "large matrix); 'auto' picks the fastest of these for the shape.",
+               choices=SOLVERS),
+        random_state_param("Seed of the randomized solver (none: a different sketch every run)."),
     )
 
     def _fit(self, X, y, progress):
@@ -61,30 +81,16 @@ class PCA(EmbeddingAlgorithm):
         if isinstance(k_req, int) and k_req > max_k:
             raise DataError(f"n_components={k_req} is larger than min(n_samples, n_features) = "
                             f"min({n}, {d}) = {max_k}; choose at most {max_k}.")
-        progress.checkpoint(0.0, "Centring the data")
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        if d > n:
-            progress.checkpoint(0.1, f"Diagonalising the {n}×{n} Gram matrix (d > n)")
-            gram = Xc @ Xc.T
-            evals, U = linalg.eigh(gram)
-            evals, U = evals[::-1], U[:, ::-1]
-            s = np.sqrt(np.clip(evals, 0.0, None))
-            positive = s > s[0] * max(n, d) * np.finfo(float).eps if s[0] > 0 else np.zeros_like(s, bool)
-            Vt = np.zeros((n, d))
-            Vt[positive] = (Xc.T @ U[:, positive] / s[positive]).T
-        else:
-            progress.checkpoint(0.1, f"Singular value decomposition of {n}×{d} data")
-            U, s, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
-        progress.checkpoint(0.8, "Selecting components")
-        # deterministic signs: the largest loading of each axis is positive
-        signs = np.sign(Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)])
-        signs[signs == 0] = 1.0
-        Vt *= signs[:, None]
-        U = U * signs[None, :]
-
+        try:
+            axes = principal_axes(X, k_req, solver=self._p["svd_solver"],
+                                  random_state=self._p["random_state"], progress=progress)
+        except ValueError as exc:
+            raise DataError(str(exc)) from None
+        s, Vt = axes.singular_values, axes.components
+        self.mean_ = axes.mean
+        self.svd_solver_ = axes.solver
         variance = s ** 2 / max(n - 1, 1)
-        total = variance.sum()
+        total = axes.total_variance
         ratio = variance / total if total > 0 else np.zeros_like(variance)
         if isinstance(k_req, float):
             k = int(np.searchsorted(np.cumsum(ratio), k_req, side="right") + 1)
@@ -97,9 +103,11 @@ class PCA(EmbeddingAlgorithm):
         self.explained_variance_ = variance[:k].copy()
         self.explained_variance_ratio_ = ratio[:k].copy()
         self.total_variance_ = float(total)
-        self.noise_variance_ = float(variance[k:].mean()) if k < len(variance) else 0.0
+        rest = min(n, d) - k
+        self.noise_variance_ = float(max(total - variance[:k].sum(), 0.0) / rest) if rest > 0 else 0.0
         self.n_samples_ = n
-        self.embedding_ = U[:, :k] * s[:k]
+        progress.checkpoint(0.95, "Projecting the training points")
+        self.embedding_ = project(X, self.mean_, self.components_)
         if self._p["whiten"]:
             self.embedding_ = self.embedding_ / self._scale()
         progress.checkpoint(1.0, "Done")
