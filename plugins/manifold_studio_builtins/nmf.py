@@ -1,0 +1,183 @@
+"""Non-negative matrix factorisation (seed 002 §NMF; Lee & Seung, NIPS 2000).
+
+X (n × d, non-negative) ≈ W H with W (n × k) ≥ 0 the coordinates (``embedding_``) and
+H (k × d) ≥ 0 the parts (``components_``), by Lee & Seung's multiplicative updates for the
+Frobenius cost ‖X − WH‖² or the Kullback–Leibler divergence D(X‖WH) (shared code in
+:mod:`manifold_studio.algorithms.nmf_updates`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, FitCancelled
+from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
+from manifold_studio.algorithms.nmf_updates import (
+    EPS, LOSSES, coefficients_kl, coefficients_nnls, initialize, mu_step, reconstruction_error,
+)
+from manifold_studio.algorithms.params import (
+    max_iter_param, n_components_param, random_state_param, tol_param,
+)
+from manifold_studio.errors import ConvergenceWarning, DataError
+from manifold_studio.hookspecs import hookimpl
+
+
+def check_non_negative(X: np.ndarray, name: str = "X") -> None:
+    """DataError naming the first column (and a row) holding a negative value."""
+    neg = X < 0
+    if neg.any():
+        cols = np.flatnonzero(neg.any(axis=0))
+        col = int(cols[0])
+        row = int(np.flatnonzero(neg[:, col])[0])
+        raise DataError(f"{name} has negative values (first in column {col}, e.g. row {row}: "
+                        f"{X[row, col]:g}; {len(cols)} column(s) in all): non-negative matrix "
+                        "factorisation needs X ≥ 0. Shift or rescale those columns, or use PCA.")
+
+
+class NMF(EmbeddingAlgorithm):
+    """Non-negative matrix factorisation by multiplicative updates.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of parts k.
+    loss : {'frobenius', 'kl'}
+        The cost: squared Frobenius norm ‖X − WH‖² or the Kullback–Leibler divergence
+        D(X‖WH) = Σ X log(X/WH) − X + WH (the Poisson likelihood; scikit-learn's
+        beta_loss='kullback-leibler').
+    init : {'nndsvda', 'nndsvd', 'random'}
+        Starting point: NNDSVD (Boutsidis & Gallopoulos) from a seeded randomized SVD, its
+        zeros replaced by the mean of X ('nndsvda', the default: multiplicative updates
+        cannot move a zero) or kept ('nndsvd'); or |N(0, 1)|·sqrt(mean(X)/k) ('random').
+    max_iter : int
+        Maximum number of iterations (one iteration updates W, then H).
+    tol : float
+        Stop when, at a check every 10 iterations, the reconstruction error fell by less
+        than tol times the initial error since the previous check (scikit-learn's rule).
+    random_state : int or None
+        Seed of the random initialisation and of the randomized SVD of NNDSVD.
+
+    Attributes
+    ----------
+    embedding_ : (n, k) W, the coefficients of every training row.
+    components_ : (k, d) H, the parts.
+    reconstruction_err_ : ‖X − WH‖_F (Frobenius) or sqrt(2·D(X‖WH)) (KL), as scikit-learn.
+    n_iter_ : iterations run.
+    loss_curve_, loss_iterations_ : the cost (½‖X − WH‖² or D) after those iterations.
+
+    ``extend`` solves for the coefficients of new rows with H fixed, row by row:
+    non-negative least squares (Frobenius) or the multiplicative update with H fixed (KL).
+    ``inverse_transform(W) = W H``.
+    """
+
+    id = "nmf"
+    name = "Non-negative matrix factorisation (NMF)"
+    help = ("Approximates non-negative data (counts, pixel intensities, spectra) by products of "
+            "two non-negative matrices: each row is a non-negative mixture of a few non-negative "
+            "parts, so the parts are additive and often interpretable (strokes of digits, topics "
+            "of documents). Lee & Seung's multiplicative updates for the squared error or the "
+            "Kullback-Leibler divergence. New rows get their coefficients with the parts fixed.")
+    params = (
+        n_components_param(2, "Number of parts (columns of W, rows of H)."),
+        Choice("loss", "frobenius",
+               "The cost minimised: 'frobenius' (squared error) or 'kl' (Kullback-Leibler "
+               "divergence, suited to counts).", choices=LOSSES),
+        Choice("init", "nndsvda",
+               "Starting point: 'nndsvda' (SVD-based, zeros filled with the mean; best for these "
+               "updates), 'nndsvd' (SVD-based, sparse) or 'random'.",
+               choices=("nndsvda", "nndsvd", "random")),
+        max_iter_param(200, "Maximum number of iterations of the multiplicative updates."),
+        tol_param(1e-4, "Stop when the error fell by less than this fraction of the initial error "
+                        "over the last 10 iterations."),
+        random_state_param("Seed of the initialisation (none: different every run)."),
+    )
+
+    def _fit(self, X, y, progress):
+        check_non_negative(X)
+        n, d = X.shape
+        k, loss, max_iter, tol = (self._p[p] for p in ("n_components", "loss", "max_iter", "tol"))
+        init = self._p["init"]
+        if init != "random" and k > min(n, d):
+            raise DataError(f"init='{init}' needs n_components ≤ min(n_samples, n_features) = {min(n, d)} "
+                            f"(got {k}); use init='random' or fewer components.")
+        progress.checkpoint(0.0, f"Initialising ({init})")
+        W, H = initialize(X, k, init, self._p["random_state"])
+        buf = np.empty((n, d)) if loss == "kl" else None
+        err0 = previous = reconstruction_error(X, W, H, loss)
+        pub = CurvePublisher(progress, f"NMF cost ({loss})", x_label="iteration", y_label="cost")
+        iters, costs = [0], [0.5 * err0 ** 2]
+        pub.add(0, cost=costs[-1])
+        it = 0
+        try:
+            for it in range(1, max_iter + 1):
+                progress.checkpoint(it / max_iter, f"Iteration {it}/{max_iter}")
+                mu_step(X, W, H, loss, buf)
+                if tol > 0 and it % 10 == 0:
+                    error = reconstruction_error(X, W, H, loss)
+                    iters.append(it)
+                    costs.append(0.5 * error ** 2)
+                    pub.add(it, cost=costs[-1])
+                    if (previous - error) / err0 < tol:
+                        break
+                    previous = error
+            else:
+                if tol > 0:
+                    self._warn(f"NMF reached max_iter={max_iter} before the error stopped falling "
+                               f"(tol={tol:g}); increase max_iter.", ConvergenceWarning)
+        except FitCancelled:
+            self._stop_early(f"after {it - 1} of {max_iter} iterations")
+            it -= 1
+        self.embedding_, self.components_ = W, H
+        self.n_components_ = k
+        self.n_iter_ = it
+        self.reconstruction_err_ = reconstruction_error(X, W, H, loss)
+        if iters[-1] != it:
+            iters.append(it)
+            costs.append(0.5 * self.reconstruction_err_ ** 2)
+            pub.add(it, cost=costs[-1])
+        pub.flush()
+        self.loss_iterations_ = np.asarray(iters, dtype=float)
+        self.loss_curve_ = np.asarray(costs)
+
+    def _extend(self, X):
+        check_non_negative(X, "X_new")
+        if self.loss == "frobenius":
+            return coefficients_nnls(X, self.components_)
+        return coefficients_kl(X, self.components_, max_iter=self.max_iter, tol=self.tol)
+
+    def inverse_transform(self, W):
+        """Rows rebuilt from their coefficients: W H."""
+        self.check_is_fitted("inverse_transform")
+        W = np.atleast_2d(np.asarray(W, dtype=float))
+        if W.shape[1] != self.n_components_:
+            raise DataError(f"Coefficients have {W.shape[1]} columns; the model has "
+                            f"{self.n_components_} components.")
+        return W @ self.components_
+
+    reconstruct = inverse_transform
+
+    def training_curve(self):
+        """The cost against iterations (TrainingCurve), or None before fit."""
+        if not hasattr(self, "loss_curve_"):
+            return None
+        return TrainingCurve(f"NMF cost ({self.loss})", self.loss_iterations_, {"cost": self.loss_curve_},
+                             "iteration", "cost", final=True)
+
+    def result_summary(self):
+        out = super().result_summary()
+        if self.is_fitted:
+            out["reconstruction_err"] = round(float(self.reconstruction_err_), 6)
+            out["n_iter"] = int(self.n_iter_)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+
+@hookimpl
+def register_algorithms():
+    return [NMF]
+
+
+__all__ = ["NMF", "check_non_negative", "EPS"]
