@@ -18,7 +18,28 @@ class DataError(ManifoldStudioError, ValueError):
 
 
 class NotFittedError(ManifoldStudioError, ValueError, AttributeError):
-    """``extend`` (or another fitted-only method) was called before ``fit``."""
+    """``extend`` (or another fitted-only method) was called before ``fit``.
+
+    Raise it through :func:`not_fitted`: when scikit-learn is already loaded (a pipeline, a
+    scikit-learn check), the error is also scikit-learn's ``NotFittedError``, so code written for
+    scikit-learn recognises it — without making scikit-learn a dependency."""
+
+
+_SKLEARN_NOT_FITTED = None
+
+
+def not_fitted(message: str) -> NotFittedError:
+    """A :class:`NotFittedError` (also scikit-learn's ``NotFittedError`` when scikit-learn is loaded)."""
+    global _SKLEARN_NOT_FITTED
+    import sys
+
+    exceptions = sys.modules.get("sklearn.exceptions")
+    if exceptions is None:
+        return NotFittedError(message)
+    if _SKLEARN_NOT_FITTED is None:
+        _SKLEARN_NOT_FITTED = type("NotFittedError", (NotFittedError, exceptions.NotFittedError),
+                                   {"__module__": __name__, "__doc__": NotFittedError.__doc__})
+    return _SKLEARN_NOT_FITTED(message)
 
 
 class FitCancelled(ManifoldStudioError):

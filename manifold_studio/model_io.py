@@ -26,7 +26,7 @@ import numpy as np
 
 from manifold_studio.fileio import atomic_write
 from manifold_studio.errors import (
-    DataError, InvalidParameterError, ManifoldStudioError, NotFittedError, UnknownAlgorithmError,
+    DataError, InvalidParameterError, ManifoldStudioError, UnknownAlgorithmError, not_fitted,
 )
 
 FORMAT = "manifold-studio-model"
@@ -80,7 +80,7 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     list of array names. :func:`unpack_estimator` is the inverse. Project files use the pair too.
     """
     if not getattr(estimator, "is_fitted", False):
-        raise NotFittedError(f"Cannot save {getattr(estimator, 'id', '') or type(estimator).__name__}: "
+        raise not_fitted(f"Cannot save {getattr(estimator, 'id', '') or type(estimator).__name__}: "
                              "it is not fitted yet (call fit first).")
     algo_id = getattr(estimator, "id", "")
     if not algo_id:

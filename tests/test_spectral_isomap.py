@@ -45,12 +45,30 @@ def _two_blobs():
 def test_disconnected_graph_message_gives_components_and_smallest_k():
     X = _two_blobs()
     with pytest.raises(DataError) as err:
-        ms.get_algorithm("isomap", n_neighbors=5).fit(X)
+        ms.get_algorithm("isomap", n_neighbors=5, disconnected="error").fit(X)
     msg = str(err.value)
     assert "2 separate connected components" in msg and "60, 40" in msg
     assert "smallest n_neighbors that connects them is 40" in msg
-    assert "largest_component=True" in msg
+    assert "disconnected='connect'" in msg and "disconnected='largest'" in msg
     ms.get_algorithm("isomap", n_neighbors=40).fit(X)  # the suggestion works
+
+
+def test_disconnected_graph_is_connected_through_the_closest_pair_by_default():
+    from scipy.spatial.distance import cdist
+
+    X = _two_blobs()
+    est = ms.get_algorithm("isomap", n_neighbors=5)
+    with pytest.warns(UserWarning, match="2 separate pieces .*sizes 60, 40"):
+        est.fit(X)
+    assert np.isfinite(est.embedding_).all() and "joined through their closest pairs" in est.fit_warnings_[0]
+    # the one edge added is the closest pair between the two blobs
+    (i, j), = est.connecting_edges_
+    D = cdist(X[:60], X[60:])
+    a, b = np.unravel_index(np.argmin(D), D.shape)
+    assert {int(i), int(j)} == {int(a), int(b) + 60}
+    # geodesics between the blobs run through that edge: d(p, q) = d(p, a) + |a - b| + d(b, q)
+    Dg = est.geodesic_.astype(float)
+    assert Dg[0, 99] == pytest.approx(Dg[0, a] + D[a, b] + Dg[b + 60, 99], rel=1e-5)
 
 
 def test_largest_component_option():

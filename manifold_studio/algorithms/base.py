@@ -27,7 +27,7 @@ from manifold_studio.algorithms.checks import check_data, check_labels, check_n_
 from manifold_studio.algorithms.labels import class_label_vector, encode_labels
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.errors import InvalidParameterError, NotFittedError
+from manifold_studio.errors import InvalidParameterError, not_fitted
 
 KINDS = ("embedding", "clustering", "classification")
 
@@ -156,8 +156,8 @@ class Algorithm:
 
     def check_is_fitted(self, what: str = "extend") -> None:
         if not self.is_fitted:
-            raise NotFittedError(f"This {self.name or type(self).__name__} is not fitted yet: "
-                                 f"call fit(X) before {what}().")
+            raise not_fitted(f"This {self.name or type(self).__name__} is not fitted yet: "
+                             f"call fit(X) before {what}().")
 
     def _check_new_data(self, X, what: str = "extend") -> np.ndarray:
         self.check_is_fitted(what)

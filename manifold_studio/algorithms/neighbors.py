@@ -216,3 +216,33 @@ def smallest_connecting_k(X: np.ndarray, k_start: int, *, index: NeighborIndex |
         else:
             lo = mid
     return hi
+
+
+def connect_components(X: np.ndarray, G: sp.spmatrix) -> tuple[sp.csr_matrix, list[tuple[int, int, float]]]:
+    """Join the connected components of the symmetric graph ``G`` on the points ``X`` through
+    their closest pairs of points: in rounds (Borůvka), every component gets an edge to its
+    nearest point outside it, until one component is left. Returns (the connected graph, the
+    edges added as (i, j, distance))."""
+    X = np.asarray(X, dtype=float)
+    G = sp.csr_matrix(G, dtype=float)
+    added: list[tuple[int, int, float]] = []
+    while True:
+        n_comp, comp = connected_components(G, directed=False)
+        if n_comp == 1:
+            return G, added
+        best: dict[int, tuple[float, int, int]] = {}
+        for c in range(n_comp):
+            inside = np.flatnonzero(comp == c)
+            outside = np.flatnonzero(comp != c)
+            dist, j = cKDTree(X[outside]).query(X[inside], k=1)
+            a = int(np.argmin(dist))
+            i, o = int(inside[a]), int(outside[j[a]])
+            best[c] = (float(dist[a]), min(i, o), max(i, o))  # one pair may be the best of both ends
+        rows, cols, vals = [], [], []
+        for d, i, j in sorted(set(best.values())):
+            rows += [i, j]
+            cols += [j, i]
+            # a zero length (duplicate points in two components) would be no edge in a sparse graph
+            vals += [max(d, np.finfo(float).tiny)] * 2
+            added.append((i, j, d))
+        G = (G + sp.csr_matrix((vals, (rows, cols)), shape=G.shape)).tocsr()

@@ -5,11 +5,11 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from manifold_studio.algorithms import Bool, Float
+from manifold_studio.algorithms import Bool, Choice, Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.neighbors import (
-    check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
+    connect_components, check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
 )
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, centre_new_rows,
@@ -74,9 +74,13 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         Float("radius", None, "Link all points closer than this distance instead of a fixed number "
               "of neighbours (empty: use n_neighbors).", low=0.0, low_open=True, allow_none=True, log=True),
         n_components_param(),
-        Bool("largest_component", False, "When the neighbourhood graph is disconnected, embed only "
-             "its largest connected piece (the other points get no coordinates: NaN) instead of "
-             "stopping with an error."),
+        Choice("disconnected", "connect", "What to do when the neighbourhood graph falls into several "
+               "pieces: 'connect' joins them through their closest pairs of points (the run's log says "
+               "which pieces and where), 'largest' embeds only the largest piece (the other points get "
+               "NaN coordinates), 'error' stops with a message giving the n_neighbors that connects them.",
+               choices=("connect", "largest", "error"), label="Disconnected graph"),
+        Bool("largest_component", False, "Embed only the largest connected piece of a disconnected "
+             "graph (the same as disconnected='largest'; kept for older projects)."),
         EIGEN_SOLVER_PARAM,
     )
 
@@ -101,8 +105,8 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             fix = "increase the radius (or use n_neighbors instead)"
         return (f"{graph} has {n_comp} separate connected components (sizes {head} points), so "
                 f"geodesic distances between them are infinite and Isomap cannot place them in one "
-                f"map. {fix[0].upper() + fix[1:]}, or set largest_component=True to embed only the "
-                f"largest component ({sizes[0]:,} points).")
+                f"map. {fix[0].upper() + fix[1:]}, set disconnected='connect' to join the pieces through their "
+                f"closest points, or disconnected='largest' to embed only the largest one ({sizes[0]:,} points).")
 
     def _spectral_problem(self, X, progress):
         p = self._p
@@ -111,9 +115,21 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         G = self._graph(X, SubProgress(progress, 0.0, 0.1, "Neighbourhood graph: "))
         n_comp, comp = connected_components(G, directed=False)
         mask = np.ones(n, dtype=bool)
+        mode = "largest" if p["largest_component"] else p["disconnected"]
+        if n_comp > 1 and mode == "connect":
+            sizes = np.sort(np.bincount(comp))[::-1]
+            G, edges = connect_components(X, G)
+            longest = max(d for _i, _j, d in edges)
+            self._warn(f"The neighbourhood graph had {n_comp} separate pieces (sizes "
+                       f"{', '.join(f'{s:,}' for s in sizes[:8])}{', ...' if len(sizes) > 8 else ''} points); "
+                       f"they were joined through their closest pairs of points ({len(edges)} edge(s), the "
+                       f"longest {longest:.4g}), so distances between pieces run through those links. Set "
+                       f"disconnected='largest' or 'error', or more neighbours, to avoid it.")
+            self.connecting_edges_ = np.array([(i, j) for i, j, _d in edges], dtype=np.intp)
+            n_comp = 1
         if n_comp > 1:
             sizes = np.sort(np.bincount(comp))[::-1]
-            if not p["largest_component"]:
+            if mode == "error":
                 raise DataError(self._disconnected_message(X, n_comp, sizes))
             largest = int(np.argmax(np.bincount(comp)))
             mask = comp == largest
