@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,24 @@ def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "th
                              f"version of its plugin: {exc}") from None
     if not est.is_fitted:
         raise ModelFileError(f"{where}: the saved {algo_id} model has no fitted state.")
+    _check_usable(est, where, algo_id)
     return est
+
+
+def _check_usable(est, where: str, algo_id: str) -> None:
+    """Extend one point: arrays of inconsistent shapes (a damaged or edited file) are refused
+    here, by name, rather than failing later inside the algorithm."""
+    n_features = getattr(est, "n_features_in_", None)
+    if not isinstance(n_features, (int, np.integer)) or n_features < 1:
+        raise ModelFileError(f"{where}: the saved {algo_id} model does not say how many features it takes.")
+    try:
+        with np.errstate(all="ignore"):
+            est.extend(np.zeros((1, int(n_features))))
+    except ManifoldStudioError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever a damaged state makes the algorithm do
+        raise ModelFileError(f"{where}: the saved {algo_id} model is inconsistent (its arrays do not fit "
+                             f"together: {type(exc).__name__}: {exc}).") from None
 
 
 def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
@@ -167,7 +185,7 @@ def model_from_bytes(blob: bytes, where: str = "the model bytes"):
 
     try:
         npz = np.load(io.BytesIO(blob), allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ModelFileError(f"{where} are not a readable model: {exc}") from None
     with npz:
         path = Path(where)
@@ -213,7 +231,7 @@ def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by sa
         raise ModelFileError(f"{path.name} is not a Manifold Studio {what} file (expected {hint}).")
     try:
         return np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ModelFileError(f"{path.name} is not a readable {what} file: {exc}") from None
 
 
@@ -224,7 +242,7 @@ def read_document(npz, path: Path, key: str, fmt: str, version: int, what: str) 
                              "description inside (is it a data file, or another kind of file?).")
     try:
         meta = json.loads(str(npz[key][()]))
-    except (ValueError, TypeError, zipfile.BadZipFile) as exc:
+    except (ValueError, TypeError, zipfile.BadZipFile, zlib.error) as exc:
         raise ModelFileError(f"{path.name}: the {what} description is damaged ({exc}).") from None
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         raise ModelFileError(f"{path.name}: the {what} description is not in the {fmt} format.")
@@ -270,7 +288,7 @@ def read_arrays(npz, path: Path, prefix: str) -> dict[str, np.ndarray]:
             except ValueError as exc:  # an object array: refused
                 raise ModelFileError(f"{path.name}: array '{key}' cannot be loaded safely "
                                      f"({exc}).") from None
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
                 raise ModelFileError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
     return out
 

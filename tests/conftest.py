@@ -59,3 +59,13 @@ def make_window(qtbot, request):
         w.shutdown()
         jobs = list(w.jobs.jobs) + list(getattr(w.jobs, "_ended", []))
         assert all(not j.is_thread_running() for j in jobs)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The bad-input corpus's figures (tests/test_corpus.py), when it ran."""
+    for name, module in list(sys.modules.items()):
+        if name.rsplit(".", 1)[-1] == "test_corpus" and getattr(module, "OUTCOMES", None):
+            kinds = [kind for _case, kind in module.OUTCOMES]
+            terminalreporter.write_line(
+                f"bad-input corpus: {len(kinds)} cases run — {kinds.count('clear message')} clear messages, "
+                f"{kinds.count('result')} results, {kinds.count('failure')} failures")

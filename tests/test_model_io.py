@@ -58,7 +58,7 @@ def test_pca_round_trip(tmp_path, rng):
     X_new = rng.normal(size=(7, 4)) + 5
     np.testing.assert_array_equal(loaded.extend(X_new), est.extend(X_new))
     np.testing.assert_array_equal(loaded.embedding_, est.embedding_)
-    assert meta["algorithm"] == "pca" and meta["params"] == {"n_components": 3, "whiten": True}
+    assert meta["algorithm"] == "pca" and {k: meta["params"][k] for k in ("n_components", "whiten")} == {"n_components": 3, "whiten": True}
     assert meta["library_version"] == ms.__version__ and meta["kind"] == "embedding"
     assert meta["training_data"]["source"] == "sample:iris"
     assert meta["training_data"]["n_samples"] == 150 and meta["training_data"]["n_features"] == 4

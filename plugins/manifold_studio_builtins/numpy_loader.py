@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +72,7 @@ def _sniff(path: Path) -> str:
         raise DataError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     if head.startswith(NPY_MAGIC):
         return "npy"
-    if head.startswith(ZIP_MAGIC):
+    if head.startswith(ZIP_MAGIC) or head.startswith(b"PK\x05\x06"):  # an archive (maybe empty)
         return "npz"
     hint = ""
     try:
@@ -169,7 +170,7 @@ def _load_member(npz, path: Path, key: str) -> np.ndarray:
         return npz[key]
     except ValueError as exc:
         raise _refusal(path, exc, key) from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
         raise DataError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
 
 
@@ -231,7 +232,7 @@ def read_npz(path: Path, data_array=None, label_array=None) -> Dataset:
     report: list[str] = []
     try:
         npz = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise DataError(f"{path.name} is not a readable NumPy .npz file: {exc}") from None
     with npz:
         keys = list(npz.files)
