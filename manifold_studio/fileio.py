@@ -29,7 +29,10 @@ def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> P
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ManifoldStudioError(f"Cannot write {path}: {exc.strerror or exc} (in {folder}).") from None
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
             write(fh)
@@ -40,10 +43,13 @@ def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> P
         except OSError:  # pragma: no cover - a file system without modes
             pass
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: say so, nothing was replaced
+            kept = "the previous file is unchanged" if path.exists() else "nothing was written"
+            raise ManifoldStudioError(f"Cannot write {path.name}: {exc.strerror or exc}; {kept}.") from None
         raise
     return path
