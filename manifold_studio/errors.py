@@ -42,6 +42,11 @@ def not_fitted(message: str) -> NotFittedError:
     return _SKLEARN_NOT_FITTED(message)
 
 
+class WriteError(ManifoldStudioError, OSError):
+    """A file could not be written (full disk, no permission, I/O error); what was there before
+    is unchanged. Also an ``OSError``, for callers that catch those."""
+
+
 class FitCancelled(ManifoldStudioError):
     """Raised by ``Progress.checkpoint`` when the user asked to stop."""
 

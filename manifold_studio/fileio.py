@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, IO
 
-from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.errors import ManifoldStudioError, WriteError
 
 
 def _mode_for(path: Path) -> int:
@@ -32,7 +32,7 @@ def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> P
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise ManifoldStudioError(f"Cannot write {path}: {exc.strerror or exc} (in {folder}).") from None
+        raise WriteError(f"Cannot write {path}: {exc.strerror or exc} (in {folder}).") from None
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
             write(fh)
@@ -50,6 +50,6 @@ def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> P
             pass
         if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: say so, nothing was replaced
             kept = "the previous file is unchanged" if path.exists() else "nothing was written"
-            raise ManifoldStudioError(f"Cannot write {path.name}: {exc.strerror or exc}; {kept}.") from None
+            raise WriteError(f"Cannot write {path.name}: {exc.strerror or exc}; {kept}.") from None
         raise
     return path
