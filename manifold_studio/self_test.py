@@ -135,9 +135,22 @@ def small_data():
 def fit_and_extend(cls, X, y, X_new, y_new) -> str:
     """Fit ``cls`` with its defaults on (X, y) and extend it to X_new; check the shapes. Fit
     warnings (e.g. not converged with the defaults) are named at the end of the line."""
+    from manifold_studio.errors import DataError
+
     with warnings.catch_warnings(record=True) as caught:  # the command's main thread only
         warnings.simplefilter("always")
-        text = _fit_and_extend(cls, X, y, X_new, y_new)
+        try:
+            text = _fit_and_extend(cls, X, y, X_new, y_new)
+        except DataError as exc:
+            # a method with a domain (NMF needs X >= 0) refuses the helix: the same points
+            # translated into the positive orthant (nothing else changes for a translation)
+            low = np.minimum(X.min(axis=0), X_new.min(axis=0))
+            if np.all(low >= 0):
+                raise
+            try:
+                text = _fit_and_extend(cls, X - low, y, X_new - low, y_new) + " (data shifted to X >= 0)"
+            except DataError:
+                raise exc from None
     messages = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     if messages:
         more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""

@@ -186,3 +186,33 @@ def test_command_line_flag_runs_the_self_test():
     helptext = subprocess.run([sys.executable, "-m", "manifold_studio", "--help"],
                               capture_output=True, text=True, timeout=60).stdout
     assert "--self-test" in helptext
+
+
+class _NeedsPositive(_Warns):
+    id = "zz_needs_positive"
+
+    def _fit(self, X, y, progress):
+        from manifold_studio.errors import DataError
+
+        if (X < 0).any():
+            raise DataError("X has negative values")
+        self.embedding_ = X[:, :2].copy()
+
+
+class _AlwaysRefuses(_Warns):
+    id = "zz_always_refuses"
+
+    def _fit(self, X, y, progress):
+        from manifold_studio.errors import DataError
+
+        raise DataError(f"refused {X.min():.3f}")
+
+
+def test_data_refused_for_its_domain_is_retried_translated_into_x_ge_0():
+    X, y, X_new, y_new = self_test.small_data()
+    assert X.min() < 0
+    assert self_test.fit_and_extend(_NeedsPositive, X, y, X_new, y_new).endswith("(data shifted to X >= 0)")
+    from manifold_studio.errors import DataError
+
+    with pytest.raises(DataError, match=f"refused {X.min():.3f}"):  # the first (original) refusal is reported
+        self_test.fit_and_extend(_AlwaysRefuses, X, y, X_new, y_new)
