@@ -65,6 +65,9 @@ class Algorithm:
     requires_labels: ClassVar[bool] = False
     #: rows per chunk when extending (bounded memory, progress, cancel)
     extend_chunk_size: ClassVar[int] = 2048
+    #: whether fit/extend accept missing values (NaN) in X; override
+    #: :meth:`accepts_missing_values` when it depends on a parameter
+    accepts_missing: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -135,9 +138,13 @@ class Algorithm:
         self.stopped_early_ = True
         self._warn(f"Stopped early on Cancel: {message}", UserWarning)
 
+    def accepts_missing_values(self) -> bool:
+        """Whether this estimator, with its current parameters, accepts NaN in X."""
+        return bool(self.accepts_missing)
+
     def _check_training_data(self, X) -> np.ndarray:
         names = getattr(X, "columns", None)
-        arr = check_data(X, min_samples=self.min_samples)
+        arr = check_data(X, min_samples=self.min_samples, allow_nan=self.accepts_missing_values())
         if names is not None:
             self.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
         return arr
@@ -161,7 +168,7 @@ class Algorithm:
 
     def _check_new_data(self, X, what: str = "extend") -> np.ndarray:
         self.check_is_fitted(what)
-        X = check_data(X, name="X_new", min_samples=1)
+        X = check_data(X, name="X_new", min_samples=1, allow_nan=self.accepts_missing_values())
         check_n_features(X, self.n_features_in_, type(self).__name__)
         return X
 

@@ -17,12 +17,18 @@ def _describe_positions(mask: np.ndarray, limit: int = 5) -> str:
     return ", ".join(pairs) + more
 
 
+#: said wherever missing values are refused: the method that models them
+MISSING_VALUES_HINT = ("Probabilistic PCA with EM (ppca, method='em') accepts missing values and "
+                       "can impute them.")
+
+
 def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 1,
                allow_nan: bool = False, dtype=np.float64) -> np.ndarray:
     """Return ``X`` as a 2-D float array or raise :class:`DataError` naming the problem.
 
     Accepts arrays, nested lists and DataFrame-like objects (anything ``np.asarray`` reads).
-    Row and column numbers in messages are 0-based, as in the arrays.
+    Row and column numbers in messages are 0-based, as in the arrays. ``allow_nan`` lets
+    NaN (missing values) through; infinite values are refused either way.
     """
     if X is None:
         raise DataError(f"{name} is missing: give an (n_samples, n_features) array.")
@@ -56,12 +62,12 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     if d < min_features:
         raise DataError(f"{name} has {d} feature(s) (shape={arr.shape}) while a minimum of "
                         f"{min_features} is required.")
-    if not allow_nan:
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            kind = "NaN" if np.isnan(arr).any() else "infinite"
-            raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at "
-                            f"{_describe_positions(bad)}; remove or impute them first.")
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
+    if bad.any():
+        kind = "NaN" if not allow_nan and np.isnan(arr).any() else "infinite"
+        hint = f" {MISSING_VALUES_HINT}" if kind == "NaN" else ""
+        raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at "
+                        f"{_describe_positions(bad)}; remove or impute them first.{hint}")
     check_magnitude(arr, name)
     return arr
 
