@@ -6,6 +6,13 @@ from pathlib import Path
 if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# autosave / crash recovery files of the windows under test go to a temporary folder, never
+# into the user's data folder
+if "MANIFOLD_STUDIO_RECOVERY_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["MANIFOLD_STUDIO_RECOVERY_DIR"] = tempfile.mkdtemp(prefix="ms-recovery-")
+
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))

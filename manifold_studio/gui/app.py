@@ -59,6 +59,8 @@ def main(argv=None) -> int:
     handler = install_excepthook(window)
     window.resize(*_parse_size(args.size))
     window.show()
+    if not args.screenshot:
+        QTimer.singleShot(0, lambda: window.autosave.offer_restore(ask=True))  # after a crash
 
     status = {"code": 0}
     if args.screenshot:

@@ -89,6 +89,8 @@ class MainWindow(QMainWindow):
         install_image_points(self)  # images on hover, thumbnails instead of dots
         from manifold_studio.gui.project_actions import install_project_actions
         install_project_actions(self)  # File ▸ Open project / Save project
+        from manifold_studio.gui.autosave import install_autosave
+        install_autosave(self)  # recovery file every few minutes, restored after a crash
         self.bridge.currentRunChanged.connect(self.show_run)
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)
@@ -491,6 +493,7 @@ class MainWindow(QMainWindow):
         if self._shut_down:
             return
         self._shut_down = True
+        self.autosave.stop()  # a clean exit: the recovery file goes
         self.jobs.shutdown()
         self.bridge.detach()
         for box in list(self.error_dialogs):
