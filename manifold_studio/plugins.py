@@ -8,10 +8,20 @@ while every other plugin still loads.
 
 Set ``MANIFOLD_STUDIO_DISABLE_PLUGINS=1`` to load only the plugins shipped with
 Manifold Studio itself (third-party plugins are then skipped and listed as disabled).
+
+The per-user plugin folder of :mod:`manifold_studio.plugin_manager` (wheels installed with
+Tools ▸ Plugins or ``manifold-studio plugins install``) is added to ``sys.path`` before
+discovery (:func:`ensure_plugin_path`), so its entry points are found like pip-installed ones.
+Plugins the user disabled are skipped (listed in :attr:`PluginHost.disabled`). A third-party
+plugin is imported in a thread with a time limit (``MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT``
+seconds, default 10): one that hangs is reported as a failure "did not finish importing within
+N s" and the application starts without it. :func:`reload_host` rediscovers without restarting.
 """
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -21,6 +31,7 @@ from typing import Any, Callable
 import pluggy
 
 from manifold_studio import hookspecs
+from manifold_studio import plugin_manager as manager
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
 from manifold_studio.data import Loader, Sample
 from manifold_studio.errors import PluginError, UnknownAlgorithmError
@@ -50,6 +61,71 @@ class PluginInfo:
     samples: list[str] = field(default_factory=list)
 
 
+@dataclass
+class PluginSource:
+    """Where an entry point came from: its distribution, version and origin
+    (``"built-in"``, ``"user folder"`` or ``"pip"``)."""
+    distribution: str | None
+    version: str | None
+    origin: str
+
+
+def ensure_plugin_path() -> list[str]:
+    """Put every sub-folder of the user plugin folder on ``sys.path`` (and drop the ones that
+    were uninstalled); returns the folders."""
+    root = manager.plugin_dir()
+    try:
+        folders = sorted(str(p) for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        folders = []
+    prefix = str(root) + os.sep
+    sys.path[:] = [p for p in sys.path if not p.startswith(prefix) or p in folders]
+    for folder in folders:
+        if folder not in sys.path:
+            sys.path.append(folder)
+    importlib.invalidate_caches()
+    return folders
+
+
+def _origin(dist, builtin: bool) -> str:
+    if builtin:
+        return manager.BUILTIN
+    try:
+        where = os.path.realpath(str(dist.locate_file("")))
+        root = os.path.realpath(str(manager.plugin_dir()))
+        if where == root or where.startswith(root + os.sep):
+            return manager.USER
+    except Exception:  # noqa: BLE001 - odd distribution objects: call it pip
+        pass
+    return manager.PIP
+
+
+class PluginImportTimeout(PluginError, TimeoutError):
+    """A plugin's import did not finish within the time limit."""
+
+
+def load_timeboxed(ep, timeout: float):
+    """``ep.load()`` in a daemon thread; raises PluginImportTimeout after ``timeout`` seconds
+    (the thread is left behind: a hanging import cannot be killed)."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["obj"] = ep.load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["exc"] = exc
+
+    thread = threading.Thread(target=run, name=f"plugin-import-{ep.name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise PluginImportTimeout(f"did not finish importing within {timeout:g} s (skipped; "
+                                  "the plugin may be waiting for something forever)")
+    if "exc" in box:
+        raise box["exc"]
+    return box["obj"]
+
+
 def _normalise(dist_name: str | None) -> str:
     return (dist_name or "").lower().replace("_", "-")
 
@@ -70,11 +146,16 @@ class PluginHost:
         self.failures: list[PluginFailure] = []
         self.plugins: dict[str, PluginInfo] = {}
         self.disabled: list[str] = []
+        #: every entry point seen (loaded, failed or disabled): name -> PluginSource
+        self.sources: dict[str, PluginSource] = {}
 
     # -- discovery ----------------------------------------------------------------
     def discover(self, group: str = hookspecs.ENTRY_POINT_GROUP) -> "PluginHost":
-        """Load every entry point of ``group``, isolating failures."""
+        """Load every entry point of ``group`` (user plugin folder included), isolating failures."""
         only_builtin = third_party_disabled()
+        ensure_plugin_path()
+        disabled = manager.disabled_names()
+        timeout = manager.import_timeout()
         seen = set()
         for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
@@ -83,18 +164,27 @@ class PluginHost:
             if ep.name in seen:  # same distribution visible twice on sys.path
                 continue
             seen.add(ep.name)
-            if only_builtin and not builtin:
+            self.sources[ep.name] = PluginSource(dist_name, dist.version if dist is not None else None,
+                                                 _origin(dist, builtin) if dist is not None else manager.PIP)
+            if (only_builtin and not builtin) or manager.is_disabled(ep.name, dist_name, disabled):
                 self.disabled.append(ep.name)
                 continue
-            try:
-                obj = ep.load()
-            except BaseException as exc:  # noqa: BLE001 - a plugin must never take the host down
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                self._fail(ep.name, "import", exc)
-                continue
-            self.register(obj, name=ep.name, distribution=dist_name, builtin=builtin)
+            self.load_entry_point(ep, dist_name, builtin, None if builtin else timeout)
         return self
+
+    def load_entry_point(self, ep, distribution: str | None, builtin: bool,
+                         timeout: float | None = None) -> PluginInfo | None:
+        """Import one entry point (time-boxed when ``timeout`` is given) and register it."""
+        if ep.name not in self.sources:
+            self.sources[ep.name] = PluginSource(distribution, None, manager.BUILTIN if builtin else manager.PIP)
+        try:
+            obj = ep.load() if timeout is None else load_timeboxed(ep, timeout)
+        except BaseException as exc:  # noqa: BLE001 - a plugin must never take the host down
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._fail(ep.name, "import", exc)
+            return None
+        return self.register(obj, name=ep.name, distribution=distribution, builtin=builtin)
 
     def register(self, plugin: Any, name: str | None = None, distribution: str | None = None,
                  builtin: bool = False) -> PluginInfo | None:
@@ -211,3 +301,18 @@ def reset_host(host: PluginHost | None = None) -> PluginHost | None:
     with _lock:
         _host = host
     return host
+
+
+def current_host() -> PluginHost:
+    """The process-wide host (alias of :func:`get_host`)."""
+    return get_host()
+
+
+def reload_host() -> PluginHost:
+    """Rediscover every plugin without restarting (after install, uninstall, enable, disable):
+    modules imported from the user plugin folder are forgotten first so that a replaced plugin
+    is imported again. Objects already created from old classes keep them."""
+    root = manager.plugin_dir()
+    if root.is_dir():
+        manager.forget_modules(root)
+    return reset_host(PluginHost().discover())

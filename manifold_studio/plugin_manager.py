@@ -1,0 +1,573 @@
+"""The plugin manager (Qt-free): install plugin wheels into a per-user plugin folder, uninstall,
+enable/disable and list plugins. Used by ``manifold-studio plugins ...`` and Tools ▸ Plugins.
+
+Folders
+-------
+- **Plugin folder**: ``MANIFOLD_STUDIO_PLUGIN_DIR`` if set, else ``platformdirs.user_data_dir(
+  "manifold-studio") / "plugins"`` when platformdirs is importable, else the documented fallback
+  ``%LOCALAPPDATA%\\Manifold Studio\\plugins`` (Windows), ``~/Library/Application Support/Manifold
+  Studio/plugins`` (macOS), ``$XDG_DATA_HOME/manifold-studio/plugins`` (others, default
+  ``~/.local/share``). Every installed wheel is unpacked into its own sub-folder
+  ``<plugin folder>/<normalised distribution name>/`` (which the plugin host puts on ``sys.path``
+  and reads with ``importlib.metadata.distributions(path=[...])``), so uninstalling is removing
+  that one folder and it works the same from pip and inside the frozen application.
+- **Settings** (the disabled plugins, JSON): ``MANIFOLD_STUDIO_PLUGIN_SETTINGS`` if set; else,
+  when ``MANIFOLD_STUDIO_PLUGIN_DIR`` is set, ``<plugin folder>/settings.json``; else
+  ``plugins.json`` in the user config folder (platformdirs' ``user_config_dir`` or the fallback
+  ``%APPDATA%\\Manifold Studio``, ``~/Library/Preferences/Manifold Studio``,
+  ``$XDG_CONFIG_HOME/manifold-studio``).
+
+Installing a wheel (:func:`install_wheel`) validates it first and changes nothing when it is
+refused (:class:`PluginInstallError`, with a message naming the problem): not a zip; no
+``.dist-info``; no entry point in the group ``manifold_studio.plugins``; a Python, ABI or
+platform tag this interpreter cannot run (the message names the tags); a ``Requires-Dist`` the
+application does not have (named); an algorithm/loader/sample id that a built-in plugin (or
+another installed plugin) already provides (the plugin is imported from a staging folder, in a
+time-boxed thread, to learn its ids); the plugin folder not writable. **Two versions**: installing
+a wheel of a plugin that is already in the plugin folder *replaces* it (whatever the versions)
+and the result's message says "replaced X 1.0 by 1.1"; a distribution of the same name installed
+with pip is refused (upgrade it with pip).
+"""
+from __future__ import annotations
+
+import configparser
+import importlib
+import json
+import os
+import re
+import shutil
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from email.parser import Parser
+from importlib import metadata
+from pathlib import Path
+
+from manifold_studio.errors import PluginError
+
+PLUGIN_DIR_ENV = "MANIFOLD_STUDIO_PLUGIN_DIR"
+SETTINGS_ENV = "MANIFOLD_STUDIO_PLUGIN_SETTINGS"
+IMPORT_TIMEOUT_ENV = "MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT"
+DEFAULT_IMPORT_TIMEOUT = 10.0
+GROUP = "manifold_studio.plugins"
+OWN_DISTRIBUTION = "manifold-studio"
+APP_NAME = "manifold-studio"
+APP_TITLE = "Manifold Studio"
+
+BUILTIN, USER, PIP = "built-in", "user folder", "pip"
+
+
+class PluginInstallError(PluginError):
+    """A wheel could not be installed (or a plugin uninstalled/enabled); nothing was changed."""
+
+
+# --------------------------------------------------------------------------------------
+# folders and settings
+# --------------------------------------------------------------------------------------
+def _platformdirs():
+    try:
+        import platformdirs
+    except ImportError:
+        return None
+    return platformdirs
+
+
+def _fallback_base(config: bool) -> Path:
+    if sys.platform.startswith("win"):
+        var = "APPDATA" if config else "LOCALAPPDATA"
+        sub = "Roaming" if config else "Local"
+        return Path(os.environ.get(var) or Path.home() / "AppData" / sub) / APP_TITLE
+    if sys.platform == "darwin":
+        lib = "Preferences" if config else "Application Support"
+        return Path.home() / "Library" / lib / APP_TITLE
+    var, default = ("XDG_CONFIG_HOME", ".config") if config else ("XDG_DATA_HOME", ".local/share")
+    return Path(os.environ.get(var) or Path.home() / default) / APP_NAME
+
+
+def plugin_dir() -> Path:
+    """The per-user plugin folder (see the module docstring); not created here."""
+    env = os.environ.get(PLUGIN_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    pd = _platformdirs()
+    base = Path(pd.user_data_dir(APP_NAME, appauthor=False)) if pd else _fallback_base(False)
+    return base / "plugins"
+
+
+def settings_path() -> Path:
+    env = os.environ.get(SETTINGS_ENV)
+    if env:
+        return Path(env).expanduser()
+    if os.environ.get(PLUGIN_DIR_ENV):
+        return plugin_dir() / "settings.json"
+    pd = _platformdirs()
+    base = Path(pd.user_config_dir(APP_NAME, appauthor=False)) if pd else _fallback_base(True)
+    return base / "plugins.json"
+
+
+def import_timeout() -> float:
+    try:
+        return max(0.01, float(os.environ.get(IMPORT_TIMEOUT_ENV, DEFAULT_IMPORT_TIMEOUT)))
+    except ValueError:
+        return DEFAULT_IMPORT_TIMEOUT
+
+
+def normalise(name: str | None) -> str:
+    """PEP 503 normalisation (``My_Plugin`` -> ``my-plugin``)."""
+    return re.sub(r"[-_.]+", "-", (name or "").strip()).lower()
+
+
+def _read_settings() -> dict:
+    try:
+        data = json.loads(settings_path().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def disabled_names() -> set[str]:
+    """Names (entry-point names or normalised distribution names) the user disabled."""
+    return {normalise(n) for n in _read_settings().get("disabled", []) if isinstance(n, str)}
+
+
+def is_disabled(entry_point: str, distribution: str | None, disabled: set[str] | None = None) -> bool:
+    disabled = disabled_names() if disabled is None else disabled
+    return normalise(entry_point) in disabled or (distribution is not None and normalise(distribution) in disabled)
+
+
+def _write_settings(data: dict) -> None:
+    path = settings_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise PluginInstallError(f"cannot save the plugin settings to {path}: {exc.strerror or exc}") from None
+
+
+def _known_names() -> dict[str, tuple[str, str | None]]:
+    """Every entry point of the group (and user-folder ones): normalised name -> (name, dist)."""
+    from manifold_studio.plugins import ensure_plugin_path
+
+    ensure_plugin_path()
+    names = {}
+    for ep in metadata.entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        dname = dist.metadata["Name"] if dist is not None else None
+        names[normalise(ep.name)] = (ep.name, dname)
+        if dname:
+            names.setdefault(normalise(dname), (dname, dname))
+    return names
+
+
+def set_enabled(name: str, enabled: bool) -> str:
+    """Enable or disable a plugin by entry-point name or distribution name (persisted).
+
+    Returns a message; raises :class:`PluginInstallError` for an unknown name or for disabling
+    Manifold Studio itself (disable its plugins one by one instead)."""
+    key = normalise(name)
+    known = _known_names()
+    disabled = disabled_names()
+    if key not in known and key not in disabled:
+        raise PluginInstallError(f"no plugin named '{name}' (see 'manifold-studio plugins list')")
+    if key == OWN_DISTRIBUTION and not enabled:
+        raise PluginInstallError("Manifold Studio itself cannot be disabled; disable its plugins "
+                                 "one by one (e.g. builtin_kmeans)")
+    data = _read_settings()
+    current = {normalise(n) for n in data.get("disabled", []) if isinstance(n, str)}
+    if enabled:
+        current.discard(key)
+    else:
+        current.add(key)
+    data["disabled"] = sorted(current)
+    _write_settings(data)
+    shown = known.get(key, (name,))[0]
+    return f"{shown} {'enabled' if enabled else 'disabled'}"
+
+
+# --------------------------------------------------------------------------------------
+# wheel validation
+# --------------------------------------------------------------------------------------
+@dataclass
+class WheelInfo:
+    path: Path
+    name: str
+    version: str
+    tags: list[str]
+    entry_points: dict[str, str]
+    requires: list[str]
+    dist_info: str
+
+
+_WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<ver>[^-]+)(-(?P<build>\d[^-]*))?-(?P<py>[^-]+)-(?P<abi>[^-]+)"
+                         r"-(?P<plat>[^-]+)\.whl$", re.IGNORECASE)
+
+
+def _interpreter_tags() -> tuple[set[str], set[str], set[str]]:
+    """(python tags, abi tags, platform tags) this interpreter can run (a compact version of
+    packaging.tags: enough for pure-Python plugins and CPython binary wheels)."""
+    major, minor = sys.version_info[:2]
+    impl = "cp" if sys.implementation.name == "cpython" else sys.implementation.name[:2]
+    pys = {f"py{major}", f"{impl}{major}{minor}", f"{impl}{major}"}
+    pys |= {f"py{major}{m}" for m in range(minor + 1)}
+    pys |= {f"{impl}{major}{m}" for m in range(2, minor + 1)}  # abi3 wheels built for older CPythons
+    abis = {"none", "abi3", f"{impl}{major}{minor}"}
+    plats = {"any"}
+    try:
+        from packaging import tags as ptags  # exact platform tags when packaging is present
+
+        for t in ptags.sys_tags():
+            plats.add(t.platform)
+    except ImportError:
+        plat = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+        plats.add(plat)
+        if plat.startswith("linux_"):
+            arch = plat[len("linux_"):]
+            plats |= {f"manylinux1_{arch}", f"manylinux2010_{arch}", f"manylinux2014_{arch}"}
+            plats |= {f"manylinux_2_{m}_{arch}" for m in range(5, 40)}
+    return pys, abis, plats
+
+
+def _tag_ok(tag: str, supported: tuple[set[str], set[str], set[str]]) -> bool:
+    py, abi, plat = tag.split("-")
+    pys, abis, plats = supported
+    if not any(p in pys for p in py.split(".")) or not any(a in abis for a in abi.split(".")):
+        return False
+    if abi.startswith("abi3") and "abi3" in abi.split("."):
+        pass
+    return any(p in plats for p in plat.split("."))
+
+
+def _requirement_missing(req: str) -> str | None:
+    """The requirement text if ``req`` (a Requires-Dist line) is not satisfied, else None."""
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:  # frozen application without packaging: name only, markers with extra skipped
+        if ";" in req and "extra" in req.split(";", 1)[1]:
+            return None
+        name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+        return None if not name or _have(name.group(1), None) else req.strip()
+    r = Requirement(req)
+    if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+        return None
+    return None if _have(r.name, r.specifier) else req.strip()
+
+
+def _have(name: str, specifier) -> bool:
+    if normalise(name) == OWN_DISTRIBUTION:
+        version = _own_version()
+    else:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            # the frozen application may have the module without its metadata
+            mod = normalise(name).replace("-", "_")
+            try:
+                found = importlib.util.find_spec(mod) is not None
+            except (ImportError, ValueError):
+                found = False
+            return found and (specifier is None or not str(specifier))
+    return specifier is None or not str(specifier) or specifier.contains(version, prereleases=True)
+
+
+def _own_version() -> str:
+    from manifold_studio import __version__
+
+    return __version__
+
+
+def read_wheel(path) -> WheelInfo:
+    """Read and validate a wheel's metadata (no import). Raises PluginInstallError."""
+    path = Path(path)
+    if not path.is_file():
+        raise PluginInstallError(f"{path}: no such file")
+    if not zipfile.is_zipfile(path):
+        raise PluginInstallError(f"{path.name} is not a plugin wheel: it is not a zip archive "
+                                 "(a .whl file is a zip made by 'pip wheel' or 'python -m build')")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+            bad = [n for n in names if n.startswith(("/", "\\")) or ".." in Path(n).parts or ":" in n]
+            if bad:
+                raise PluginInstallError(f"{path.name} is not a safe wheel: it has the path {bad[0]!r}")
+            infos = sorted({n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info")})
+            if len(infos) != 1:
+                raise PluginInstallError(f"{path.name} is not a plugin wheel: it has "
+                                         f"{'no' if not infos else len(infos)} .dist-info folder(s)")
+            di = infos[0]
+
+            def text(member: str) -> str | None:
+                try:
+                    return zf.read(f"{di}/{member}").decode("utf-8")
+                except KeyError:
+                    return None
+
+            meta_text, wheel_text, ep_text = text("METADATA"), text("WHEEL"), text("entry_points.txt")
+    except zipfile.BadZipFile as exc:
+        raise PluginInstallError(f"{path.name} is not a plugin wheel: damaged zip archive ({exc})") from None
+    if meta_text is None:
+        raise PluginInstallError(f"{path.name} is not a plugin wheel: {di}/METADATA is missing")
+    meta = Parser().parsestr(meta_text)
+    name, version = meta.get("Name"), meta.get("Version")
+    if not name or not version:
+        raise PluginInstallError(f"{path.name}: {di}/METADATA has no Name or Version")
+    tags = []
+    if wheel_text:
+        tags = [v.strip() for k, v in Parser().parsestr(wheel_text).items() if k == "Tag"]
+    if not tags:
+        m = _WHEEL_NAME.match(path.name)
+        if m:
+            tags = [f"{py}-{abi}-{plat}" for py in m["py"].split(".") for abi in m["abi"].split(".")
+                    for plat in m["plat"].split(".")]
+    eps: dict[str, str] = {}
+    if ep_text:
+        cp = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+        cp.optionxform = str
+        try:
+            cp.read_string(ep_text)
+        except configparser.Error as exc:
+            raise PluginInstallError(f"{path.name}: unreadable entry_points.txt ({exc})") from None
+        if cp.has_section(GROUP):
+            eps = {k.strip(): v.strip() for k, v in cp.items(GROUP)}
+    return WheelInfo(path, name, version, tags, eps, meta.get_all("Requires-Dist") or [], di)
+
+
+def check_wheel(info: WheelInfo) -> None:
+    """Refuse a wheel without plugin entry points, for another interpreter or platform, or
+    needing a package the application does not have."""
+    if not info.entry_points:
+        raise PluginInstallError(
+            f"{info.path.name} ({info.name} {info.version}) is not a Manifold Studio plugin: it has no "
+            f"entry point in the group '{GROUP}' (add [project.entry-points.\"{GROUP}\"] to its pyproject.toml)")
+    if normalise(info.name) == OWN_DISTRIBUTION:
+        raise PluginInstallError(f"{info.path.name} is Manifold Studio itself, not a plugin")
+    if info.tags:
+        supported = _interpreter_tags()
+        if not any(_tag_ok(t, supported) for t in info.tags):
+            major, minor = sys.version_info[:2]
+            raise PluginInstallError(
+                f"{info.path.name} was built for {', '.join(info.tags)}, which this application "
+                f"(Python {major}.{minor}, {sysconfig.get_platform()}) cannot run: ask the author for a "
+                f"wheel tagged py3-none-any (pure Python) or for this Python and platform")
+    missing = [r for r in (_requirement_missing(req) for req in info.requires) if r]
+    if missing:
+        raise PluginInstallError(
+            f"{info.name} {info.version} needs {', '.join(repr(m) for m in missing)}, which this "
+            f"application does not have; nothing was installed (a plugin can only use the packages "
+            f"that come with Manifold Studio)")
+
+
+# --------------------------------------------------------------------------------------
+# install / uninstall
+# --------------------------------------------------------------------------------------
+@dataclass
+class InstallResult:
+    name: str
+    version: str
+    folder: Path
+    entry_points: list[str]
+    algorithms: list[str] = field(default_factory=list)
+    loaders: list[str] = field(default_factory=list)
+    samples: list[str] = field(default_factory=list)
+    replaced: str | None = None  # the version replaced, if any
+    restart_needed: bool = False
+    message: str = ""
+
+
+def _writable_dir(folder: Path) -> Path:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise PluginInstallError(f"the plugin folder {folder} is not writable ({exc.strerror or exc}); "
+                                 f"set {PLUGIN_DIR_ENV} to a folder you can write to") from None
+    return folder
+
+
+def installed_folder(name: str) -> Path:
+    return plugin_dir() / normalise(name)
+
+
+def _dist_in(folder: Path):
+    return next(iter(metadata.distributions(path=[str(folder)])), None)
+
+
+def _pip_distribution(name: str):
+    """A distribution called ``name`` installed outside the plugin folder, or None."""
+    root = plugin_dir().resolve()
+    for dist in metadata.distributions():
+        if normalise(dist.metadata["Name"]) != normalise(name):
+            continue
+        try:
+            where = Path(dist.locate_file("")).resolve()
+        except Exception:  # noqa: BLE001
+            where = None
+        if where is None or root not in (where, *where.parents):
+            return dist
+    return None
+
+
+def _imported_from(folder: Path) -> list[str]:
+    folder = str(folder.resolve())
+    return [name for name, mod in list(sys.modules.items())
+            if (getattr(mod, "__file__", None) or "").startswith(folder + os.sep)]
+
+
+def forget_modules(folder: Path) -> bool:
+    """Drop the modules imported from ``folder`` from sys.modules (for reloading); True if any."""
+    names = _imported_from(folder)
+    for name in names:
+        sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+    return bool(names)
+
+
+def _probe(staging: Path, info: WheelInfo, replacing: str | None):
+    """Import the staged plugin in a fresh host; refuse id clashes. Returns the probe host."""
+    from manifold_studio.plugins import PluginHost, current_host
+
+    host = current_host()
+    owner = {}
+    for pname, pinfo in host.plugins.items():
+        if replacing and pinfo.distribution and normalise(pinfo.distribution) == normalise(replacing):
+            continue
+        for kind, ids in (("algorithm", pinfo.algorithms), ("loader", pinfo.loaders), ("sample", pinfo.samples)):
+            for i in ids:
+                owner[(kind, i)] = (pname, pinfo.builtin)
+    probe = PluginHost()
+    sys.path.append(str(staging))
+    try:
+        dist = _dist_in(staging)
+        for ep in sorted(dist.entry_points.select(group=GROUP), key=lambda e: e.name):
+            probe.load_entry_point(ep, dist.metadata["Name"], builtin=False, timeout=import_timeout())
+    finally:
+        sys.path.remove(str(staging))
+        forget_modules(staging)
+    if probe.failures:
+        f = probe.failures[0]
+        raise PluginInstallError(f"{info.name} {info.version} cannot be loaded, nothing was installed: {f}")
+    for pinfo in probe.plugins.values():
+        for kind, ids in (("algorithm", pinfo.algorithms), ("loader", pinfo.loaders), ("sample", pinfo.samples)):
+            for i in ids:
+                if (kind, i) in owner:
+                    who, builtin = owner[(kind, i)]
+                    what = f"the built-in {kind} '{i}'" if builtin else f"the {kind} '{i}' of the plugin {who}"
+                    raise PluginInstallError(
+                        f"{info.name} {info.version} would replace {what}; nothing was installed "
+                        f"(a plugin must use its own ids)")
+    return probe
+
+
+def install_wheel(path) -> InstallResult:
+    """Validate and install a plugin wheel into the plugin folder (see the module docstring).
+
+    Raises :class:`PluginInstallError` (nothing changed) when the wheel is refused. The running
+    process's host is not touched: call :func:`manifold_studio.plugins.reload_host` to load it."""
+    info = read_wheel(path)
+    check_wheel(info)
+    pip_dist = _pip_distribution(info.name)
+    if pip_dist is not None:
+        raise PluginInstallError(
+            f"{info.name} {pip_dist.version} is already installed with pip; upgrade it with pip "
+            f"(pip install --upgrade {info.name}) or uninstall it first")
+    root = _writable_dir(plugin_dir())
+    target = root / normalise(info.name)
+    old = _dist_in(target) if target.is_dir() else None
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    try:
+        try:
+            with zipfile.ZipFile(info.path) as zf:
+                zf.extractall(staging)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise PluginInstallError(f"cannot unpack {info.path.name} into {root}: {exc}") from None
+        probe = _probe(staging, info, info.name if old is not None else None)
+        restart = False
+        if target.exists():
+            restart = bool(_imported_from(target))
+            trash = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
+            os.replace(target, trash / "old")
+            os.replace(staging, target)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            os.replace(staging, target)
+    except OSError as exc:
+        raise PluginInstallError(f"cannot install into the plugin folder {root}: {exc.strerror or exc}") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    res = InstallResult(info.name, info.version, target, sorted(info.entry_points),
+                        replaced=old.version if old is not None else None, restart_needed=restart)
+    for pinfo in probe.plugins.values():
+        res.algorithms += pinfo.algorithms
+        res.loaders += pinfo.loaders
+        res.samples += pinfo.samples
+    provided = ", ".join(res.algorithms + res.loaders + res.samples) or "nothing"
+    verb = f"replaced {info.name} {old.version} by {info.version}" if old is not None else \
+        f"installed {info.name} {info.version}"
+    res.message = f"{verb} into {root} (provides: {provided})"
+    if restart:
+        res.message += "; restart Manifold Studio so that every window uses the new version"
+    return res
+
+
+def uninstall(name: str) -> str:
+    """Remove a plugin installed in the plugin folder; returns a message."""
+    target = installed_folder(name)
+    if not target.is_dir():
+        if _pip_distribution(name) is not None:
+            raise PluginInstallError(f"{name} was installed with pip, not in the plugin folder: "
+                                     f"uninstall it with 'pip uninstall {name}'")
+        raise PluginInstallError(f"no plugin named '{name}' in the plugin folder {plugin_dir()}")
+    dist = _dist_in(target)
+    try:
+        shutil.rmtree(target)
+    except OSError as exc:
+        raise PluginInstallError(f"cannot remove {target}: {exc.strerror or exc}") from None
+    forget_modules(target)
+    return f"uninstalled {dist.metadata['Name'] if dist else name} {dist.version if dist else ''}".rstrip()
+
+
+# --------------------------------------------------------------------------------------
+# listing
+# --------------------------------------------------------------------------------------
+@dataclass
+class PluginRecord:
+    name: str  # entry-point name
+    distribution: str | None
+    version: str | None
+    origin: str  # BUILTIN, USER or PIP
+    status: str  # "loaded", "disabled", "failed"
+    algorithms: list[str] = field(default_factory=list)
+    loaders: list[str] = field(default_factory=list)
+    samples: list[str] = field(default_factory=list)
+    error: str = ""
+    traceback: str = ""
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def list_plugins(host=None) -> list[PluginRecord]:
+    """Every plugin the host saw: loaded, disabled and failed, with origin and version."""
+    from manifold_studio.plugins import current_host
+
+    host = current_host() if host is None else host
+    records = []
+    for name, src in sorted(host.sources.items()):
+        rec = PluginRecord(name, src.distribution, src.version, src.origin, "loaded")
+        pinfo = host.plugins.get(name)
+        if pinfo is not None:
+            rec.algorithms, rec.loaders, rec.samples = list(pinfo.algorithms), list(pinfo.loaders), list(pinfo.samples)
+        if name in host.disabled:
+            rec.status = "disabled"
+        fails = [f for f in host.failures if f.plugin == name]
+        if fails:
+            rec.status = "failed" if pinfo is None else "loaded"
+            rec.error = "; ".join(f.error for f in fails)
+            rec.traceback = "\n\n".join(f.detail or str(f) for f in fails)
+        records.append(rec)
+    return records
