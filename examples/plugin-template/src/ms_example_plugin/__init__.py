@@ -1,0 +1,2 @@
+"""A template Manifold Studio plugin (see AUTHORS_GUIDE.md)."""
+__version__ = "0.1.0"
