@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Float
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
+from manifold_studio.algorithms.kmeans_core import blas_single_thread
 from manifold_studio.algorithms.linear_loops import LOSS_CODES, as_order, epoch_slices, gradient_epoch
 from manifold_studio.algorithms.one_vs_rest import fit_one_vs_rest, ovr_proba, ovr_scores
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
@@ -62,10 +63,12 @@ def _multinomial_fun_grad(w, X, Y, inv_cn, K):
     W = w[:K * d].reshape(K, d)
     Z = X @ W.T
     Z += w[K * d:]
-    lse = logsumexp(Z, axis=1)
     n = X.shape[0]
-    value = (lse.sum() - np.einsum("ij,ij->", Z, Y)) / n + 0.5 * inv_cn * np.dot(w[:K * d], w[:K * d])
-    P = np.exp(Z - lse[:, None])
+    Z -= Z.max(axis=1, keepdims=True)            # log Σ_k e^(z_k) − z_y is shift-invariant
+    P = np.exp(Z)
+    s = P.sum(axis=1)
+    value = (np.log(s).sum() - np.einsum("ij,ij->", Z, Y)) / n + 0.5 * inv_cn * np.dot(w[:K * d], w[:K * d])
+    P /= s[:, None]
     P -= Y
     P /= n
     grad = np.empty_like(w)
@@ -209,8 +212,9 @@ class LinearClassifier(ClassificationAlgorithm):
         U = np.column_stack([np.where(y_idx == k, 1.0, -1.0) for k in k_plus])
         x_mean, u_mean = X.mean(axis=0), U.mean(axis=0)
         Xc = X - x_mean
-        A = Xc.T @ Xc
-        rhs = Xc.T @ (U - u_mean)
+        with blas_single_thread():   # thin products: a second BLAS thread only waits on a busy machine
+            A = Xc.T @ Xc
+            rhs = Xc.T @ (U - u_mean)
         if np.isinf(C):
             coef = np.linalg.lstsq(A, rhs, rcond=None)[0]
         else:
@@ -244,9 +248,10 @@ class LinearClassifier(ClassificationAlgorithm):
             progress.checkpoint(len(curve) / p["max_iter"], f"iteration {len(curve)}, objective {curve[-1]:.6g}")
 
         progress.checkpoint(0.0, "L-BFGS")
-        res = minimize(fun, w0, method="L-BFGS-B", jac=True, callback=callback,
-                       options={"maxiter": p["max_iter"], "maxls": 50, "gtol": p["tol"],
-                                "ftol": 64 * np.finfo(float).eps})
+        with blas_single_thread():   # thin products: a second BLAS thread only waits on a busy machine
+            res = minimize(fun, w0, method="L-BFGS-B", jac=True, callback=callback,
+                           options={"maxiter": p["max_iter"], "maxls": 50, "gtol": p["tol"],
+                                    "ftol": 64 * np.finfo(float).eps})
         if not curve:
             curve.append(float(res.fun))
         pub.flush()
