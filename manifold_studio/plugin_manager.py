@@ -476,7 +476,8 @@ def install_wheel(path) -> InstallResult:
             f"(pip install --upgrade {info.name}) or uninstall it first")
     root = _writable_dir(plugin_dir())
     target = root / normalise(info.name)
-    old = _dist_in(target) if target.is_dir() else None
+    old_dist = _dist_in(target) if target.is_dir() else None
+    old = old_dist.version if old_dist is not None else None  # read now: the folder is replaced below
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
     try:
         try:
@@ -500,13 +501,13 @@ def install_wheel(path) -> InstallResult:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     res = InstallResult(info.name, info.version, target, sorted(info.entry_points),
-                        replaced=old.version if old is not None else None, restart_needed=restart)
+                        replaced=old, restart_needed=restart)
     for pinfo in probe.plugins.values():
         res.algorithms += pinfo.algorithms
         res.loaders += pinfo.loaders
         res.samples += pinfo.samples
     provided = ", ".join(res.algorithms + res.loaders + res.samples) or "nothing"
-    verb = f"replaced {info.name} {old.version} by {info.version}" if old is not None else \
+    verb = f"replaced {info.name} {old} by {info.version}" if old is not None else \
         f"installed {info.name} {info.version}"
     res.message = f"{verb} into {root} (provides: {provided})"
     if restart:
@@ -523,12 +524,13 @@ def uninstall(name: str) -> str:
                                      f"uninstall it with 'pip uninstall {name}'")
         raise PluginInstallError(f"no plugin named '{name}' in the plugin folder {plugin_dir()}")
     dist = _dist_in(target)
+    label = f"{dist.metadata['Name']} {dist.version}" if dist is not None else name  # before removal
     try:
         shutil.rmtree(target)
     except OSError as exc:
         raise PluginInstallError(f"cannot remove {target}: {exc.strerror or exc}") from None
     forget_modules(target)
-    return f"uninstalled {dist.metadata['Name'] if dist else name} {dist.version if dist else ''}".rstrip()
+    return f"uninstalled {label}"
 
 
 # --------------------------------------------------------------------------------------
