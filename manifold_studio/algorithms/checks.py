@@ -81,8 +81,10 @@ def check_magnitude(arr: np.ndarray, name: str = "X") -> None:
     """Refuse values whose squares overflow (or, for a whole data set, underflow) float64."""
     if not arr.size:
         return
-    finite = np.where(np.isfinite(arr), np.abs(arr), 0.0)
-    top = float(finite.max())
+    top = max(abs(float(arr.max())), abs(float(arr.min())))   # two reductions, no copy
+    if not np.isfinite(top) or top > HUGE:                       # NaN/inf present, or an error to name
+        finite = np.where(np.isfinite(arr), np.abs(arr), 0.0)
+        top = float(finite.max())
     if top > HUGE:
         col = int(np.argmax(finite.max(axis=0)))
         raise DataError(f"{name} holds values as large as {top:.3g} (column {col}): their squares "

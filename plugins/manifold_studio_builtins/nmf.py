@@ -12,7 +12,7 @@ import numpy as np
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, FitCancelled
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.nmf_updates import (
-    EPS, LOSSES, coefficients_kl, coefficients_nnls, initialize, mu_step, reconstruction_error,
+    LOSSES, coefficients_kl, coefficients_nnls, initialize, mu_step, reconstruction_error,
 )
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, random_state_param, tol_param,
@@ -180,4 +180,4 @@ def register_algorithms():
     return [NMF]
 
 
-__all__ = ["NMF", "check_non_negative", "EPS"]
+__all__ = ["NMF", "check_non_negative"]
