@@ -9,12 +9,14 @@ It runs the same steps from a pip install and inside the installed (frozen) appl
               120 points, three labels) with its default parameters and extends to 40 new
               points (one line per algorithm; classifiers get the labels)
     project   a session with the Iris data, a run and an extension is saved to a temporary
-              folder, reopened,
-              and the reopened model extends exactly as the original did
+              folder and reopened; the reopened model extends exactly as the original did
+    plugin    the plugin template's wheel is installed into a temporary plugin folder through
+              the plugin manager, discovered, fitted and extended (skipped where the template
+              is not installed, e.g. a pip install from a wheel)
     window    the main window opens offscreen in a fresh process of the same program, shows the
               Iris map, and closes; the line gives the start-up time (process start to window shown)
 
-One line per step on standard output, ``ok`` or ``FAIL``; the first failure prints its details
+One line per step on standard output, ``ok``, ``skip`` or ``FAIL``; the first failure prints its details
 and the command exits with status 1 (0 when everything passed). Qt is imported only by the
 window step, in its own process. ``--no-window`` skips that step (a machine without Qt's
 system libraries), ``--window-only`` runs only it.
@@ -49,6 +51,10 @@ class StepFailed(Exception):
         self.detail = detail
 
 
+class StepSkipped(Exception):
+    """A step that does not apply to this installation (reported as 'skip', not a failure)."""
+
+
 class Report:
     """Prints one aligned line per step; remembers the first failure."""
 
@@ -63,6 +69,9 @@ class Report:
         start = time.perf_counter()
         try:
             text = func() or ""
+        except StepSkipped as exc:
+            self.line(name, "skip", str(exc))
+            return True
         except StepFailed as exc:
             self.line(name, "FAIL", str(exc))
             if exc.detail:
@@ -247,6 +256,21 @@ def step_project(host, ds) -> str:
     return f"saved and reopened a {algo} run with its model ({size / 1024:.0f} KiB)"
 
 
+def step_plugin_wheel() -> str:
+    """The plugin template's wheel (built here without pip) installed into a temporary plugin
+    folder through the plugin manager, discovered, fitted and extended; nothing else changes."""
+    from manifold_studio import plugin_selfcheck
+
+    if plugin_selfcheck.template_dir() is None:
+        raise StepSkipped("the plugin template is not part of this installation")
+    lines = plugin_selfcheck.check_plugin_wheel(log=None)
+    fitted = [line for line in lines if line.startswith("plugin algorithm ")]
+    if not fitted:
+        raise StepFailed("the template plugin provided no algorithm", "\n".join(lines))
+    return "; ".join(line.split(": ", 1)[0].replace("plugin algorithm ", "") for line in fitted) + \
+        " installed from its wheel, fitted and extended"
+
+
 def window_command() -> list[str]:
     """The command that starts this same program (the frozen executable or this Python)."""
     if getattr(sys, "frozen", False):
@@ -383,6 +407,8 @@ def run(no_window: bool = False, window_only: bool = False, stream=None) -> int:
             if not report.step(f"fit+extend {algo_id}", lambda cls=cls: fit_and_extend(cls, X, y, X_new, y_new)):
                 return EXIT_FAILED
         if not report.step("project save+open", lambda: step_project(host, data["ds"])):
+            return EXIT_FAILED
+        if not report.step("plugin wheel", step_plugin_wheel):
             return EXIT_FAILED
     if not no_window and not report.step("window", step_window):
         return EXIT_FAILED

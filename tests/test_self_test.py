@@ -55,7 +55,7 @@ def test_full_run_has_one_ok_line_per_step_and_algorithm():
         assert code == 1 and status_of(lines, "plugins") == "FAIL"
         return
     assert code == 0, "\n".join(lines)
-    for step in ["plugins", "sample", "compiled loops", "project save+open"] + [f"fit+extend {a}" for a in HOST.algorithms]:
+    for step in ["plugins", "sample", "compiled loops", "project save+open", "plugin wheel"] + [f"fit+extend {a}" for a in HOST.algorithms]:
         assert status_of(lines, step) == "ok", step
     assert status_of(lines, "window") is None  # --no-window
     assert lines[-1].startswith("self-test") and "ok" in lines[-1]
@@ -216,3 +216,23 @@ def test_data_refused_for_its_domain_is_retried_translated_into_x_ge_0():
 
     with pytest.raises(DataError, match=f"refused {X.min():.3f}"):  # the first (original) refusal is reported
         self_test.fit_and_extend(_AlwaysRefuses, X, y, X_new, y_new)
+
+
+def test_plugin_wheel_step_installs_the_template_into_a_temporary_folder():
+    from manifold_studio import plugin_manager
+
+    before = os.environ.get(plugin_manager.PLUGIN_DIR_ENV)
+    text = self_test.step_plugin_wheel()
+    assert "example_random_projection" in text and "installed from its wheel" in text
+    assert os.environ.get(plugin_manager.PLUGIN_DIR_ENV) == before  # the user's folder untouched
+
+
+def test_plugin_wheel_step_is_skipped_without_the_template(monkeypatch):
+    from manifold_studio import plugin_selfcheck
+
+    monkeypatch.setattr(plugin_selfcheck, "template_dir", lambda: None)
+    report_out = io.StringIO()
+    report = self_test.Report(report_out)
+    assert report.step("plugin wheel", self_test.step_plugin_wheel) is True
+    assert status_of(report_out.getvalue().splitlines(), "plugin wheel") == "skip"
+    assert not report.failed
