@@ -1,0 +1,233 @@
+"""Gradients and KL divergences of SNE, symmetric SNE and t-SNE (seed 002).
+
+- :func:`exact_kl_gradient`: dense O(n^2) gradient and KL for every variant (small n).
+- :func:`fft_kl_gradient`: t-SNE in 2-D for large n. The attractive term is a sum over the
+  sparse P (compiled loop); the repulsive term uses FIt-SNE's interpolation (Linderman et al.
+  2019): the embedding's bounding box is cut into square boxes holding ``P_INTERP`` x
+  ``P_INTERP`` equispaced nodes; charges are spread onto the nodes with Lagrange polynomials,
+  the kernel sums between nodes are a convolution on a regular grid (computed with the FFT)
+  and the node potentials are interpolated back to the points. With the squared kernel
+  (1 + d^2)^-2 and charges (1, y, |y|^2), four potentials give both the normalisation
+  Z = sum_{i != j} (1 + d_ij^2)^-1 and the repulsive forces.
+- :class:`FixedRepulsion`: potentials of a fixed (training) map on a fixed grid, used by
+  ``extend``: each new point reads them at its own position only, so extension is sample-wise.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from manifold_studio.algorithms.jit import jit
+
+__all__ = ["exact_kl_gradient", "fft_kl_gradient", "attractive_forces", "FixedRepulsion", "exact_repulsion",
+           "P_INTERP"]
+
+P_INTERP = 3          # interpolation nodes per box and dimension
+MIN_BOXES = 50        # boxes per dimension at least
+MAX_BOXES = 250       # and at most (the FFT grid is 2 * MAX_BOXES * P_INTERP per side)
+
+
+def exact_kl_gradient(Y: np.ndarray, P: np.ndarray, variant: str = "tsne",
+                      exaggeration: float = 1.0) -> tuple[float, np.ndarray]:
+    """KL(P || Q) and its gradient with respect to Y (dense P: joint for 'tsne' and
+    'symmetric_sne', conditional rows p_{j|i} for 'sne'). ``exaggeration`` multiplies P in the
+    gradient; the KL returned is always that of the unexaggerated P."""
+    n = Y.shape[0]
+    sq = np.einsum("ij,ij->i", Y, Y)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Y @ Y.T, 0.0)
+    pos = P > 0
+    if variant == "tsne":
+        W = 1.0 / (1.0 + D2)
+        np.fill_diagonal(W, 0.0)
+        Q = W / W.sum()
+        M = (exaggeration * P - Q) * W
+        factor = 4.0
+    elif variant == "symmetric_sne":
+        W = np.exp(-(D2 - 0.0))
+        np.fill_diagonal(W, 0.0)
+        Q = W / W.sum()
+        M = exaggeration * P - Q
+        factor = 4.0
+    elif variant == "sne":
+        L = -D2
+        np.fill_diagonal(L, -np.inf)
+        L -= L.max(axis=1, keepdims=True)
+        W = np.exp(L)
+        Q = W / W.sum(axis=1, keepdims=True)
+        M = exaggeration * P - Q
+        M = M + M.T
+        factor = 2.0
+    else:  # pragma: no cover - validated by the parameters
+        raise ValueError(variant)
+    kl = float(np.sum(P[pos] * np.log(np.maximum(P[pos], 1e-300) / np.maximum(Q[pos], 1e-300))))
+    grad = factor * (M.sum(axis=1)[:, None] * Y - M @ Y)
+    return kl, grad
+
+
+@jit
+def _attractive(indptr, indices, data, Y, out):
+    """out_i = sum_j p_ij w_ij (y_i - y_j), w = 1/(1 + d^2); returns sum_ij p_ij log w_ij."""
+    n, dim = Y.shape
+    logw = 0.0
+    for i in range(n):
+        for d in range(dim):
+            out[i, d] = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            j = indices[t]
+            d2 = 0.0
+            for d in range(dim):
+                diff = Y[i, d] - Y[j, d]
+                d2 += diff * diff
+            w = 1.0 / (1.0 + d2)
+            pw = data[t] * w
+            logw += data[t] * math.log(w)
+            for d in range(dim):
+                out[i, d] += pw * (Y[i, d] - Y[j, d])
+    return logw
+
+
+def attractive_forces(P, Y):
+    """(sum_j p_ij w_ij (y_i - y_j) (n, dim), sum_ij p_ij log w_ij) over a sparse CSR P."""
+    out = np.empty_like(Y)
+    logw = _attractive(P.indptr, P.indices, P.data, np.ascontiguousarray(Y), out)
+    return out, logw
+
+
+# -- interpolation ------------------------------------------------------------------------
+def _lagrange_weights(t: np.ndarray) -> np.ndarray:
+    """Lagrange basis at nodes (k + 1/2) / P_INTERP of [0, 1], evaluated at t (m,) -> (m, p)."""
+    nodes = (np.arange(P_INTERP) + 0.5) / P_INTERP
+    out = np.ones((t.shape[0], P_INTERP))
+    for k in range(P_INTERP):
+        for q in range(P_INTERP):
+            if q != k:
+                out[:, k] *= (t - nodes[q]) / (nodes[k] - nodes[q])
+    return out
+
+
+class _Grid:
+    """A square grid of boxes over [lo, lo + n_boxes * width]^2 with P_INTERP nodes per side."""
+
+    def __init__(self, lo: np.ndarray, width: float, n_boxes: int):
+        self.lo, self.width, self.n_boxes = np.asarray(lo, dtype=float), float(width), int(n_boxes)
+        self.N = self.n_boxes * P_INTERP
+        h = self.width / P_INTERP
+        # kernel values at every node offset, laid out circularly for a linear convolution
+        off = np.arange(2 * self.N, dtype=float)
+        off[self.N:] -= 2 * self.N
+        off[self.N] = 0.0  # unused wrap position (never reached by a linear convolution)
+        d2 = (off[:, None] * h) ** 2 + (off[None, :] * h) ** 2
+        self.kernel1_hat = np.fft.rfft2(1.0 / (1.0 + d2))
+        self.kernel2_hat = np.fft.rfft2(1.0 / (1.0 + d2) ** 2)
+
+    @classmethod
+    def covering(cls, Y: np.ndarray, margin: float = 0.0) -> "_Grid":
+        lo = Y.min(axis=0) - margin
+        hi = Y.max(axis=0) + margin
+        spread = float(max(np.max(hi - lo), 1e-12))
+        n_boxes = int(min(MAX_BOXES, max(MIN_BOXES, math.ceil(spread))))
+        width = spread / n_boxes * (1.0 + 1e-9)
+        return cls(lo, width, n_boxes)
+
+    def locate(self, Y: np.ndarray):
+        """Node indices (m, p) per axis and weights (m, p) per axis; ``inside`` mask."""
+        u = (Y - self.lo) / self.width
+        box = np.floor(u).astype(np.intp)
+        inside = np.all((box >= 0) & (box < self.n_boxes), axis=1)
+        box = np.clip(box, 0, self.n_boxes - 1)
+        t = u - box
+        ix = box[:, 0:1] * P_INTERP + np.arange(P_INTERP)
+        iy = box[:, 1:2] * P_INTERP + np.arange(P_INTERP)
+        return ix, iy, _lagrange_weights(t[:, 0]), _lagrange_weights(t[:, 1]), inside
+
+    def spread(self, loc, charges: np.ndarray) -> np.ndarray:
+        """Charges (m, c) onto the nodes: (N, N, c)."""
+        ix, iy, wx, wy, _ = loc
+        c = charges.shape[1]
+        flat = (ix[:, :, None] * self.N + iy[:, None, :]).reshape(ix.shape[0], -1)      # (m, p*p)
+        w = (wx[:, :, None] * wy[:, None, :]).reshape(ix.shape[0], -1)
+        out = np.empty((self.N * self.N, c))
+        for q in range(c):
+            out[:, q] = np.bincount(flat.ravel(), weights=(w * charges[:, q:q + 1]).ravel(),
+                                    minlength=self.N * self.N)
+        return out.reshape(self.N, self.N, c)
+
+    def convolve(self, grid: np.ndarray, kernel_hat: np.ndarray) -> np.ndarray:
+        """Potentials at the nodes: sum over nodes of kernel(node - node') * charge(node')."""
+        N = self.N
+        out = np.empty_like(grid)
+        for q in range(grid.shape[2]):
+            f = np.fft.irfft2(np.fft.rfft2(grid[:, :, q], s=(2 * N, 2 * N)) * kernel_hat, s=(2 * N, 2 * N))
+            out[:, :, q] = f[:N, :N]
+        return out
+
+    def gather(self, loc, potentials: np.ndarray) -> np.ndarray:
+        """Node potentials (N, N, c) interpolated at the points: (m, c)."""
+        ix, iy, wx, wy, _ = loc
+        vals = potentials[ix[:, :, None], iy[:, None, :], :]                              # (m, p, p, c)
+        w = wx[:, :, None] * wy[:, None, :]
+        return np.einsum("mab,mabc->mc", w, vals)
+
+
+def fft_kl_gradient(Y: np.ndarray, P, exaggeration: float = 1.0, with_kl: bool = False):
+    """Approximate t-SNE gradient (2-D, sparse P) and, when asked, KL(P || Q); returns (kl, grad)."""
+    Y = np.ascontiguousarray(Y)
+    attr, logw = attractive_forces(P, Y)
+    grid = _Grid.covering(Y)
+    loc = grid.locate(Y)
+    sq = np.einsum("ij,ij->i", Y, Y)
+    charges = np.column_stack([np.ones(Y.shape[0]), Y, sq])
+    phi = grid.gather(loc, grid.convolve(grid.spread(loc, charges), grid.kernel2_hat))
+    Z = float(np.sum((1.0 + sq) * phi[:, 0] - 2.0 * np.einsum("ij,ij->i", Y, phi[:, 1:3]) + phi[:, 3])) - Y.shape[0]
+    Z = max(Z, 1e-300)
+    rep = (Y * phi[:, 0:1] - phi[:, 1:3]) / Z
+    grad = 4.0 * (exaggeration * attr - rep)
+    kl = np.nan
+    if with_kl:
+        plogp = float(np.sum(P.data * np.log(np.maximum(P.data, 1e-300))))
+        kl = plogp - logw + math.log(Z) * float(P.data.sum())
+    return kl, grad
+
+
+class FixedRepulsion:
+    """Repulsion of a fixed map ``Y_train`` on new points, per new point (sample-wise):
+    Z_i = sum_j w_ij and F_i = sum_j w_ij^2 (y_i - y_j), w_ij = 1/(1 + |y_i - y_j|^2).
+
+    Inside a grid over the training map (with a margin) the sums are interpolated from node
+    potentials computed once; outside it they are exact sums over the training points (blocks).
+    """
+
+    def __init__(self, Y_train: np.ndarray):
+        self.Y = np.ascontiguousarray(Y_train, dtype=float)
+        self.grid = _Grid.covering(self.Y, margin=2.0)
+        loc = self.grid.locate(self.Y)
+        ones = np.ones((self.Y.shape[0], 1))
+        charges = np.column_stack([ones, self.Y])
+        spread = self.grid.spread(loc, charges)
+        self.pot1 = self.grid.convolve(spread[:, :, :1], self.grid.kernel1_hat)
+        self.pot2 = self.grid.convolve(spread, self.grid.kernel2_hat)
+
+    def __call__(self, Yn: np.ndarray):
+        loc = self.grid.locate(Yn)
+        Z = self.grid.gather(loc, self.pot1)[:, 0]
+        phi = self.grid.gather(loc, self.pot2)
+        F = Yn * phi[:, 0:1] - phi[:, 1:3]
+        outside = ~loc[4]
+        if outside.any():
+            Zo, Fo = exact_repulsion(Yn[outside], self.Y)
+            Z[outside], F[outside] = Zo, Fo
+        return np.maximum(Z, 1e-300), F
+
+
+def exact_repulsion(Yn: np.ndarray, Ytr: np.ndarray, block: int = 4096):
+    """Exact Z_i = sum_j w_ij and F_i = sum_j w_ij^2 (y_i - y_j) of new points over a fixed
+    map (blocks of training points bound the memory)."""
+    Z = np.zeros(Yn.shape[0])
+    F = np.zeros_like(Yn)
+    for start in range(0, Ytr.shape[0], block):
+        diff = Yn[:, None, :] - Ytr[None, start:start + block, :]
+        w = 1.0 / (1.0 + np.einsum("mjd,mjd->mj", diff, diff))
+        Z += w.sum(axis=1)
+        F += np.einsum("mj,mjd->md", w * w, diff)
+    return Z, F

@@ -1,0 +1,255 @@
+"""t-SNE (and SNE, symmetric SNE) of seed 002, animated while it optimises, extendable."""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
+from manifold_studio.algorithms.neighbors import NeighborIndex
+from manifold_studio.algorithms.params import AnyOf, max_iter_param, n_components_param, random_state_param
+from manifold_studio.algorithms.progress import FitCancelled, SubProgress
+from manifold_studio.algorithms.tsne_affinities import (exact_affinities, neighbour_affinities,
+                                                        sparse_affinities)
+from manifold_studio.algorithms.tsne_gradient import (FixedRepulsion, exact_kl_gradient,
+                                                      exact_repulsion, fft_kl_gradient)
+from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.hookspecs import hookimpl
+
+#: 'auto' uses exact gradients up to this many points, the FFT approximation above
+EXACT_MAX_N = 1000
+#: seconds between two published intermediate maps
+PARTIAL_INTERVAL = 0.1
+MIN_GAIN = 0.01
+
+
+def _gd_step(Y, update, gains, grad, momentum, lr):
+    """Gradient descent with momentum and per-coordinate gains (Jacobs 1988), as in
+    van der Maaten's and scikit-learn's t-SNE: gains grow by 0.2 where the gradient changes
+    sign against the last update and shrink by 0.8 otherwise."""
+    inc = update * grad < 0.0
+    gains[inc] += 0.2
+    gains[~inc] *= 0.8
+    np.clip(gains, MIN_GAIN, None, out=gains)
+    update *= momentum
+    update -= lr * (gains * grad)
+    Y += update
+
+
+class TSNE(EmbeddingAlgorithm):
+    """t-distributed stochastic neighbour embedding (seed 002), with SNE and symmetric SNE.
+
+    Input affinities p_{j|i} are Gaussian with sigma_i set by binary search so that the
+    perplexity exp(H(P_i)) equals ``perplexity``; p_ij = (p_{j|i} + p_{i|j}) / 2n. The map
+    minimises KL(P || Q) with q_ij proportional to (1 + |y_i - y_j|^2)^-1 ('tsne'), to
+    exp(-|y_i - y_j|^2) ('symmetric_sne'), or the sum over i of KL(P_i || Q_i) with
+    conditional Gaussians ('sne'). Optimisation: gradient descent with momentum and gains,
+    ``early_exaggeration`` multiplying P for the first ``n_iter_early`` iterations.
+
+    ``method='exact'`` uses dense O(n^2) gradients; ``'fft'`` (2-D t-SNE) uses the sparse P
+    of the 3 * perplexity nearest neighbours and FIt-SNE's FFT-accelerated interpolation for
+    the repulsive forces; ``'auto'`` picks exact up to 1,000 points. ``kl_divergence_`` is
+    the final KL (exact for the exact method, the sparse-P / interpolated-Z value otherwise).
+
+    ``extend`` places new points into the fixed map (openTSNE's transform): affinities to
+    their 3 * perplexity nearest training points with the training perplexity, start at the
+    affinity-weighted mean of those points' positions, then ``extend_iter`` iterations moving
+    each new point alone (attraction to its neighbours, repulsion from all training points
+    normalised per point), so extension is sample-wise.
+    """
+
+    id = "tsne"
+    name = "t-SNE"
+    help = ("Draws a map where points that are close neighbours in the data stay close: clusters "
+            "appear as separate islands (distances between islands and island sizes mean little). "
+            "The perplexity is roughly the number of neighbours each point cares about (5 to 50). "
+            "The map is animated while it optimises; Cancel keeps the current map. New points are "
+            "placed into a finished map by their nearest fitted points.")
+    min_samples = 4
+    extend_chunk_size = 4096
+    params = (
+        Float("perplexity", 30.0, "Effective number of neighbours of each point (must be less than "
+              "the number of points minus one).", low=1.0, log=True),
+        n_components_param(2, "Number of output dimensions (the fft method needs 2)."),
+        Float("early_exaggeration", 12.0, "Factor multiplying the affinities during the first "
+              "n_iter_early iterations (forms tight, well separated clusters).", low=1.0),
+        AnyOf("learning_rate", "auto", "Step size: 'auto' = max(n / early_exaggeration / 4, 50) as "
+              "scikit-learn, or a positive number.",
+              options=(Choice("learning_rate", "auto", "", choices=("auto",)),
+                       Float("learning_rate", 200.0, "", low=0.0, low_open=True))),
+        max_iter_param(1000, "Total number of gradient iterations (early exaggeration included)."),
+        Int("n_iter_early", 250, "Iterations with early exaggeration and momentum 0.5.", low=0),
+        Float("momentum", 0.8, "Momentum after the early-exaggeration phase (0.5 before).",
+              low=0.0, high=1.0, high_open=True),
+        Choice("init", "pca", "Starting map: 'pca' (first principal components scaled to standard "
+               "deviation 1e-4) or 'random' (Gaussian, standard deviation 1e-4).",
+               choices=("pca", "random")),
+        random_state_param("Seed of the random start (and of PCA's sign); empty = a different map every run."),
+        Choice("metric", "euclidean", "Distance between input points.", choices=("euclidean",)),
+        Choice("method", "auto", "Gradient: 'exact' (O(n^2), any variant and dimension), 'fft' "
+               "(FIt-SNE interpolation, 2-D t-SNE, large n) or 'auto' (exact up to 1,000 points).",
+               choices=("auto", "exact", "fft")),
+        Choice("variant", "tsne", "'tsne' (Student-t map kernel), 'symmetric_sne' (Gaussian, joint P) "
+               "or 'sne' (Gaussian, conditional P) as derived in the seed; the SNE variants are exact only.",
+               choices=("tsne", "symmetric_sne", "sne")),
+        Int("extend_iter", 250, "Iterations when placing new points into the fitted map.", low=0),
+        Float("extend_learning_rate", 0.1, "Step size when placing new points (per-point gradient).",
+              low=0.0, low_open=True),
+    )
+
+    # -- fit ----------------------------------------------------------------------------
+    def _resolve_method(self, n):
+        p = self._p
+        method = p["method"]
+        if method == "auto":
+            method = "exact" if (n <= EXACT_MAX_N or p["variant"] != "tsne" or p["n_components"] != 2) else "fft"
+        if method == "fft" and (p["variant"] != "tsne" or p["n_components"] != 2):
+            raise InvalidParameterError(
+                f"method='fft' needs variant='tsne' and n_components=2 (got variant={p['variant']!r}, "
+                f"n_components={p['n_components']}); use method='exact'.")
+        return method
+
+    def _check(self, X):
+        n = X.shape[0]
+        perp = self._p["perplexity"]
+        if perp >= n - 1:
+            raise DataError(f"perplexity={perp:g} is too large for {n} points: it must be less than "
+                            f"n - 1 = {n - 1} (each point has {n - 1} other points); the largest allowed "
+                            f"is just below {n - 1}, typical values are 5 to 50 (e.g. {max(1.0, (n - 1) / 3):.3g}).")
+        if float(np.max(np.ptp(X, axis=0))) == 0.0:
+            raise DataError(f"All {n} points are identical (constant data): t-SNE needs distances "
+                            "between points to define neighbours.")
+
+    def _init_map(self, X, rng):
+        n, k = X.shape[0], self._p["n_components"]
+        if self._p["init"] == "pca" and X.shape[1] >= 1:
+            Xc = X - X.mean(axis=0)
+            U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
+            Y = U[:, :k] * S[:k]
+            if Y.shape[1] < k:
+                Y = np.column_stack([Y, rng.normal(size=(n, k - Y.shape[1]))])
+            signs = np.sign(Y[np.argmax(np.abs(Y), axis=0), np.arange(k)])
+            Y = Y * np.where(signs == 0, 1.0, signs)
+            std = Y[:, 0].std()
+            return Y / (std if std > 0 else 1.0) * 1e-4
+        return 1e-4 * rng.normal(size=(n, k))
+
+    def _fit(self, X, y, progress):
+        p = self._p
+        n = X.shape[0]
+        self._check(X)
+        method = self._resolve_method(n)
+        variant = p["variant"]
+        progress.checkpoint(0.0, "Affinities")
+        aff = SubProgress(progress, 0.0, 0.1, "Affinities: ")
+        if method == "exact":
+            P = exact_affinities(X, p["perplexity"], symmetric=variant != "sne")
+            aff.checkpoint(1.0, "done")
+            grad_fn = lambda Y, ex, kl: exact_kl_gradient(Y, P, variant, ex)  # noqa: E731
+        else:
+            P = sparse_affinities(X, p["perplexity"], progress=aff)
+            grad_fn = lambda Y, ex, kl: fft_kl_gradient(Y, P, ex, with_kl=kl)  # noqa: E731
+        rng = np.random.default_rng(p["random_state"])
+        Y = self._init_map(X, rng)
+        lr = p["learning_rate"]
+        if lr == "auto":
+            lr = max(n / p["early_exaggeration"] / 4.0, 50.0)
+        update = np.zeros_like(Y)
+        gains = np.ones_like(Y)
+        max_iter = p["max_iter"]
+        n_early = min(p["n_iter_early"], max_iter)
+        kl_iters, kl_values = [], []
+        last_pub = time.monotonic()
+        it = 0
+        try:
+            for it in range(max_iter):
+                early = it < n_early
+                progress.checkpoint(0.1 + 0.9 * it / max_iter, f"Iteration {it:,}/{max_iter:,}"
+                                    + (" (early exaggeration)" if early else ""))
+                want_kl = (it + 1) % 50 == 0
+                kl, grad = grad_fn(Y, p["early_exaggeration"] if early else 1.0, want_kl)
+                if want_kl and not early:
+                    kl_iters.append(it + 1)
+                    kl_values.append(kl)
+                if it == n_early:  # leaving early exaggeration: fresh gains (scikit-learn does the same)
+                    update[:] = 0.0
+                    gains[:] = 1.0
+                _gd_step(Y, update, gains, grad, 0.5 if early else p["momentum"], lr)
+                now = time.monotonic()
+                if now - last_pub >= PARTIAL_INTERVAL:
+                    last_pub = now
+                    progress.partial(Y.copy())
+            it = max_iter
+        except FitCancelled:
+            self._stop_early(f"after {it:,} of {max_iter:,} iterations")
+        self.n_iter_ = int(it)
+        self.method_ = method
+        self.learning_rate_ = float(lr)
+        self.embedding_ = Y
+        kl, _ = grad_fn(Y, 1.0, True)
+        self.kl_divergence_ = float(kl)
+        self.kl_curve_iterations_ = np.asarray(kl_iters, dtype=np.intp)
+        self.kl_curve_ = np.asarray(kl_values, dtype=float)
+        self.training_points_ = np.ascontiguousarray(X)
+        progress.checkpoint(1.0, "Done")
+
+    # -- extend -------------------------------------------------------------------------
+    def _extend_index(self):
+        cache = getattr(self, "_index_cache", None)
+        if cache is None or cache[0] is not self.training_points_:
+            cache = (self.training_points_, NeighborIndex(self.training_points_))
+            self._index_cache = cache
+        return cache[1]
+
+    def _repulsion(self):
+        rep = getattr(self, "_repulsion_cache", None)
+        if rep is None or rep[0] is not self.embedding_:
+            rep = (self.embedding_, FixedRepulsion(self.embedding_))
+            self._repulsion_cache = rep
+        return rep[1]
+
+    def _extend(self, X):
+        p = self._p
+        Ytr = self.embedding_
+        Pc, idx = neighbour_affinities(X, p["perplexity"], index=self._extend_index())
+        nb = Ytr[idx]                                            # (m, k, dim)
+        Y = np.einsum("mk,mkd->md", Pc, nb)                      # affinity-weighted mean
+        if p["extend_iter"] == 0:
+            return Y
+        exact = Ytr.shape[1] != 2
+        rep = None if exact else self._repulsion()
+        update = np.zeros_like(Y)
+        gains = np.ones_like(Y)
+        lr = p["extend_learning_rate"]
+        for it in range(p["extend_iter"]):
+            diff = Y[:, None, :] - nb
+            w = 1.0 / (1.0 + np.einsum("mkd,mkd->mk", diff, diff))
+            attr = np.einsum("mk,mkd->md", Pc * w, diff)
+            if exact:
+                Z, F = exact_repulsion(Y, Ytr)
+            else:
+                Z, F = rep(Y)
+            # per-point KL(P_i || Q_i), q_{j|i} = w_ij / Z_i: gradient 2 (attr - F / Z)
+            grad = 2.0 * (attr - F / Z[:, None])
+            _gd_step(Y, update, gains, grad, 0.5 if it < 50 else 0.8, lr)
+        return Y
+
+    def extend(self, X, progress=None):
+        X = self._check_new_data(X)
+        return self.map_chunks(self._extend, X, progress)
+
+    # -- results ------------------------------------------------------------------------
+    def result_summary(self):
+        out = super().result_summary()
+        if hasattr(self, "kl_divergence_"):
+            out["kl_divergence"] = round(self.kl_divergence_, 6)
+            out["n_iter"] = self.n_iter_
+            out["method"] = self.method_
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [TSNE]
