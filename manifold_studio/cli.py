@@ -626,6 +626,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "'manifold-studio gui --help' lists its options", add_help=False)
     p.add_argument("gui_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_gui)
+
+    from manifold_studio.cli_plugins import add_plugins_parser
+    add_plugins_parser(sub)  # manifold-studio plugins list|install|uninstall|enable|disable
     return parser
 
 

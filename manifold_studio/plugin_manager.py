@@ -165,6 +165,8 @@ def _known_names() -> dict[str, tuple[str, str | None]]:
 
 def set_enabled(name: str, enabled: bool) -> str:
     """Enable or disable a plugin by entry-point name or distribution name (persisted).
+    Disabling a distribution disables all its entry points; enabling an entry point enables
+    its distribution too.
 
     Returns a message; raises :class:`PluginInstallError` for an unknown name or for disabling
     Manifold Studio itself (disable its plugins one by one instead)."""
@@ -178,8 +180,10 @@ def set_enabled(name: str, enabled: bool) -> str:
                                  "one by one (e.g. builtin_kmeans)")
     data = _read_settings()
     current = {normalise(n) for n in data.get("disabled", []) if isinstance(n, str)}
-    if enabled:
+    if enabled:  # enabling an entry point also lifts a ban on its whole distribution
         current.discard(key)
+        if key in known and known[key][1]:
+            current.discard(normalise(known[key][1]))
     else:
         current.add(key)
     data["disabled"] = sorted(current)
