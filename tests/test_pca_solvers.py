@@ -62,14 +62,15 @@ def test_randomized_route_is_accurate_and_seeded(shape):
 
 
 @pytest.mark.parametrize("n, d, k", [(20000, 784, 50), (5000, 20, 2), (100, 5000, 10), (2000, 2000, 10),
-                                     (2000, 2000, 0.9), (300, 300, 10), (3000, 1500, 1400)])
+                                     (2000, 2000, 0.9), (300, 300, 10), (3000, 1500, 1400),
+                                     (1000, 20000, 2), (1000, 20000, 40), (300, 20000, 20)])
 def test_auto_rule(n, d, k):
     """auto = scikit-learn's rule, except the Gram route where d ≫ n."""
     mine = choose_solver(n, d, k)
     if d <= 1000 and n >= 10 * d:
         expected = "covariance"
-    elif n <= 1000 and d >= 10 * n:
-        expected = "gram"
+    elif n <= 1000 and d >= 10 * n and (isinstance(k, float) or n < 2 * (k + 10) * (2 * (7 if k < 0.1 * n else 4) + 2)):
+        expected = "gram"       # fewer flops than the randomized SVD
     elif max(n, d) <= 500 or isinstance(k, float):
         expected = "full"
     elif k < 0.8 * min(n, d):

@@ -15,7 +15,9 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
                 matrix. Approximate, seeded by ``random_state``; for large matrices and few
                 components.
 ``auto``        scikit-learn's rule extended by the Gram route: covariance when d ≤ 1000 and
-                n ≥ 10·d; gram when n ≤ 1000 and d ≥ 10·n; full when max(n, d) ≤ 500 or the
+                n ≥ 10·d; gram when n ≤ 1000, d ≥ 10·n and it costs fewer flops than the
+                randomized SVD (n < 2(k + 10)(2q + 2), q power iterations; always for a
+                fraction of the variance); full when max(n, d) ≤ 500 or the
                 number of components is a fraction of the variance; randomized when
                 n_components < 0.8·min(n, d); full otherwise.
 """
@@ -46,11 +48,25 @@ class PrincipalAxes:
     exact: bool                   # True when every non-zero axis was computed exactly
 
 
+def power_iterations(n: int, d: int, k: int) -> int:
+    """scikit-learn's 'auto' number of power iterations of the randomized SVD."""
+    return 7 if k < 0.1 * min(n, d) else 4
+
+
+def gram_is_cheaper(n: int, d: int, k) -> bool:
+    """Whether the n × n Gram route costs fewer flops than the randomized SVD: n²d (the
+    symmetric product) against 2nd(k + 10)(2q + 2) (q power iterations), i.e.
+    n < 2(k + 10)(2q + 2); always for a fraction of the variance (every eigenvalue needed)."""
+    if not isinstance(k, (int, np.integer)):
+        return True
+    return n < 2 * (k + 10) * (2 * power_iterations(n, d, k) + 2)
+
+
 def choose_solver(n: int, d: int, n_components) -> str:
     """The route ``auto`` takes for an n × d matrix (``n_components`` int, fraction or None)."""
     if d <= 1000 and n >= 10 * d:
         return "covariance"
-    if n <= 1000 and d >= 10 * n:
+    if n <= 1000 and d >= 10 * n and gram_is_cheaper(n, d, n_components):
         return "gram"
     if max(n, d) <= 500 or not isinstance(n_components, (int, np.integer)):
         return "full"
@@ -89,14 +105,16 @@ def _covariance_route(X, mean, k, progress):
     return np.sqrt(np.clip(evals, 0.0, None)), V.T, float(np.trace(C))
 
 
-def _gram_route(Xc, progress):
+def _gram_route(Xc, k, progress):
     n, d = Xc.shape
     progress.checkpoint(0.2, f"Diagonalising the {n}×{n} Gram matrix (d ≫ n)")
     evals, U = linalg.eigh(Xc @ Xc.T, check_finite=False)
     evals, U = evals[::-1], U[:, ::-1]
+    if isinstance(k, (int, np.integer)):   # the axes asked for only (the total comes from the trace)
+        evals, U = evals[:k], U[:, :k]
     s = np.sqrt(np.clip(evals, 0.0, None))
     positive = s > s[0] * max(n, d) * np.finfo(float).eps if s[0] > 0 else np.zeros_like(s, bool)
-    Vt = np.zeros((n, d))
+    Vt = np.zeros((len(s), d))
     Vt[positive] = (Xc.T @ U[:, positive] / s[positive]).T
     return np.where(positive, s, 0.0), Vt
 
@@ -106,7 +124,7 @@ def _randomized_route(Xc, k, random_state, progress, n_oversamples=10, n_iter=No
     rng = check_random_state(random_state)
     size = min(k + n_oversamples, min(n, d))
     if n_iter is None:
-        n_iter = 7 if k < 0.1 * min(n, d) else 4
+        n_iter = power_iterations(n, d, k)
     Q = Xc @ rng.standard_normal((d, size))
     for it in range(n_iter):
         progress.checkpoint(0.1 + 0.7 * it / n_iter, f"Randomized SVD: power iteration {it + 1}/{n_iter}")
@@ -142,7 +160,7 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
         Xc = X - mean
         total = float(np.einsum("ij,ij->", Xc, Xc)) / denom
         if solver == "gram":
-            s, Vt = _gram_route(Xc, progress)
+            s, Vt = _gram_route(Xc, n_components, progress)
         elif solver == "randomized":
             s, Vt = _randomized_route(Xc, int(n_components), random_state, progress)
         else:
