@@ -91,10 +91,14 @@ class MainWindow(QMainWindow):
         install_project_actions(self)  # File ▸ Open project / Save project
         from manifold_studio.gui.autosave import install_autosave
         install_autosave(self)  # recovery file every few minutes, restored after a crash
+        from manifold_studio.gui.plugin_manager_dialog import install_plugin_manager
+        install_plugin_manager(self)  # Tools ▸ Plugins…: install, uninstall, enable, disable
         self.bridge.currentRunChanged.connect(self.show_run)
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)
         self.algorithm_panel.algorithmChanged.connect(lambda _id: self.run_controls.update_run_enabled())
+        self.algorithm_panel.algorithmChanged.connect(self.run_controls.show_algorithm)
+        self.run_controls.show_algorithm(self.algorithm_panel.algorithm_id)
         self.algorithm_panel.form.validityChanged.connect(lambda _ok: self.run_controls.update_run_enabled())
         self.run_controls.update_run_enabled()
         self.statusBar().showMessage("Ready. Load data, pick an algorithm, press Run.")
@@ -418,7 +422,8 @@ class MainWindow(QMainWindow):
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
         try:
-            task = self.session.fit_task(run) if make_task is None else make_task(run)
+            isolated = self.run_controls.isolated_for(algo)
+            task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
         except Exception as exc:  # noqa: BLE001
             self.session.fail_run(run.id, exc)
             self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
