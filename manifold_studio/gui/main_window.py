@@ -97,8 +97,6 @@ class MainWindow(QMainWindow):
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)
         self.algorithm_panel.algorithmChanged.connect(lambda _id: self.run_controls.update_run_enabled())
-        self.algorithm_panel.algorithmChanged.connect(self.run_controls.show_algorithm)
-        self.run_controls.show_algorithm(self.algorithm_panel.algorithm_id)
         self.algorithm_panel.form.validityChanged.connect(lambda _ok: self.run_controls.update_run_enabled())
         self.run_controls.update_run_enabled()
         self.statusBar().showMessage("Ready. Load data, pick an algorithm, press Run.")
@@ -422,8 +420,7 @@ class MainWindow(QMainWindow):
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
         try:
-            isolated = self.run_controls.isolated_for(algo)
-            task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
+            task = self.session.fit_task(run) if make_task is None else make_task(run)
         except Exception as exc:  # noqa: BLE001
             self.session.fail_run(run.id, exc)
             self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
