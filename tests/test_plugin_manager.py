@@ -99,6 +99,17 @@ def test_template_wheel_installs_is_listed_and_fits(folder, tmp_path):
     assert builtin.origin == pm.BUILTIN and builtin.algorithms == ["pca"] and builtin.version
 
 
+def test_installed_plugin_passes_the_conformance_kit(folder, tmp_path, monkeypatch):
+    from manifold_studio.algorithms.conformance import CHECKS, check_algorithm
+
+    res = pm.install_wheel(build_pure_wheel(TEMPLATE, tmp_path / "dist"))
+    # the kit's no-Qt check imports the module in a subprocess, which needs the folder on its path
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(res.folder), os.environ.get("PYTHONPATH", "")]))
+    cls = plugins.reload_host().algorithm_class(TEMPLATE_ALGO)
+    assert str(folder) in sys.modules[cls.__module__].__file__  # imported from the plugin folder
+    assert check_algorithm(cls) == list(CHECKS)
+
+
 def test_self_check_function_for_the_installer_self_test(folder):
     lines = check_plugin_wheel(log=None)
     assert lines[-1].startswith(f"plugin algorithm {TEMPLATE_ALGO} from {TEMPLATE_DIST} 0.1.0: fitted")
