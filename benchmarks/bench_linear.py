@@ -3,7 +3,7 @@ same generated data, same run.
 
     .venv/bin/python benchmarks/bench_linear.py            # full sizes (about half a minute)
     .venv/bin/python benchmarks/bench_linear.py --quick    # small sizes (a few seconds)
-    .venv/bin/python benchmarks/bench_linear.py --threads 1   # BLAS on one thread for both
+    .venv/bin/python benchmarks/bench_linear.py --threads 1 --append   # BLAS on one thread for both
 
 Cases (full sizes): the perceptron on 70,000 x 20 for 5 epochs in data order against
 scikit-learn's Perceptron with the same schedule (shuffle=False, tol=None, eta0=tau, alpha=0,
@@ -66,6 +66,7 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=5, help="runs per timing, best kept")
     parser.add_argument("--threads", default=None,
                         help="BLAS/OpenMP threads for both libraries (default: the libraries' own choice)")
+    parser.add_argument("--append", action="store_true", help="append to --out instead of replacing it")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "linear.txt"))
     args = parser.parse_args(argv)
 
@@ -153,7 +154,8 @@ def main(argv=None):
         report(f"{name:<{width}}  {t_o:8.4f}  {t_s:9.4f}  {ratio:6.2f}  {qual}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with out.open("a" if args.append else "w", encoding="utf-8") as fh:
+        fh.write(("\n" if args.append else "") + "\n".join(lines) + "\n")
     print(f"\nwritten to {out}")
 
 
