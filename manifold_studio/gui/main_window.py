@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.errors import DataError
 from manifold_studio.gui.algorithm_panel import AlgorithmPanel
+from manifold_studio.gui.classification_panel import install_classification  # registers its views
 from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
 from manifold_studio.gui.error_handling import show_error_dialog
 from manifold_studio.gui.message_log import MessageLog
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         from manifold_studio.gui.clustering_tools import install_clustering_tools
         install_clustering_tools(self)  # cluster overlay, "Fit on:" input, Choose k tool
+        install_classification(self)  # Classification group, evaluation, Classify this map
         from manifold_studio.gui.image_points import install_image_points
         install_image_points(self)  # images on hover, thumbnails instead of dots
         from manifold_studio.gui.project_actions import install_project_actions
@@ -97,6 +99,8 @@ class MainWindow(QMainWindow):
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)
         self.algorithm_panel.algorithmChanged.connect(lambda _id: self.run_controls.update_run_enabled())
+        self.algorithm_panel.algorithmChanged.connect(self.run_controls.show_algorithm)
+        self.run_controls.show_algorithm(self.algorithm_panel.algorithm_id)
         self.algorithm_panel.form.validityChanged.connect(lambda _ok: self.run_controls.update_run_enabled())
         self.run_controls.update_run_enabled()
         self.statusBar().showMessage("Ready. Load data, pick an algorithm, press Run.")
@@ -389,7 +393,8 @@ class MainWindow(QMainWindow):
         errors = self.algorithm_panel.form.errors()
         if errors:
             return next(iter(errors.values()))
-        return ""
+        panel = getattr(self, "classification_panel", None)
+        return panel.blocker(algo) if panel is not None else ""
 
     def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
                       dataset_name: str | None = None, *, rows=None, make_task=None,
@@ -409,6 +414,9 @@ class MainWindow(QMainWindow):
         if not algo:
             self.report_error("Pick an algorithm first.", log=False)
             return None
+        panel = getattr(self, "classification_panel", None)
+        if panel is not None and not panel.confirm_run(algo):
+            return None
         try:
             if params is None:
                 params = self.algorithm_panel.values()
@@ -420,7 +428,8 @@ class MainWindow(QMainWindow):
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
         try:
-            task = self.session.fit_task(run) if make_task is None else make_task(run)
+            isolated = self.run_controls.isolated_for(algo)
+            task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
         except Exception as exc:  # noqa: BLE001
             self.session.fail_run(run.id, exc)
             self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
@@ -438,15 +447,9 @@ class MainWindow(QMainWindow):
         return run
 
     def _fit_partial(self, run_id: int, result) -> None:
-        """An intermediate result of a running fit (e.g. t-SNE iterations): preview it on the map."""
-        run = self.session.runs.get(run_id)
-        view = self.map_view
-        if run is None or run.finished or view is None:
-            return
-        try:
-            view.show_partial(run, result, self.session.datasets.get(run.dataset_name))
-        except Exception as exc:  # noqa: BLE001 - a preview must never break the fit
-            self.session.log(f"Could not draw an intermediate result: {error_message(exc)}", "warning")
+        """An intermediate result of a running fit: a training curve or a map preview."""
+        from manifold_studio.gui.fit_partials import route_partial
+        route_partial(self, run_id, result)
 
     def _fit_done(self, run_id: int, outcome) -> None:
         run = self.session.complete_run(run_id, outcome)

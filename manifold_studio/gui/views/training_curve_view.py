@@ -1,0 +1,106 @@
+"""Training curves of a classification run, live while it trains.
+
+Training loops publish :class:`~manifold_studio.algorithms.curves.TrainingCurve` objects with
+``progress.partial``; the main window routes them here (:mod:`manifold_studio.gui.fit_partials`)
+and the view redraws the curve (mistakes per epoch, training / validation loss, SVM objective),
+on a log scale when the curve asks for it. When the run is shown afterwards, the final curve is
+``estimator.training_curve()``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QVBoxLayout
+
+from manifold_studio.algorithms.curves import TrainingCurve
+from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.palette import CATEGORICAL
+from manifold_studio.gui.widgets import message_label
+
+
+@register_view
+class TrainingCurveView(ResultView):
+    view_id = "training_curve"
+    title = "Training curve"
+    area = "right"
+    order = 34
+
+    def __init__(self, window=None, parent=None):
+        super().__init__(window, parent)
+        self.curve: TrainingCurve | None = None
+        self.n_partials = 0
+        self.info = message_label("Training curve of a classifier (mistakes or loss per epoch).")
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot_item = self.plot.getPlotItem()
+        self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self.items: dict[str, pg.PlotDataItem] = {}
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.info)
+        lay.addWidget(self.plot, 1)
+
+    def applies_to(self, run) -> bool:
+        return run is not None and run.kind == "classification"
+
+    def show_run(self, run, dataset) -> None:
+        super().show_run(run, dataset)
+        curve = None
+        if run is not None and run.succeeded and run.estimator is not None:
+            try:
+                curve = run.estimator.training_curve()
+            except Exception:  # noqa: BLE001 - no curve rather than a broken view
+                curve = None
+        if curve is None:
+            self._draw(None)
+            self.info.setText("This run has no training curve." if run is not None
+                              else "Training curve of a classifier (mistakes or loss per epoch).")
+            return
+        self._draw(curve)
+        self.info.setText(f"{run.title()}: {curve.title} ({len(curve.x):,} points)")
+
+    def show_partial(self, run, curve: TrainingCurve) -> bool:
+        """Draw a curve a running fit published; returns False when ``curve`` is not one."""
+        if not isinstance(curve, TrainingCurve):
+            return False
+        self.n_partials += 1
+        self._draw(curve)
+        self.info.setText(f"{run.title() if run is not None else ''}: {curve.title} — training… "
+                          f"({len(curve.x):,} points)")
+        return True
+
+    def _draw(self, curve: TrainingCurve | None) -> None:
+        same = (curve is not None and self.curve is not None and set(curve.series) == set(self.items)
+                and curve.log_y == self.curve.log_y and curve.title == self.curve.title)
+        self.curve = curve
+        if not same:
+            self.plot.clear()
+            self.legend.clear()
+            self.items = {}
+        if curve is None:
+            return
+        self.plot_item.setLogMode(x=False, y=bool(curve.log_y))
+        self.plot_item.setLabel("bottom", curve.x_label)
+        self.plot_item.setLabel("left", curve.y_label + (" (log scale)" if curve.log_y else ""))
+        self.plot_item.setTitle(curve.title, size="10pt")
+        for i, (name, values) in enumerate(curve.series.items()):
+            x, v = curve.x, values
+            if curve.log_y:  # a log axis cannot show 0 or negative values
+                keep = v > 0
+                x, v = x[keep], v[keep]
+            item = self.items.get(name)
+            if item is None:
+                rgb = tuple(int(c) for c in CATEGORICAL[i % len(CATEGORICAL)])
+                item = self.plot.plot(x, v, pen=pg.mkPen(*rgb, width=2), name=name,
+                                      symbol="o" if len(x) <= 60 else None, symbolSize=5,
+                                      symbolBrush=pg.mkBrush(*rgb))
+                self.items[name] = item
+            else:
+                item.setData(x, v)
+        self.plot_item.enableAutoRange()
+
+    @property
+    def series(self) -> dict[str, np.ndarray]:
+        return {} if self.curve is None else dict(self.curve.series)

@@ -1,0 +1,211 @@
+"""pytest-qt tests of the classification GUI driving the real main window (headless).
+
+The Classification group (Run blocked with the reason when the data set has no labels, the
+question for continuous labels), hold-out and k-fold evaluation (the confusion view equals
+scikit-learn's confusion matrix of the same split), the decision view (regions equal to
+``predict`` on the grid, boundary, support vectors ringed, misclassified points), live training
+curves, "Classify this map", and the higher-dimensional map coloured by predicted class.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gui_helpers import wait_idle, wait_last_run
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from sklearn.metrics import confusion_matrix as sk_confusion  # noqa: E402
+
+from manifold_studio import evaluation as ev  # noqa: E402
+from manifold_studio.data import Dataset  # noqa: E402
+from manifold_studio.plugins import PluginHost  # noqa: E402
+from manifold_studio.gui.classification_tasks import decision_grid_task  # noqa: E402
+from manifold_studio.gui.views.decision_view import region_image  # noqa: E402
+
+WINDOW_DIALOGS = False
+WINDOW_SIZE = (1300, 850)
+
+
+@pytest.fixture
+def host():
+    h = PluginHost().discover()
+    h.failures.clear()
+    for needed in ("perceptron", "pca"):
+        if needed not in h.algorithms:
+            pytest.skip(f"the {needed} plugin is not installed")
+    if "iris" not in h.samples or "moons" not in h.samples:
+        pytest.skip("the sample data plugin is not installed")
+    return h
+
+
+def _load(qtbot, w, sample, **options):
+    assert w.data_panel.select_sample(sample)
+    for name, value in options.items():
+        w.data_panel.sample_form.editor(name).set_value(value)
+    with qtbot.waitSignal(w.datasetLoaded, timeout=10_000):
+        qtbot.mouseClick(w.data_panel.load_sample_button, Qt.MouseButton.LeftButton)
+    return w.session.current_dataset
+
+
+def _run(qtbot, w, algo, **params):
+    w.algorithm_panel.select_algorithm(algo)
+    for name, value in params.items():
+        w.algorithm_panel.form.editor(name).set_value(value)
+    assert w.run_controls.run_button.isEnabled(), w.run_controls.run_button.toolTip()
+    qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
+    run = wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)  # the evaluation job after the fit
+    return run
+
+
+def test_holdout_confusion_equals_sklearn_and_decision_regions_equal_predict(qtbot, make_window, host):
+    w = make_window(host)
+    ds = _load(qtbot, w, "moons", n_samples=200, random_state=1)
+    panel = w.classification_panel
+    panel.set_evaluation(ev.HOLDOUT, test_fraction=0.3, seed=7)
+    run = _run(qtbot, w, "perceptron", max_epochs=40)
+    assert panel.isVisible() and run.kind == "classification"
+
+    # the confusion view shows scikit-learn's confusion matrix of the same stratified split
+    tr, te = ev.holdout_split(ds.labels, 0.3, random_state=7)
+    cls = host.algorithms["perceptron"]
+    pred = cls(**run.params).fit(ds.X[tr], ds.labels[tr]).predict(ds.X[te])
+    expected = sk_confusion(ds.labels[te], pred, labels=np.unique(ds.labels))
+    view = w.views["confusion"]
+    assert view.counts is not None and np.array_equal(view.counts, expected)
+    assert view.table.item(0, 0).text() == f"{expected[0, 0]:,}"
+    assert "accuracy" in panel.result_label.text() and "hold-out" in panel.result_label.text()
+    assert panel.table.rowCount() == 2
+
+    # decision regions: the grid's classes are predict() on the grid points, drawn as the image
+    dv = w.views["decision"]
+    qtbot.waitUntil(lambda: dv.grid is not None, timeout=10_000)
+    g = dv.grid
+    gx, gy = np.meshgrid(g.xs, g.ys)
+    grid_pred = run.estimator.predict(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+    assert np.array_equal(g.classes[g.class_index], grid_pred)
+    assert len(np.unique(g.class_index)) == 2
+    assert np.array_equal(dv.image, region_image(g.class_index, 2))
+    assert g.decision is not None and np.array_equal(g.decision > 0, g.class_index == 1)
+    bad = run.estimator.predict(ds.X) != ds.labels
+    assert np.array_equal(g.misclassified, bad) and bad.any()
+    names = [item.name() for item in dv.items if hasattr(item, "name") and item.name()]
+    assert "decision boundary" in names and f"misclassified ({int(bad.sum())})" in names
+
+    # the training curve: mistakes per epoch, published live and final
+    tv = w.views["training_curve"]
+    assert tv.n_partials >= 1
+    final = run.estimator.training_curve()
+    assert tv.curve is not None and set(tv.series) == set(final.series)
+    for k, v in final.series.items():
+        assert np.array_equal(tv.series[k], v)
+
+
+def test_kfold_on_iris_and_the_map_coloured_by_predicted_class(qtbot, make_window, host):
+    w = make_window(host)
+    ds = _load(qtbot, w, "iris")
+    _run(qtbot, w, "pca")
+    panel = w.classification_panel
+    panel.set_evaluation(ev.KFOLD, n_splits=4, seed=3)
+    run = _run(qtbot, w, "perceptron", max_epochs=20)
+    res = panel.result_for(run)
+    assert res is not None and res.n_folds == 4
+    cls = host.algorithms["perceptron"]
+    total = 0
+    for tr, te in ev.stratified_kfold(ds.labels, 4, random_state=3):
+        p = cls(**run.params).fit(ds.X[tr], ds.labels[tr]).predict(ds.X[te])
+        total = total + sk_confusion(ds.labels[te], p, labels=np.unique(ds.labels))
+    assert np.array_equal(w.views["confusion"].counts, total)
+    assert "±" in panel.result_label.text() and "4-fold" in panel.result_label.text()
+    assert run.meta["evaluation"]["n_splits"] == 4
+
+    # 4-D data: the decision view draws the PCA map coloured by predicted class
+    dv = w.views["decision"]
+    assert dv.mode == "map" and "misclassified" in dv.info.text()
+
+
+def test_classify_this_map_draws_regions_on_the_map(qtbot, make_window, host):
+    w = make_window(host)
+    _load(qtbot, w, "iris")
+    pca = _run(qtbot, w, "pca")
+    w.classification_panel.set_evaluation("none")
+    w.classify_map_action.trigger()
+    assert w.input_selector.source_run() == pca.id
+    assert host.algorithms[w.algorithm_panel.algorithm_id].kind == "classification"
+    if w.algorithm_panel.algorithm_id == "perceptron":
+        w.algorithm_panel.form.editor("max_epochs").set_value(20)
+    qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
+    run = wait_last_run(qtbot, w)
+    assert run.source_run == pca.id
+    dv = w.views["decision"]
+    qtbot.waitUntil(lambda: dv.grid is not None, timeout=10_000)
+    assert dv.mode == "regions" and len(dv.grid.classes) == 3
+    assert "run #" in dv.plot_item.getAxis("bottom").labelText
+    names = [item.name() for item in dv.items if hasattr(item, "name") and item.name()]
+    assert "region edges" in names  # three classes: the edges of the regions
+
+
+def test_no_labels_disables_run_with_the_reason_shown(qtbot, make_window, host):
+    w = make_window(host)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    w.session.add_dataset(Dataset("unlabelled", X))
+    w.algorithm_panel.select_algorithm("perceptron")
+    panel = w.classification_panel
+    assert not w.run_controls.run_button.isEnabled()
+    assert "has none" in w.run_controls.run_button.toolTip()
+    assert "has none" in panel.reason_label.text() and panel.isVisible()
+    assert w.run_algorithm() is None and not w.session.runs  # Ctrl+R too: nothing is fitted
+    assert "has none" in w.statusBar().currentMessage()
+    w.algorithm_panel.select_algorithm("pca")  # an embedding runs on the same data
+    assert w.run_controls.run_button.isEnabled()
+
+
+def test_continuous_labels_ask_before_running(qtbot, make_window, host):
+    w = make_window(host)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    w.session.add_dataset(Dataset("measured", X, labels=rng.normal(size=300), label_name="height"))
+    w.algorithm_panel.select_algorithm("perceptron")
+    panel = w.classification_panel
+    assert "continuous" in panel.reason_label.text()  # said before Run
+    panel.accept_continuous = False
+    assert w.run_algorithm() is None and not w.session.runs
+    assert "Not run" in panel.reason_label.text()
+
+
+def test_support_vectors_and_margins_are_drawn(qtbot, make_window, host):
+    """Any estimator exposing ``support_`` gets its support vectors ringed and the margins ±1."""
+    w = make_window(host)
+    rng = np.random.default_rng(2)
+    X = np.concatenate([rng.normal(size=(30, 2)) + [2, 2], rng.normal(size=(30, 2)) - [2, 2]])
+    y = np.repeat(np.array(["no", "yes"]), 30)
+    w.session.add_dataset(Dataset("two", X, labels=y))
+    w.classification_panel.set_evaluation("none")
+    run = _run(qtbot, w, "perceptron")
+    est = run.estimator
+    margin = np.abs(est.decision_function(X))
+    est.support_ = np.argsort(margin)[:4]  # an SVM-like estimator: the closest points
+    g = decision_grid_task(est, X, y)
+    assert np.array_equal(g.support, X[est.support_])
+    dv = w.views["decision"]
+    dv._grid_done(run, g)
+    names = [item.name() for item in dv.items if hasattr(item, "name") and item.name()]
+    assert "support vectors (4)" in names and "margins (decision = ±1)" in names
+    ring = next(i for i in dv.items if getattr(i, "name", lambda: "")() == "support vectors (4)")
+    xs, ys = ring.getData()
+    assert np.allclose(np.column_stack([xs, ys]), X[est.support_])
+
+
+def test_cancel_evaluation_keeps_the_fitted_run(qtbot, make_window, host):
+    w = make_window(host)
+    _load(qtbot, w, "moons", n_samples=3000, noise=0.4, random_state=0)
+    panel = w.classification_panel
+    panel.set_evaluation("none")
+    run = _run(qtbot, w, "perceptron", max_epochs=20)
+    job = panel.evaluate(run, ev.KFOLD)
+    job.cancel()
+    qtbot.waitUntil(lambda: job.finished, timeout=10_000)
+    assert job.state == job.CANCELLED and "cancelled" in panel.result_label.text()
+    assert w.session.runs[run.id].succeeded and panel.result_for(run) is None
