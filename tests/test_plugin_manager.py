@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from manifold_studio import plugin_manager as pm
-from manifold_studio import plugins
+from manifold_studio import plugin_wheels, plugins
 from manifold_studio.plugin_manager import PluginInstallError
 from manifold_studio.plugin_selfcheck import build_pure_wheel, check_plugin_wheel, template_dir
 
@@ -160,13 +160,27 @@ def test_wheel_for_another_python_or_platform(folder, tmp_path, tag):
     assert contents(folder) == []
 
 
+def test_wheel_requiring_another_python(folder, tmp_path):
+    wheel = build_pure_wheel(TEMPLATE, tmp_path / "dist")
+    with zipfile.ZipFile(wheel) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    meta = next(n for n in members if n.endswith("METADATA"))
+    members[meta] = members[meta].replace(b"Requires-Python: >=3.11", b"Requires-Python: <3")
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for n, d in members.items():
+            zf.writestr(n, d)
+    with pytest.raises(PluginInstallError, match="requires Python <3; this application runs Python 3"):
+        pm.install_wheel(wheel)
+    assert contents(folder) == []
+
+
 def test_compatible_tags_are_accepted():
-    supported = pm._interpreter_tags()
+    supported = plugin_wheels._interpreter_tags()
     major, minor = sys.version_info[:2]
-    assert pm._tag_ok("py3-none-any", supported)
-    assert pm._tag_ok(f"py2.py3-none-any", supported)
-    assert pm._tag_ok(f"cp{major}{minor}-cp{major}{minor}-any", supported)
-    assert not pm._tag_ok(f"cp{major}{minor + 1}-cp{major}{minor + 1}-any", supported)
+    assert plugin_wheels._tag_ok("py3-none-any", supported)
+    assert plugin_wheels._tag_ok(f"py2.py3-none-any", supported)
+    assert plugin_wheels._tag_ok(f"cp{major}{minor}-cp{major}{minor}-any", supported)
+    assert not plugin_wheels._tag_ok(f"cp{major}{minor + 1}-cp{major}{minor + 1}-any", supported)
 
 
 def test_replacing_a_builtin_id_is_refused(folder, tmp_path):
@@ -291,10 +305,13 @@ def test_failed_plugin_is_listed_with_its_traceback(folder, tmp_path):
     wheel = build_pure_wheel(proj, tmp_path / "dist")
     with pytest.raises(PluginInstallError, match="cannot be loaded.*broken on purpose"):
         pm.install_wheel(wheel)
-    _unpack_into_folder(folder, wheel, "broken-plugin")
+    _unpack_into_folder(folder, wheel, "copied-by-hand")
     rec = next(r for r in pm.list_plugins(plugins.reload_host()) if r.name == "broken_plugin_mod")
     assert rec.status == "failed" and "RuntimeError: broken on purpose" in rec.error
     assert "Traceback" in rec.traceback and "plugin.py" in rec.traceback
+    assert rec.origin == pm.USER and rec.version == "1.0"
+    assert pm.uninstall("broken-plugin") == "uninstalled broken-plugin 1.0"  # found by its metadata
+    assert contents(folder) == []
 
 
 def test_default_folders_without_environment(monkeypatch, tmp_path):
