@@ -172,3 +172,86 @@ def check_rbf_width(X: np.ndarray, gamma: float, *, parameter: str = "gamma",
             f"two different points underflows to 0 (even the closest pair, at squared distance "
             f"{d2:.3g}, gives exp(-{gamma * d2:.3g}) = 0), so the kernel carries no information; {hint}.")
     return d2
+
+
+# -- kernels of the SVM: sets, combinations, precomputed (seed 003) -------------------------
+#: kernels a combination may use (sums and products: "rbf+linear", "rbf*poly", "linear+rbf*poly")
+COMBINABLE = KERNELS + ("set",)
+#: every single kernel name the SVM accepts
+SVM_KERNELS = COMBINABLE + ("precomputed",)
+
+
+def parse_kernel(spec: str) -> list[list[str]]:
+    """A kernel expression as a sum of products: ``"rbf+linear*poly"`` -> [["rbf"], ["linear", "poly"]].
+
+    Sums and products of kernels are kernels (seed 003). ``*`` binds tighter than ``+``.
+    Raises ValueError naming the unknown part."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"Unknown kernel {spec!r}.")
+    terms = []
+    for term in spec.replace(" ", "").split("+"):
+        factors = term.split("*")
+        for f in factors:
+            if f not in COMBINABLE:
+                raise ValueError(f"Unknown kernel {f!r} in {spec!r}: allowed are {', '.join(COMBINABLE)}, "
+                                 "their sums (+) and products (*), or 'precomputed'.")
+        terms.append(factors)
+    return terms
+
+
+def check_binary(X: np.ndarray, what: str = "The set kernel") -> None:
+    """DataError naming the first column of X holding a value other than 0 and 1."""
+    bad = ~((X == 0) | (X == 1))
+    if bad.any():
+        col = int(np.flatnonzero(bad.any(axis=0))[0])
+        row = int(np.flatnonzero(bad[:, col])[0])
+        raise DataError(f"{what} needs 0/1 data (each row the indicator vector of a set), but column "
+                        f"{col} holds {float(X[row, col]):g} (row {row}).")
+
+
+def set_kernel(X, Y=None) -> np.ndarray:
+    """k(A, A') = 2^|A ∩ A'| on 0/1 indicator vectors (seed 003: kernels on sets)."""
+    X = np.asarray(X, dtype=float)
+    Y = X if Y is None else np.asarray(Y, dtype=float)
+    check_binary(X)
+    if Y is not X:
+        check_binary(Y)
+    return np.exp2(X @ Y.T)
+
+
+def scale_gamma(gamma, X: np.ndarray) -> float:
+    """scikit-learn's SVC convention: 'scale' = 1 / (d · Var(X)), 'auto' = 1 / d, or a number."""
+    if gamma == "scale":
+        var = float(np.asarray(X, dtype=float).var())
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    if gamma == "auto" or gamma is None:
+        return 1.0 / max(int(X.shape[1]), 1)
+    return float(gamma)
+
+
+def combined_kernel(X, Y=None, spec: str = "rbf", *, gamma: float = 1.0, degree: float = 3,
+                    coef0: float = 0.0, progress=None) -> np.ndarray:
+    """The kernel matrix of a kernel expression (sum of products of COMBINABLE kernels)."""
+    terms = parse_kernel(spec)
+    X = np.asarray(X, dtype=float)
+    Y = X if Y is None else np.asarray(Y, dtype=float)
+    total = None
+    for term in terms:
+        prod = None
+        for name in term:
+            K = set_kernel(X, Y) if name == "set" else kernel_matrix(
+                X, Y, name, gamma=gamma, degree=degree, coef0=coef0, progress=progress)
+            prod = K if prod is None else np.multiply(prod, K, out=prod)
+        total = prod if total is None else np.add(total, prod, out=total)
+    return total
+
+
+def check_precomputed(K: np.ndarray, n_train: int | None = None) -> None:
+    """A precomputed kernel must be (n, n) for fit and (m, n_train) for extend (DataError otherwise)."""
+    if n_train is None:
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise DataError(f"kernel='precomputed' needs the square (n, n) kernel matrix of the training "
+                            f"points for fit; got shape {K.shape}.")
+    elif K.ndim != 2 or K.shape[1] != n_train:
+        raise DataError(f"kernel='precomputed' needs an (m, {n_train}) matrix for new points (their "
+                        f"kernel values with the {n_train} training points); got shape {K.shape}.")
