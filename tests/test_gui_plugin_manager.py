@@ -102,3 +102,24 @@ def test_failed_plugin_shows_error_and_traceback(qtbot, make_window, folder, tmp
 
     text = dlg.traceback_view.findChild(QPlainTextEdit).toPlainText()
     assert "Traceback" in text and "needs something odd" in text
+
+
+def test_window_opens_despite_a_plugin_that_hangs_at_import(qtbot, make_window, folder, monkeypatch):
+    import time
+
+    monkeypatch.setenv(pm.IMPORT_TIMEOUT_ENV, "0.5")
+    target = folder / "hanging"
+    (target / "hanging_gui_plugin").mkdir(parents=True)
+    (target / "hanging_gui_plugin" / "__init__.py").write_text("import threading\nthreading.Event().wait()\n")
+    di = target / "hanging_gui_plugin-2.0.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: hanging-gui-plugin\nVersion: 2.0\n")
+    (di / "entry_points.txt").write_text("[manifold_studio.plugins]\nhanging_gui = hanging_gui_plugin\n")
+    t0 = time.monotonic()
+    w = make_window(plugins.get_host())  # discovery happens here, time-boxed
+    assert w.isVisible() and time.monotonic() - t0 < 30
+    assert "pca" in w.host.algorithms
+    dlg = open_plugin_manager(w)
+    row = dlg.row_of("hanging_gui")
+    assert dlg.table.item(row, 5).text().startswith("failed: PluginImportTimeout: did not finish importing within 0.5 s")
+    assert dlg.table.item(row, 3).text() == "2.0"
