@@ -123,6 +123,40 @@ def test_seed_rule_converges_to_the_exact_solution_for_small_steps(loss):
     assert errors[1] < errors[0] / 3 and errors[1] < 0.02, errors
 
 
+def softmax_literal(X, y, K, tau, epochs):
+    """The per-example rule on the softmax loss, literally: w_k += τ([y = k] − p_k) x."""
+    W, b = np.zeros((K, X.shape[1])), np.zeros(K)
+    for _ in range(epochs):
+        for x, yi in zip(X, y):
+            z = np.array([sum(wj * xj for wj, xj in zip(W[k], x)) + b[k] for k in range(K)])
+            e = np.exp(z - z.max())
+            g = tau * ((np.arange(K) == yi) - e / e.sum())
+            W += g[:, None] * x[None, :]
+            b += g
+    return W, b
+
+
+def test_multinomial_seed_rule_step_for_step_and_towards_the_exact_solution():
+    X, y = data(3, n=90, seed=11)
+    X = (X - X.mean(0)) / X.std(0)
+    W, b = softmax_literal(X, y, 3, 0.05, 3)
+    est = ms.get_algorithm("linear_classifier", loss="logistic", solver="seed", C=np.inf, learning_rate=0.05,
+                           max_iter=3, tol=0.0).fit(X, y)
+    assert est.multinomial_ and est.coef_.shape == (3, 5)
+    np.testing.assert_allclose(est.coef_, W, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-10, atol=1e-12)
+    exact = ms.get_algorithm("linear_classifier", loss="logistic", C=1.0, tol=1e-12, max_iter=1000).fit(X, y)
+    seed = ms.get_algorithm("linear_classifier", loss="logistic", solver="seed", C=1.0, learning_rate=0.002,
+                            max_iter=3000, tol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        seed.fit(X, y)
+    # the softmax is invariant to a common shift of the intercepts: compare centred ones
+    assert rel(seed.coef_, exact.coef_) < 0.02
+    assert rel(seed.intercept_ - seed.intercept_.mean(), exact.intercept_ - exact.intercept_.mean()) < 0.05
+    np.testing.assert_allclose(seed.predict_proba(X), exact.predict_proba(X), atol=0.02)
+
+
 def test_divergent_step_is_refused_with_a_message():
     X, y = data(2, seed=6)
     est = ms.get_algorithm("linear_classifier", solver="seed", learning_rate=5.0, max_iter=50)

@@ -14,6 +14,9 @@ effect quickly even on large data.
                               squared loss ½(a·x + b − u)², or the logistic loss
                               log(1 + e^(−u(a·x+b)))), with an optional L2 shrinkage of a:
                               a ← shrink·a − τ ∂loss/∂z · x, b ← b − τ ∂loss/∂z.
+``softmax_epoch``             the same per-example rule for the multinomial logistic loss
+                              log Σ_k e^(z_k) − z_y (z_k = w_k·x + b_k), one output per class:
+                              w_k ← shrink·w_k + τ ([y = k] − p_k) x, b_k ← b_k + τ ([y = k] − p_k).
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import numpy as np
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["perceptron_epoch", "kernel_perceptron_epoch", "gradient_epoch", "LOSS_CODES",
+__all__ = ["perceptron_epoch", "kernel_perceptron_epoch", "gradient_epoch", "softmax_epoch", "LOSS_CODES",
            "epoch_slices"]
 
 #: loss names understood by :func:`gradient_epoch`
@@ -99,6 +102,32 @@ def gradient_epoch(X, u, a, b, tau, shrink, loss_code, order, start, stop):
                 a[j] += g * X[i, j]
         b += g
     return b, stop - start
+
+
+@jit
+def softmax_epoch(X, y_idx, W, b, tau, shrink, order, start, stop, z):
+    K, d = W.shape
+    for t in range(start, stop):
+        i = order[t]
+        z_max = -np.inf
+        for k in range(K):
+            s = 0.0
+            for j in range(d):
+                s += W[k, j] * X[i, j]
+            s += b[k]
+            z[k] = s
+            if s > z_max:
+                z_max = s
+        total = 0.0
+        for k in range(K):
+            z[k] = math.exp(z[k] - z_max)
+            total += z[k]
+        for k in range(K):
+            g = tau * ((1.0 if y_idx[i] == k else 0.0) - z[k] / total)
+            for j in range(d):
+                W[k, j] = shrink * W[k, j] + g * X[i, j]
+            b[k] += g
+    return stop - start
 
 
 def as_order(n: int, rng=None) -> np.ndarray:

@@ -22,7 +22,9 @@ from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Fl
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.kmeans_core import blas_single_thread
-from manifold_studio.algorithms.linear_loops import LOSS_CODES, as_order, epoch_slices, gradient_epoch
+from manifold_studio.algorithms.linear_loops import (
+    LOSS_CODES, as_order, epoch_slices, gradient_epoch, softmax_epoch,
+)
 from manifold_studio.algorithms.one_vs_rest import fit_one_vs_rest, ovr_proba, ovr_scores
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
 from manifold_studio.errors import ConvergenceWarning, InvalidParameterError
@@ -115,7 +117,8 @@ class LinearClassifier(ClassificationAlgorithm):
         epoch lowers the objective by less than ``tol`` times its value (0: run max_iter).
     multi_class : {"auto", "ovr", "multinomial"}
         More than two classes: one-vs-rest problems, or the multinomial (softmax) logistic
-        loss. "auto": multinomial for the logistic loss with L-BFGS, one-vs-rest otherwise.
+        loss, one output per class (with either solver). "auto": multinomial for the logistic
+        loss, one-vs-rest for the squared loss.
     shuffle : bool
         Seed rule: visit the examples in a new random order at every epoch.
     random_state : int or None
@@ -158,7 +161,7 @@ class LinearClassifier(ClassificationAlgorithm):
                   "of the objective per epoch for the seed rule (0: run max_iter epochs)."),
         Choice("multi_class", "auto", "More than two classes: 'ovr' (one binary problem per class), "
                "'multinomial' (softmax, logistic loss only) or 'auto' (multinomial for the logistic "
-               "loss with L-BFGS, else one-vs-rest).", choices=("auto", "ovr", "multinomial")),
+               "loss, one-vs-rest for the squared loss).", choices=("auto", "ovr", "multinomial")),
         Bool("shuffle", False, "Seed rule: visit the examples in a new random order at every epoch "
              "(off: data order)."),
         random_state_param("Seed of the shuffling (solver='seed' with shuffle on)."),
@@ -169,30 +172,28 @@ class LinearClassifier(ClassificationAlgorithm):
 
     def _multinomial(self) -> bool:
         p = self._p
-        if p["multi_class"] == "multinomial":
-            if p["loss"] != "logistic" or p["solver"] != "lbfgs":
-                raise InvalidParameterError(
-                    "multi_class='multinomial' needs loss='logistic' and solver='lbfgs' (got "
-                    f"loss={p['loss']!r}, solver={p['solver']!r}); use multi_class='ovr'.")
-            return len(self.classes_) > 2
-        return (p["multi_class"] == "auto" and p["loss"] == "logistic" and p["solver"] == "lbfgs"
-                and len(self.classes_) > 2)
+        if p["multi_class"] == "multinomial" and p["loss"] != "logistic":
+            raise InvalidParameterError(
+                f"multi_class='multinomial' needs loss='logistic' (got loss={p['loss']!r}); use "
+                "multi_class='ovr' or 'auto' for the squared loss.")
+        return p["multi_class"] != "ovr" and p["loss"] == "logistic" and len(self.classes_) > 2
 
     # -- fitting ------------------------------------------------------------------------
     def _fit_classes(self, X, y_idx, progress):
         p = self._p
         X = np.ascontiguousarray(X, dtype=float)
         self.multinomial_ = self._multinomial()
+        if p["solver"] == "seed":
+            self.learning_rate_ = (1.0 / (1.0 + float(np.max(np.einsum("ij,ij->i", X, X))))
+                                   if p["learning_rate"] is None else p["learning_rate"])
+        rng = check_random_state(p["random_state"]) if p["shuffle"] and p["solver"] == "seed" else None
         if self.multinomial_:
-            results = [self._fit_multinomial(X, y_idx, progress)]
+            fit = self._fit_multinomial_seed if p["solver"] == "seed" else self._fit_multinomial
+            results = [fit(X, y_idx, progress, rng)]
             coef, intercept = results[0][0], results[0][1]
         elif p["loss"] == "squared" and p["solver"] == "lbfgs":
             coef, intercept, results = self._fit_ridge(X, y_idx, progress)
         else:
-            if p["solver"] == "seed":
-                self.learning_rate_ = (1.0 / (1.0 + float(np.max(np.einsum("ij,ij->i", X, X))))
-                                       if p["learning_rate"] is None else p["learning_rate"])
-            rng = check_random_state(p["random_state"]) if p["shuffle"] and p["solver"] == "seed" else None
             fit = self._fit_seed if p["solver"] == "seed" else self._fit_logistic
             results = fit_one_vs_rest(y_idx, self.classes_,
                                       lambda u, sub, k, title: fit(X, u, sub, title, rng), progress)
@@ -275,7 +276,7 @@ class LinearClassifier(ClassificationAlgorithm):
                                    np.zeros(X.shape[1] + 1), progress, title)
         return w[:-1], float(w[-1]), curve, ok
 
-    def _fit_multinomial(self, X, y_idx, progress):
+    def _fit_multinomial(self, X, y_idx, progress, rng=None):
         K, d = len(self.classes_), X.shape[1]
         Yt = np.zeros((K, X.shape[0]))
         Yt[y_idx, np.arange(X.shape[0])] = 1.0
@@ -285,13 +286,45 @@ class LinearClassifier(ClassificationAlgorithm):
         return w[:K * d].reshape(K, d), w[K * d:], curve, ok
 
     def _fit_seed(self, X, u, progress, title, rng):
-        """The seed's per-example rule, one compiled pass per epoch (in slices, with checkpoints)."""
+        """The seed's per-example rule on one ±1 problem."""
+        p = self._p
+        C, tau = p["C"], self.learning_rate_
+        shrink = 1.0 if np.isinf(C) else 1.0 - tau / (C * X.shape[0])
+        a, b = np.zeros(X.shape[1]), np.zeros(1)
+        code = LOSS_CODES[p["loss"]]
+
+        def run(order, start, stop):
+            b[0] = gradient_epoch(X, u, a, b[0], tau, shrink, code, order, start, stop)[0]
+
+        curve, converged = self._seed_epochs(X, run, lambda: binary_objective(a, b[0], X, u, p["loss"], C),
+                                             progress, title, rng)
+        return a, float(b[0]), curve, converged
+
+    def _fit_multinomial_seed(self, X, y_idx, progress, rng):
+        """The seed's per-example rule on the softmax loss (one output per class)."""
+        C, tau = self._p["C"], self.learning_rate_
+        n, d, K = X.shape[0], X.shape[1], len(self.classes_)
+        shrink = 1.0 if np.isinf(C) else 1.0 - tau / (C * n)
+        W, b, z = np.zeros((K, d)), np.zeros(K), np.zeros(K)
+        y64 = y_idx.astype(np.int64)
+        Yt = np.zeros((K, n))
+        Yt[y_idx, np.arange(n)] = 1.0
+        inv_cn = self._inv_cn(n)
+
+        def objective():
+            return _multinomial_fun_grad(np.concatenate([W.ravel(), b]), X, Yt, inv_cn, K)[0]
+
+        curve, converged = self._seed_epochs(
+            X, lambda order, start, stop: softmax_epoch(X, y64, W, b, tau, shrink, order, start, stop, z),
+            objective, progress, "", rng)
+        return W, b, curve, converged
+
+    def _seed_epochs(self, X, run, objective, progress, title, rng):
+        """Epochs of a compiled per-example rule ``run(order, start, stop)`` (in slices, with
+        checkpoints), the objective after each, until it decreases by less than tol."""
         p = self._p
         n, d = X.shape
-        C, max_iter, tol = p["C"], p["max_iter"], p["tol"]
-        tau = self.learning_rate_
-        shrink = 1.0 if np.isinf(C) else 1.0 - tau / (C * n)
-        a, b = np.zeros(d), 0.0
+        max_iter, tol, tau = p["max_iter"], p["tol"], self.learning_rate_
         pub = CurvePublisher(progress, self._curve_title() + (f" ({title})" if title else ""),
                              x_label="epoch", y_label="objective")
         curve: list[float] = []
@@ -303,9 +336,9 @@ class LinearClassifier(ClassificationAlgorithm):
                 order = as_order(n, rng)
             for start, stop in slices:
                 progress.checkpoint((epoch + start / n) / max_iter, f"epoch {epoch + 1}/{max_iter}")
-                b, _ = gradient_epoch(X, u, a, b, tau, shrink, LOSS_CODES[p["loss"]], order, start, stop)
-            value = binary_objective(a, b, X, u, p["loss"], C)
-            if not np.isfinite(value) or not np.all(np.isfinite(a)):
+                run(order, start, stop)
+            value = objective()
+            if not np.isfinite(value):
                 bound = 1.0 / float(np.max(np.einsum("ij,ij->i", X, X)) + 1.0)
                 raise InvalidParameterError(
                     f"The seed rule diverged at epoch {epoch + 1} with learning_rate={tau:g}: the "
@@ -318,7 +351,7 @@ class LinearClassifier(ClassificationAlgorithm):
                 converged = True
                 break
         pub.flush()
-        return a, float(b), curve, converged
+        return curve, converged
 
     # -- scores ---------------------------------------------------------------------------
     def _decision(self, X):
