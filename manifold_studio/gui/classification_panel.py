@@ -217,6 +217,9 @@ class ClassificationPanel(QGroupBox):
 
     def _current_run_changed(self, run) -> None:
         self._show(run, self.result_for(run))
+        dock = self.window.docks.get("view:decision")
+        if run is not None and run.kind == "classification" and run.succeeded and dock is not None:
+            dock.raise_()  # the decision regions first, not a panel tabbed in front of them
 
     def _show(self, run, result: EvaluationResult | None) -> None:
         if result is None:

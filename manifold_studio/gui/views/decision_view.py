@@ -67,7 +67,7 @@ class DecisionView(ResultView):
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=True, y=True, alpha=0.12)
         self.plot_item = self.plot.getPlotItem()
-        self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend = self.plot_item.addLegend(offset=(-6, -6), labelTextSize="8pt")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self.legend.setPen(pg.mkPen(190, 190, 190))
         row = QHBoxLayout()
@@ -148,7 +148,7 @@ class DecisionView(ResultView):
         dx = g.xs[1] - g.xs[0] if len(g.xs) > 1 else 1.0
         dy = g.ys[1] - g.ys[0] if len(g.ys) > 1 else 1.0
         x0, y0 = g.xs[0] - dx / 2, g.ys[0] - dy / 2
-        img = pg.ImageItem(self.image, axisOrder="row-major")
+        img = pg.ImageItem(self.image, axisOrder="row-major", levels=(0, 255))
         img.setRect(QRectF(x0, y0, dx * len(g.xs), dy * len(g.ys)))
         img.setZValue(-100)
         self._add(img)
@@ -185,7 +185,7 @@ class DecisionView(ResultView):
             if sel.any():
                 self._add(pg.ScatterPlotItem(g.points[sel, 0], g.points[sel, 1], size=7,
                                              pen=pg.mkPen(255, 255, 255, 160, width=0.6),
-                                             brush=pg.mkBrush(*colors[c].astype(int), 230), name=names[c]))
+                                             brush=pg.mkBrush(*(int(v) for v in colors[c]), 235), name=names[c]))
         self._mark(g.points, g.misclassified)
         if g.support is not None and len(g.support):
             self._add(pg.ScatterPlotItem(g.support[:, 0], g.support[:, 1], size=15, symbol="o",
@@ -234,7 +234,7 @@ class DecisionView(ResultView):
             sel = pidx == c
             if sel.any():
                 self._add(pg.ScatterPlotItem(xy[sel, 0], xy[sel, 1], size=7, pen=None,
-                                             brush=pg.mkBrush(*colors[c].astype(int), 220),
+                                             brush=pg.mkBrush(*(int(v) for v in colors[c]), 220),
                                              name=f"predicted {names[c]}"))
         bad = np.zeros(len(pred), bool)
         if y is not None:
