@@ -74,3 +74,21 @@ def test_bad_input_exits_2_with_one_line(folder, tmp_path, capsys):
     assert main(["plugins", "install", str(wrong)]) == 2
     assert "built for py3-none-win_amd64" in capsys.readouterr().err
     assert not folder.exists() or not any(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
+def test_a_new_process_runs_the_installed_plugin(folder, tmp_path, capsys):
+    import subprocess
+
+    assert main(["plugins", "install", str(build_pure_wheel(template_dir(), tmp_path / "dist"))]) == 0
+    out = tmp_path / "emb.csv"
+    env = dict(os.environ, **{pm.PLUGIN_DIR_ENV: str(folder)})
+    proc = subprocess.run([sys.executable, "-c", "from manifold_studio.cli import main; raise SystemExit(main())",
+                           "run", ALGO, "--data", "sample:iris", "-p", "n_components=3", "--out", str(out), "-q"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import numpy as np
+
+    rows = out.read_text().splitlines()
+    assert len(rows) == 151 and rows[0] == f"{ALGO}_1,{ALGO}_2,{ALGO}_3,species"
+    emb = np.array([[float(v) for v in r.split(",")[:3]] for r in rows[1:]])
+    assert emb.shape == (150, 3) and np.allclose(emb.mean(axis=0), 0, atol=1e-9)  # centred projection
