@@ -409,9 +409,10 @@ class Session:
             return self.run_by_id(run.source_run).embedding, y
         return (ds.X if run.rows is None else ds.X[run.rows]), y
 
-    def fit_task(self, run: Run) -> Callable[..., FitOutcome]:
+    def fit_task(self, run: Run, isolated: bool = False) -> Callable[..., FitOutcome]:
         """A Qt-free callable ``task(progress=None) -> FitOutcome`` that touches no session
-        state (safe on a worker thread)."""
+        state (safe on a worker thread). ``isolated``: fit in a separate worker process
+        (:mod:`manifold_studio.isolated_fit`), so a crashing plugin cannot take the caller down."""
         cls = self.host.algorithm_class(run.algorithm_id)
         X, y = self.training_data(run)
         if not cls.requires_labels:
@@ -420,6 +421,10 @@ class Session:
             raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
         else:
             y_fit = y
+        if isolated:
+            from manifold_studio.isolated_fit import fit_in_subprocess
+
+            return functools.partial(fit_in_subprocess, cls, dict(run.params), X, y_fit)
         return functools.partial(fit_estimator, cls, dict(run.params), X, y_fit)
 
     def _update(self, run: Run) -> None:

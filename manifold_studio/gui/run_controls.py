@@ -7,7 +7,7 @@ tooltip then says why).
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 
 class RunControls(QWidget):
@@ -33,6 +33,15 @@ class RunControls(QWidget):
         self.message.setObjectName("progress_message")
         self.message.setWordWrap(True)
 
+        self.isolate_box = QCheckBox("in a separate process")
+        self.isolate_box.setObjectName("isolate_box")
+        self.isolate_box.setToolTip(
+            "Fit in a worker process of its own: if the plugin crashes, runs out of memory or hangs, only "
+            "that run ends (with a message); the window and your data are unaffected. On by default for "
+            "plugins that do not come with Manifold Studio. Starting the process takes about a second.")
+        self._isolate_choice: dict[str, bool] = {}  # the user's choice per algorithm
+        self.isolate_box.toggled.connect(self._remember_isolation)
+
         row = QHBoxLayout()
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
@@ -40,8 +49,34 @@ class RunControls(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 4)
         lay.addLayout(row)
+        lay.addWidget(self.isolate_box)
         lay.addWidget(self.message)
         self._busy = False
+        self._algorithm = None
+
+    # -- worker process -----------------------------------------------------------------------------
+    def isolated_for(self, algorithm_id: str) -> bool:
+        """Whether ``algorithm_id`` runs in a worker process: the user's choice, else on for
+        plugins installed from another distribution (pip or the user plugin folder). Plugins
+        registered by code already running in this process (a script, a test) stay in-process."""
+        if algorithm_id in self._isolate_choice:
+            return self._isolate_choice[algorithm_id]
+        host = self.window.host
+        for info in getattr(host, "plugins", {}).values():
+            if algorithm_id in getattr(info, "algorithms", ()):
+                return bool(getattr(info, "distribution", None)) and not getattr(info, "builtin", True)
+        return False
+
+    def show_algorithm(self, algorithm_id: str | None) -> None:
+        """Set the check box for the algorithm now selected."""
+        self._algorithm = algorithm_id
+        self.isolate_box.blockSignals(True)
+        self.isolate_box.setChecked(bool(algorithm_id) and self.isolated_for(algorithm_id))
+        self.isolate_box.blockSignals(False)
+
+    def _remember_isolation(self, on: bool) -> None:
+        if self._algorithm:
+            self._isolate_choice[self._algorithm] = bool(on)
 
     def set_busy(self, busy: bool, title: str = "") -> None:
         self._busy = busy
