@@ -7,7 +7,7 @@ from sklearn.linear_model import Perceptron as SKPerceptron
 
 import manifold_studio as ms
 from manifold_studio.algorithms.conformance import CancelAfter, check_algorithm
-from manifold_studio.errors import ConvergenceWarning, FitCancelled
+from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
 
 
 def perceptron_cls():
@@ -132,6 +132,15 @@ def test_rbf_kernel_perceptron_separates_circles():
     assert 0 < est.support_vectors_.shape[0] < 200 and not hasattr(est, "coef_")
     Xt, yt = make_circles(200, factor=0.4, noise=0.05, random_state=1)
     assert est.score(Xt, yt) > 0.95
+
+
+def test_kernel_perceptron_refuses_too_many_rows(monkeypatch):
+    import manifold_studio_builtins.perceptron as module
+    monkeypatch.setattr(module, "MAX_KERNEL_ROWS", 50)
+    X, y = blobs(n=60)
+    with pytest.raises(DataError, match="at most 50 training rows"):
+        ms.get_algorithm("perceptron", kernel="rbf").fit(X, y)
+    assert ms.get_algorithm("perceptron").fit(X, y).converged_       # the primal one has no limit
 
 
 def test_curve_published_live_and_cancel():

@@ -28,10 +28,12 @@ from manifold_studio.algorithms.linear_loops import (
 )
 from manifold_studio.algorithms.one_vs_rest import fit_one_vs_rest, ovr_scores
 from manifold_studio.algorithms.params import random_state_param
-from manifold_studio.errors import ConvergenceWarning
+from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
 PERCEPTRON_KERNELS = ("linear", "rbf", "poly")
+#: the kernel perceptron keeps the n x n training kernel in memory: at most this many rows (2 GB)
+MAX_KERNEL_ROWS = 16_000
 
 
 class Perceptron(ClassificationAlgorithm):
@@ -103,6 +105,12 @@ class Perceptron(ClassificationAlgorithm):
         if kernel is None:
             data = X
         else:
+            if X.shape[0] > MAX_KERNEL_ROWS:
+                raise DataError(
+                    f"The kernel perceptron (kernel={kernel!r}) keeps the {X.shape[0]:,} x {X.shape[0]:,} "
+                    f"kernel matrix in memory ({X.shape[0] ** 2 * 8 / 1e9:.1f} GB); it accepts at most "
+                    f"{MAX_KERNEL_ROWS:,} training rows. Fit on a sample, or use the linear perceptron "
+                    "(kernel empty).")
             self.gamma_ = resolve_gamma(p["gamma"], X.shape[1])
             data = kernel_matrix(X, X, kernel, gamma=self.gamma_, degree=p["degree"], coef0=p["coef0"])
         results = fit_one_vs_rest(y_idx, self.classes_,
