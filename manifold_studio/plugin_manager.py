@@ -269,7 +269,13 @@ def _probe(staging: Path, info: WheelInfo, replacing: str | None):
             for i in ids:
                 owner[(kind, i)] = (pname, pinfo.builtin)
     probe = PluginHost()
-    sys.path.append(str(staging))
+    # the staged code must be imported, not an installed version already in sys.modules
+    tops = {p.stem if p.suffix == ".py" else p.name for p in staging.iterdir()
+            if (p.suffix == ".py" or (p / "__init__.py").is_file())}
+    hidden = {n: m for n, m in list(sys.modules.items()) if n.split(".")[0] in tops}
+    for n in hidden:
+        del sys.modules[n]
+    sys.path.insert(0, str(staging))
     try:
         dist = _dist_in(staging)
         for ep in sorted(dist.entry_points.select(group=GROUP), key=lambda e: e.name):
@@ -277,6 +283,7 @@ def _probe(staging: Path, info: WheelInfo, replacing: str | None):
     finally:
         sys.path.remove(str(staging))
         forget_modules(staging)
+        sys.modules.update(hidden)
     if probe.failures:
         f = probe.failures[0]
         raise PluginInstallError(f"{info.name} {info.version} cannot be loaded, nothing was installed: {f}")

@@ -192,6 +192,17 @@ def test_replacing_a_builtin_id_is_refused(folder, tmp_path):
     assert "fake_pca_plugin" not in sys.modules
 
 
+def test_new_version_is_probed_not_the_loaded_one(folder, tmp_path):
+    ok = make_project(tmp_path / "v1", "shifty", "shifty_plugin", CLASH.replace('"pca"', '"shifty_ok"'), version="1.0")
+    pm.install_wheel(build_pure_wheel(ok, tmp_path / "d1"))
+    assert "shifty_ok" in plugins.reload_host().algorithms  # v1's module is now imported
+    bad = make_project(tmp_path / "v2", "shifty", "shifty_plugin", CLASH, version="2.0")
+    with pytest.raises(PluginInstallError, match="shifty 2.0 would replace the built-in algorithm 'pca'"):
+        pm.install_wheel(build_pure_wheel(bad, tmp_path / "d2"))
+    assert "shifty_ok" in plugins.reload_host().algorithms  # v1 still installed and working
+    assert next(r for r in pm.list_plugins() if r.distribution == "shifty").version == "1.0"
+
+
 def test_missing_requirement_is_named(folder, tmp_path):
     wheel = build_pure_wheel(TEMPLATE, tmp_path / "dist",
                              requires=["numpy", "surely-not-installed-package>=1.0", "pytest; extra == 'test'"])
