@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.fft as sfft
 
 from manifold_studio.algorithms.jit import jit
 
@@ -26,6 +27,7 @@ __all__ = ["exact_kl_gradient", "fft_kl_gradient", "attractive_forces", "FixedRe
 P_INTERP = 3          # interpolation nodes per box and dimension
 MIN_BOXES = 50        # boxes per dimension at least
 MAX_BOXES = 250       # and at most (the FFT grid is 2 * MAX_BOXES * P_INTERP per side)
+BOX_WIDTH = 1.0       # map units per box once the map is wider than MIN_BOXES (FIt-SNE: 1)
 
 
 def exact_kl_gradient(Y: np.ndarray, P: np.ndarray, variant: str = "tsne",
@@ -36,6 +38,13 @@ def exact_kl_gradient(Y: np.ndarray, P: np.ndarray, variant: str = "tsne",
     n = Y.shape[0]
     sq = np.einsum("ij,ij->i", Y, Y)
     D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Y @ Y.T, 0.0)
+    if variant == "tsne":
+        grad = np.empty_like(Y)
+        Yc = np.ascontiguousarray(Y)
+        Z, plogw = _exact_tsne(Yc, np.ascontiguousarray(P), float(exaggeration), grad)
+        pos = P > 0
+        kl = float(np.sum(P[pos] * np.log(P[pos]))) - plogw + math.log(Z) * float(P.sum())
+        return kl, grad
     pos = P > 0
     if variant == "tsne":
         W = 1.0 / (1.0 + D2)
@@ -63,6 +72,38 @@ def exact_kl_gradient(Y: np.ndarray, P: np.ndarray, variant: str = "tsne",
     kl = float(np.sum(P[pos] * np.log(np.maximum(P[pos], 1e-300) / np.maximum(Q[pos], 1e-300))))
     grad = factor * (M.sum(axis=1)[:, None] * Y - M @ Y)
     return kl, grad
+
+
+@jit
+def _exact_tsne(Y, P, ex, grad):
+    """Dense t-SNE gradient 4 sum_j (ex p_ij - q_ij) w_ij (y_i - y_j); returns (Z, sum p log w)."""
+    n, dim = Y.shape
+    Z = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d2 = 0.0
+            for d in range(dim):
+                diff = Y[i, d] - Y[j, d]
+                d2 += diff * diff
+            Z += 2.0 / (1.0 + d2)
+    plogw = 0.0
+    for i in range(n):
+        for d in range(dim):
+            grad[i, d] = 0.0
+        for j in range(n):
+            if j == i:
+                continue
+            d2 = 0.0
+            for d in range(dim):
+                diff = Y[i, d] - Y[j, d]
+                d2 += diff * diff
+            w = 1.0 / (1.0 + d2)
+            if P[i, j] > 0.0:
+                plogw += P[i, j] * math.log(w)
+            c = 4.0 * (ex * P[i, j] - w / Z) * w
+            for d in range(dim):
+                grad[i, d] += c * (Y[i, d] - Y[j, d])
+    return Z, plogw
 
 
 @jit
@@ -112,21 +153,23 @@ class _Grid:
     def __init__(self, lo: np.ndarray, width: float, n_boxes: int):
         self.lo, self.width, self.n_boxes = np.asarray(lo, dtype=float), float(width), int(n_boxes)
         self.N = self.n_boxes * P_INTERP
+        self.L = sfft.next_fast_len(2 * self.N - 1, real=True)   # FFT length (linear convolution)
+
+    def kernel_hat(self, power: int) -> np.ndarray:
+        """FFT of (1 + d^2)^-power at every node offset, laid out circularly (L x L, L >= 2N - 1)
+        for a linear convolution (positions N .. L-N are never reached)."""
         h = self.width / P_INTERP
-        # kernel values at every node offset, laid out circularly for a linear convolution
-        off = np.arange(2 * self.N, dtype=float)
-        off[self.N:] -= 2 * self.N
-        off[self.N] = 0.0  # unused wrap position (never reached by a linear convolution)
+        off = np.arange(self.L, dtype=float)
+        off[self.N:] -= self.L
         d2 = (off[:, None] * h) ** 2 + (off[None, :] * h) ** 2
-        self.kernel1_hat = np.fft.rfft2(1.0 / (1.0 + d2))
-        self.kernel2_hat = np.fft.rfft2(1.0 / (1.0 + d2) ** 2)
+        return sfft.rfft2(1.0 / (1.0 + d2) ** power, workers=-1)[None, :, :]
 
     @classmethod
     def covering(cls, Y: np.ndarray, margin: float = 0.0) -> "_Grid":
         lo = Y.min(axis=0) - margin
         hi = Y.max(axis=0) + margin
         spread = float(max(np.max(hi - lo), 1e-12))
-        n_boxes = int(min(MAX_BOXES, max(MIN_BOXES, math.ceil(spread))))
+        n_boxes = int(min(MAX_BOXES, max(MIN_BOXES, math.ceil(spread / BOX_WIDTH))))
         width = spread / n_boxes * (1.0 + 1e-9)
         return cls(lo, width, n_boxes)
 
@@ -142,32 +185,30 @@ class _Grid:
         return ix, iy, _lagrange_weights(t[:, 0]), _lagrange_weights(t[:, 1]), inside
 
     def spread(self, loc, charges: np.ndarray) -> np.ndarray:
-        """Charges (m, c) onto the nodes: (N, N, c)."""
+        """Charges (m, c) onto the nodes: (c, N, N)."""
         ix, iy, wx, wy, _ = loc
         c = charges.shape[1]
         flat = (ix[:, :, None] * self.N + iy[:, None, :]).reshape(ix.shape[0], -1)      # (m, p*p)
         w = (wx[:, :, None] * wy[:, None, :]).reshape(ix.shape[0], -1)
-        out = np.empty((self.N * self.N, c))
+        out = np.empty((c, self.N * self.N))
         for q in range(c):
-            out[:, q] = np.bincount(flat.ravel(), weights=(w * charges[:, q:q + 1]).ravel(),
-                                    minlength=self.N * self.N)
-        return out.reshape(self.N, self.N, c)
+            out[q] = np.bincount(flat.ravel(), weights=(w * charges[:, q:q + 1]).ravel(),
+                                 minlength=self.N * self.N)
+        return out.reshape(c, self.N, self.N)
 
     def convolve(self, grid: np.ndarray, kernel_hat: np.ndarray) -> np.ndarray:
         """Potentials at the nodes: sum over nodes of kernel(node - node') * charge(node')."""
-        N = self.N
-        out = np.empty_like(grid)
-        for q in range(grid.shape[2]):
-            f = np.fft.irfft2(np.fft.rfft2(grid[:, :, q], s=(2 * N, 2 * N)) * kernel_hat, s=(2 * N, 2 * N))
-            out[:, :, q] = f[:N, :N]
-        return out
+        N, L = self.N, self.L
+        f = sfft.rfft2(grid, s=(L, L), axes=(-2, -1), workers=-1)
+        f *= kernel_hat
+        return np.ascontiguousarray(sfft.irfft2(f, s=(L, L), axes=(-2, -1), workers=-1)[:, :N, :N])
 
     def gather(self, loc, potentials: np.ndarray) -> np.ndarray:
-        """Node potentials (N, N, c) interpolated at the points: (m, c)."""
+        """Node potentials (c, N, N) interpolated at the points: (m, c)."""
         ix, iy, wx, wy, _ = loc
-        vals = potentials[ix[:, :, None], iy[:, None, :], :]                              # (m, p, p, c)
+        vals = potentials[:, ix[:, :, None], iy[:, None, :]]                              # (c, m, p, p)
         w = wx[:, :, None] * wy[:, None, :]
-        return np.einsum("mab,mabc->mc", w, vals)
+        return np.einsum("mab,cmab->mc", w, vals)
 
 
 def fft_kl_gradient(Y: np.ndarray, P, exaggeration: float = 1.0, with_kl: bool = False):
@@ -178,7 +219,7 @@ def fft_kl_gradient(Y: np.ndarray, P, exaggeration: float = 1.0, with_kl: bool =
     loc = grid.locate(Y)
     sq = np.einsum("ij,ij->i", Y, Y)
     charges = np.column_stack([np.ones(Y.shape[0]), Y, sq])
-    phi = grid.gather(loc, grid.convolve(grid.spread(loc, charges), grid.kernel2_hat))
+    phi = grid.gather(loc, grid.convolve(grid.spread(loc, charges), grid.kernel_hat(2)))
     Z = float(np.sum((1.0 + sq) * phi[:, 0] - 2.0 * np.einsum("ij,ij->i", Y, phi[:, 1:3]) + phi[:, 3])) - Y.shape[0]
     Z = max(Z, 1e-300)
     rep = (Y * phi[:, 0:1] - phi[:, 1:3]) / Z
@@ -205,8 +246,8 @@ class FixedRepulsion:
         ones = np.ones((self.Y.shape[0], 1))
         charges = np.column_stack([ones, self.Y])
         spread = self.grid.spread(loc, charges)
-        self.pot1 = self.grid.convolve(spread[:, :, :1], self.grid.kernel1_hat)
-        self.pot2 = self.grid.convolve(spread, self.grid.kernel2_hat)
+        self.pot1 = self.grid.convolve(spread[:1], self.grid.kernel_hat(1))
+        self.pot2 = self.grid.convolve(spread, self.grid.kernel_hat(2))
 
     def __call__(self, Yn: np.ndarray):
         loc = self.grid.locate(Yn)

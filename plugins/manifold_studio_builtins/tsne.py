@@ -38,6 +38,17 @@ def _gd_step(Y, update, gains, grad, momentum, lr):
     Y += update
 
 
+def auto_learning_rate(n: int, early_exaggeration: float, variant: str) -> float:
+    """scikit-learn's rule max(n / early_exaggeration / 4, 50) for t-SNE. The Gaussian map
+    kernels lack t-SNE's damping factor w_ij, so symmetric SNE takes n / early_exaggeration / 4
+    without the floor, and SNE (conditional P: every row sums to one, n times the joint mass)
+    that divided by n."""
+    base = n / early_exaggeration / 4.0
+    if variant == "tsne":
+        return max(base, 50.0)
+    return base if variant == "symmetric_sne" else base / n
+
+
 class TSNE(EmbeddingAlgorithm):
     """t-distributed stochastic neighbour embedding (seed 002), with SNE and symmetric SNE.
 
@@ -76,7 +87,7 @@ class TSNE(EmbeddingAlgorithm):
         Float("early_exaggeration", 12.0, "Factor multiplying the affinities during the first "
               "n_iter_early iterations (forms tight, well separated clusters).", low=1.0),
         AnyOf("learning_rate", "auto", "Step size: 'auto' = max(n / early_exaggeration / 4, 50) as "
-              "scikit-learn, or a positive number.",
+              "scikit-learn for t-SNE (smaller for the SNE variants), or a positive number.",
               options=(Choice("learning_rate", "auto", "", choices=("auto",)),
                        Float("learning_rate", 200.0, "", low=0.0, low_open=True))),
         max_iter_param(1000, "Total number of gradient iterations (early exaggeration included)."),
@@ -155,7 +166,7 @@ class TSNE(EmbeddingAlgorithm):
         Y = self._init_map(X, rng)
         lr = p["learning_rate"]
         if lr == "auto":
-            lr = max(n / p["early_exaggeration"] / 4.0, 50.0)
+            lr = auto_learning_rate(n, p["early_exaggeration"], variant)
         update = np.zeros_like(Y)
         gains = np.ones_like(Y)
         max_iter = p["max_iter"]
