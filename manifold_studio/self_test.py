@@ -261,8 +261,20 @@ def step_plugin_wheel() -> str:
     folder through the plugin manager, discovered, fitted and extended; nothing else changes."""
     from manifold_studio import plugin_selfcheck
 
-    if plugin_selfcheck.template_dir() is None:
+    template = plugin_selfcheck.template_dir()
+    if template is None:
         raise StepSkipped("the plugin template is not part of this installation")
+    import tomllib
+    from importlib import metadata
+
+    name = tomllib.loads((template / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    try:
+        installed = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        installed = None
+    if installed is not None:  # installed for real (plugin folder or pip): tested with the others
+        raise StepSkipped(f"{name} {installed.version} is installed already; its algorithms were "
+                          "fitted above")
     lines = plugin_selfcheck.check_plugin_wheel(log=None)
     fitted = [line for line in lines if line.startswith("plugin algorithm ")]
     if not fitted:

@@ -236,3 +236,19 @@ def test_plugin_wheel_step_is_skipped_without_the_template(monkeypatch):
     assert report.step("plugin wheel", self_test.step_plugin_wheel) is True
     assert status_of(report_out.getvalue().splitlines(), "plugin wheel") == "skip"
     assert not report.failed
+
+
+def test_plugin_wheel_step_is_skipped_when_the_template_is_installed_for_real(monkeypatch):
+    """Installed in the user's plugin folder (or with pip), the template was fitted with the
+    other algorithms; installing its wheel again would be refused as a duplicate."""
+    from importlib import metadata
+
+    real = metadata.distribution
+
+    class Installed:
+        version = "0.1.0"
+
+    monkeypatch.setattr(metadata, "distribution",
+                        lambda name: Installed() if name == "manifold-studio-example-plugin" else real(name))
+    with pytest.raises(self_test.StepSkipped, match="installed already"):
+        self_test.step_plugin_wheel()
