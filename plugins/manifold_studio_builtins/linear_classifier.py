@@ -25,7 +25,7 @@ from manifold_studio.algorithms.kmeans_core import blas_single_thread
 from manifold_studio.algorithms.linear_loops import (
     LOSS_CODES, as_order, epoch_slices, gradient_epoch, softmax_epoch,
 )
-from manifold_studio.algorithms.one_vs_rest import fit_one_vs_rest, ovr_proba, ovr_scores
+from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_rest, ovr_proba, ovr_scores
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
 from manifold_studio.errors import ConvergenceWarning, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
@@ -217,7 +217,7 @@ class LinearClassifier(ClassificationAlgorithm):
         one-vs-rest problems)."""
         C = self._p["C"]
         progress.checkpoint(0.0, "normal equations")
-        k_plus = [1] if len(self.classes_) == 2 else list(range(len(self.classes_)))
+        k_plus = binary_problems(len(self.classes_))
         U = np.column_stack([np.where(y_idx == k, 1.0, -1.0) for k in k_plus])
         x_mean, u_mean = X.mean(axis=0), U.mean(axis=0)
         Xc = X - x_mean

@@ -26,7 +26,7 @@ from manifold_studio.algorithms.kernels import kernel_matrix, resolve_gamma
 from manifold_studio.algorithms.linear_loops import (
     as_order, epoch_slices, kernel_perceptron_epoch, perceptron_epoch,
 )
-from manifold_studio.algorithms.one_vs_rest import fit_one_vs_rest, ovr_scores
+from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_rest, ovr_scores
 from manifold_studio.algorithms.params import random_state_param
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
@@ -186,7 +186,7 @@ class Perceptron(ClassificationAlgorithm):
         self.support_ = keep
         self.support_vectors_ = X[keep].copy()
         self.mistake_counts_ = counts[:, keep]
-        k_plus = [1] if len(self.classes_) == 2 else list(range(len(self.classes_)))
+        k_plus = binary_problems(len(self.classes_))
         u = np.array([np.where(y_idx[keep] == k, 1.0, -1.0) for k in k_plus]).reshape(len(k_plus), -1)
         self.dual_coef_ = tau * self.mistake_counts_ * u
         if self._p["kernel"] == "linear":
