@@ -372,14 +372,11 @@ class MLP(ClassificationAlgorithm):
             self.growth_scores_ = np.asarray(best.growth, dtype=float)
 
     def _network(self):
-        net = getattr(self, "_net_cache", None)
-        if net is None or net.coefs[0] is not None and not all(
-                np.array_equal(a, b) for a, b in zip(net.coefs, self.coefs_)):
-            sizes = (self.coefs_[0].shape[0],) + tuple(c.shape[1] for c in self.coefs_)
-            net = FeedForwardNetwork(sizes, self._p["activation"], self._p["output"], self._p["sigmoid_lambda"])
-            net.set_weights(self.coefs_, self.intercepts_)
-            self._net_cache = net
-        return net
+        """The fitted network (built from ``coefs_`` / ``intercepts_`` at each call: predicting
+        leaves the estimator's ``__dict__`` unchanged)."""
+        sizes = (self.coefs_[0].shape[0],) + tuple(c.shape[1] for c in self.coefs_)
+        net = FeedForwardNetwork(sizes, self._p["activation"], self._p["output"], self._p["sigmoid_lambda"])
+        return net.set_weights(self.coefs_, self.intercepts_)
 
     # -- scores -------------------------------------------------------------------------------
     def _decision(self, X):
@@ -408,7 +405,6 @@ class MLP(ClassificationAlgorithm):
         intercepts = [np.asarray(state.pop(f"intercepts_{i}"), dtype=float) for i in range(n)]
         super().restore_state(state)
         self.coefs_, self.intercepts_ = coefs, intercepts
-        self._net_cache = None
         return self
 
     def training_curve(self):
