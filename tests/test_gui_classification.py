@@ -209,3 +209,41 @@ def test_cancel_evaluation_keeps_the_fitted_run(qtbot, make_window, host):
     qtbot.waitUntil(lambda: job.finished, timeout=10_000)
     assert job.state == job.CANCELLED and "cancelled" in panel.result_label.text()
     assert w.session.runs[run.id].succeeded and panel.result_for(run) is None
+
+
+def test_extend_to_a_file_and_apply_a_saved_classifier_show_accuracy(qtbot, make_window, host, tmp_path):
+    from manifold_studio.algorithms.labels import accuracy
+
+    w = make_window(host)
+    ds = _load(qtbot, w, "iris")
+    w.classification_panel.set_evaluation("none")
+    run = _run(qtbot, w, "perceptron", max_epochs=20)
+    rng = np.random.default_rng(0)
+    X_new = ds.X[::3] + rng.normal(scale=0.3, size=ds.X[::3].shape)
+    y_new = ds.labels[::3]
+    path = tmp_path / "new.csv"
+    header = ",".join([f"f{i}" for i in range(X_new.shape[1])] + ["species"])
+    rows = [",".join([f"{v:.6f}" for v in x] + [str(lab)]) for x, lab in zip(X_new, y_new)]
+    path.write_text(header + "\n" + "\n".join(rows) + "\n")
+    expected = accuracy(run.estimator.predict(X_new), y_new)
+
+    panel = w.views["extend"]
+    job = panel.extend_file(path, options={"label_column": "species"}, ask=False)
+    assert job is not None
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    assert job.state == job.DONE, job.error
+    ext = w.session.runs[run.id].extensions[-1]
+    assert np.array_equal(np.asarray(ext.values).astype(str), run.estimator.predict(X_new).astype(str))
+    assert f"accuracy {expected:.4f}" in panel.status.text()
+
+    model = tmp_path / "perceptron.npz"
+    job = panel.save_model(model)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    assert job.state == job.DONE, job.error
+    job = panel.apply_model(model, path, options={"label_column": "species"}, ask=False)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    assert job.state == job.DONE, job.error
+    applied = wait_last_run(qtbot, w)
+    assert applied.id != run.id and applied.kind == "classification"
+    assert np.array_equal(np.asarray(applied.labels).astype(str), run.estimator.predict(X_new).astype(str))
+    assert f"accuracy {expected:.4f}" in panel.status.text()

@@ -356,17 +356,35 @@ class ExtendPanel(ResultView):
         name = None if dataset_name is not None or not res.label else f"{res.label} ({len(res.values):,} points)"
         ext = self.session.add_extension(run_id, res.values, dataset_name, name=name, rows=res.rows,
                                          time_s=res.time_s)
-        if res.correct is not None and res.correct[1]:
-            self.session.log(f"Accuracy of {self.session.runs[run_id].title()} on {res.label}: "
-                             f"{res.correct[0] / res.correct[1]:.4f} ({res.correct[0]:,} of {res.correct[1]:,} "
+        correct = res.correct if res.correct is not None else self._correct_on(run_id, res, dataset_name)
+        acc = ""
+        if correct is not None and correct[1]:
+            acc = f"; accuracy {correct[0] / correct[1]:.4f} ({correct[0]:,} of {correct[1]:,} correct)"
+            self.session.log(f"Accuracy of {self.session.runs[run_id].title()} on {res.label or ext.name}: "
+                             f"{correct[0] / correct[1]:.4f} ({correct[0]:,} of {correct[1]:,} "
                              "correct)", run_id=run_id)
         values = np.asarray(res.values)
         n = int(values.shape[0])
         shown = ("drawn with × over the map" if values.ndim == 2 and self.session.runs[run_id].embedding is not None
                  else "their labels are in the run's extensions")
-        self._say(f"Extended run #{run_id} to {n:,} points in {res.time_s:.2f} s ({shown}).")
+        self._say(f"Extended run #{run_id} to {n:,} points in {res.time_s:.2f} s ({shown}){acc}.")
         self.window.show_status(f"Extended run #{run_id} to {ext.name} in {res.time_s:.2f} s")
         self.extended.emit(ext)
+
+    def _correct_on(self, run_id: int, res, dataset_name: str | None):
+        """(correct, total) of a classifier's predictions against a loaded data set's labels."""
+        from manifold_studio.algorithms.labels import same_labels
+
+        run = self.session.runs[run_id]
+        ds = self.session.datasets.get(dataset_name) if dataset_name else None
+        if run.kind != "classification" or ds is None or ds.labels is None:
+            return None
+        truth = ds.labels if res.rows is None else ds.labels[np.asarray(res.rows)]
+        try:
+            eq = same_labels(np.asarray(res.values), truth)
+        except DataError:
+            return None
+        return int(eq.sum()), int(eq.size)
 
     def _fail(self, message: str, detail: str = "") -> None:
         self._say(message, error=True)
@@ -501,6 +519,11 @@ class ExtendPanel(ResultView):
                              meta={"applied_model": str(model_path),
                                    "training_data": (meta.get("training_data") or {}).get("name", "")})
         run = self.session.complete_run(run.id, outcome)
+        acc = ""
+        if res.correct is not None and res.correct[1]:
+            acc = f"; accuracy {res.correct[0] / res.correct[1]:.4f} ({res.correct[0]:,} of {res.correct[1]:,} correct)"
+            self.session.log(f"Accuracy of the saved model {Path(model_path).name} on {name}{acc[1:].split(';')[0]}",
+                             run_id=run.id)
         self._say(f"Placed {values.shape[0]:,} points of {name} with the saved model "
-                  f"{Path(model_path).name} (run #{run.id}).")
+                  f"{Path(model_path).name} (run #{run.id}){acc}.")
         self.window.runFinished.emit(run)
