@@ -8,10 +8,13 @@ if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
 
 # autosave / crash recovery files of the windows under test go to a temporary folder, never
 # into the user's data folder
-if "MANIFOLD_STUDIO_RECOVERY_DIR" not in os.environ:
-    import tempfile
+# ... and the plugin folder and its settings are a temporary folder too: a test run never reads
+# or changes the developer's own plugins
+import tempfile  # noqa: E402
 
-    os.environ["MANIFOLD_STUDIO_RECOVERY_DIR"] = tempfile.mkdtemp(prefix="ms-recovery-")
+for _var, _prefix in (("MANIFOLD_STUDIO_RECOVERY_DIR", "ms-recovery-"), ("MANIFOLD_STUDIO_PLUGIN_DIR", "ms-plugins-")):
+    if _var not in os.environ:
+        os.environ[_var] = tempfile.mkdtemp(prefix=_prefix)
 
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:

@@ -255,22 +255,10 @@ class MainWindow(QMainWindow):
         self.plugin_failure_box = box
 
     def show_plugins(self) -> None:
-        lines = []
-        for info in self.host.plugins.values():
-            provided = ", ".join(info.algorithms + info.loaders + info.samples) or "nothing"
-            tag = "built-in" if info.builtin else (info.distribution or "third-party")
-            lines.append(f"<b>{html.escape(info.name)}</b> ({html.escape(tag)}): {html.escape(provided)}")
-        for f in self.host.failures:
-            lines.append(f'<span style="color:#b00020">{html.escape(str(f))}</span>')
-        for name in self.host.disabled:
-            lines.append(f"<i>{html.escape(name)}: disabled</i>")
-        dlg = QDialog(self)
-        dlg.setWindowTitle("Plugins")
-        lay = QVBoxLayout(dlg)
-        label = QLabel("<br>".join(lines) or "No plugins.")
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(label)
-        dlg.show()
+        """Help ▸ Plugins…: the plugin manager window (the same as Tools ▸ Plugins…)."""
+        from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
+
+        open_plugin_manager(self)
 
     # -- jobs -------------------------------------------------------------------------------------
     def start_job(self, fn, *args, title: str = "", on_success=None, on_failure=None, on_cancel=None,
