@@ -145,14 +145,17 @@ class SVM(ClassificationAlgorithm):
         if n > MAX_DENSE:
             raise DataError(f"The SVM keeps the whole {n:,} × {n:,} kernel matrix in memory; this build "
                             f"accepts at most {MAX_DENSE:,} training points (subsample the data).")
+        # rows grouped by class, so the kernel of a pair of classes is four contiguous blocks
+        order = np.argsort(y_idx, kind="stable")
         if self._precomputed:
             check_precomputed(X)
             self.gamma_ = 0.0
-            K = np.ascontiguousarray(X, dtype=float)
+            K = np.ascontiguousarray(X[np.ix_(order, order)], dtype=float)
         else:
             self.gamma_ = scale_gamma(p["gamma"], X)
-            K = self._kernel(X, None)
+            K = self._kernel(X[order], None)
         k = len(self.classes_)
+        start = np.searchsorted(y_idx[order], np.arange(k + 1))
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
         pub = CurvePublisher(progress, "SVM: KKT violation and dual objective", x_label="SMO step",
                              y_label="value", log_y=True)
@@ -169,9 +172,10 @@ class SVM(ClassificationAlgorithm):
         self.probA_, self.probB_ = np.zeros(len(pairs)), np.zeros(len(pairs))
         rng = check_random_state(p["random_state"]) if p["probability"] else None
         for q, (i, j) in enumerate(pairs):
-            idx = np.flatnonzero((y_idx == i) | (y_idx == j))
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            idx = np.concatenate([order[si], order[sj]])
             u = np.where(y_idx[idx] == j, 1.0, -1.0)
-            Kq = K if len(pairs) == 1 else K[np.ix_(idx, idx)]
+            Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
             name = f"classes {self.classes_[i]} / {self.classes_[j]}"
             res = solve_smo(Kq, u, p["C"], tol=p["tol"], shrinking=p["shrinking"], max_iter=p["max_iter"],
                             progress=progress, on_slice=on_slice, fraction=(q / len(pairs), (q + 1) / len(pairs)),
