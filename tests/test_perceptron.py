@@ -158,10 +158,29 @@ def test_curve_published_live_and_cancel():
     assert [c.title for c in finals] == [f"Mistakes per epoch (class '{k}' vs rest)" for k in range(3)]
     for k, c in enumerate(finals):
         np.testing.assert_array_equal(c.series["mistakes"], est.mistakes_per_class_[k])
-    progress = CancelAfter(5)
+    progress = CancelAfter(0)                        # before any complete epoch: really cancelled
     with pytest.raises(FitCancelled):
         ms.get_algorithm("perceptron", max_epochs=1000).fit(X, y, progress=progress)
-    assert progress.calls == 6
+    assert progress.calls == 1
+
+
+def test_cancel_after_an_epoch_keeps_the_current_hyperplane():
+    X, y = blobs(std=5.0)
+    progress = CancelAfter(4)                        # one checkpoint per epoch on these data
+    est = ms.get_algorithm("perceptron", max_epochs=100).fit(X, y, progress=progress)
+    assert est.stopped_early_ and est.n_epochs_ == 4 and not est.converged_
+    assert any("Stopped early" in w and "after 4 of at most 100 epochs" in w for w in est.fit_warnings_)
+    ref = ms.get_algorithm("perceptron", max_epochs=4)
+    with pytest.warns(ConvergenceWarning):
+        ref.fit(X, y)
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    np.testing.assert_array_equal(est.intercept_, ref.intercept_)
+    # several classes: the problems not reached are named, the fitted ones kept
+    X3, y3 = blobs(std=5.0, k=3)
+    est = ms.get_algorithm("perceptron", max_epochs=5).fit(X3, y3, progress=CancelAfter(8))
+    assert est.stopped_early_ and list(est.n_epochs_per_class_) == [5, 2, 0]
+    assert "not trained: class '2' vs rest" in est.fit_warnings_[-1]
+    assert np.all(est.coef_[2] == 0)
 
 
 @pytest.mark.parametrize("params", [{}, {"kernel": "rbf"}, {"kernel": "poly", "degree": 2}])

@@ -28,7 +28,7 @@ from manifold_studio.algorithms.linear_loops import (
 )
 from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_rest, ovr_scores
 from manifold_studio.algorithms.params import random_state_param
-from manifold_studio.errors import ConvergenceWarning, DataError
+from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
 from manifold_studio.hookspecs import hookimpl
 
 PERCEPTRON_KERNELS = ("linear", "rbf", "poly")
@@ -65,6 +65,9 @@ class Perceptron(ClassificationAlgorithm):
     mistakes_ : (n_epochs_,) mistakes per epoch, summed over the problems.
     mistakes_per_class_ : (P, n_epochs_) mistakes per epoch of each problem (0 after it stopped).
     n_epochs_per_class_ : (P,) epochs run by each problem.
+    stopped_early_ : True when Cancel was pressed after at least one complete epoch: the fit
+        then keeps the current hyperplane(s) instead of raising (problems not reached keep
+        a = 0, b = 0 and are named in ``fit_warnings_``).
     support_vectors_, dual_coef_, mistake_counts_ : kernel perceptron only — the training rows
         with a mistake in some problem, τ·N(x)·u for each problem (P, n_sv), and N(x) (P, n_sv).
     """
@@ -113,6 +116,8 @@ class Perceptron(ClassificationAlgorithm):
                     "(kernel empty).")
             self.gamma_ = resolve_gamma(p["gamma"], X.shape[1])
             data = kernel_matrix(X, X, kernel, gamma=self.gamma_, degree=p["degree"], coef0=p["coef0"])
+        self._cancelled_at = None       # (problem title, epochs done) once Cancel was pressed
+        self._epochs_done = 0           # complete epochs over all problems so far
         results = fit_one_vs_rest(y_idx, self.classes_,
                                   lambda u, sub, k, title: self._fit_binary(data, u, sub, title, rng),
                                   progress)
@@ -130,7 +135,13 @@ class Perceptron(ClassificationAlgorithm):
             self.coef_ = weights
         else:
             self._set_dual(X, y_idx, weights.astype(np.int64), p["tau"])
-        if not self.converged_:
+        if self._cancelled_at is not None:
+            untrained = [self._problem_name(j) for j, r in enumerate(results) if not r[2]]
+            title, done = self._cancelled_at
+            self._stop_early(f"after {done} of at most {p['max_epochs']} epochs"
+                             + (f" of {title}" if title else "")
+                             + (f"; not trained: {', '.join(untrained)}" if untrained else ""))
+        elif not self.converged_:
             bad = [self._problem_name(j) for j, r in enumerate(results) if not r[3]]
             self._warn(f"The perceptron did not converge in {p['max_epochs']} epochs"
                        f"{' (' + ', '.join(bad) + ')' if len(results) > 1 else ''}: the data are "
@@ -159,25 +170,35 @@ class Perceptron(ClassificationAlgorithm):
                              x_label="epoch", y_label="mistakes")
         converged = False
         order = as_order(n)
-        for epoch in range(max_epochs):
-            if rng is not None:
-                order = as_order(n, rng)
-            count = 0
-            for start, stop in slices:
-                progress.checkpoint((epoch + start / n) / max_epochs,
-                                    f"epoch {epoch + 1}/{max_epochs}, {sum(mistakes[-1:])} mistakes in the last")
-                if kernel:
-                    b, c = kernel_perceptron_epoch(data, u, weights, f, b, tau, order, start, stop)
-                else:
-                    b, c = perceptron_epoch(data, u, weights, b, tau, order, start, stop)
-                count += int(c)
-            mistakes.append(count)
-            pub.add(epoch + 1, mistakes=count)
-            if count == 0:
-                converged = True
-                break
+        if self._cancelled_at is not None:          # Cancel pressed during an earlier problem
+            return weights, b, mistakes, converged
+        try:
+            for epoch in range(max_epochs):
+                if rng is not None:
+                    order = as_order(n, rng)
+                count = 0
+                for start, stop in slices:
+                    progress.checkpoint((epoch + start / n) / max_epochs,
+                                        f"epoch {epoch + 1}/{max_epochs}, {sum(mistakes[-1:])} mistakes in the last")
+                    if kernel:
+                        b, c = kernel_perceptron_epoch(data, u, weights, f, b, tau, order, start, stop)
+                    else:
+                        b, c = perceptron_epoch(data, u, weights, b, tau, order, start, stop)
+                    count += int(c)
+                mistakes.append(count)
+                self._epochs_done += 1
+                pub.add(epoch + 1, mistakes=count)
+                if count == 0:
+                    converged = True
+                    break
+            progress.checkpoint(1.0, f"{len(mistakes)} epochs" + (", converged" if converged else ", not converged"))
+        except FitCancelled:
+            # Cancel keeps the current hyperplane once some epoch has been completed (otherwise
+            # there is nothing to keep and the fit is really cancelled)
+            if self._epochs_done == 0:
+                raise
+            self._cancelled_at = (title, len(mistakes))
         pub.flush()
-        progress.checkpoint(1.0, f"{len(mistakes)} epochs" + (", converged" if converged else ", not converged"))
         return weights, float(b), mistakes, converged
 
     def _set_dual(self, X, y_idx, counts, tau):
