@@ -293,7 +293,6 @@ class MLP(ClassificationAlgorithm):
         opt = make_optimizer(p["solver"], net.n_params, p["learning_rate"], p["momentum"], p["nesterov"])
         alpha, tol, patience, max_iter = p["alpha"], p["tol"], p["n_iter_no_change"], p["max_iter"]
         shuffle = rng if p["shuffle"] else None
-        buffers = (np.empty_like(X_tr), np.empty_like(Y_tr)) if p["shuffle"] else None
         per_batch = batch * net.n_params
         check_every = int(_WORK_PER_CHECKPOINT // per_batch) if per_batch * np.ceil(n / batch) > _WORK_PER_CHECKPOINT else 0
         use_val = X_va is not None
@@ -310,7 +309,7 @@ class MLP(ClassificationAlgorithm):
                 if epoch:
                     progress.checkpoint(lo + (hi - lo) * epoch / max_iter,
                                         f"{prefix}epoch {epoch + 1}/{max_iter}, loss {run.loss[-1]:.4g}")
-                loss = train_epoch(net, opt, X_tr, Y_tr, batch, alpha, shuffle, buffers, inner, check_every)
+                loss = train_epoch(net, opt, X_tr, Y_tr, batch, alpha, shuffle, inner, check_every)
                 if not np.isfinite(loss):
                     raise DataError("The training loss became infinite or NaN: lower learning_rate or "
                                     "scale the features.")
