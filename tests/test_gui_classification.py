@@ -247,3 +247,30 @@ def test_extend_to_a_file_and_apply_a_saved_classifier_show_accuracy(qtbot, make
     assert applied.id != run.id and applied.kind == "classification"
     assert np.array_equal(np.asarray(applied.labels).astype(str), run.estimator.predict(X_new).astype(str))
     assert f"accuracy {expected:.4f}" in panel.status.text()
+
+
+def test_svm_support_vectors_ringed_margins_and_log_curve(qtbot, make_window, host):
+    if "svm" not in host.algorithms:
+        pytest.skip("the svm plugin is not installed")
+    w = make_window(host)
+    ds = _load(qtbot, w, "moons", n_samples=150, noise=0.2, random_state=0)
+    w.classification_panel.set_evaluation(ev.HOLDOUT, test_fraction=0.25, seed=1)
+    run = _run(qtbot, w, "svm", kernel="rbf", C=3.0)
+    est = run.estimator
+    tr, te = ev.holdout_split(ds.labels, 0.25, random_state=1)
+    pred = host.algorithms["svm"](**run.params).fit(ds.X[tr], ds.labels[tr]).predict(ds.X[te])
+    assert np.array_equal(w.views["confusion"].counts, sk_confusion(ds.labels[te], pred, labels=[0, 1]))
+    dv = w.views["decision"]
+    qtbot.waitUntil(lambda: dv.grid is not None, timeout=20_000)
+    g = dv.grid
+    assert np.array_equal(g.support, ds.X[est.support_])
+    gx, gy = np.meshgrid(g.xs, g.ys)
+    scores = est.decision_function(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+    assert np.allclose(g.decision, scores)
+    names = [item.name() for item in dv.items if hasattr(item, "name") and item.name()]
+    assert f"support vectors ({len(est.support_)})" in names and "margins (decision = ±1)" in names
+    tv = w.views["training_curve"]
+    curve = est.training_curve()
+    if curve is not None:
+        assert tv.curve is not None and tv.curve.log_y == curve.log_y
+        assert tv.plot_item.ctrl.logYCheck.isChecked() == bool(curve.log_y)
