@@ -177,6 +177,7 @@ class SVM(ClassificationAlgorithm):
             u = np.where(y_idx[idx] == j, 1.0, -1.0)
             Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
             name = f"classes {self.classes_[i]} / {self.classes_[j]}"
+            progress.checkpoint(q / len(pairs), f"SMO ({name}), pair {q + 1}/{len(pairs)}")
             res = solve_smo(Kq, u, p["C"], tol=p["tol"], shrinking=p["shrinking"], max_iter=p["max_iter"],
                             progress=progress, on_slice=on_slice, fraction=(q / len(pairs), (q + 1) / len(pairs)),
                             message=f"SMO ({name})" if k > 2 else "SMO")

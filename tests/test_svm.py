@@ -1,0 +1,156 @@
+"""svm plugin: the seed's examples, agreement with scikit-learn's SVC, probabilities, bad input."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+
+import manifold_studio as ms
+from manifold_studio.algorithms.conformance import CancelAfter, check_algorithm
+from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
+
+
+def svm(**kw):
+    return ms.get_algorithm("svm", **kw)
+
+
+def test_seed_hard_margin_four_points():
+    # seed 003: E = {((2,2),+1), ((4,2),-1), ((3,3),+1), ((3,1),-1)}; optimum a = (-1, 1), b = 1
+    X = np.array([[2.0, 2.0], [4.0, 2.0], [3.0, 3.0], [3.0, 1.0]])
+    y = np.array([1, -1, 1, -1])
+    m = svm(kernel="linear", C=1e6, tol=1e-9).fit(X, y)
+    np.testing.assert_allclose(m.coef_[0], [-1.0, 1.0], atol=1e-6)
+    np.testing.assert_allclose(m.intercept_, [1.0], atol=1e-6)
+    np.testing.assert_allclose(m.decision_function(X), y, atol=1e-6)  # all four are critical
+    # a = Σ α_x u x (seed): dual_coef_ = α u
+    np.testing.assert_allclose(m.dual_coef_ @ m.support_vectors_, m.coef_, atol=1e-12)
+    assert abs(m.dual_coef_.sum()) < 1e-9 and np.all(np.abs(m.dual_coef_) <= 1e6)
+
+
+X1 = np.array([1.0, 2.0, 4.0, 5.0, 8.0, 9.0])
+Y1 = np.array([1, 1, -1, -1, 1, 1])
+
+
+def test_seed_1d_example_needs_x_squared():
+    lin = svm(kernel="linear", C=1e4).fit(X1[:, None], Y1)
+    assert lin.score(X1[:, None], Y1) < 1.0           # not separable on the line
+    Phi = np.column_stack([X1, X1 ** 2])                # x -> (x, x^2) separates them
+    m = svm(kernel="linear", C=1e6, tol=1e-9).fit(Phi, Y1)
+    assert m.score(Phi, Y1) == 1.0
+    np.testing.assert_allclose(np.min(m.decision_function(Phi) * Y1), 1.0, atol=1e-6)
+    poly = svm(kernel="poly", degree=2, gamma=1.0, coef0=1.0, C=1e6, tol=1e-9).fit(X1[:, None], Y1)
+    assert poly.score(X1[:, None], Y1) == 1.0
+    np.testing.assert_allclose(np.min(poly.decision_function(X1[:, None]) * Y1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+def test_agrees_with_sklearn_svc(k, kernel):
+    X, y = make_classification(150, 5, n_informative=3, n_redundant=0, n_classes=k, random_state=k)
+    kw = dict(kernel=kernel, C=0.7, tol=1e-6)
+    m = svm(**kw).fit(X, y)
+    s = SVC(**kw).fit(X, y)
+    Xt = np.random.default_rng(0).normal(size=(40, 5))
+    np.testing.assert_allclose(m.decision_function(Xt), s.decision_function(Xt), atol=1e-3)
+    np.testing.assert_array_equal(m.support_, s.support_)
+    np.testing.assert_array_equal(m.n_support_, s.n_support_)
+    np.testing.assert_allclose(m.dual_coef_, s.dual_coef_, atol=1e-3)
+    np.testing.assert_allclose(m.intercept_, s.intercept_, atol=1e-3)
+    np.testing.assert_array_equal(m.predict(X), s.predict(X))
+    if kernel == "linear":
+        np.testing.assert_allclose(m.coef_, s.coef_, atol=1e-3)
+    ovo = svm(decision_function_shape="ovo", **kw).fit(X, y)
+    s_ovo = SVC(decision_function_shape="ovo", **kw).fit(X, y)
+    np.testing.assert_allclose(ovo.decision_function(Xt), s_ovo.decision_function(Xt), atol=1e-3)
+
+
+def test_sigmoid_kernel_close_to_sklearn():
+    # tanh is not a positive kernel (non-convex dual): compare accuracy, not the solution
+    X, y = make_classification(150, 5, random_state=2)
+    m = svm(kernel="sigmoid", gamma=0.05).fit(X, y)
+    s = SVC(kernel="sigmoid", gamma=0.05).fit(X, y)
+    assert np.mean(m.predict(X) == s.predict(X)) > 0.95
+
+
+def test_string_labels_and_gamma_options():
+    X, y = make_classification(80, 4, random_state=3)
+    labels = np.array(["no", "yes"])[y]
+    for gamma in ("scale", "auto", 0.3):
+        m = svm(gamma=gamma).fit(X, labels)
+        s = SVC(gamma=gamma).fit(X, labels)
+        np.testing.assert_allclose(m.decision_function(X), s.decision_function(X), atol=2e-3)
+        assert list(m.predict(X[:5])) == list(s.predict(X[:5]))
+
+
+def test_predict_proba_sane():
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=4)
+    m = svm(probability=True, random_state=0).fit(X, y)
+    P = m.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all((P >= 0) & (P <= 1))
+    assert np.mean(m.classes_[P.argmax(axis=1)] == m.predict(X)) > 0.9
+    sk = SVC(probability=True, random_state=0).fit(X, y).predict_proba(X)
+    assert np.abs(P - sk).mean() < 0.1                    # same method, other CV folds
+    Xb, yb = make_classification(100, 4, random_state=5)
+    Pb = svm(probability=True, random_state=1).fit(Xb, yb).predict_proba(Xb)
+    assert Pb.shape == (100, 2) and np.allclose(Pb.sum(1), 1)
+    with pytest.raises(AttributeError):
+        svm().fit(Xb, yb).predict_proba(Xb)
+
+
+def test_set_kernel_and_combinations():
+    rng = np.random.default_rng(0)
+    A = (rng.random((60, 8)) < 0.4).astype(float)
+    y = (A[:, 0] + A[:, 1] > A[:, 2] + 0.5).astype(int)
+    K = np.exp2(A @ A.T)
+    m = svm(kernel="set", C=1.0, tol=1e-6).fit(A, y)
+    s = SVC(kernel="precomputed", C=1.0, tol=1e-6).fit(K, y)
+    np.testing.assert_allclose(m.decision_function(A), s.decision_function(K), atol=1e-4)
+    bad = A.copy()
+    bad[3, 5] = 0.5
+    with pytest.raises(DataError, match="column 5"):
+        svm(kernel="set").fit(bad, y)
+    X, yy = make_classification(80, 4, random_state=6)
+    g = 0.2
+    Kc = np.exp(-g * ((X[:, None] - X[None]) ** 2).sum(-1)) + X @ X.T
+    m = svm(kernel="rbf+linear", gamma=g, tol=1e-6).fit(X, yy)
+    s = SVC(kernel="precomputed", tol=1e-6).fit(Kc, yy)
+    np.testing.assert_allclose(m.decision_function(X), s.decision_function(Kc), atol=1e-4)
+
+
+def test_precomputed_and_shape_messages():
+    X, y = make_classification(60, 4, random_state=7)
+    K = X @ X.T
+    m = svm(kernel="precomputed", tol=1e-6).fit(K, y)
+    lin = svm(kernel="linear", tol=1e-6).fit(X, y)
+    Xt = X[:10] + 0.1
+    np.testing.assert_allclose(m.decision_function(Xt @ X.T), lin.decision_function(Xt), atol=1e-4)
+    with pytest.raises(DataError, match=r"\(n, n\)"):
+        svm(kernel="precomputed").fit(K[:, :50], y)
+    with pytest.raises(DataError, match=r"\(m, 60\)"):
+        m.predict(K[:5, :30])
+
+
+def test_max_iter_warns_and_cancel():
+    X, y = make_classification(100, 4, random_state=8)
+    m = svm(max_iter=3, tol=1e-9)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        m.fit(X, y)
+    assert not m.converged_ and m.fit_warnings_
+    with pytest.raises(FitCancelled):
+        svm(C=100.0, tol=1e-12).fit(X, y, progress=CancelAfter(0))
+    curve = svm().fit(X, y).training_curve()
+    assert curve.log_y and curve.series["KKT violation"][-1] < 1e-3
+
+
+def test_kernel_parameter_validation():
+    from manifold_studio.errors import InvalidParameterError
+    with pytest.raises(InvalidParameterError, match="kernel"):
+        svm(kernel="rbf+banana").fit(np.eye(4), [0, 1, 0, 1])
+
+
+def test_conformance_kit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_algorithm(ms.algorithm_class("svm"))
