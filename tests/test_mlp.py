@@ -213,3 +213,32 @@ def test_sgd_one_step_from_warm_start_equals_literal_update():
 
 def test_conformance_kit():
     check_algorithm(type(ms.get_algorithm("mlp")), params={"hidden_layer_sizes": (10,), "max_iter": 50})
+
+
+def test_long_epochs_checkpoint_between_minibatches(monkeypatch):
+    import manifold_studio_builtins.mlp as mlp_module
+
+    monkeypatch.setattr(mlp_module, "_WORK_PER_CHECKPOINT", 1.0)    # every mini-batch is "long"
+    X, y = data(n=100)
+    progress = CancelAfter(1000)
+    with _quiet():
+        ms.get_algorithm("mlp", hidden_layer_sizes=(4,), batch_size=10, max_iter=2, random_state=0).fit(
+            X, y, progress=progress)
+    # the start, 10 mini-batches per epoch, one checkpoint between the two epochs
+    assert progress.calls == 1 + 2 * 10 + 1
+    with _quiet():
+        est = ms.get_algorithm("mlp", hidden_layer_sizes=(4,), batch_size=10, max_iter=5, random_state=0).fit(
+            X, y, progress=CancelAfter(15))                      # cancelled inside the second epoch
+    assert est.stopped_early_ and est.n_iter_ == 1
+
+
+def test_seed_output_sigmoid_units_with_squared_error():
+    X, y = data(n=200)
+    with _quiet():
+        est = ms.get_algorithm("mlp", output="sigmoid", hidden_layer_sizes=(10,), learning_rate=0.01,
+                               max_iter=200, random_state=0).fit(X, y)
+    assert est.out_activation_ == "sigmoid" and est.score(X, y) > 0.8
+    H = est.decision_function(X)
+    assert H.shape == (200, 3) and np.all((H > 0) & (H < 1))      # sigmoid outputs in (0, 1)
+    with pytest.raises(AttributeError):
+        est.predict_proba(X)

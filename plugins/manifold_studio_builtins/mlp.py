@@ -196,13 +196,9 @@ class MLP(ClassificationAlgorithm):
             data = (X[tr], Y[tr], X[va], y_idx[va], Y[va])
         else:
             data = (X, Y, None, None, None)
-        self._use_val = use_val
         runs, best = [], None
         n_restarts = p["n_restarts"]
-        try:
-            progress.checkpoint(0.0, "Training the network")
-        except FitCancelled:
-            raise
+        progress.checkpoint(0.0, "Training the network")   # a Cancel here propagates (nothing to keep)
         cancelled = False
         for r in range(n_restarts):
             run = _Run(None)
@@ -219,6 +215,7 @@ class MLP(ClassificationAlgorithm):
             raise FitCancelled("Cancelled before the first epoch ended.")
         if cancelled:
             self._stop_early(f"after {len(runs)} of {n_restarts} restarts, {runs[-1].epochs} epochs of the last")
+        self._warm = None
         self._set_fitted(best, runs, use_val)
         if not best.converged and not cancelled and not p["grow_hidden"]:
             self._warn(f"The multilayer perceptron reached max_iter={p['max_iter']} epochs without "
@@ -294,7 +291,8 @@ class MLP(ClassificationAlgorithm):
         alpha, tol, patience, max_iter = p["alpha"], p["tol"], p["n_iter_no_change"], p["max_iter"]
         shuffle = rng if p["shuffle"] else None
         per_batch = batch * net.n_params
-        check_every = int(_WORK_PER_CHECKPOINT // per_batch) if per_batch * np.ceil(n / batch) > _WORK_PER_CHECKPOINT else 0
+        long_epoch = per_batch * np.ceil(n / batch) > _WORK_PER_CHECKPOINT
+        check_every = max(1, int(_WORK_PER_CHECKPOINT // per_batch)) if long_epoch else 0
         use_val = X_va is not None
         best_params = net.params.copy() if use_val else None
         best_loss, no_change = np.inf, 0
@@ -330,8 +328,7 @@ class MLP(ClassificationAlgorithm):
                     best_loss = min(best_loss, loss)
                 run.units.append(net.layer_sizes[1])
                 pub.add(len(run.loss), **values)
-                stop_rule = p["early_stopping"] or p["grow_hidden"] or not use_val
-                if stop_rule and no_change > patience:
+                if no_change > patience:
                     run.converged = True
                     break
         finally:
