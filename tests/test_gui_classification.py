@@ -274,3 +274,17 @@ def test_svm_support_vectors_ringed_margins_and_log_curve(qtbot, make_window, ho
     if curve is not None:
         assert tv.curve is not None and tv.curve.log_y == curve.log_y
         assert tv.plot_item.ctrl.logYCheck.isChecked() == bool(curve.log_y)
+
+
+def test_evaluation_that_cannot_run_says_why_and_keeps_the_run(qtbot, make_window, host):
+    w = make_window(host)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(43, 2))
+    y = np.array(["big"] * 40 + ["rare"] * 3)
+    w.session.add_dataset(Dataset("skewed", X, labels=y))
+    w.classification_panel.set_evaluation(ev.KFOLD, n_splits=5)
+    run = _run(qtbot, w, "perceptron", max_epochs=5)
+    text = w.classification_panel.result_label.text()
+    assert "failed" in text and "Class 'rare' has only 3 row(s)" in text
+    assert w.session.runs[run.id].succeeded and w.session.current_run is run  # nothing lost
+    assert w.classification_panel.result_for(run) is None

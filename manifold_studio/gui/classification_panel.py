@@ -223,7 +223,10 @@ class ClassificationPanel(QGroupBox):
 
     def _show(self, run, result: EvaluationResult | None) -> None:
         if result is None:
-            if run is not None and run.kind == "classification" and not self.busy:
+            saved = run.meta.get("evaluation") if run is not None else None
+            if isinstance(saved, dict) and saved.get("summary"):  # e.g. a run restored from a project
+                say(self.result_label, f"Run #{run.id}: <b>{saved['summary']}</b>")
+            elif run is not None and run.kind == "classification" and not self.busy:
                 say(self.result_label, f"Run #{run.id}: no evaluation.")
             self.table.hide()
             return
