@@ -288,3 +288,21 @@ def test_evaluation_that_cannot_run_says_why_and_keeps_the_run(qtbot, make_windo
     assert "failed" in text and "Class 'rare' has only 3 row(s)" in text
     assert w.session.runs[run.id].succeeded and w.session.current_run is run  # nothing lost
     assert w.classification_panel.result_for(run) is None
+
+
+def test_out_of_sample_holdout_with_a_classifier_shows_accuracy(qtbot, make_window, host):
+    from manifold_studio.algorithms.labels import accuracy
+
+    w = make_window(host)
+    ds = _load(qtbot, w, "iris")
+    w.classification_panel.set_evaluation("none")
+    w.algorithm_panel.select_algorithm("perceptron")
+    w.algorithm_panel.form.editor("max_epochs").set_value(20)
+    panel = w.views["extend"]
+    with qtbot.waitSignal(panel.extended, timeout=30_000) as sig:
+        run = panel.fit_with_holdout()
+    ext = sig.args[0]
+    held = np.asarray(ext.rows)
+    assert np.intersect1d(held, run.rows).size == 0
+    expected = accuracy(run.estimator.predict(ds.X[held]), ds.labels[held])
+    assert f"accuracy {expected:.4f}" in panel.status.text()
