@@ -225,9 +225,30 @@ def test_curves_published_and_cancel():
     curve = est.training_curve()
     assert curve.x_label == "epoch" and curve.series["train"].shape == (20,)
     for params in ({"loss": "logistic"}, {"solver": "seed"}, {"loss": "squared"}):
-        progress = CancelAfter(1 if params.get("loss") != "squared" else 0)
+        progress = CancelAfter(0)                      # before any iteration: really cancelled
         with pytest.raises(FitCancelled):
             ms.get_algorithm("linear_classifier", **params).fit(X, y, progress=progress)
+
+
+def test_cancel_after_an_iteration_keeps_the_current_coefficients():
+    X, y = data(2, seed=12)
+    est = ms.get_algorithm("linear_classifier", solver="seed", learning_rate=0.001, max_iter=50, tol=0.0)
+    est.fit(X, y, progress=CancelAfter(3))            # one checkpoint per epoch on these data
+    ref = ms.get_algorithm("linear_classifier", solver="seed", learning_rate=0.001, max_iter=3, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref.fit(X, y)
+    assert est.stopped_early_ and est.n_iter_ == 3 and not est.converged_
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    assert "after 3 of at most 50 epochs" in est.fit_warnings_[-1]
+    # L-BFGS, one-vs-rest: the problems not reached are named; before any iteration: cancelled
+    X3, y3 = data(3, seed=12)
+    est = ms.get_algorithm("linear_classifier", loss="logistic", multi_class="ovr").fit(
+        X3, y3, progress=CancelAfter(4))
+    assert est.stopped_early_ and est.n_iter_per_class_[-1] == 0 and np.all(est.coef_[-1] == 0)
+    assert "after 4 of at most 100 L-BFGS iterations of class '0' vs rest; not trained (a = 0, b = 0): class '1' vs rest, class '2' vs rest" in est.fit_warnings_[-1]
+    with pytest.raises(FitCancelled):
+        ms.get_algorithm("linear_classifier", loss="logistic").fit(X3, y3, progress=CancelAfter(0))
 
 
 @pytest.mark.parametrize("params", [{}, {"loss": "logistic"}, {"solver": "seed", "learning_rate": 0.001}])

@@ -27,7 +27,7 @@ from manifold_studio.algorithms.linear_loops import (
 )
 from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_rest, ovr_proba, ovr_scores
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
-from manifold_studio.errors import ConvergenceWarning, InvalidParameterError
+from manifold_studio.errors import ConvergenceWarning, FitCancelled, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
 
@@ -183,6 +183,8 @@ class LinearClassifier(ClassificationAlgorithm):
         p = self._p
         X = np.ascontiguousarray(X, dtype=float)
         self.multinomial_ = self._multinomial()
+        self._cancelled_at = None       # (problem title, iterations done) once Cancel was pressed
+        self._iters_done = 0            # complete iterations / epochs over all problems so far
         if p["solver"] == "seed":
             self.learning_rate_ = (1.0 / (1.0 + float(np.max(np.einsum("ij,ij->i", X, X))))
                                    if p["learning_rate"] is None else p["learning_rate"])
@@ -203,10 +205,17 @@ class LinearClassifier(ClassificationAlgorithm):
         curves = [np.asarray(r[2], dtype=float) for r in results]
         self.n_iter_per_class_ = np.array([len(c) for c in curves], dtype=np.int64)
         self.n_iter_ = int(self.n_iter_per_class_.max())
-        padded = [np.concatenate([c, np.full(self.n_iter_ - len(c), c[-1])]) for c in curves]
+        padded = [np.concatenate([c, np.full(self.n_iter_ - len(c), c[-1] if len(c) else 0.0)]) for c in curves]
         self.loss_curve_ = np.sum(padded, axis=0)
         self.converged_ = bool(all(r[3] for r in results))
-        if not self.converged_:
+        if self._cancelled_at is not None:
+            title, done = self._cancelled_at
+            untrained = [f"class '{self.classes_[j]}' vs rest" for j, c in enumerate(curves) if not len(c)]
+            self._stop_early(f"after {done} of at most {p['max_iter']} "
+                             + ("epochs" if p["solver"] == "seed" else "L-BFGS iterations")
+                             + (f" of {title}" if title else "")
+                             + (f"; not trained (a = 0, b = 0): {', '.join(untrained)}" if untrained else ""))
+        elif not self.converged_:
             what = "epochs of the seed rule" if p["solver"] == "seed" else "L-BFGS iterations"
             self._warn(f"The linear classifier did not converge in {p['max_iter']} {what}; "
                        "increase max_iter" + (" or learning_rate" if p["solver"] == "seed" else "")
@@ -250,17 +259,30 @@ class LinearClassifier(ClassificationAlgorithm):
         pub = CurvePublisher(progress, "Objective per iteration" + (f" ({title})" if title else ""),
                              x_label="iteration", y_label="objective")
         curve: list[float] = []
+        last = [w0]
+        if self._cancelled_at is not None:          # Cancel pressed during an earlier problem
+            return w0, curve, False
 
         def callback(intermediate_result):
+            last[0] = np.array(intermediate_result.x, copy=True)
+            self._iters_done += 1
             curve.append(float(intermediate_result.fun))
             pub.add(len(curve), train=curve[-1])
             progress.checkpoint(len(curve) / p["max_iter"], f"iteration {len(curve)}, objective {curve[-1]:.6g}")
 
-        progress.checkpoint(0.0, "L-BFGS")
-        with blas_single_thread():   # thin products: a second BLAS thread only waits on a busy machine
-            res = minimize(fun, w0, method="L-BFGS-B", jac=True, callback=callback,
-                           options={"maxiter": p["max_iter"], "maxls": 50, "gtol": p["tol"],
-                                    "ftol": 64 * np.finfo(float).eps})
+        try:
+            progress.checkpoint(0.0, "L-BFGS")
+            with blas_single_thread():   # thin products: a second BLAS thread only waits on a busy machine
+                res = minimize(fun, w0, method="L-BFGS-B", jac=True, callback=callback,
+                               options={"maxiter": p["max_iter"], "maxls": 50, "gtol": p["tol"],
+                                        "ftol": 64 * np.finfo(float).eps})
+        except FitCancelled:
+            # Cancel keeps the last iterate once an iteration has been completed
+            if self._iters_done == 0:
+                raise
+            self._cancelled_at = (title, len(curve))
+            pub.flush()
+            return last[0], curve, False
         if not curve:
             curve.append(float(res.fun))
         pub.flush()
@@ -321,13 +343,28 @@ class LinearClassifier(ClassificationAlgorithm):
 
     def _seed_epochs(self, X, run, objective, progress, title, rng):
         """Epochs of a compiled per-example rule ``run(order, start, stop)`` (in slices, with
-        checkpoints), the objective after each, until it decreases by less than tol."""
-        p = self._p
-        n, d = X.shape
-        max_iter, tol, tau = p["max_iter"], p["tol"], self.learning_rate_
+        checkpoints), the objective after each, until it decreases by less than tol.
+        Returns (objective per epoch, converged)."""
         pub = CurvePublisher(progress, self._curve_title() + (f" ({title})" if title else ""),
                              x_label="epoch", y_label="objective")
         curve: list[float] = []
+        if self._cancelled_at is not None:          # Cancel pressed during an earlier problem
+            return curve, False
+        try:
+            converged = self._run_epochs(X, run, objective, progress, rng, pub, curve)
+        except FitCancelled:
+            # Cancel keeps the current coefficients once an epoch has been completed
+            if self._iters_done == 0:
+                raise
+            self._cancelled_at = (title, len(curve))
+            converged = False
+        pub.flush()
+        return curve, converged
+
+    def _run_epochs(self, X, run, objective, progress, rng, pub, curve) -> bool:
+        p = self._p
+        n, d = X.shape
+        max_iter, tol, tau = p["max_iter"], p["tol"], self.learning_rate_
         order = as_order(n)
         slices = epoch_slices(n, d)
         converged = tol == 0.0
@@ -337,6 +374,7 @@ class LinearClassifier(ClassificationAlgorithm):
             for start, stop in slices:
                 progress.checkpoint((epoch + start / n) / max_iter, f"epoch {epoch + 1}/{max_iter}")
                 run(order, start, stop)
+            self._iters_done += 1
             value = objective()
             if not np.isfinite(value):
                 bound = 1.0 / float(np.max(np.einsum("ij,ij->i", X, X)) + 1.0)
@@ -350,8 +388,7 @@ class LinearClassifier(ClassificationAlgorithm):
             if tol > 0 and len(curve) > 1 and curve[-2] - curve[-1] <= tol * abs(curve[-1]):
                 converged = True
                 break
-        pub.flush()
-        return curve, converged
+        return converged
 
     # -- scores ---------------------------------------------------------------------------
     def _decision(self, X):
