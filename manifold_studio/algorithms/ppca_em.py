@@ -53,12 +53,13 @@ def _groups(obs: np.ndarray):
 
 
 def posterior(X: np.ndarray, mean: np.ndarray, W: np.ndarray, sigma2: float, *,
-              loglik: bool = False) -> Posterior:
-    """Posterior of z for every row of X (NaN = missing) and, optionally, log p(x_O)."""
+              loglik: bool = False, groups=None) -> Posterior:
+    """Posterior of z for every row of X (NaN = missing) and, optionally, log p(x_O).
+    ``groups``: the (patterns, pattern index) of X's missingness, when already known."""
     n, d = X.shape
     k = W.shape[1]
     obs = ~np.isnan(X)
-    patterns, inv = _groups(obs)
+    patterns, inv = _groups(obs) if groups is None else groups
     P = patterns.shape[0]
     E = np.where(obs, X - mean, 0.0)                 # centred, 0 where missing
     B = E @ W                                        # W_Oᵀ e_O per row
@@ -134,6 +135,7 @@ def em(X: np.ndarray, k: int, *, max_iter: int = 1000, tol: float = 1e-7, random
             sigma2 = max(float(lam[k:].mean()), 1e-6 * max(float(lam[0]), 1e-300))
         W = U[:, :k] * np.sqrt(np.clip(lam[:k] - sigma2, 1e-6 * sigma2, None))
     history, converged, cancelled, it = [], False, False, 0
+    groups = _groups(obs)          # the missingness patterns do not change between iterations
     any_missing = not obs.all()
     rows_missing = np.flatnonzero(~obs.all(axis=1)) if any_missing else np.empty(0, np.intp)
     for it in range(1, max_iter + 1):
@@ -143,7 +145,7 @@ def em(X: np.ndarray, k: int, *, max_iter: int = 1000, tol: float = 1e-7, random
         except FitCancelled:
             cancelled, it = True, it - 1
             break
-        post = posterior(X, mean, W, sigma2, loglik=True)
+        post = posterior(X, mean, W, sigma2, loglik=True, groups=groups)
         ll = float(post.loglik.mean())
         history.append(ll)
         if on_iteration is not None:
