@@ -132,6 +132,10 @@ class LinearClassifier(ClassificationAlgorithm):
     n_iter_per_class_ : (P,) iterations of each problem.
     loss_curve_ : (n_iter_,) objective / (C n) after each iteration (summed over the problems).
     learning_rate_ : the step τ used by the seed rule (solver="seed").
+    multinomial_ : whether the softmax (one output per class) was fitted.
+    stopped_early_ : True when Cancel was pressed after at least one complete iteration: the
+        current coefficients are kept (problems not reached keep a = 0, b = 0 and are named in
+        ``fit_warnings_``).
     converged_ : bool.
     """
 
