@@ -240,11 +240,13 @@ def test_extend_to_a_file_and_apply_a_saved_classifier_show_accuracy(qtbot, make
     job = panel.save_model(model)
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)
     assert job.state == job.DONE, job.error
+    w.classification_panel.set_evaluation(ev.HOLDOUT)
     job = panel.apply_model(model, path, options={"label_column": "species"}, ask=False)
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)
     assert job.state == job.DONE, job.error
     applied = wait_last_run(qtbot, w)
     assert applied.id != run.id and applied.kind == "classification"
+    assert w.classification_panel.eval_job is None  # an applied model is not refitted
     assert np.array_equal(np.asarray(applied.labels).astype(str), run.estimator.predict(X_new).astype(str))
     assert f"accuracy {expected:.4f}" in panel.status.text()
 

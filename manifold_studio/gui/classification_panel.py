@@ -177,8 +177,8 @@ class ClassificationPanel(QGroupBox):
     def _run_finished(self, run) -> None:
         if run is None or run.kind != "classification" or not run.succeeded or self.method == NONE:
             return
-        if run.meta.get("stopped_early"):
-            return
+        if run.meta.get("stopped_early") or run.meta.get("applied_model"):
+            return  # a saved model applied to a file is not refitted; its accuracy is in Out of sample
         self.evaluate(run)
 
     def evaluate(self, run, method: str | None = None):
