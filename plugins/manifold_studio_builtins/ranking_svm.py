@@ -24,8 +24,8 @@ from manifold_studio.algorithms.smo import solve_smo
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
-#: most ordered pairs accepted (the SMO keeps the dense 2P × 2P Gram matrix of differences)
-MAX_PAIRS = 6_000
+#: most ordered pairs accepted (the SMO keeps the dense 2P × 2P Gram matrix of differences: 2 GB)
+MAX_PAIRS = 8_000
 
 
 def _split(X: np.ndarray, query_column):
@@ -39,6 +39,9 @@ def _split(X: np.ndarray, query_column):
 
 
 def _relevance(y, n: int) -> np.ndarray:
+    if y is None:
+        raise DataError("y is missing: the Ranking SVM requires y to be passed, but the target y is None. "
+                        "Give one relevance label per row (larger = more relevant).")
     y = label_vector(y)
     if y.shape[0] != n:
         raise DataError(f"y has {y.shape[0]} relevance labels for {n} rows.")
