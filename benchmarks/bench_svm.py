@@ -57,6 +57,8 @@ def main(argv=None):
     lines.append(f"fit: ours {ours_t:.3f} s, scikit-learn SVC {sk_t:.3f} s, ratio {ours_t / sk_t:.2f}")
     lines.append(f"  support vectors {ours.support_.size} vs {sk.support_.size}; max |decision diff| "
                  f"{diff:.2e}; predictions agree {agree:.4f}")
+    lines.append("  (ovr scores are votes + confidence: a pair decision within tol of 0 on the other side "
+                 "moves a vote, hence a difference of 1 at tol=1e-3; tests compare at tol=1e-6)")
     pt, _, spt, _ = duel(lambda: ours.decision_function(X), lambda: sk.decision_function(X), args.repeat)
     lines.append(f"decision_function on the training set: ours {pt:.3f} s, scikit-learn {spt:.3f} s, "
                  f"ratio {pt / spt:.2f}")
