@@ -140,10 +140,17 @@ class FeedForwardNetwork:
     # -- forward -----------------------------------------------------------------------------
     def forward(self, X: np.ndarray, logits: bool = False) -> np.ndarray:
         """Network output for X (m, n_inputs); ``logits``: the output layer before its activation."""
+        return self.forward_layers(X, 0, self.n_layers, logits)
+
+    def forward_layers(self, X: np.ndarray, start: int = 0, stop: int | None = None,
+                       logits: bool = False) -> np.ndarray:
+        """The activations after weight layers ``start .. stop-1`` for an input X of layer
+        ``start`` (an autoencoder's encoder is layers 0..k-1, its decoder k..L-1)."""
+        stop = self.n_layers if stop is None else stop
         A = np.asarray(X, dtype=float)
-        for layer, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
-            Z = A @ W
-            Z += b
+        for layer in range(start, stop):
+            Z = A @ self.coefs[layer]
+            Z += self.intercepts[layer]
             last = layer == self.n_layers - 1
             if not (last and logits):
                 _activate(Z, self.layer_activation(layer), self.sigmoid_lambda)
