@@ -64,13 +64,13 @@ class _Drawn:
 def test_tsne_map_is_animated_while_it_optimises(qtbot, make_window, host):
     w = _window_with_iris(qtbot, make_window, host)
     drawn = _Drawn(w.map_view)
-    run = w.run_algorithm("tsne", {"perplexity": 20.0, "max_iter": 600, "random_state": 0})
+    run = w.run_algorithm("tsne", {"perplexity": 20.0, "max_iter": 2000, "random_state": 0})
     run = wait_last_run(qtbot, w, DONE, timeout=60_000)
     drawn.timer.stop()
     assert len(drawn.maps) >= 3, len(drawn.maps)
-    # the drawn maps are different stages of the optimisation (the map grows from 1e-4)
-    sizes = [np.ptp(m, axis=0).max() for m in drawn.maps]
-    assert sizes[-1] > 10 * sizes[0]
+    # the drawn maps are successive stages of the optimisation, the last one close to the result
+    assert not np.allclose(drawn.maps[0], drawn.maps[-1])
+    assert len({m.tobytes() for m in drawn.maps}) == len(drawn.maps)
     assert run.embedding.shape == (150, 2) and np.isfinite(run.estimator.kl_divergence_)
     # the event loop kept running (10 ms timer) while the fit ran in its worker thread
     print(f"longest event-loop gap during the fit: {max(drawn.gaps) * 1000:.0f} ms")

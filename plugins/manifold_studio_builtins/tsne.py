@@ -204,7 +204,8 @@ class TSNE(EmbeddingAlgorithm):
         self.kl_curve_iterations_ = np.asarray(kl_iters, dtype=np.intp)
         self.kl_curve_ = np.asarray(kl_values, dtype=float)
         self.training_points_ = np.ascontiguousarray(X)
-        progress.checkpoint(1.0, "Done")
+        if it == max_iter:  # after Cancel, another checkpoint would raise FitCancelled again
+            progress.checkpoint(1.0, "Done")
 
     # -- extend -------------------------------------------------------------------------
     def _extend_index(self):
