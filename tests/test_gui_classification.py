@@ -198,14 +198,28 @@ def test_support_vectors_and_margins_are_drawn(qtbot, make_window, host):
     assert np.allclose(np.column_stack([xs, ys]), X[est.support_])
 
 
-def test_cancel_evaluation_keeps_the_fitted_run(qtbot, make_window, host):
+def test_cancel_evaluation_keeps_the_fitted_run(qtbot, make_window, host, monkeypatch):
+    import time
+
+    from manifold_studio.gui import classification_panel as cp
+
+    real = cp.evaluation_task
+
+    def slow_evaluation(*args, progress=None, **kwargs):  # waits at checkpoints until cancelled
+        for i in range(200):
+            progress.checkpoint(i / 1000, "waiting")
+            time.sleep(0.02)
+        return real(*args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(cp, "evaluation_task", slow_evaluation)
     w = make_window(host)
-    _load(qtbot, w, "moons", n_samples=3000, noise=0.4, random_state=0)
+    _load(qtbot, w, "moons", n_samples=300, random_state=0)
     panel = w.classification_panel
     panel.set_evaluation("none")
     run = _run(qtbot, w, "perceptron", max_epochs=20)
     job = panel.evaluate(run, ev.KFOLD)
-    job.cancel()
+    assert w.run_controls.cancel_button.isEnabled()  # a foreground job: progress bar and Cancel
+    qtbot.mouseClick(w.run_controls.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: job.finished, timeout=10_000)
     assert job.state == job.CANCELLED and "cancelled" in panel.result_label.text()
     assert w.session.runs[run.id].succeeded and panel.result_for(run) is None
