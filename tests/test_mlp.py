@@ -197,7 +197,7 @@ def test_sgd_one_step_from_warm_start_equals_literal_update():
     from manifold_studio.algorithms.neural_net import FeedForwardNetwork
 
     X, y = data(n=50)
-    est = ms.get_algorithm("mlp", hidden_layer_sizes=(4,), solver="sgd", momentum=0.0, batch_size=50,
+    est = ms.get_algorithm("mlp", hidden_layer_sizes=(4,), activation="sigmoid", solver="sgd", momentum=0.0, batch_size=50,
                            learning_rate=0.1, alpha=0.01, max_iter=1, warm_start=True, random_state=0)
     with _quiet():
         est.fit(X, y)
