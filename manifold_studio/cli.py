@@ -73,8 +73,8 @@ class _Console:
         self.notes.append(text)
 
     def flush_notes(self) -> None:
-        for text in self.notes:
-            print(f"note: {text}", file=sys.stderr, flush=True)
+        for text in self.notes:  # a text may carry its own prefix ("warning: ...")
+            print(text if text.startswith("warning: ") else f"note: {text}", file=sys.stderr, flush=True)
         self.notes.clear()
 
     def progress(self, label: str):
@@ -429,6 +429,8 @@ def cmd_run(args) -> int:
 
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
 
+    for warning in getattr(est, "fit_warnings_", None) or ():
+        console.note(f"warning: {warning}")
     console.flush_notes()
     if fitted_mask is not None:
         console.info(f"{cls.id}: fitted on a sample of {int(fitted_mask.sum()):,} of {ds.name} "
@@ -664,7 +666,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return self_test([])
         if args.command is None:
             return start_gui([])
-        return args.func(args)
+        import warnings
+
+        with warnings.catch_warnings():
+            # fit warnings are kept by the estimators (fit_warnings_) and printed as notes, once,
+            # without Python's file:line prefix
+            if not debug:
+                warnings.simplefilter("ignore")
+            return args.func(args)
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED
