@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +24,7 @@ EXACT_MAX_N = 1000
 #: seconds between two published intermediate maps
 PARTIAL_INTERVAL = 0.1
 MIN_GAIN = 0.01
+_CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _gd_step(Y, update, gains, grad, momentum, lr):
@@ -68,7 +70,8 @@ class TSNE(EmbeddingAlgorithm):
     their 3 * perplexity nearest training points with the training perplexity, start at the
     affinity-weighted mean of those points' positions, then ``extend_iter`` iterations moving
     each new point alone (attraction to its neighbours, repulsion from all training points
-    normalised per point), so extension is sample-wise.
+    normalised per point), so extension is sample-wise. A new point equal to a training point
+    gets that point's place.
     """
 
     id = "tsne"
@@ -208,30 +211,29 @@ class TSNE(EmbeddingAlgorithm):
             progress.checkpoint(1.0, "Done")
 
     # -- extend -------------------------------------------------------------------------
-    def _extend_index(self):
-        cache = getattr(self, "_index_cache", None)
-        if cache is None or cache[0] is not self.training_points_:
-            cache = (self.training_points_, NeighborIndex(self.training_points_))
-            self._index_cache = cache
-        return cache[1]
-
-    def _repulsion(self):
-        rep = getattr(self, "_repulsion_cache", None)
-        if rep is None or rep[0] is not self.embedding_:
-            rep = (self.embedding_, FixedRepulsion(self.embedding_))
-            self._repulsion_cache = rep
-        return rep[1]
+    def _cached(self):
+        """Search index over the training points and the fixed map's repulsion potentials, kept
+        outside the estimator's __dict__ (extend must not change the estimator)."""
+        cache = _CACHES.get(self)
+        if cache is None or cache[0] is not self.training_points_ or cache[1] is not self.embedding_:
+            cache = [self.training_points_, self.embedding_, NeighborIndex(self.training_points_), None]
+            _CACHES[self] = cache
+        if cache[3] is None and self.embedding_.shape[1] == 2:
+            cache[3] = FixedRepulsion(self.embedding_)
+        return cache[2], cache[3]
 
     def _extend(self, X):
         p = self._p
         Ytr = self.embedding_
-        Pc, idx = neighbour_affinities(X, p["perplexity"], index=self._extend_index())
+        index, rep = self._cached()
+        Pc, idx = neighbour_affinities(X, p["perplexity"], index=index)
         nb = Ytr[idx]                                            # (m, k, dim)
         Y = np.einsum("mk,mkd->md", Pc, nb)                      # affinity-weighted mean
+        same = index.match(X)  # a copy of a training point keeps that point's place
         if p["extend_iter"] == 0:
+            Y[same >= 0] = Ytr[same[same >= 0]]
             return Y
-        exact = Ytr.shape[1] != 2
-        rep = None if exact else self._repulsion()
+        exact = rep is None
         update = np.zeros_like(Y)
         gains = np.ones_like(Y)
         lr = p["extend_learning_rate"]
@@ -246,6 +248,7 @@ class TSNE(EmbeddingAlgorithm):
             # per-point KL(P_i || Q_i), q_{j|i} = w_ij / Z_i: gradient 2 (attr - F / Z)
             grad = 2.0 * (attr - F / Z[:, None])
             _gd_step(Y, update, gains, grad, 0.5 if it < 50 else 0.8, lr)
+        Y[same >= 0] = Ytr[same[same >= 0]]
         return Y
 
     def extend(self, X, progress=None):
