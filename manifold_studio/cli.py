@@ -399,6 +399,7 @@ def cmd_run(args) -> int:
         new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True)
         X_new = _align_features(new, ds.feature_names, ds.n_features, console)
 
+    evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
     if args.fit_sample is not None:
         from manifold_studio.sample_fit import fit_on_sample
@@ -441,6 +442,8 @@ def cmd_run(args) -> int:
         console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
     if cls.kind == "classification":
         console.info(f"training accuracy {_accuracy(result, y)}")
+    if evaluation is not None:
+        console.info(evaluation)
     if new is not None:
         console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
                      + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
@@ -506,6 +509,30 @@ def _chunk_options(source: str, label_column, pairs) -> dict:
             raise UsageError(f"--label-column does not apply to {source} ({owner} has no label column)")
         options[key] = next(p for p in constraints if p.name == key).parse(label_column)
     return options
+
+
+def _evaluate(args, cls, params, ds, y, console) -> str:
+    """--cv K / --holdout F: the evaluation's report (one accuracy line, then per class)."""
+    from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+
+    if cls.kind != "classification":
+        raise UsageError(f"--cv and --holdout evaluate classifiers; {cls.id} is an {cls.kind} algorithm"
+                         if cls.kind == "embedding" else
+                         f"--cv and --holdout evaluate classifiers; {cls.id} is a {cls.kind} algorithm")
+    if args.cv and args.holdout:
+        raise UsageError("give --cv K or --holdout FRACTION, not both")
+    if args.holdout is not None and not 0.0 < args.holdout < 1.0:
+        raise UsageError(f"--holdout must be a fraction between 0 and 1, got {args.holdout}")
+    method = KFOLD if args.cv else HOLDOUT
+    res, _ = _timed(console, f"{cls.id} evaluation",
+                    lambda progress: evaluate((cls, params), ds.X, y, method, n_splits=args.cv or 5,
+                                              test_fraction=args.holdout or 0.25, random_state=args.sample_seed,
+                                              progress=progress), args.data)
+    lines = [res.summary()]
+    for k, c in enumerate(res.classes):
+        lines.append(f"  class {c}: precision {res.precision[k]:.3f}, recall {res.recall[k]:.3f} "
+                     f"({int(res.support[k])} test rows)")
+    return "\n".join(lines)
 
 
 def _accuracy(predicted, truth) -> str:
@@ -596,6 +623,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(the output gets a 'fitted' column: 1 for the fitted points)")
     p.add_argument("--sample-seed", type=int, default=0, metavar="SEED",
                    help="random seed choosing the points of --fit-sample (default 0)")
+    p.add_argument("--cv", type=_positive_int, metavar="K",
+                   help="classifiers: also estimate the accuracy by stratified K-fold cross-validation "
+                   "(per-class precision and recall, confusion matrix)")
+    p.add_argument("--holdout", type=float, metavar="FRACTION",
+                   help="classifiers: also estimate the accuracy on a stratified hold-out of this "
+                   "fraction of the rows (e.g. 0.25)")
     p.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER",
                    help="fit on the --fit-sample rows drawn by Dask and extend to all rows on Dask: a "
                    "scheduler address, or none for a local cluster with one worker per core (needs "

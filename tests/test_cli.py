@@ -484,3 +484,20 @@ def test_run_fit_on_a_sample_extends_to_all_points(tmp_path, capsys):
 def test_run_fit_sample_must_be_positive(capsys):
     rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--fit-sample", "0", "--out", "x.csv")
     assert_one_line_error(rc, err, "--fit-sample")
+
+
+def test_classifier_cross_validation_and_holdout_from_the_command_line(capsys):
+    from manifold_studio.cli import main
+
+    assert main(["run", "svm", "--data", "sample:iris", "--cv", "5", "--out", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert "(5-fold cross-validation)" in err and "class setosa: precision 1.000, recall 1.000 (50 test rows)" in err
+    import re
+
+    acc = float(re.search(r"accuracy (\d\.\d+) ± (\d\.\d+) \(5-fold", err).group(1))
+    assert 0.9 < acc <= 1.0
+    assert main(["run", "perceptron", "--data", "sample:iris", "--holdout", "0.2", "--out", "-"]) == 0
+    assert "on a stratified hold-out of 30 rows" in capsys.readouterr().err
+    assert main(["run", "pca", "--data", "sample:iris", "--cv", "3", "--out", "-"]) != 0
+    assert "evaluate classifiers; pca is an embedding algorithm" in capsys.readouterr().err
+    assert main(["run", "svm", "--data", "sample:iris", "--holdout", "1.5", "--out", "-"]) != 0
