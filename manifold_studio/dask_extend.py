@@ -211,13 +211,11 @@ def _frame_column(frame, name):
 
 
 def _sniffed_separator(path: str, host) -> str:
-    """The delimiter the CSV loader would use for this file (its sniffing rules)."""
-    from manifold_studio_builtins.csv_text import DELIMITERS, PREVIEW_BYTES, parse_table, read_text
-
-    text = read_text(Path(path), [], limit=PREVIEW_BYTES)
-    table = parse_table(Path(path), text, "auto", "auto", [], max_rows=60, strict=False)
-    sep = DELIMITERS[table.delimiter]
-    return r"\s+" if sep is None else sep
+    """The delimiter the CSV loader plugin would use for this file (its preview's sniffing)."""
+    loader = host.loader_for(Path(path))
+    preview = getattr(loader, "preview", None)
+    name = preview(path, max_rows=5).delimiter if callable(preview) else "comma"
+    return {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|"}.get(name, r"\s+")
 
 
 # -- outputs --------------------------------------------------------------------------------------
