@@ -298,11 +298,16 @@ def solve_smo(K: np.ndarray, y: np.ndarray, C: float, *, tol: float = 1e-3, shri
     G = -np.ones(n)
     act = np.arange(n, dtype=np.int64)
     st = np.array([n, min(n, 1000) + 1, 0, 0], dtype=np.int64)
-    if slice_steps is None:
-        slice_steps = int(max(200, min(20000, 2e7 // max(n, 1))))
+    # slices grow geometrically up to the cap: short slices first give the training curve
+    # points from the start (log-spaced steps), long ones later keep the overhead small
+    grow = slice_steps is None
+    cap = int(max(200, min(20000, 2e7 // max(n, 1)))) if grow else int(slice_steps)
+    slice_steps = min(10, cap) if grow else cap
     res = SMOResult(alpha, 0.0, 0, False)
     lo, hi = fraction
     while True:
+        if grow and res.iterations:
+            slice_steps = min(cap, 2 * slice_steps)
         steps = slice_steps if max_iter < 0 else min(slice_steps, max_iter - int(st[_ITER]))
         if steps <= 0:
             break
