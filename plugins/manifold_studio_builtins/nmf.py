@@ -28,7 +28,8 @@ def check_non_negative(X: np.ndarray, name: str = "X") -> None:
         cols = np.flatnonzero(neg.any(axis=0))
         col = int(cols[0])
         row = int(np.flatnonzero(neg[:, col])[0])
-        raise DataError(f"{name} has negative values (first in column {col}, e.g. row {row}: "
+        raise DataError(f"Negative values in data passed to NMF: {name} has negative values (first in "
+                        f"column {col}, e.g. row {row}: "
                         f"{X[row, col]:g}; {len(cols)} column(s) in all): non-negative matrix "
                         "factorisation needs X ≥ 0. Shift or rescale those columns, or use PCA.")
 

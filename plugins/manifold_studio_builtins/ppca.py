@@ -104,6 +104,7 @@ class PPCA(EmbeddingAlgorithm):
             self.noise_variance_ = float(sigma2)
             self.components_ = np.sqrt(np.clip(lam - sigma2, 0.0, None))[:, None] * axes.components[:k]
             self.svd_solver_ = axes.solver
+            self.n_iter_ = 1  # one closed-form step (scikit-learn's convention for n_iter_)
         self.n_components_ = k
         self.explained_variance_ = np.sum(self.components_ ** 2, axis=1) + self.noise_variance_
         live = not getattr(self, "stopped_early_", False)   # after Cancel, checkpoints raise again

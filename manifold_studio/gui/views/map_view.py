@@ -60,6 +60,7 @@ class MapView(ResultView):
         self.color_labels = None
         self._data_labels = None
         self._run_labels = None
+        self._label_name = ""
         self._axis_names = ("", "")
         self._item = None
         self._overlays = []
