@@ -93,6 +93,8 @@ class MainWindow(QMainWindow):
         install_project_actions(self)  # File ▸ Open project / Save project
         from manifold_studio.gui.autosave import install_autosave
         install_autosave(self)  # recovery file every few minutes, restored after a crash
+        from manifold_studio.gui.missing_values import install_missing_values
+        install_missing_values(self)  # Run says why with NaN; Tools ▸ Impute missing values
         from manifold_studio.gui.plugin_manager_dialog import install_plugin_manager
         install_plugin_manager(self)  # Tools ▸ Plugins…: install, uninstall, enable, disable
         self.bridge.currentRunChanged.connect(self.show_run)
@@ -382,7 +384,8 @@ class MainWindow(QMainWindow):
         if errors:
             return next(iter(errors.values()))
         panel = getattr(self, "classification_panel", None)
-        return panel.blocker(algo) if panel is not None else ""
+        from manifold_studio.gui.missing_values import missing_blocker
+        return (panel.blocker(algo) if panel is not None else "") or missing_blocker(self, algo)
 
     def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
                       dataset_name: str | None = None, *, rows=None, make_task=None,
