@@ -12,7 +12,8 @@
   ``label_array`` name them explicitly.
 * Arrays of Python objects are refused: unpickling them could run arbitrary code.
   Files whose content is not NumPy's (whatever the extension says) are refused by name.
-* NaN values are kept as read, and reported: algorithms refuse them with a clear message.
+* NaN values are kept as read, and reported: probabilistic PCA with EM uses and imputes them;
+  the other algorithms refuse them with a clear message.
 """
 from __future__ import annotations
 
@@ -187,7 +188,7 @@ def _report_nan(X: np.ndarray, report: list[str]) -> None:
         shown = ", ".join(str(r) for r in rows[:_REPORT_LIMIT])
         more = f" and {len(rows) - _REPORT_LIMIT} more" if len(rows) > _REPORT_LIMIT else ""
         report.append(f"{int(bad.sum())} missing (NaN) or infinite value(s) in row(s) {shown}{more} "
-                      "(0-based): algorithms refuse them; remove or impute them first.")
+                      "(0-based): probabilistic PCA (method=em) uses and imputes them; other methods refuse them.")
 
 
 def read_npy(path: Path) -> Dataset:
