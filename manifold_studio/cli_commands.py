@@ -113,14 +113,7 @@ def load_dataset(source: str, label_column: str | None = None,
         raise DataError(f"File not found: {source}")
     if not is_sample and Path(source).is_dir() and not _folder_loader(source):
         raise DataError(f"{source} is a folder with no images; give a data file or a folder of images")
-    constraints, owner = _source_options(source)
-    options = parse_values(constraints, data_options or [], owner)
-    if label_column is not None:
-        names = {p.name for p in constraints}
-        key = "label_column" if "label_column" in names else "label_array" if "label_array" in names else None
-        if key is None:
-            raise UsageError(f"--label-column does not apply to {source} ({owner} has no label column)")
-        options[key] = next(p for p in constraints if p.name == key).parse(label_column)
+    options = loader_options(source, source, label_column, data_options or [])
     try:
         ds = ms.load_data(source, **options)
     except DataError:
@@ -314,7 +307,13 @@ def _chunk_options(source: str, label_column, pairs) -> dict:
     from manifold_studio.out_of_core import data_parts
 
     first = source if source.startswith("sample:") else str(data_parts(source)[0])
-    constraints, owner = _source_options(first)
+    return loader_options(first, source, label_column, pairs)
+
+
+def loader_options(path: str, source: str, label_column, pairs) -> dict:
+    """The options of the loader (or sample) reading ``path``: --data-option pairs parsed with its
+    constraints, and --label-column as its label column (or .npz label array)."""
+    constraints, owner = _source_options(path)
     options = parse_values(constraints, pairs, owner)
     if label_column is not None:
         names = {p.name for p in constraints}
