@@ -251,6 +251,11 @@ def cmd_run(args) -> int:
         console.info(f"training accuracy {_accuracy(result, y)}")
     if evaluation is not None:
         console.info(evaluation)
+    if callable(getattr(est, "ranking_quality", None)) and y is not None:  # a ranking model
+        q = est.ranking_quality(ds.X, y)
+        console.info(f"ranking on {ds.name}: pairwise accuracy {q['pairwise_accuracy']:.4f} "
+                     f"({q['n_pairs']:,} ordered pairs), mean Kendall tau {q['mean_kendall_tau']:.4f} "
+                     f"over {len(q['kendall_tau'])} queries")
     if new is not None:
         console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
                      + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))

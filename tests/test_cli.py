@@ -501,3 +501,22 @@ def test_classifier_cross_validation_and_holdout_from_the_command_line(capsys):
     assert main(["run", "pca", "--data", "sample:iris", "--cv", "3", "--out", "-"]) != 0
     assert "evaluate classifiers; pca is an embedding algorithm" in capsys.readouterr().err
     assert main(["run", "svm", "--data", "sample:iris", "--holdout", "1.5", "--out", "-"]) != 0
+
+
+def test_ranking_svm_from_the_command_line_reports_its_ranking_quality(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    w = np.array([1.0, -2.0, 0.5])
+    rows = ["query,a,b,c,relevance"]
+    for q in range(10):
+        X = rng.normal(size=(8, 3))
+        for x, r in zip(X, np.digitize(X @ w, [-1, 0, 1])):
+            rows.append(f"{q},{x[0]},{x[1]},{x[2]},{r}")
+    path = tmp_path / "rank.csv"
+    path.write_text("\n".join(rows) + "\n")
+    rc, out, err = run(capsys, "run", "ranking_svm", "--data", path, "--label-column", "relevance",
+                       "--param", "query_column=0", "--out", tmp_path / "scores.csv")
+    assert rc == 0, err
+    import re
+
+    m = re.search(r"pairwise accuracy (\d\.\d+) \(([\d,]+) ordered pairs\), mean Kendall tau (\d\.\d+) over 10", out)
+    assert m and float(m.group(1)) > 0.9 and float(m.group(3)) > 0.7
