@@ -7,6 +7,7 @@ crash or an error while writing never leaves a half-written file behind.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable, IO
@@ -23,9 +24,23 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~mask
 
 
+def is_special_file(path) -> bool:
+    """A device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe): written in place,
+    never replaced by a rename."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> Path:
-    """Call ``write(fh)`` on a temporary file next to ``path``, then rename it to ``path``."""
+    """Call ``write(fh)`` on a temporary file next to ``path``, then rename it to ``path``
+    (a special file such as ``/dev/null`` is written directly)."""
     path = Path(path)
+    if is_special_file(path):
+        with (open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")) as fh:
+            write(fh)
+        return path
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")

@@ -77,7 +77,12 @@ class ResultWriter:
         self._writer = None
         self._dtype = None
         self._row_shape: tuple[int, ...] | None = None
-        if self.path != "-":
+        from manifold_studio.fileio import is_special_file
+
+        if self.path != "-" and is_special_file(self.path):  # /dev/null, a named pipe: write in place
+            self.npy = False
+            self._fh = open(self.path, "w", newline="", encoding="utf-8")
+        elif self.path != "-":
             folder = Path(self.path).parent if str(Path(self.path).parent) else Path(".")
             if not folder.is_dir():
                 raise DataError(f"Cannot write {self.path}: the folder {folder} does not exist.")
@@ -120,6 +125,8 @@ class ResultWriter:
     def commit(self) -> None:
         if self._tmp is None:
             self._fh.flush()
+            if self._fh is not sys.stdout:
+                self._fh.close()
             return
         self._fh.close()
         if self.npy:

@@ -155,3 +155,30 @@ def test_the_windows_extend_to_a_file_streams_and_keeps_only_small_files(tmp_pat
     big = load_and_extend(str(tmp_path / "new.npy"), pca, ms._host(), keep_data_mb=0.001)
     assert big.dataset is None and big.label == "new.npy" and big.values.shape == (500, 2)
     assert any("not kept as a data set" in n for n in big.notes)
+
+
+def test_special_files_are_written_in_place_not_replaced(tmp_path, fitted_pca):
+    """--out /dev/null or a named pipe: written into, never renamed over (that once replaced
+    /dev/null with a regular file)."""
+    import os
+    import stat
+    import threading
+
+    pca, rng = fitted_pca
+    np.save(tmp_path / "x.npy", rng.normal(size=(30, 5)))
+    for command in (["apply", "--model", None, "--data", str(tmp_path / "x.npy")],
+                    ["run", "pca", "--data", "sample:iris"]):
+        fifo = tmp_path / "pipe.csv"
+        os.mkfifo(fifo)
+        received = []
+        reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+        reader.start()
+        if command[0] == "apply":
+            from manifold_studio.model_io import save_model
+
+            command[2] = str(save_model(pca, tmp_path / "m.npz"))
+        assert cli_main(command + ["--out", str(fifo)]) == 0
+        reader.join(10)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the pipe
+        assert received and received[0].count("\n") in (31, 151)
+        fifo.unlink()
