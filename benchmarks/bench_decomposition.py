@@ -16,24 +16,19 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
+import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import best_time  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 import manifold_studio as ms
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def best_time(fn, repeats):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def best_pair(ours, theirs, repeats):

@@ -20,38 +20,18 @@ import argparse
 import os
 import platform
 import sys
-import time
 import warnings
 from pathlib import Path
 
 
-def _threads_from_argv(argv):
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--threads="):
-            return a.split("=", 1)[1]
-    return None
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import duel, limit_threads  # noqa: E402  (sets BLAS threads before numpy loads)
 
-_THREADS = _threads_from_argv(sys.argv[1:])
-if _THREADS:
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = _THREADS
+_THREADS = limit_threads(sys.argv[1:])
 
 import numpy as np  # noqa: E402
 
-
-def duel(ours, theirs, repeat):
-    """Best times of two functions run alternately (both see the same machine load)."""
-    best = [np.inf, np.inf]
-    outs = [None, None]
-    for _ in range(repeat):
-        for i, func in enumerate((ours, theirs)):
-            t = time.perf_counter()
-            outs[i] = func()
-            best[i] = min(best[i], time.perf_counter() - t)
-    return best[0], outs[0], best[1], outs[1]
 
 
 def main(argv=None):

@@ -18,7 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import best_time  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -33,14 +36,6 @@ def swiss_roll(n, seed):
     t = rng.uniform(1.5 * np.pi, 4.5 * np.pi, n)
     return np.c_[t * np.cos(t), rng.uniform(0, 21, n), t * np.sin(t)], t
 
-
-def best_time(fn, repeats):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def rho(emb, t):

@@ -11,21 +11,17 @@ benchmarks/results/svm.txt (or --out).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import duel  # noqa: E402
 
+import numpy as np  # noqa: E402
 
-def duel(ours, theirs, repeat):
-    best, outs = [np.inf, np.inf], [None, None]
-    for _ in range(repeat):
-        for i, func in enumerate((ours, theirs)):
-            t = time.perf_counter()
-            outs[i] = func()
-            best[i] = min(best[i], time.perf_counter() - t)
-    return best[0], outs[0], best[1], outs[1]
 
 
 def main(argv=None):
