@@ -7,8 +7,11 @@ matrix and the training curve.
 """
 from __future__ import annotations
 
+import os
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from screenshot_tools import settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)) -> int:
@@ -22,20 +25,13 @@ def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)
     w.resize(*size)
     w.show()
 
-    def wait(cond, timeout=120.0):
-        end = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > end:
-                raise SystemExit("timed out waiting for the GUI")
-            app.processEvents()
-            time.sleep(0.01)
 
     try:
         w.data_panel.select_sample("moons")
         w.data_panel.sample_form.editor("n_samples").set_value(300)
         w.data_panel.sample_form.editor("noise").set_value(0.2)
         job = w.load_source("sample:moons", w.data_panel.sample_form.values())
-        wait(lambda: job.finished)
+        wait(app, lambda: job.finished)
         algo = "svm" if "svm" in w.host.algorithms else "perceptron"
         w.algorithm_panel.select_algorithm(algo)
         form = w.algorithm_panel.form
@@ -47,11 +43,11 @@ def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)
                 pass
         w.classification_panel.set_evaluation("kfold", n_splits=5, seed=0)
         run = w.run_algorithm()
-        wait(lambda: run.finished)
+        wait(app, lambda: run.finished)
         if not run.succeeded:
             raise SystemExit(f"the fit failed: {run.error}")
         dv, cv = w.views["decision"], w.views["confusion"]
-        wait(lambda: not w.busy and dv.grid is not None and cv.result is not None)
+        wait(app, lambda: not w.busy and dv.grid is not None and cv.result is not None)
         dec, conf, curve = w.docks["view:decision"], w.docks["view:confusion"], w.docks["view:training_curve"]
         mine = (dec, conf, curve)
         for key, d in w.docks.items():  # only the classification views on the right
@@ -72,16 +68,7 @@ def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)
         w.resizeDocks([conf, curve], [330, 400], Qt.Orientation.Vertical)
         w.resizeDocks([w.docks["runs"]], [110], Qt.Orientation.Vertical)
         w.docks["runs"].raise_()
-        end = time.monotonic() + 1.5
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.02)
-        pixmap = w.grab()
-        if not pixmap.save(path):
-            print(f"could not save {path}", file=sys.stderr)
-            return 1
-        print(f"saved {pixmap.width()}x{pixmap.height()} to {path} ({algo})")
-        return 0
+        return settle_and_save(app, w, path, algo)
     finally:
         w.shutdown()
         w.close()

@@ -5,8 +5,11 @@ map ("cluster this map") with its centres, the silhouette and the dendrogram vie
 """
 from __future__ import annotations
 
+import os
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from screenshot_tools import settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_clustering.png", size=(1440, 900)) -> int:
@@ -20,41 +23,25 @@ def main(path: str = "resources/screenshot_clustering.png", size=(1440, 900)) ->
     w.resize(*size)
     w.show()
 
-    def wait(cond, timeout=60.0):
-        end = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > end:
-                raise SystemExit("timed out waiting for the GUI")
-            app.processEvents()
-            time.sleep(0.01)
 
     try:
-        wait(lambda: w.session.current_run is not None and w.session.current_run.succeeded)
+        wait(app, lambda: w.session.current_run is not None and w.session.current_run.succeeded)
         w.input_selector.cluster_this_map()
         w.algorithm_panel.select_algorithm("hierarchical")
         form = w.algorithm_panel.form
         form.editor("n_clusters").set_value(3)
         run = w.run_algorithm()
-        wait(lambda: run.finished)
+        wait(app, lambda: run.finished)
         if not run.succeeded:
             raise SystemExit(f"the clustering failed: {run.error}")
         sil, dend = w.views["silhouette"], w.views["dendrogram"]
-        wait(lambda: sil.result is not None and dend.result is not None and not sil.busy and not dend.busy)
+        wait(app, lambda: sil.result is not None and dend.result is not None and not sil.busy and not dend.busy)
         w.docks["view:silhouette"].raise_()
         w.resizeDocks([w.docks["view:silhouette"]], [500], Qt.Orientation.Horizontal)
         w.resizeDocks([w.docks["view:silhouette"], w.docks["view:dendrogram"]], [420, 360], Qt.Orientation.Vertical)
         w.resizeDocks([w.docks["runs"]], [120], Qt.Orientation.Vertical)
         w.docks["runs"].raise_()
-        end = time.monotonic() + 1.5
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.02)
-        pixmap = w.grab()
-        if not pixmap.save(path):
-            print(f"could not save {path}", file=sys.stderr)
-            return 1
-        print(f"saved {pixmap.width()}x{pixmap.height()} to {path}")
-        return 0
+        return settle_and_save(app, w, path)
     finally:
         w.shutdown()
         w.close()

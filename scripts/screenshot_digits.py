@@ -6,9 +6,11 @@ to the 500 others (drawn as ×) by the out-of-sample panel.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(__file__)))
+from screenshot_tools import settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_digits.png", size=(1440, 900)) -> int:
@@ -22,29 +24,22 @@ def main(path: str = "resources/screenshot_digits.png", size=(1440, 900)) -> int
     w.resize(*size)
     w.show()
 
-    def wait(cond, timeout=300.0):
-        end = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > end:
-                raise SystemExit("timed out waiting for the GUI")
-            app.processEvents()
-            time.sleep(0.01)
 
     try:
         w.load_source("sample:digits", {"n_samples": 1500})
-        wait(lambda: not w.busy and w.session.current_dataset is not None)
+        wait(app, lambda: not w.busy and w.session.current_dataset is not None)
         ds = w.session.current_dataset
         # PCA first, for the reconstruction view
         pca = w.run_algorithm("pca", {"n_components": 10})
-        wait(lambda: pca.finished)
+        wait(app, lambda: pca.finished)
         recon = w.views["reconstruction"]
         recon.show_run(pca, ds)
         job = recon.compute()
-        wait(lambda: job.finished)
+        wait(app, lambda: job.finished)
         # t-SNE fitted on the first 1,000 digits, extended to the other 500
         fit_rows = np.arange(1000)
         run = w.run_algorithm("tsne", {"perplexity": 30.0, "random_state": 0}, rows=fit_rows)
-        wait(lambda: run.finished)
+        wait(app, lambda: run.finished)
         if not run.succeeded:
             raise SystemExit(f"t-SNE failed: {run.error}")
         panel = w.views["extend"]
@@ -53,21 +48,12 @@ def main(path: str = "resources/screenshot_digits.png", size=(1440, 900)) -> int
             values = run.estimator.extend(ds.X[1000:])
             w.session.add_extension(run.id, values, ds.name, rows=np.arange(1000, 1500))
         else:
-            wait(lambda: ext_job.finished)
+            wait(app, lambda: ext_job.finished)
         w.session.set_current_run(run.id)
         w.map_view.size_spin.setValue(6)
         w.docks["view:reconstruction"].raise_()
         w.resizeDocks([w.docks["view:reconstruction"]], [330], Qt.Orientation.Vertical)
-        end = time.monotonic() + 1.5
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.02)
-        pixmap = w.grab()
-        if not pixmap.save(path):
-            print(f"could not save {path}", file=sys.stderr)
-            return 1
-        print(f"saved {pixmap.width()}x{pixmap.height()} to {path}")
-        return 0
+        return settle_and_save(app, w, path)
     finally:
         w.shutdown()
         w.close()
