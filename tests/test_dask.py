@@ -193,3 +193,28 @@ def test_a_missing_extra_names_the_pip_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.array", None)
     with pytest.raises(MissingExtraError, match=r'pip install "manifold-studio\[dask\]"'):
         require_dask()
+
+
+def test_a_model_whose_plugin_is_missing_on_the_workers_is_named(client, data):
+    """A plugin registered only in this process (not installed where the workers run): the
+    workers cannot rebuild the model, and the error says which algorithm is missing."""
+    import broken_plugins as bp
+    from manifold_studio.hookspecs import hookimpl
+    from manifold_studio.plugins import PluginHost, get_host, reset_host
+
+    class Plugin:
+        @hookimpl
+        def register_algorithms(self):
+            return [bp.Slow]
+
+    old = get_host()
+    host = PluginHost().discover()
+    host.register(Plugin(), name="only-here")
+    reset_host(host)
+    try:
+        X, _y, new = data
+        est = ms.get_algorithm("slow_partial", steps=1).fit(X)
+        with pytest.raises(Exception, match="slow_partial.*no loaded plugin provides"):
+            extend_dask(est, da.from_array(new[:100], chunks=(50, 4))).compute()
+    finally:
+        reset_host(old)
