@@ -19,9 +19,6 @@ KNOWN = {
     # scikit-learn's fit_transform); extend solves each row exactly (NNLS) with H fixed: both
     # are coordinates of the rows, equal only at the exact optimum
     "nmf": {"check_transformer_general", "check_transformer_data_not_an_array"},
-    # the check sets perplexity=0.5 (scikit-learn's TSNE allows it); ours refuses a perplexity
-    # below 1, which is an effective number of neighbours, by name
-    "tsne": {"check_fit2d_1sample"},
 }
 # parameters for scikit-learn's tiny check data sets (10 to 30 points)
 SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 5}, "lle": {"n_neighbors": 5},

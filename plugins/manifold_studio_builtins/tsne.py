@@ -85,7 +85,8 @@ class TSNE(EmbeddingAlgorithm):
     extend_chunk_size = 4096
     params = (
         Float("perplexity", 30.0, "Effective number of neighbours of each point (must be less than "
-              "the number of points minus one).", low=1.0, log=True),
+              "the number of points minus one; below 1 each point keeps about one neighbour).", low=0.0,
+              low_open=True, log=True),
         n_components_param(2, "Number of output dimensions (the fft method needs 2)."),
         Float("early_exaggeration", 12.0, "Factor multiplying the affinities during the first "
               "n_iter_early iterations (forms tight, well separated clusters).", low=1.0),
