@@ -119,3 +119,53 @@ def test_the_window_survives_a_crashing_plugin_and_keeps_everything(qtbot, make_
     w.run_algorithm("pca", {})
     iso = wait_last_run(qtbot, w, timeout=30_000)
     assert iso.meta.get("worker_process") and iso.embedding.shape == (150, 2)
+
+
+def test_an_in_process_fit_that_ignores_cancel_is_abandoned(qtbot, make_window, fresh_host, monkeypatch):
+    """In-process runs whose plugin ignores Cancel are abandoned after the grace period: the run
+    ends as cancelled with a message, the window is free, the late result is discarded."""
+    import time as _time
+
+    from manifold_studio.algorithms import EmbeddingAlgorithm
+    from manifold_studio.gui import worker
+    from manifold_studio.hookspecs import hookimpl
+
+    class Deaf(EmbeddingAlgorithm):
+        id = "deaf_test"
+        name = "Ignores Cancel"
+        help = "Sleeps 3 seconds without a checkpoint, then finishes."
+        params = ()
+
+        def _fit(self, X, y, progress):
+            progress.checkpoint(0.0, "starting")
+            _time.sleep(3.0)
+            self.embedding_ = X[:, :2]
+
+        def _extend(self, X):
+            return X[:, :2]
+
+    class Plugin:
+        @hookimpl
+        def register_algorithms(self):
+            return [Deaf]
+
+    fresh_host.register(Plugin(), name="deaf")
+    monkeypatch.setattr(worker, "ABANDON_AFTER_MS", 800)
+    w = make_window(fresh_host)
+    w.load_source("sample:iris")
+    from gui_helpers import wait_idle, wait_last_run
+
+    wait_idle(qtbot, w)
+    w.run_algorithm("deaf_test", {})
+    run = list(w.session.runs.values())[-1]
+    job = w.fit_job
+    qtbot.wait(200)
+    w.cancel_jobs()
+    start = _time.monotonic()
+    wait_last_run(qtbot, w, status="cancelled", timeout=5000)
+    assert _time.monotonic() - start < 2.5 and job.abandoned
+    assert "did not stop within 0.8 s of Cancel" in w.message_log.toPlainText()
+    assert not w.busy and w.run_controls.run_button.isEnabled()
+    qtbot.waitUntil(lambda: not job.is_thread_running(), timeout=10_000)  # it finished in the background
+    qtbot.wait(100)
+    assert run.status == "cancelled" and run.embedding is None  # its late result was discarded

@@ -457,6 +457,8 @@ class MainWindow(QMainWindow):
 
     def _fit_cancelled(self, run_id: int) -> None:
         run = self.session.cancel_run(run_id)
+        if self.fit_job is not None and self.fit_job.abandoned:
+            self.session.log(self.fit_job.message, "warning", run_id=run_id)
         self.show_run(self.session.current_run)  # drop any intermediate preview
         self.show_status(f"Run {run.title()} cancelled.")
         self.runFinished.emit(run)

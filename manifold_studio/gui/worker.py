@@ -93,6 +93,9 @@ class Job(QObject):
         self._thread.succeeded.connect(self._on_succeeded)
         self._thread.failed.connect(self._on_failed)
         self._thread.cancelled.connect(self._on_cancelled)
+        self._abandon_scheduled = False
+        #: the task ignored Cancel and was left to finish in the background
+        self.abandoned = False
 
     # -- control --------------------------------------------------------------------------
     def start(self) -> "Job":
@@ -101,8 +104,32 @@ class Job(QObject):
         return self
 
     def cancel(self) -> None:
-        """Ask the task to stop; it does so at its next progress checkpoint."""
+        """Ask the task to stop; it does so at its next progress checkpoint. A task that has not
+        stopped ``ABANDON_AFTER_MS`` later (a plugin that never calls checkpoint) is abandoned:
+        the job ends as cancelled at once, the thread finishes in the background and its result
+        is discarded."""
         self._thread.progress.cancel()
+        if self.state == self.RUNNING and not self._abandon_scheduled:
+            self._abandon_scheduled = True
+            QTimer.singleShot(ABANDON_AFTER_MS, self._abandon_if_running)
+
+    def _abandon_if_running(self) -> None:
+        if self.state != self.RUNNING or not self._thread.isRunning():
+            return
+        self.abandoned = True
+        for signal, slot in ((self._thread.progressed, self._on_progress), (self._thread.partial, self.partial),
+                             (self._thread.succeeded, self._on_succeeded), (self._thread.failed, self._on_failed),
+                             (self._thread.cancelled, self._on_cancelled)):
+            try:
+                signal.disconnect(slot)
+            except (RuntimeError, TypeError):  # pragma: no cover - already gone
+                pass
+        _ABANDONED.append(self._thread)  # a running QThread must outlive its job
+        self.message = (f"{self.title} did not stop within {ABANDON_AFTER_MS / 1000:g} s of Cancel (its code never "
+                        "reached a checkpoint): abandoned — it finishes in the background and its result is "
+                        "discarded.")
+        self.cancelled.emit()
+        self._end(self.CANCELLED)
 
     @property
     def cancel_requested(self) -> bool:
@@ -147,6 +174,10 @@ class Job(QObject):
 
 # Jobs whose thread did not stop in time at shutdown: never destroy a running QThread.
 _ORPHANS: list[Job] = []
+#: threads of abandoned jobs (they ignored Cancel), kept until they end
+_ABANDONED: list = []
+#: milliseconds after Cancel before a task that ignores it is abandoned
+ABANDON_AFTER_MS = 5000
 
 
 class JobRunner(QObject):
@@ -181,7 +212,8 @@ class JobRunner(QObject):
         job = self.sender()
         if not isinstance(job, Job):  # pragma: no cover - defensive
             return
-        job.wait(5_000)  # the thread returns right after emitting its last signal; join it
+        if not job.abandoned:
+            job.wait(5_000)  # the thread returns right after emitting its last signal; join it
         if job in self.jobs:
             self.jobs.remove(job)
         self._ended.append(job)  # released on the next turn of the event loop, not inside its own signal
