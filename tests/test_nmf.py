@@ -160,3 +160,17 @@ def test_cancel_keeps_the_current_factors():
 def test_conformance_kit():
     X, y = default_data()
     check_algorithm(type(ms.get_algorithm("nmf")), X=np.abs(X), y=y)
+
+
+def test_training_rows_keep_their_coefficients_through_extend_and_saving(tmp_path):
+    from manifold_studio.model_io import load_model, save_model
+
+    X = _data(seed=11)
+    est = ms.get_algorithm("nmf", n_components=4, max_iter=50).fit(X)
+    np.testing.assert_array_equal(est.extend(X), est.embedding_)        # fit_transform == transform
+    np.testing.assert_array_equal(est.extend(X[3:4])[0], est.embedding_[3])
+    mixed = np.vstack([X[:2], _data(2, 30, seed=12)])
+    W = est.extend(mixed)
+    np.testing.assert_allclose(W[2], nnls(est.components_.T, mixed[2])[0], atol=1e-10)  # new rows solved
+    save_model(est, tmp_path / "nmf.npz")
+    np.testing.assert_array_equal(load_model(tmp_path / "nmf.npz").extend(X[:5]), est.embedding_[:5])

@@ -15,10 +15,6 @@ KNOWN = {
     # with the default sigma = 1 on 10 points of the unit cube every affinity is alike: the second
     # eigenvalue of the normalised affinity is negative and the clustering refuses (clear message)
     "spectral_clustering": {"check_estimators_nan_inf"},
-    # embedding_ is W of the factorisation (the multiplicative updates' last iterate, as
-    # scikit-learn's fit_transform); extend solves each row exactly (NNLS) with H fixed: both
-    # are coordinates of the rows, equal only at the exact optimum
-    "nmf": {"check_transformer_general", "check_transformer_data_not_an_array"},
 }
 # parameters for scikit-learn's tiny check data sets (10 to 30 points)
 SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 5}, "lle": {"n_neighbors": 5},

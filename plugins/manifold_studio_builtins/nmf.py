@@ -7,6 +7,8 @@ Frobenius cost ‖X − WH‖² or the Kullback–Leibler divergence D(X‖WH) (
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, FitCancelled
@@ -32,6 +34,10 @@ def check_non_negative(X: np.ndarray, name: str = "X") -> None:
                         f"column {col}, e.g. row {row}: "
                         f"{X[row, col]:g}; {len(cols)} column(s) in all): non-negative matrix "
                         "factorisation needs X ≥ 0. Shift or rescale those columns, or use PCA.")
+
+
+#: estimator -> (its training rows, {row bytes: index}) for recognising training rows in extend
+_ROW_INDEX: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class NMF(EmbeddingAlgorithm):
@@ -128,6 +134,7 @@ class NMF(EmbeddingAlgorithm):
             self._stop_early(f"after {it - 1} of {max_iter} iterations")
             it -= 1
         self.embedding_, self.components_ = W, H
+        self.X_fit_ = X  # training rows are recognised by extend and keep their W row
         self.n_components_ = k
         self.n_iter_ = it
         self.reconstruction_err_ = reconstruction_error(X, W, H, loss)
@@ -140,10 +147,33 @@ class NMF(EmbeddingAlgorithm):
         self.loss_curve_ = np.asarray(costs)
 
     def _extend(self, X):
+        """W for new rows with H fixed; a training row gets its own row of W (so extending the
+        training data gives ``embedding_``, as the spectral methods do), any other row is solved."""
         check_non_negative(X, "X_new")
-        if self.loss == "frobenius":
-            return coefficients_nnls(X, self.components_)
-        return coefficients_kl(X, self.components_, max_iter=self.max_iter, tol=self.tol)
+        X = np.ascontiguousarray(X, dtype=float)
+        hit = self._training_rows(X)
+        out = np.empty((X.shape[0], self.components_.shape[0]))
+        known = hit >= 0
+        out[known] = self.embedding_[hit[known]]
+        rest = ~known
+        if rest.any():
+            if self.loss == "frobenius":
+                out[rest] = coefficients_nnls(X[rest], self.components_)
+            else:
+                out[rest] = coefficients_kl(X[rest], self.components_, max_iter=self.max_iter, tol=self.tol)
+        return out
+
+    def _training_rows(self, X) -> np.ndarray:
+        """For each row of X, the index of the identical training row, or -1."""
+        fit = getattr(self, "X_fit_", None)
+        if fit is None or fit.shape[1] != X.shape[1]:
+            return np.full(X.shape[0], -1)
+        index = _ROW_INDEX.get(self)  # kept outside the estimator: extend never changes its __dict__
+        if index is None or index[0] is not fit:
+            rows = np.ascontiguousarray(fit, dtype=float)
+            index = _ROW_INDEX[self] = (fit, {r.tobytes(): i for i, r in enumerate(rows)})
+        lookup = index[1]
+        return np.fromiter((lookup.get(r.tobytes(), -1) for r in X), dtype=np.intp, count=X.shape[0])
 
     def inverse_transform(self, W):
         """Rows rebuilt from their coefficients: W H."""
