@@ -10,12 +10,8 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import manifold_studio as ms
 
-# Checks we knowingly fail, by algorithm, with the reason:
-KNOWN = {
-    # with the default sigma = 1 on 10 points of the unit cube every affinity is alike: the second
-    # eigenvalue of the normalised affinity is negative and the clustering refuses (clear message)
-    "spectral_clustering": {"check_estimators_nan_inf"},
-}
+# Checks we knowingly fail, by algorithm, with the reason (none today):
+KNOWN: dict[str, set[str]] = {}
 # parameters for scikit-learn's tiny check data sets (10 to 30 points)
 SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 5}, "lle": {"n_neighbors": 5},
                      "laplacian_eigenmaps": {"n_neighbors": 5}, "ppca": {"n_components": 1},

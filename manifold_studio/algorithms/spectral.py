@@ -332,7 +332,12 @@ class SpectralMixin:
     def _scales(vals: np.ndarray, n: int, scaling: str):
         """Training scale s_k and Nyström coefficient s_k / l_k for each component."""
         l1 = float(np.max(np.abs(vals))) if vals.size else 0.0
-        ok = vals > max(l1, 1e-300) * 1e-12
+        if scaling == "unit":
+            # eigenvectors as they are (Ng-Jordan-Weiss): a negative eigenvalue still gives a
+            # direction, extended by the Nyström formula v(x) = K(x, ·) v / l (its sign included)
+            ok = np.abs(vals) > max(l1, 1e-300) * 1e-12
+        else:
+            ok = vals > max(l1, 1e-300) * 1e-12
         safe = np.where(ok, vals, 1.0)
         if scaling == "sqrt_eigenvalue":
             scale = np.where(ok, np.sqrt(safe), 0.0)
