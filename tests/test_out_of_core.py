@@ -60,12 +60,12 @@ def test_text_in_a_numeric_column_after_the_first_chunk_names_its_line(tmp_path)
         list(iter_source(str(path), ms._host(), {}, 5))
 
 
-def test_npy_is_read_through_a_memory_map_and_npy_output_matches_one_extend(tmp_path, fitted_pca):
+def test_npy_is_read_in_chunks_and_npy_output_matches_one_extend(tmp_path, fitted_pca):
     pca, rng = fitted_pca
     X = rng.normal(size=(1234, 5))
     np.save(tmp_path / "big.npy", X)
     rep = extend_source(pca, str(tmp_path / "big.npy"), out=str(tmp_path / "map.npy"), chunk_rows=100)
-    assert rep.n_rows == 1234 and rep.n_chunks == 13 and "memory map" in rep.notes[0]
+    assert rep.n_rows == 1234 and rep.n_chunks == 13 and "100 rows at a time" in rep.notes[0]
     np.testing.assert_allclose(np.load(tmp_path / "map.npy"), pca.extend(X), rtol=1e-12, atol=1e-12)
 
 
@@ -182,3 +182,16 @@ def test_special_files_are_written_in_place_not_replaced(tmp_path, fitted_pca):
         assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the pipe
         assert received and received[0].count("\n") in (31, 151)
         fifo.unlink()
+
+
+def test_npy_chunks_fortran_order_float32_and_truncation(tmp_path):
+    X = np.arange(60.0).reshape(20, 3)
+    np.save(tmp_path / "f.npy", np.asfortranarray(X))
+    np.save(tmp_path / "s.npy", X.astype(np.float32))
+    for name in ("f.npy", "s.npy"):
+        chunks = [ds.X for _p, ds in iter_source(str(tmp_path / name), ms._host(), {}, 7)]
+        np.testing.assert_array_equal(np.vstack(chunks), X)
+    raw = (tmp_path / "s.npy").read_bytes()
+    (tmp_path / "t.npy").write_bytes(raw[:-20])
+    with pytest.raises(DataError, match=r"t\.npy (is truncated|cannot be read)"):
+        list(iter_source(str(tmp_path / "t.npy"), ms._host(), {}, 7))

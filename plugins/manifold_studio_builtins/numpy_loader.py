@@ -217,16 +217,31 @@ def iter_npy_chunks(path: Path, chunk_rows: int):
         yield read_npy(path)
         return
     step = max(1, int(chunk_rows))
-    for start in range(0, arr.shape[0], step):
-        report: list[str] = []
-        X = np.asarray(arr[start:start + step], dtype=np.float64)
-        _report_nan(X, report)
-        if report:
-            report = [f"rows {start:,}–{start + len(X) - 1:,}: {r}" for r in report]
-        if start == 0:
-            report.insert(0, f"Reading {arr.shape[0]:,} × {arr.shape[1]} values of {path.name} through a "
-                             f"memory map, {step:,} rows at a time.")
-        yield Dataset(path.stem, X, source=str(path), report=report)
+    n, d = arr.shape
+    # C-ordered files are read with plain reads (no mapped pages kept resident: memory stays at
+    # one chunk); Fortran-ordered ones through the memory map
+    offset = arr.offset if arr.flags.c_contiguous else None
+    dtype = arr.dtype
+    del arr
+    with open(path, "rb") as fh:
+        mapped = np.load(path, allow_pickle=False, mmap_mode="r") if offset is None else None
+        for start in range(0, n, step):
+            rows = min(step, n - start)
+            if mapped is None:
+                fh.seek(offset + start * d * dtype.itemsize)
+                block = np.fromfile(fh, dtype=dtype, count=rows * d)
+                if block.size != rows * d:
+                    raise DataError(f"{path.name} is truncated: rows {start:,} to {start + rows - 1:,} are missing.")
+                X = block.reshape(rows, d).astype(np.float64, copy=False)
+            else:
+                X = np.asarray(mapped[start:start + rows], dtype=np.float64)
+            report: list[str] = []
+            _report_nan(X, report)
+            if report:
+                report = [f"rows {start:,}–{start + len(X) - 1:,}: {r}" for r in report]
+            if start == 0:
+                report.insert(0, f"Reading {n:,} × {d} values of {path.name} {step:,} rows at a time.")
+            yield Dataset(path.stem, X, source=str(path), report=report)
 
 
 def read_npz(path: Path, data_array=None, label_array=None) -> Dataset:
