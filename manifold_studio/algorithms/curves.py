@@ -77,3 +77,19 @@ class CurvePublisher:
         """Publish what has been gathered (call at the end of the loop)."""
         if self._partial is not None and self.x:
             self._partial(self.curve(final=True))
+
+
+def epoch_curve(estimator, title: str, y_label: str, log_y: bool = False, **extra) -> TrainingCurve | None:
+    """The final per-epoch curve of a fitted estimator: ``loss_curve_`` as "train",
+    ``validation_loss_curve_`` as "validation" when present, plus ``extra`` series (attribute
+    names, included when the estimator has them). None before fit."""
+    train = getattr(estimator, "loss_curve_", None)
+    if train is None:
+        return None
+    series = {"train": np.asarray(train)}
+    for name, attr in (("validation", "validation_loss_curve_"), *extra.items()):
+        value = getattr(estimator, attr, None)
+        if value is not None and ("validation" in series or name == "validation"):
+            series[name] = np.asarray(value)
+    return TrainingCurve(title, np.arange(1, series["train"].size + 1), series, x_label="epoch",
+                         y_label=y_label, log_y=log_y, final=True)

@@ -12,7 +12,7 @@ import numpy as np
 
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int, IntTuple
 from manifold_studio.algorithms.checks import check_random_state
-from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
+from manifold_studio.algorithms.curves import CurvePublisher, epoch_curve
 from manifold_studio.algorithms.neural_net import FeedForwardNetwork, make_optimizer, train_epoch
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, random_state_param, tol_param,
@@ -190,13 +190,7 @@ class Autoencoder(EmbeddingAlgorithm):
         return state
 
     def training_curve(self):
-        if not hasattr(self, "loss_curve_"):
-            return None
-        series = {"train": self.loss_curve_}
-        if hasattr(self, "validation_loss_curve_"):
-            series["validation"] = self.validation_loss_curve_
-        return TrainingCurve("Reconstruction error per epoch", np.arange(1, self.loss_curve_.size + 1), series,
-                             x_label="epoch", y_label="mean squared error", log_y=True, final=True)
+        return epoch_curve(self, "Reconstruction error per epoch", "mean squared error", log_y=True)
 
     def result_summary(self):
         out = super().result_summary()

@@ -19,7 +19,7 @@ import numpy as np
 
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, FitCancelled, Float, Int, IntTuple
 from manifold_studio.algorithms.checks import check_random_state
-from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
+from manifold_studio.algorithms.curves import CurvePublisher, epoch_curve
 from manifold_studio.algorithms.neural_net import FeedForwardNetwork, make_optimizer, train_epoch
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
 from manifold_studio.errors import ConvergenceWarning, DataError, InvalidParameterError
@@ -410,14 +410,7 @@ class MLP(ClassificationAlgorithm):
         return self
 
     def training_curve(self):
-        if not hasattr(self, "loss_curve_"):
-            return None
-        series = {"train": self.loss_curve_}
-        if hasattr(self, "validation_loss_curve_"):
-            series["validation"] = self.validation_loss_curve_
-            series["validation_accuracy"] = self.validation_scores_
-        return TrainingCurve("Loss per epoch", np.arange(1, self.loss_curve_.size + 1), series,
-                             x_label="epoch", y_label="loss", final=True)
+        return epoch_curve(self, "Loss per epoch", "loss", validation_accuracy="validation_scores_")
 
     def result_summary(self):
         out = super().result_summary()
