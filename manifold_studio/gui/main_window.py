@@ -7,6 +7,7 @@ Structure (for engineers adding features):
 - ``window.bridge``   session events as Qt signals (:mod:`.session_bridge`)
 - ``window.jobs``     the :class:`~.worker.JobRunner`; use :meth:`start_job` to run any Qt-free
                       callable with progress/cancel, shown in the progress bar
+- ``window.selection`` the :class:`~.selection_model.SelectionModel`: selected rows per data set
 - ``window.views``    result views by id, created from :func:`.views.registered_views`; each gets
                       ``show_run(run, dataset)`` whenever the current run changes
 - ``window.add_dock`` put any tool widget in a dock; ``window.menus`` holds the menus by name
@@ -34,6 +35,7 @@ from manifold_studio.gui.error_handling import show_error_dialog
 from manifold_studio.gui.message_log import MessageLog
 from manifold_studio.gui.run_controls import RunControls
 from manifold_studio.gui.run_log import RunLog
+from manifold_studio.gui.selection_model import SelectionModel
 from manifold_studio.gui.session_bridge import SessionBridge
 from manifold_studio.gui.views import registered_views
 from manifold_studio.gui.worker import Job, JobRunner
@@ -61,6 +63,9 @@ class MainWindow(QMainWindow):
         self.host = host
         self.session = session if session is not None else Session(host)
         self.bridge = SessionBridge(self.session, self)
+        #: the selected rows of each data set, shared by every view (linked brushing)
+        self.selection = SelectionModel(self.session, self)
+        self.bridge.event.connect(lambda ev: ev.kind == "dataset_removed" and self.selection.forget(ev.dataset))
         self.jobs = JobRunner(self)
         self.dialogs = dialogs
         #: ask for loader options (label column, ...) when opening or dropping a file
