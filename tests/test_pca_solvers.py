@@ -4,7 +4,7 @@ import pytest
 from sklearn.decomposition import PCA as SkPCA
 
 import manifold_studio as ms
-from manifold_studio.algorithms.pca_solvers import choose_solver
+from manifold_studio.algorithms.pca_solvers import choose_solver, principal_axes
 from manifold_studio.errors import DataError
 
 
@@ -116,3 +116,14 @@ def test_fraction_of_variance_on_every_exact_route(solver):
 def test_invalid_solver_names_the_parameter():
     with pytest.raises(ms.InvalidParameterError, match="svd_solver"):
         ms.get_algorithm("pca", svd_solver="arpack")
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e7])
+def test_covariance_route_survives_a_large_mean(offset, rng):
+    """XᵀX − n·x̄x̄ᵀ cancels digits when the mean dwarfs the spread: the route then accumulates
+    the centred rows, so the variances still equal the SVD's to 1e-8."""
+    X = rng.normal(size=(3000, 20)) * np.linspace(0.5, 3, 20) + offset
+    cov = principal_axes(X, 5, solver="covariance")
+    full = principal_axes(X, 5, solver="full")
+    np.testing.assert_allclose(cov.singular_values[:5], full.singular_values[:5], rtol=1e-8)
+    np.testing.assert_allclose(np.abs(cov.components[:5] @ full.components[:5].T), np.eye(5), atol=1e-6)

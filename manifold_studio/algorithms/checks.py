@@ -62,13 +62,20 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     if d < min_features:
         raise DataError(f"{name} has {d} feature(s) (shape={arr.shape}) while a minimum of "
                         f"{min_features} is required.")
-    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
-    if bad.any():
+    top = None
+    if arr.size:
+        # max and min propagate NaN and inf: a finite extreme proves every value finite, so the
+        # element-wise pass is only needed to find or name a problem
+        top = max(abs(float(arr.max())), abs(float(arr.min())))
+        if not np.isfinite(top):
+            top = None
+    bad = None if top is not None else (np.isinf(arr) if allow_nan else ~np.isfinite(arr))
+    if bad is not None and bad.any():
         kind = "NaN" if not allow_nan and np.isnan(arr).any() else "infinite"
         hint = f" {MISSING_VALUES_HINT}" if kind == "NaN" else ""
         raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at "
                         f"{_describe_positions(bad)}; remove or impute them first.{hint}")
-    check_magnitude(arr, name)
+    check_magnitude(arr, name, top)
     return arr
 
 
@@ -77,11 +84,13 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
 HUGE, TINY = 1e150, 1e-150
 
 
-def check_magnitude(arr: np.ndarray, name: str = "X") -> None:
-    """Refuse values whose squares overflow (or, for a whole data set, underflow) float64."""
+def check_magnitude(arr: np.ndarray, name: str = "X", top: float | None = None) -> None:
+    """Refuse values whose squares overflow (or, for a whole data set, underflow) float64.
+    ``top``: the largest magnitude when the caller already knows it."""
     if not arr.size:
         return
-    top = max(abs(float(arr.max())), abs(float(arr.min())))   # two reductions, no copy
+    if top is None:
+        top = max(abs(float(arr.max())), abs(float(arr.min())))   # two reductions, no copy
     if not np.isfinite(top) or top > HUGE:                       # NaN/inf present, or an error to name
         finite = np.where(np.isfinite(arr), np.abs(arr), 0.0)
         top = float(finite.max())

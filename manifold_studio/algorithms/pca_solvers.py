@@ -5,8 +5,10 @@ Every route returns the leading right singular vectors V of the centred data X_c
 the singular values s; the variance along axis i is s_i² / (n − 1).
 
 ``full``        LAPACK SVD of X_c (n × d). Exact, O(n d min(n, d)).
-``covariance``  eigendecomposition of the d × d matrix X_cᵀX_c (accumulated in row blocks,
-                so the centred copy is never built). Exact; the fast route when n ≫ d.
+``covariance``  eigendecomposition of the d × d matrix X_cᵀX_c = XᵀX − n·x̄x̄ᵀ (one product, no
+                centred copy; when a column's mean dwarfs its spread, the centred rows are
+                accumulated in blocks instead, to avoid cancellation). Exact; the fast route
+                when n ≫ d.
 ``gram``        eigendecomposition of the n × n Gram matrix X_c X_cᵀ and v_i = X_cᵀu_i / s_i
                 (seed 002, "the N×N trick"). Exact; the fast route when d ≫ n.
 ``randomized``  Halko, Martinsson & Tropp (2011): a Gaussian sketch with ``n_components + 10``
@@ -89,18 +91,41 @@ def _blocks(n: int):
         yield start, min(n, start + _BLOCK)
 
 
-def _covariance_route(X, mean, k, progress):
+#: the one-product covariance XᵀX − n·x̄x̄ᵀ loses about log10(ratio) digits to cancellation, where
+#: ratio = x̄_j² / variance_j; above this ratio the centred blocks are used instead (exact to 1e-8 needs
+#: fewer than 1e6)
+CANCELLATION_RATIO = 1e4
+
+
+def _covariance_matrix(X, mean, progress):
+    """X_cᵀX_c. One product XᵀX − n·x̄x̄ᵀ (as scikit-learn: no copy of X) unless a column's mean is
+    so large against its spread that the subtraction would cancel digits; then the centred data
+    accumulated in row blocks."""
     n, d = X.shape
-    C = np.zeros((d, d))
+    progress.checkpoint(0.1, f"Covariance matrix ({d}×{d}) of {n:,} rows")
+    C = X.T @ X
+    C -= n * np.outer(mean, mean)
+    centred_sq = np.diag(C)
+    squares = n * mean * mean
+    if np.all(squares <= CANCELLATION_RATIO * np.maximum(centred_sq, 0.0)):
+        return C
+    C[:] = 0.0
     for start, stop in _blocks(n):
-        progress.checkpoint(0.1 + 0.6 * start / n, f"Covariance matrix, rows {start:,}/{n:,}")
+        progress.checkpoint(0.1 + 0.6 * start / n, f"Covariance matrix, centred rows {start:,}/{n:,}")
         B = X[start:stop] - mean
         C += B.T @ B
+    return C
+
+
+def _covariance_route(X, mean, k, progress):
+    d = X.shape[1]
+    C = _covariance_matrix(X, mean, progress)
     progress.checkpoint(0.7, f"Eigendecomposition of the {d}×{d} covariance matrix")
     # only the leading k eigenpairs when k is a count (LAPACK's evr driver); the total
     # variance comes from the trace
     subset = [d - k, d - 1] if isinstance(k, (int, np.integer)) and k < d else None
-    evals, V = linalg.eigh(C, check_finite=False, subset_by_index=subset)
+    evals, V = linalg.eigh(C, check_finite=False, subset_by_index=subset,
+                           driver=None if subset is not None else "evd")
     evals, V = evals[::-1], V[:, ::-1]
     return np.sqrt(np.clip(evals, 0.0, None)), V.T, float(np.trace(C))
 

@@ -58,11 +58,18 @@ def posterior(X: np.ndarray, mean: np.ndarray, W: np.ndarray, sigma2: float, *,
     ``groups``: the (patterns, pattern index) of X's missingness, when already known."""
     n, d = X.shape
     k = W.shape[1]
-    obs = ~np.isnan(X)
-    patterns, inv = _groups(obs) if groups is None else groups
+    complete = groups is None and not np.isnan(np.sum(X))   # one reduction: a NaN propagates
+    if complete:   # no missing value: one pattern, and no masked copy of X
+        patterns, inv = np.ones((1, d), dtype=bool), np.zeros(n, dtype=np.intp)
+        E = X - mean if loglik else None
+        B = X @ W
+        B -= mean @ W                                # W_Oᵀ e_O per row
+    else:
+        obs = ~np.isnan(X)
+        patterns, inv = _groups(obs) if groups is None else groups
+        E = np.where(obs, X - mean, 0.0)             # centred, 0 where missing
+        B = E @ W                                    # W_Oᵀ e_O per row
     P = patterns.shape[0]
-    E = np.where(obs, X - mean, 0.0)                 # centred, 0 where missing
-    B = E @ W                                        # W_Oᵀ e_O per row
     Minv = np.empty((P, k, k))
     logdet = np.empty(P)
     step = max(1, _BUDGET // max(d * k, 1))
