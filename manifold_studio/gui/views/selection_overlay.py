@@ -1,0 +1,435 @@
+"""Rectangle and lasso selection on any pyqtgraph plot, and the highlight of the selection.
+
+``SelectionOverlay(window, plot_widget, points)`` makes one plot a place where rows can be
+selected and where the selection is shown:
+
+* ``window`` — anything with ``selection`` (the window's
+  :class:`~manifold_studio.gui.selection_model.SelectionModel`); ``show_status(msg)`` is used
+  when present;
+* ``plot_widget`` — a ``pg.PlotWidget`` (or a ``pg.PlotItem``, for a plot inside a
+  ``GraphicsLayoutWidget`` grid);
+* ``points()`` — a callable returning ``(xy, rows, dataset_name)`` for what the plot currently
+  draws: ``xy`` (n, 2) float data coordinates, ``rows`` (n,) the data-set row of each point
+  and the data set's name (None when nothing is drawn). It is called at every selection
+  gesture and every :meth:`refresh`, so it must be cheap (return the host's arrays, no copy).
+
+What it adds:
+
+* a selection mode — :data:`PAN` (pyqtgraph's own left-drag pan, the default), :data:`RECT`
+  or :data:`LASSO` — chosen on its :class:`SelectionModeBar` (``overlay.bar``, a QWidget to put
+  in the host's toolbar: Pan / Rectangle / Lasso, Select all, Invert, Clear, Dim others; keys
+  P, R, L when the plot has the focus);
+* in rectangle / lasso mode a left drag on the plot draws the rubber band or the lasso path and,
+  on release, selects the rows of the points inside (Shift adds, Alt removes, Ctrl toggles —
+  :func:`~manifold_studio.gui.selection_model.mode_for_modifiers`). A click without a drag
+  selects the point under the mouse, or on empty space clears the selection;
+* one highlight layer on top of the plot: the selected points of its data set
+  (``window.selection.mask(name)[rows]``) as dark rings (pyqtgraph scatter) up to
+  :data:`FAST_THRESHOLD` points, as one-colour points (:class:`FastPointsItem`) above; and an
+  optional white veil that dims the other points. It follows ``window.selection.changed``;
+  the host calls :meth:`refresh` after it redraws its points.
+
+Subclasses change what "inside" means (:meth:`rows_in_rect`, :meth:`rows_in_polygon`), what a
+click does (:meth:`click_at`) and how the highlight is drawn (:meth:`draw_highlight`) — see the
+silhouette view. :func:`install_selection` attaches one overlay to the main map.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QPainterPath
+from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QGraphicsRectItem, QHBoxLayout, QToolButton, QWidget
+
+from manifold_studio import selection as ops
+from manifold_studio.gui.selection_model import mode_for_modifiers
+from manifold_studio.gui.views.points_item import FastPointsItem
+
+PAN, RECT, LASSO = "pan", "rect", "lasso"
+#: above this many points the highlight is a FastPointsItem (as the map's own points)
+FAST_THRESHOLD = 100_000
+#: a drag shorter than this (screen pixels) is a click
+CLICK_PX = 4
+#: a click selects the point nearest the mouse within this many pixels
+CLICK_RADIUS_PX = 8
+#: lasso vertices closer than this (screen pixels) to the previous one are dropped
+LASSO_STEP_PX = 2.0
+HIGHLIGHT_PEN = (20, 20, 20)
+BAND_PEN = (0, 90, 200)
+Z_VEIL, Z_HIGHLIGHT, Z_BAND = 20, 30, 2000
+
+
+class SelectionModeBar(QWidget):
+    """Pan / Rectangle / Lasso tool buttons, Select all / Invert / Clear, and "dim others"."""
+
+    modeChanged = Signal(str)
+
+    def __init__(self, parent=None, shortcut_widget: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("selection_mode_bar")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.group = QActionGroup(self)
+        self.group.setExclusive(True)
+        self.actions_by_mode: dict[str, QAction] = {}
+        tips = {PAN: ("Pan", "P", "Drag to pan, wheel to zoom (no selection)."),
+                RECT: ("Rectangle", "R", "Drag a rectangle to select the points inside. "
+                                         "Shift adds, Alt removes, Ctrl toggles; a click on empty space clears."),
+                LASSO: ("Lasso", "L", "Draw a lasso around the points to select. "
+                                      "Shift adds, Alt removes, Ctrl toggles; a click on empty space clears.")}
+        for mode, (text, key, tip) in tips.items():
+            act = QAction(text, self)
+            act.setCheckable(True)
+            act.setData(mode)
+            act.setShortcut(QKeySequence(key))
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            act.setToolTip(f"{tip} ({key})")
+            self.group.addAction(act)
+            if shortcut_widget is not None:
+                shortcut_widget.addAction(act)  # keys act while the plot has the focus
+            button = QToolButton()
+            button.setObjectName(f"selection_{mode}")
+            button.setDefaultAction(act)
+            button.setAutoRaise(True)
+            lay.addWidget(button)
+            self.actions_by_mode[mode] = act
+        self.actions_by_mode[PAN].setChecked(True)
+        self.group.triggered.connect(lambda act: self.modeChanged.emit(act.data()))
+        self.buttons: dict[str, QToolButton] = {}
+        for key, text, tip in (("all", "All", "Select every point of this data set."),
+                               ("invert", "Invert", "Select the points that are not selected, and only those."),
+                               ("clear", "Clear", "Select nothing.")):
+            b = QToolButton()
+            b.setObjectName(f"selection_{key}")
+            b.setText(text)
+            b.setToolTip(tip)
+            b.setAutoRaise(True)
+            lay.addWidget(b)
+            self.buttons[key] = b
+        self.dim_box = QCheckBox("dim others")
+        self.dim_box.setToolTip("Fade the points that are not selected.")
+        lay.addWidget(self.dim_box)
+
+    @property
+    def mode(self) -> str:
+        act = self.group.checkedAction()
+        return act.data() if act is not None else PAN
+
+    def set_mode(self, mode: str) -> None:
+        self.actions_by_mode[mode].setChecked(True)
+        self.modeChanged.emit(mode)
+
+
+class SelectionOverlay(QObject):
+    """Selection gestures and the selection highlight on one plot (see the module docstring)."""
+
+    #: the overlay selected rows (data set name, number of rows its gesture hit)
+    selected = Signal(str, int)
+
+    def __init__(self, window, plot_widget, points):
+        super().__init__(plot_widget if isinstance(plot_widget, QObject) else None)
+        self.window = window
+        self.points = points
+        self.plot_widget = plot_widget
+        self.plot_item = plot_widget.getPlotItem() if hasattr(plot_widget, "getPlotItem") else plot_widget
+        self.vb = self.plot_item.getViewBox()
+        shortcut_widget = plot_widget if isinstance(plot_widget, QWidget) else None
+        self.bar = SelectionModeBar(shortcut_widget=shortcut_widget)
+        self.bar.buttons["all"].clicked.connect(self.select_all)
+        self.bar.buttons["invert"].clicked.connect(self.invert)
+        self.bar.buttons["clear"].clicked.connect(self.clear)
+        self.bar.dim_box.toggled.connect(lambda _on: self.refresh())
+        self.bar.modeChanged.connect(self._mode_changed)
+        self._highlight = None
+        self._veil = None
+        self._band = None
+        self._path: list[tuple[float, float]] = []
+        self._last_px: QPointF | None = None
+        self._start_scene: QPointF | None = None
+        #: seconds the last gesture took from release to highlighted (for benchmarks)
+        self.last_timing: dict[str, float] = {}
+        self._orig_drag = self.vb.mouseDragEvent
+        self.vb.mouseDragEvent = self._drag_event  # the scene looks the handler up on the item
+        self.vb.scene().sigMouseClicked.connect(self._scene_clicked)
+        window.selection.changed.connect(self._selection_changed)
+
+    # -- mode ---------------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self.bar.mode
+
+    def set_mode(self, mode: str) -> None:
+        """PAN, RECT or LASSO."""
+        self.bar.set_mode(mode)
+
+    def _mode_changed(self, mode: str) -> None:
+        self._drop_band()
+        if isinstance(self.plot_widget, QWidget):
+            cursor = Qt.CursorShape.ArrowCursor if mode == PAN else Qt.CursorShape.CrossCursor
+            self.plot_widget.viewport().setCursor(cursor)
+
+    # -- what is drawn -------------------------------------------------------------------------
+    def current(self):
+        """(xy, rows, dataset name) of the plot, validated: rows outside the data set (a stale
+        preview) count as nothing drawn."""
+        xy, rows, name = self.points()
+        xy = np.zeros((0, 2)) if xy is None else np.asarray(xy)
+        rows = np.zeros(0, dtype=np.intp) if rows is None else np.asarray(rows)
+        if name is None or len(rows) != len(xy) or name not in self.window.selection.session.datasets:
+            return np.zeros((0, 2)), np.zeros(0, dtype=np.intp), None
+        n = self.window.selection.session.datasets[name].n_samples
+        if len(rows) and (int(rows.max()) >= n or int(rows.min()) < 0):
+            return np.zeros((0, 2)), np.zeros(0, dtype=np.intp), None
+        if xy.ndim == 2 and xy.shape[1] == 1:
+            xy = np.column_stack([xy[:, 0], np.zeros(len(xy))])
+        return xy, rows, name
+
+    # -- selecting ------------------------------------------------------------------------------
+    def rows_in_rect(self, x0, y0, x1, y1, xy, rows) -> np.ndarray:
+        """Data-set rows whose points lie in the rectangle (data coordinates)."""
+        return rows[ops.points_in_rect(xy, x0, y0, x1, y1)]
+
+    def rows_in_polygon(self, polygon, xy, rows) -> np.ndarray:
+        """Data-set rows whose points lie inside ``polygon`` (m, 2) in data coordinates."""
+        return rows[ops.points_in_polygon(xy, polygon)]
+
+    def select_rect(self, x0, y0, x1, y1, mode: str = ops.REPLACE) -> np.ndarray:
+        """Select the points in a rectangle given in data coordinates; returns the rows hit."""
+        xy, rows, name = self.current()
+        if name is None:
+            return self._nothing_drawn()
+        return self._apply(name, self.rows_in_rect(x0, y0, x1, y1, xy, rows), mode, "rectangle")
+
+    def select_polygon(self, polygon, mode: str = ops.REPLACE) -> np.ndarray:
+        """Select the points inside a lasso given in data coordinates; returns the rows hit."""
+        xy, rows, name = self.current()
+        if name is None:
+            return self._nothing_drawn()
+        return self._apply(name, self.rows_in_polygon(np.asarray(polygon, dtype=float), xy, rows), mode, "lasso")
+
+    def click_at(self, x: float, y: float, mode: str = ops.REPLACE) -> np.ndarray:
+        """A click at data coordinates (x, y): the nearest point within a few pixels is
+        selected (with ``mode``); on empty space a plain click clears the selection."""
+        xy, rows, name = self.current()
+        if name is None:
+            return self._nothing_drawn()
+        hit = np.zeros(0, dtype=np.intp)
+        if len(xy):
+            px, py = self.vb.viewPixelSize()
+            px, py = (px or 1.0), (py or 1.0)
+            d2 = ((xy[:, 0] - x) / px) ** 2 + ((xy[:, 1] - y) / py) ** 2
+            i = int(np.argmin(d2))
+            if d2[i] <= CLICK_RADIUS_PX ** 2:
+                hit = rows[i:i + 1]
+        return self._apply(name, hit, mode, "click")
+
+    def _apply(self, name: str, hit: np.ndarray, mode: str, how: str) -> np.ndarray:
+        t0 = time.perf_counter()
+        sel = self.window.selection
+        if hit.size == 0 and mode != ops.REPLACE:
+            self._status(f"Nothing inside the {how}: the selection is unchanged ({sel.describe(name)}).")
+            return hit
+        sel.select(name, hit, mode)
+        self.last_timing = {"select_s": time.perf_counter() - t0}
+        if hit.size == 0:
+            self._status(f"{name}: nothing selected.")
+        self.selected.emit(name, int(hit.size))
+        return hit
+
+    def _nothing_drawn(self) -> np.ndarray:
+        self._status("Nothing to select: this plot shows no points yet.")
+        return np.zeros(0, dtype=np.intp)
+
+    def _status(self, message: str) -> None:
+        show = getattr(self.window, "show_status", None)
+        if show is not None:
+            show(message)
+
+    def select_all(self) -> None:
+        name = self.current()[2]
+        if name is not None:
+            self.window.selection.select_all(name)
+
+    def invert(self) -> None:
+        name = self.current()[2]
+        if name is not None:
+            self.window.selection.invert(name)
+
+    def clear(self) -> None:
+        name = self.current()[2]
+        if name is not None:
+            self.window.selection.clear(name)
+
+    # -- the gesture -------------------------------------------------------------------------------
+    def _drag_event(self, ev, axis=None):
+        if axis is not None or self.mode == PAN or ev.button() != Qt.MouseButton.LeftButton:
+            return self._orig_drag(ev) if axis is None else self._orig_drag(ev, axis=axis)
+        ev.accept()
+        if ev.isStart():
+            self.press(ev.buttonDownScenePos())
+        self.move(ev.scenePos())
+        if ev.isFinish():
+            self.release(ev.scenePos(), ev.modifiers())
+
+    def press(self, scene_pos: QPointF) -> None:
+        """Start a rectangle / lasso at a scene position (the mouse went down on the plot)."""
+        self._drop_band()
+        self._start_scene = QPointF(scene_pos)
+        self._last_px = QPointF(scene_pos)
+        p = self.vb.mapSceneToView(QPointF(scene_pos))
+        self._path = [(p.x(), p.y())]
+        pen = pg.mkPen(BAND_PEN, width=1.5, style=Qt.PenStyle.DashLine)
+        pen.setCosmetic(True)
+        if self.mode == RECT:
+            self._band = QGraphicsRectItem(QRectF(p, p))
+            self._band.setBrush(pg.mkBrush(0, 90, 200, 30))
+        else:
+            self._band = QGraphicsPathItem()
+            self._band.setBrush(pg.mkBrush(0, 90, 200, 25))
+        self._band.setPen(pen)
+        self._band.setZValue(Z_BAND)
+        self.vb.addItem(self._band, ignoreBounds=True)
+
+    def move(self, scene_pos: QPointF) -> None:
+        """The mouse moved with the button down: grow the rectangle / the lasso."""
+        if self._band is None or self._start_scene is None:
+            return
+        p = self.vb.mapSceneToView(QPointF(scene_pos))
+        if self.mode == RECT:
+            x0, y0 = self._path[0]
+            self._band.setRect(QRectF(QPointF(x0, y0), p).normalized())
+            return
+        d = scene_pos - self._last_px
+        if abs(d.x()) + abs(d.y()) < LASSO_STEP_PX:
+            return
+        self._last_px = QPointF(scene_pos)
+        self._path.append((p.x(), p.y()))
+        path = QPainterPath(QPointF(*self._path[0]))
+        for x, y in self._path[1:]:
+            path.lineTo(x, y)
+        path.closeSubpath()
+        self._band.setPath(path)
+
+    def release(self, scene_pos: QPointF, modifiers=Qt.KeyboardModifier.NoModifier) -> np.ndarray:
+        """The mouse went up: select what the rectangle / lasso encloses (a click when it hardly
+        moved). Returns the rows hit."""
+        if self._start_scene is None:
+            return np.zeros(0, dtype=np.intp)
+        mode = mode_for_modifiers(modifiers)
+        start = self._start_scene
+        moved = scene_pos - start
+        end = self.vb.mapSceneToView(QPointF(scene_pos))
+        polygon = list(self._path)
+        shape = self.mode
+        self._drop_band()
+        if abs(moved.x()) + abs(moved.y()) < CLICK_PX:
+            return self.click_at(end.x(), end.y(), mode)
+        if shape == RECT:
+            x0, y0 = polygon[0]
+            return self.select_rect(x0, y0, end.x(), end.y(), mode)
+        polygon.append((end.x(), end.y()))
+        return self.select_polygon(polygon, mode)
+
+    def _drop_band(self) -> None:
+        if self._band is not None:
+            self.vb.removeItem(self._band)
+            self._band = None
+        self._start_scene = None
+
+    def _scene_clicked(self, ev) -> None:
+        if self.mode == PAN or ev.button() != Qt.MouseButton.LeftButton or ev.double():
+            return
+        if not self.vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        p = self.vb.mapSceneToView(ev.scenePos())
+        self.click_at(p.x(), p.y(), mode_for_modifiers(ev.modifiers()))
+
+    # -- the highlight -----------------------------------------------------------------------------
+    def _selection_changed(self, name: str) -> None:
+        if name == self.current()[2]:
+            self.refresh()
+
+    def selected_mask(self) -> np.ndarray:
+        """For each drawn point, whether its row is selected."""
+        _xy, rows, name = self.current()
+        if name is None or not len(rows):
+            return np.zeros(len(rows), dtype=bool)
+        return self.window.selection.mask(name)[rows]
+
+    def refresh(self) -> None:
+        """Redraw the highlight (after the selection changed or the host redrew its points)."""
+        t0 = time.perf_counter()
+        xy, _rows, _name = self.current()
+        drawn = self.selected_mask()
+        self.draw_highlight(xy, drawn)
+        self._draw_veil(bool(drawn.any()) and self.bar.dim_box.isChecked())
+        self.last_timing["highlight_s"] = time.perf_counter() - t0
+
+    @property
+    def highlighted(self) -> np.ndarray:
+        """Indices (among the drawn points) of the points highlighted now."""
+        return getattr(self, "_highlighted", np.zeros(0, dtype=np.intp))
+
+    def draw_highlight(self, xy: np.ndarray, drawn: np.ndarray) -> None:
+        """Draw the selected points ``xy[drawn]`` on top of the plot."""
+        idx = np.flatnonzero(drawn)
+        self._highlighted = idx
+        fast = len(xy) > FAST_THRESHOLD
+        if self._highlight is not None and isinstance(self._highlight, FastPointsItem) != fast:
+            self.plot_item.removeItem(self._highlight)
+            self._highlight = None
+        if self._highlight is None:
+            if fast:
+                self._highlight = FastPointsItem(size=2)
+            else:
+                pen = pg.mkPen(HIGHLIGHT_PEN, width=1.6)
+                self._highlight = pg.ScatterPlotItem(size=11, pen=pen, brush=None, hoverable=False)
+            self._highlight.setZValue(Z_HIGHLIGHT)
+            self.plot_item.addItem(self._highlight, ignoreBounds=True)
+        pts = xy[idx]
+        if fast:
+            self._highlight.set_data(pts, np.zeros(len(pts), dtype=np.intp), np.array([HIGHLIGHT_PEN], dtype=np.uint8))
+        else:
+            self._highlight.setData(pts[:, 0], pts[:, 1])
+
+    def _draw_veil(self, on: bool) -> None:
+        if not on:
+            if self._veil is not None:
+                self._veil.hide()
+            return
+        if self._veil is None:
+            self._veil = QGraphicsRectItem()
+            self._veil.setBrush(pg.mkBrush(255, 255, 255, 170))
+            self._veil.setPen(pg.mkPen(None))
+            self._veil.setZValue(Z_VEIL)
+            self.vb.addItem(self._veil, ignoreBounds=True)
+            self.vb.sigRangeChanged.connect(self._fit_veil)
+        self._fit_veil()
+        self._veil.show()
+
+    def _fit_veil(self, *_):
+        if self._veil is not None:
+            (x0, x1), (y0, y1) = self.vb.viewRange()
+            self._veil.setRect(QRectF(x0, y0, x1 - x0, y1 - y0).normalized())
+
+
+def install_selection(window) -> SelectionOverlay:
+    """One :class:`SelectionOverlay` on the main map, its mode bar in the map's toolbar.
+
+    The map's arrays are read, never modified: ``map_view.xy``, ``map_view.rows`` and the data
+    set of the run it shows; the highlight follows ``redrawn`` / ``runShown``."""
+    view = window.map_view
+
+    def points():
+        ds = getattr(view, "dataset", None)
+        return view.xy, view.rows, (ds.name if ds is not None else None)
+
+    overlay = SelectionOverlay(window, view.plot, points)
+    view.add_toolbar_widget(overlay.bar)
+    view.redrawn.connect(overlay.refresh)
+    view.runShown.connect(lambda _run: overlay.refresh())
+    window.map_selection = overlay
+    return overlay
