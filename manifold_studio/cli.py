@@ -8,6 +8,7 @@
     manifold-studio run ALGO --data FILE|sample:NAME [--param NAME=VALUE ...]
                         [--label-column C] [--data-option NAME=VALUE ...]
                         [--extend FILE --extend-out FILE] --out FILE [--save-model FILE]
+                        [--plot MAP.png|MAP.svg [--plot-size WxH]]
     manifold-studio apply --model FILE --data FILE --out FILE
     manifold-studio --self-test          check that this installation works (self_test.py)
 
@@ -262,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
+    p.add_argument("--plot", metavar="FILE", help="also draw the map to FILE (.png or .svg): the first two "
+                   "coordinates coloured by the data's labels, or cluster / predicted labels on the first two "
+                   "data columns, with axes, a title and a legend")
+    p.add_argument("--plot-size", metavar="WxH", help="size of --plot in pixels (default 1000x800)")
     p.add_argument("--fit-sample", type=_positive_int, metavar="M",
                    help="fit on M randomly chosen points and extend the model to all the others "
                    "(the output gets a 'fitted' column: 1 for the fitted points)")

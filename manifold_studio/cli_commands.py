@@ -182,6 +182,11 @@ def cmd_run(args) -> int:
     for flag, path in (("--out", args.out), ("--extend-out", args.extend_out),
                        ("--save-model", args.save_model)):
         _check_writable(path, flag)
+    from manifold_studio.plot_render import check_plot_option, plot_run
+
+    plot_size = check_plot_option(args.plot, args.plot_size)
+    if plot_size and args.dask is not None:
+        raise UsageError("--plot does not apply with --dask (the workers write the result)")
     if args.extend is not None and not args.extend.startswith("sample:") and not Path(args.extend).exists():
         raise DataError(f"File not found: {args.extend}")
 
@@ -236,6 +241,7 @@ def cmd_run(args) -> int:
         from manifold_studio.model_io import save_model
 
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
+    plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params()) if plot_size else ""
 
     for warning in getattr(est, "fit_warnings_", None) or ():
         console.note(f"warning: {warning}")
@@ -263,6 +269,8 @@ def cmd_run(args) -> int:
             console.info(f"accuracy on {new.name}: {_accuracy(ext, new.labels)}")
     if args.save_model is not None:
         console.info(f"saved the fitted model to {args.save_model}")
+    if plotted:
+        console.info(plotted)
     return EXIT_OK
 
 
