@@ -88,7 +88,8 @@ class DataPanel(QWidget):
         self.dataset_combo.setToolTip("The data set the next run uses.")
         self.dataset_combo.currentIndexChanged.connect(self._on_combo)
         self.remove_button = QPushButton("Remove")
-        self.remove_button.setToolTip("Forget this data set (runs computed from it are kept).")
+        self.remove_button.setToolTip("Forget this data set (runs computed from it are kept; "
+                                      "Edit ▸ Undo brings it back).")
         self.remove_button.clicked.connect(self._remove_current)
         row = QHBoxLayout()
         row.addWidget(self.dataset_combo, 1)
@@ -163,9 +164,11 @@ class DataPanel(QWidget):
             self.window.session.set_current_dataset(name)
 
     def _remove_current(self):
+        from manifold_studio.gui.undo import remove_dataset
+
         name = self.window.session.current_dataset_name
         if name:
-            self.window.session.remove_dataset(name)
+            remove_dataset(self.window, name)
 
     # -- display ------------------------------------------------------------------------------
     def refresh(self):

@@ -23,6 +23,9 @@ class ProjectActions:
     def __init__(self, window):
         self.window = window
         self.path: Path | None = None
+        #: ``callback(path, "opened" | "saved")`` after a project was opened or saved (recent
+        #: projects, the undo history)
+        self.path_listeners: list = []
         self.open_action = QAction("Open &project…", window, shortcut=QKeySequence("Ctrl+Shift+O"))
         self.open_action.triggered.connect(lambda: self.open_project())
         self.save_action = QAction("&Save project", window, shortcut=QKeySequence.StandardKey.Save)
@@ -50,6 +53,13 @@ class ProjectActions:
             text = settings.get(key)
             if isinstance(text, str) and text:
                 restore(QByteArray.fromHex(text.encode("ascii")))
+
+    def _tell(self, path: Path, what: str) -> None:
+        for callback in list(self.path_listeners):
+            try:
+                callback(path, what)
+            except Exception as exc:  # noqa: BLE001 - a listener must not spoil the open/save
+                self.window.report_error(f"After the project was {what}: {exc}")
 
     # -- actions ----------------------------------------------------------------------------
     def save_project(self, path=None):
@@ -80,6 +90,7 @@ class ProjectActions:
             w.setWindowTitle(f"Manifold Studio — {self.path.name}")
             w.session.log(f"Saved project {self.path}")
             w.show_status(f"Saved project {self.path.name}")
+            self._tell(self.path, "saved")
 
         return w.start_job(task, title=f"Save project {path.name}", on_success=done)
 
@@ -113,6 +124,7 @@ class ProjectActions:
             w.setWindowTitle(f"Manifold Studio — {path.name}")
             self.apply_view_settings(settings)
             w.show_status(f"Opened project {path.name}")
+            self._tell(path, "opened")
 
         return w.start_job(task, title=f"Open project {path.name}", on_success=done)
 

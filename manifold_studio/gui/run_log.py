@@ -1,11 +1,13 @@
 """The log of runs: one row per run (algorithm, parameters, data, status, time).
 
 Selecting a finished run shows it in every view; a failed run's row carries its error.
+"Remove run" (context menu, Delete key) removes the selected run through the window's undo
+history (Edit ▸ Undo brings it back, in its place: rows are kept in run-id order).
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from manifold_studio.session import CANCELLED, DONE, FAILED, RUNNING
@@ -35,6 +37,28 @@ class RunLog(QTableWidget):
         window.bridge.currentRunChanged.connect(self._on_current)
         self.itemSelectionChanged.connect(self._on_selection)
         self._updating = False
+        self.remove_action = QAction("Remove run", self, shortcut=QKeySequence(Qt.Key.Key_Delete))
+        self.remove_action.setObjectName("action_remove_run")
+        self.remove_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.remove_action.setToolTip("Remove the selected run (Edit ▸ Undo brings it back).")
+        self.remove_action.setProperty("where", "Runs list (right-click)")
+        self.remove_action.triggered.connect(self.remove_selected)
+        self.addAction(self.remove_action)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+    def selected_run_id(self) -> int | None:
+        items = self.selectedItems()
+        return items[0].data(Qt.ItemDataRole.UserRole) if items else None
+
+    def remove_selected(self) -> bool:
+        """Remove the selected run, undoably."""
+        from manifold_studio.gui.undo import remove_run
+
+        run_id = self.selected_run_id()
+        if run_id is None:
+            self.window.report_error("Select a run in the list to remove it.", log=False)
+            return False
+        return remove_run(self.window, run_id)
 
     def row_of(self, run_id: int) -> int:
         return self._rows.get(run_id, -1)
@@ -49,9 +73,10 @@ class RunLog(QTableWidget):
                 self._rows = {rid: (r - 1 if r > row else r) for rid, r in self._rows.items()}
             return
         row = self._rows.get(run.id)
-        if row is None:
-            row = self.rowCount()
+        if row is None:  # in id order: a run put back by Undo returns to its place
+            row = sum(1 for rid in self._rows if rid < run.id)
             self.insertRow(row)
+            self._rows = {rid: (r + 1 if r >= row else r) for rid, r in self._rows.items()}
             self._rows[run.id] = row
         duration = run.timings.get("duration_s")
         if run.status == DONE:
