@@ -251,7 +251,7 @@ class SelectionActions(QObject):
             return False
         labels, stored, _existed = ops.label_rows(ds.labels, rows, value, ds.n_samples)
         ds.labels, ds.label_name = labels, column.strip()
-        self.session.log(f"Labelled {ops.rows_text(rows)} of {ds.name} as '{stored}' in column "
+        self.session.log(f"Labelled {ops.provenance(rows, ds.name)} as '{stored}' in column "
                          f"'{ds.label_name}': {plan}", dataset=ds.name)
         self.window.show_status(plan, 20_000)
         self._redraw(ds.name)

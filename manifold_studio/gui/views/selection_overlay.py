@@ -149,6 +149,7 @@ class SelectionOverlay(QObject):
         self._path: list[tuple[float, float]] = []
         self._last_px: QPointF | None = None
         self._start_scene: QPointF | None = None
+        self._moved_px = 0.0
         #: seconds the last gesture took from release to highlighted (for benchmarks)
         self.last_timing: dict[str, float] = {}
         self._orig_drag = self.vb.mouseDragEvent
@@ -279,6 +280,7 @@ class SelectionOverlay(QObject):
         self._drop_band()
         self._start_scene = QPointF(scene_pos)
         self._last_px = QPointF(scene_pos)
+        self._moved_px = 0.0
         p = self.vb.mapSceneToView(QPointF(scene_pos))
         self._path = [(p.x(), p.y())]
         pen = pg.mkPen(BAND_PEN, width=1.5, style=Qt.PenStyle.DashLine)
@@ -297,6 +299,8 @@ class SelectionOverlay(QObject):
         """The mouse moved with the button down: grow the rectangle / the lasso."""
         if self._band is None or self._start_scene is None:
             return
+        far = scene_pos - self._start_scene
+        self._moved_px = max(self._moved_px, abs(far.x()) + abs(far.y()))
         p = self.vb.mapSceneToView(QPointF(scene_pos))
         if self.mode == RECT:
             x0, y0 = self._path[0]
@@ -319,13 +323,13 @@ class SelectionOverlay(QObject):
         if self._start_scene is None:
             return np.zeros(0, dtype=np.intp)
         mode = mode_for_modifiers(modifiers)
-        start = self._start_scene
-        moved = scene_pos - start
+        moved = scene_pos - self._start_scene
+        moved_px = max(self._moved_px, abs(moved.x()) + abs(moved.y()))
         end = self.vb.mapSceneToView(QPointF(scene_pos))
         polygon = list(self._path)
         shape = self.mode
         self._drop_band()
-        if abs(moved.x()) + abs(moved.y()) < CLICK_PX:
+        if moved_px < CLICK_PX:  # the mouse hardly moved: a click
             return self.click_at(end.x(), end.y(), mode)
         if shape == RECT:
             x0, y0 = polygon[0]

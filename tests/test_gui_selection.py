@@ -1,0 +1,328 @@
+"""Selection and linked brushing in the real window (pytest-qt, offscreen).
+
+A lasso drawn with synthetic mouse events on the map's viewport selects exactly the rows whose
+points lie inside it (compared with an independent point-in-polygon computation) and a second
+map of the same data set highlights the same rows; modifiers add / remove / toggle; the
+Selection menu makes a subset data set with its provenance, labels the selection, extends the
+fitted model to it; the silhouette and dendrogram views follow the selection; bad input
+(nothing selected, everything selected on a million points, labelling with the existing label
+column's name) gets a clear message.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+
+from gui_helpers import wait_idle, wait_last_run
+from test_selection import brute_inside
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt  # noqa: E402
+from PySide6.QtGui import QMouseEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from manifold_studio import selection as ops  # noqa: E402
+from manifold_studio.data import Dataset  # noqa: E402
+from manifold_studio.gui.selection_actions import SELECT_FIRST, install_selection_actions  # noqa: E402
+from manifold_studio.gui.views.selection_overlay import (  # noqa: E402
+    LASSO, PAN, RECT, SelectionOverlay, install_selection,
+)
+
+WINDOW_DIALOGS = False
+WINDOW_SIZE = (1300, 850)
+L = Qt.MouseButton.LeftButton
+NOB = Qt.MouseButton.NoButton
+NOMOD = Qt.KeyboardModifier.NoModifier
+
+
+def _window(qtbot, make_window, host, sample="iris", options=None, algo="pca"):
+    w = make_window(host)
+    overlay = getattr(w, "map_selection", None) or install_selection(w)
+    actions = getattr(w, "selection_actions", None) or install_selection_actions(w)
+    if sample is not None:
+        w.load_source(f"sample:{sample}", options)
+        wait_idle(qtbot, w)
+        w.run_algorithm(algo, {})
+        wait_last_run(qtbot, w)
+    return w, overlay, actions
+
+
+def _mouse(widget, kind, pos: QPoint, buttons, button=L, mods=NOMOD):
+    """One synthetic mouse event on ``widget`` (pyqtgraph drops moves < 10 ms apart: wait)."""
+    time.sleep(0.012)
+    ev = QMouseEvent(kind, QPointF(pos), QPointF(widget.mapToGlobal(pos)), button, buttons, mods)
+    QApplication.sendEvent(widget, ev)
+
+
+def _drag(plot, path: list[QPoint], mods=NOMOD):
+    """Press at path[0], move along the path, release at its end: real viewport events."""
+    vp = plot.viewport()
+    _mouse(vp, QEvent.Type.MouseButtonPress, path[0], L, L, mods)
+    for p in path[1:]:
+        _mouse(vp, QEvent.Type.MouseMove, p, L, NOB, mods)
+    _mouse(vp, QEvent.Type.MouseButtonRelease, path[-1], NOB, L, mods)
+
+
+def _to_widget(plot, x, y) -> QPoint:
+    vb = plot.getPlotItem().getViewBox()
+    return plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
+
+
+def _to_data(plot, p: QPoint):
+    vb = plot.getPlotItem().getViewBox()
+    q = vb.mapSceneToView(plot.mapToScene(p))
+    return q.x(), q.y()
+
+
+def _lasso_path(plot, cx, cy, r, n=40):
+    """A closed, concave lasso around (cx, cy) in widget pixels (integer positions)."""
+    t = np.linspace(0, 2 * np.pi, n)
+    rr = r * (1 + 0.35 * np.sin(3 * t))
+    c = _to_widget(plot, cx, cy)
+    return [QPoint(int(c.x() + a * np.cos(s)), int(c.y() + a * np.sin(s))) for a, s in zip(rr, t)]
+
+
+def _second_map(qtbot, w, name, xy):
+    """Another plot of the same data set (other coordinates, rows in reverse order)."""
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    rows = np.arange(len(xy))[::-1].copy()
+    pts = np.asarray(xy)[rows]
+    plot.addItem(pg.ScatterPlotItem(x=pts[:, 0], y=pts[:, 1]))
+    overlay = SelectionOverlay(w, plot, lambda: (pts, rows, name))
+    overlay.refresh()
+    return overlay, rows
+
+
+def test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highlights_them(
+        qtbot, make_window, fresh_host):
+    w, ov, _actions = _window(qtbot, make_window, fresh_host)
+    view, ds = w.map_view, w.session.current_dataset
+    plot = view.plot
+    assert ov.bar.parent() is not None and ov.mode == PAN
+    qtbot.waitExposed(w)
+    view.plot_item.autoRange()
+    ov.set_mode(LASSO)
+    cx, cy = np.median(view.xy, axis=0)
+    span = float(np.ptp(view.xy[:, 0]))
+    path = _lasso_path(plot, cx, cy, 0.12 * plot.viewport().width() * 1.0)
+    _drag(plot, path)
+    # independent computation: the same screen points mapped to data coordinates by hand
+    poly = np.array([_to_data(plot, p) for p in path])
+    expected = np.sort(view.rows[brute_inside(view.xy, poly)])
+    got = w.selection.rows(ds.name)
+    assert 5 < got.size < ds.n_samples and span > 0
+    assert np.array_equal(got, expected)
+    # the map highlights exactly these rows
+    assert np.array_equal(np.sort(view.rows[ov.highlighted]), expected)
+    # a second map of the same data set (other coordinates, other order) highlights the same rows
+    second, rows2 = _second_map(qtbot, w, ds.name, ds.X[:, 2:4])
+    assert np.array_equal(np.sort(rows2[second.highlighted]), expected)
+    assert w.statusBar().currentMessage() == f"{ds.name}: {len(expected)} of 150 rows selected"
+    # the highlight layer is drawn over the map's points
+    assert ov._highlight.scene() is plot.scene() and ov._highlight.zValue() > 10
+    n_hl = len(ov._highlight.data)
+    assert n_hl == len(expected)
+
+
+def test_rectangle_with_modifiers_adds_removes_toggles(qtbot, make_window, fresh_host):
+    w, ov, _actions = _window(qtbot, make_window, fresh_host)
+    view, name = w.map_view, w.session.current_dataset_name
+    plot = view.plot
+    qtbot.waitExposed(w)
+    view.plot_item.autoRange()
+    ov.set_mode(RECT)
+    xy, rows = view.xy, view.rows
+    x0, x1 = np.percentile(xy[:, 0], [10, 50])
+    y0, y1 = np.percentile(xy[:, 1], [5, 95])
+
+    def rect_drag(a, b, mods=NOMOD):
+        pa, pb = _to_widget(plot, *a), _to_widget(plot, *b)
+        steps = [QPoint(int(pa.x() + (pb.x() - pa.x()) * t), int(pa.y() + (pb.y() - pa.y()) * t))
+                 for t in np.linspace(0, 1, 6)]
+        _drag(plot, steps, mods)
+        (dx0, dy0), (dx1, dy1) = _to_data(plot, steps[0]), _to_data(plot, steps[-1])
+        return set(rows[ops.points_in_rect(xy, dx0, dy0, dx1, dy1)].tolist())
+
+    first = rect_drag((x0, y0), (x1, y1))
+    assert set(w.selection.rows(name).tolist()) == first and first
+    xa, xb = np.percentile(xy[:, 0], [40, 80])
+    second = rect_drag((xa, y0), (xb, y1), Qt.KeyboardModifier.ShiftModifier)  # add
+    assert set(w.selection.rows(name).tolist()) == first | second
+    third = rect_drag((x0, y0), (xa, y1), Qt.KeyboardModifier.AltModifier)  # remove
+    assert set(w.selection.rows(name).tolist()) == (first | second) - third
+    fourth = rect_drag((xa, y0), (xb, y1), Qt.KeyboardModifier.ControlModifier)  # toggle
+    assert set(w.selection.rows(name).tolist()) == ((first | second) - third) ^ fourth
+    # the overlay's own handlers, driven with scene positions, do the same as real events
+    before = set(w.selection.rows(name).tolist())
+    sa = view.plot_item.getViewBox().mapViewToScene(QPointF(x0, y0))
+    sb = view.plot_item.getViewBox().mapViewToScene(QPointF(x1, y1))
+    ov.press(sa)
+    ov.move(sb)
+    hit = ov.release(sb, Qt.KeyboardModifier.ShiftModifier)
+    assert set(w.selection.rows(name).tolist()) == before | set(hit.tolist())
+
+
+def test_empty_rectangle_clears_and_actions_say_select_first(qtbot, make_window, fresh_host):
+    w, ov, actions = _window(qtbot, make_window, fresh_host)
+    name = w.session.current_dataset_name
+    w.selection.select(name, [1, 2, 3])
+    assert actions.subset_action.isEnabled() and actions.label_action.isEnabled()
+    far = 1e6 + np.abs(w.map_view.xy).max()
+    hit = ov.select_rect(far, far, far + 1, far + 1)  # nothing inside
+    assert hit.size == 0 and w.selection.count(name) == 0
+    assert "nothing selected" in w.statusBar().currentMessage()
+    assert not actions.subset_action.isEnabled() and not actions.label_action.isEnabled()
+    assert not actions.extend_action.isEnabled()
+    assert actions.subset_action.toolTip() == SELECT_FIRST
+    n_sets = len(w.session.datasets)
+    assert actions.new_dataset() is None and len(w.session.datasets) == n_sets
+    assert w.statusBar().currentMessage() == SELECT_FIRST
+    assert actions.label_selection("species", "x") is False
+    assert actions.extend_selection() is None
+    # an empty lasso with Shift leaves the selection as it was, and says so
+    w.selection.select(name, [4])
+    ov.select_polygon([[far, far], [far + 1, far], [far, far + 1]], ops.ADD)
+    assert w.selection.rows(name).tolist() == [4]
+    assert "unchanged" in w.statusBar().currentMessage()
+    # a click on empty space in a selection mode clears
+    ov.set_mode(RECT)
+    ov.click_at(far, far)
+    assert w.selection.count(name) == 0
+
+
+def test_select_all_invert_clear_from_the_menu(qtbot, make_window, fresh_host):
+    w, ov, actions = _window(qtbot, make_window, fresh_host)
+    name = w.session.current_dataset_name
+    menu = w.menus["selection"]
+    titles = [a.text() for a in w.menuBar().actions()]
+    assert titles.index(menu.title()) == titles.index(w.menus["help"].title()) - 1  # before Help
+    assert actions.select_all_action.shortcut().toString() == "Ctrl+A"
+    assert actions.invert_action.shortcut().toString() == "Ctrl+I"
+    assert actions.clear_action.shortcut().toString() == "Esc"
+    w.selection.select(name, [0, 5])
+    actions.invert_action.trigger()
+    assert w.selection.count(name) == 148 and not w.selection.mask(name)[[0, 5]].any()
+    actions.select_all_action.trigger()
+    assert w.selection.count(name) == 150 and len(ov.highlighted) == 150
+    actions.clear_action.trigger()
+    assert w.selection.count(name) == 0 and len(ov.highlighted) == 0
+    # the map's right-click menu holds the Selection menu too
+    vb_menu = w.map_view.plot_item.getViewBox().menu
+    assert menu.menuAction() in vb_menu.actions()
+
+
+def test_new_dataset_from_selection_has_the_rows_and_provenance(qtbot, make_window, fresh_host):
+    w, _ov, actions = _window(qtbot, make_window, fresh_host)
+    ds = w.session.current_dataset
+    run = w.map_view.run
+    rows = np.array([3, 7, 60, 61, 149])
+    w.selection.select(ds.name, rows)
+    new = actions.new_dataset()
+    sub = w.session.datasets[new]
+    assert new == f"{ds.name} selection" and sub.n_samples == 5
+    np.testing.assert_array_equal(sub.X, ds.X[rows])
+    np.testing.assert_array_equal(sub.labels, ds.labels[rows])
+    line = f"rows 3, 7, 60, 61, 149 of {ds.name} (selected on the map of run #{run.id})"
+    assert sub.source == line
+    assert any(line in e.message and new in e.message for e in w.session.history)
+    assert w.session.current_dataset_name == ds.name  # the analyst stays where they were
+    assert w.selection.count(ds.name) == 5  # and keeps the selection
+
+
+def test_label_the_selection_creates_then_edits_the_label_column(qtbot, make_window, fresh_host):
+    w, _ov, actions = _window(qtbot, make_window, fresh_host, sample=None)
+    rng = np.random.default_rng(1)
+    w.session.add_dataset(Dataset("plain", rng.normal(size=(80, 3))))
+    w.run_algorithm("pca", {})
+    wait_last_run(qtbot, w)
+    ds = w.session.datasets["plain"]
+    assert ds.labels is None
+    w.selection.select("plain", np.arange(10))
+    asked = []
+
+    def answer(dlg):  # the analyst types in the dialog, reads its note and presses OK
+        dlg.column.setCurrentText("outlier?")
+        dlg.value.setCurrentText("yes")
+        asked.append(dlg.note.text())
+        return dlg.values()
+    actions.ask_label = answer
+    assert actions.label_selection()
+    assert "Creates the label column 'outlier?'" in asked[0]
+    assert ds.label_name == "outlier?" and ds.labels[:10].tolist() == ["yes"] * 10
+    assert set(ds.labels[10:].tolist()) == {""}
+    # the map recolours by the new labels
+    assert w.map_view.color_labels is not None and set(w.map_view.color_labels.tolist()) == {"yes", ""}
+    assert any("Labelled rows 0, 1, 2" in e.message for e in w.session.history)
+    # labelling with the existing label column's name edits it, and the dialog says so first
+    w.selection.select("plain", [10, 11])
+    asked.clear()
+    assert actions.label_selection()
+    assert "already this data set's label column: it is edited, not created" in asked[0]
+    assert "'yes' is already a class: they join it" in asked[0]
+    assert ds.labels[:12].tolist() == ["yes"] * 12 and ds.labels[12] == ""
+    # cancelling the dialog changes nothing
+    actions.ask_label = lambda dlg: None
+    w.selection.select("plain", [20])
+    assert not actions.label_selection() and ds.labels[20] == ""
+    # an empty label is refused with a message
+    assert not actions.label_selection("outlier?", "  ") and ds.labels[20] == ""
+    assert "Type the label" in w.statusBar().currentMessage()
+
+
+def test_label_dialog_on_labelled_data_offers_classes_and_renames_when_asked(qtbot, make_window, fresh_host):
+    w, _ov, actions = _window(qtbot, make_window, fresh_host)
+    ds = w.session.current_dataset
+    w.selection.select(ds.name, [0, 1])
+    from manifold_studio.gui.selection_actions import LabelDialog
+    dlg = LabelDialog(ds, 2)
+    qtbot.addWidget(dlg)
+    assert dlg.column.currentText() == "species"
+    assert [dlg.value.itemText(i) for i in range(dlg.value.count())] == ["setosa", "versicolor", "virginica"]
+    ok_button = dlg.buttons.button(dlg.buttons.StandardButton.Ok)
+    assert not ok_button.isEnabled()  # no label yet
+    dlg.value.setCurrentText("virginica")
+    assert ok_button.isEnabled() and "join it" in dlg.note.text() and "edited, not created" in dlg.note.text()
+    dlg.column.setCurrentText("kind")
+    assert "'species' is renamed 'kind'" in dlg.note.text()
+    assert actions.label_selection("species", "virginica")
+    assert ds.labels[:2].tolist() == ["virginica"] * 2 and ds.label_name == "species"
+    assert (ds.labels == "virginica").sum() == 52
+
+
+def test_extend_the_selection_adds_an_extension_of_the_selected_rows(qtbot, make_window, fresh_host):
+    w, _ov, actions = _window(qtbot, make_window, fresh_host)
+    ds, run = w.session.current_dataset, w.map_view.run
+    rows = np.array([2, 40, 41, 99, 120])
+    w.selection.select(ds.name, rows)
+    assert actions.extend_action.isEnabled()
+    job = actions.extend_selection()
+    assert job is not None
+    qtbot.waitUntil(lambda: len(run.extensions) == 1, timeout=15_000)
+    ext = run.extensions[0]
+    assert ext.name == f"selection of 5 rows of {ds.name}" and ext.dataset_name == ds.name
+    np.testing.assert_array_equal(ext.rows, rows)
+    np.testing.assert_allclose(ext.values, run.estimator.extend(ds.X[rows]), atol=1e-10)
+    wait_idle(qtbot, w)
+
+
+def test_selection_survives_a_redraw_and_another_run(qtbot, make_window, fresh_host):
+    w, ov, _actions = _window(qtbot, make_window, fresh_host)
+    name = w.session.current_dataset_name
+    rows = np.arange(0, 150, 7)
+    w.selection.select(name, rows)
+    view = w.map_view
+    view.size_spin.setValue(view.size_spin.value() + 2)  # the map redraws its points
+    assert np.array_equal(np.sort(view.rows[ov.highlighted]), rows)
+    ov.bar.dim_box.setChecked(True)
+    assert ov._veil is not None and ov._veil.isVisible()
+    w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
+    wait_last_run(qtbot, w)
+    assert np.array_equal(np.sort(view.rows[ov.highlighted]), rows)
+    assert w.selection.rows(name).tolist() == rows.tolist()
+    w.selection.clear(name)
+    assert not ov._veil.isVisible()
