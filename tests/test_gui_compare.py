@@ -162,6 +162,45 @@ def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host):
     assert all(m._highlight is None for m in view.maps)
 
 
+def test_rectangle_selection_in_one_small_map_highlights_the_rows_in_the_others(qtbot, make_window, host):
+    if compare_view._selection_overlay_module() is None:
+        pytest.skip("the selection overlay (rectangle / lasso) is not available yet")
+    from PySide6.QtCore import QPointF
+
+    w = make_window(host)
+    w.session.load("sample:iris")
+    pca = w.session.run("pca", n_components=2)
+    iso = w.session.run("isomap", n_neighbors=10, n_components=2)
+    sub_rows = np.arange(30, 150)
+    copy = add_copy(w.session, pca, moved(pca.embedding[sub_rows]), rows=sub_rows)
+    view = compare_view_of(qtbot, w)
+    assert all(m.overlay is not None for m in view.maps)
+    view.mode_bar.set_mode("rect")
+    assert all(m.overlay.mode == "rect" for m in view.maps)
+    src = view.map_for(iso.id)
+    qtbot.waitUntil(lambda: src.getPlotItem().getViewBox().sceneBoundingRect().width() > 50, timeout=5_000)
+    src.getPlotItem().getViewBox().autoRange()
+    # a rectangle around the points of the left half of the Isomap map, with synthetic mouse moves
+    x0, x1 = src.xy[:, 0].min() - 1, np.median(src.xy[:, 0])
+    y0, y1 = src.xy[:, 1].min() - 1, src.xy[:, 1].max() + 1
+    vb = src.getPlotItem().getViewBox()
+    start, end = vb.mapViewToScene(QPointF(x0, y0)), vb.mapViewToScene(QPointF(x1, y1))
+    ov = src.overlay
+    ov.press(start)
+    ov.move((start + end) / 2)
+    ov.move(end)
+    hit = ov.release(end)
+    inside = (src.xy[:, 0] >= x0) & (src.xy[:, 0] <= x1)
+    expected = np.sort(src.rows[inside])
+    assert 40 < len(expected) < 110 and np.array_equal(np.sort(hit), expected)
+    assert np.array_equal(w.selection.rows(pca.dataset_name), expected)
+    for m in view.maps:  # the same rows, in every small map (the copy only has rows 30..149)
+        assert np.array_equal(m.highlighted_rows(), np.intersect1d(expected, m.rows))
+    copy_map = view.map_for(copy.id)
+    ring = np.column_stack(copy_map.overlay._highlight.getData())
+    assert np.allclose(ring, copy_map.xy[np.isin(copy_map.rows, expected)])
+
+
 def test_runs_with_different_point_sets_align_on_shared_rows(qtbot, make_window, host):
     w = make_window(host)
     w.session.load("sample:iris")

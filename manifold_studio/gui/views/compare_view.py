@@ -35,13 +35,61 @@ HIGHLIGHT_FAST = 5_000
 ALIGN_JOB_POINTS = 150_000
 
 
-def selection_overlay_class():
-    """``SelectionOverlay`` (rectangle / lasso selection on a plot) when that module exists."""
+def _selection_overlay_module():
+    """:mod:`.selection_overlay` (rectangle / lasso selection on a plot), or None without it."""
     try:
-        from manifold_studio.gui.views.selection_overlay import SelectionOverlay
+        from manifold_studio.gui.views import selection_overlay
     except ImportError:
         return None
-    return SelectionOverlay
+    return selection_overlay
+
+
+def shared_mode_bar(window, dataset_name, maps):
+    """One Pan / Rectangle / Lasso bar for a group of small maps (``maps()`` -> list of
+    :class:`SmallMap`; ``dataset_name()`` -> the name of their data set): its mode, "dim others"
+    and Select all / Invert / Clear act on every map's selection overlay. None when the
+    selection overlay is not available."""
+    module = _selection_overlay_module()
+    if module is None or window is None:
+        return None
+    bar = module.SelectionModeBar()
+
+    def each_overlay(fn):
+        for m in maps():
+            if m.overlay is not None:
+                fn(m.overlay)
+
+    def on_dataset(fn):
+        name = dataset_name()
+        if name is not None and name in window.session.datasets:
+            fn(name)
+
+    bar.modeChanged.connect(lambda mode: each_overlay(lambda ov: ov.bar.set_mode(mode)))
+    bar.dim_box.toggled.connect(lambda on: each_overlay(lambda ov: ov.bar.dim_box.setChecked(on)))
+    bar.buttons["all"].clicked.connect(lambda: on_dataset(window.selection.select_all))
+    bar.buttons["invert"].clicked.connect(lambda: on_dataset(window.selection.invert))
+    bar.buttons["clear"].clicked.connect(lambda: on_dataset(window.selection.clear))
+    return bar
+
+
+def attach_selection_overlay(window, small_map: "SmallMap", mode_bar=None) -> None:
+    """Give ``small_map`` a selection overlay (rectangle / lasso into ``window.selection``, and
+    the highlight), following ``mode_bar``'s mode. Without the overlay module the map keeps
+    its own highlight."""
+    module = _selection_overlay_module()
+    if module is None or window is None or small_map.dataset_name is None:
+        return
+    try:
+        overlay = module.SelectionOverlay(window, small_map, small_map.points)
+    except Exception as exc:  # noqa: BLE001 - selecting by hand is a bonus; the map still shows
+        window.session.log(f"No selection tool on a small map ({type(exc).__name__}: {exc})", "warning")
+        return
+    small_map.overlay = overlay
+    small_map._draw_highlight()  # the overlay draws the highlight from now on
+    if mode_bar is not None:
+        overlay.bar.set_mode(mode_bar.mode)
+        overlay.bar.dim_box.setChecked(mode_bar.dim_box.isChecked())
+    overlay.refresh()
 
 
 class SmallMap(pg.PlotWidget):
@@ -110,7 +158,9 @@ class SmallMap(pg.PlotWidget):
         self._draw_highlight()
 
     def highlighted_rows(self) -> np.ndarray:
-        """Data-set rows of the highlighted points, sorted."""
+        """Data-set rows of the highlighted points (by the overlay, or by the map), sorted."""
+        if self.overlay is not None:
+            return np.unique(self.rows[self.overlay.highlighted])
         return np.unique(self.rows[self.highlighted])
 
     def _draw_highlight(self) -> None:
@@ -198,6 +248,10 @@ class CompareView(ResultView):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(2)
         right = QVBoxLayout()
+        #: Pan / Rectangle / Lasso for every small map (None without the selection overlay)
+        self.mode_bar = shared_mode_bar(window, lambda: self.dataset_name, lambda: self.maps)
+        if self.mode_bar is not None:
+            right.addWidget(self.mode_bar)
         right.addWidget(self.info)
         right.addWidget(self.grid_host, 1)
         layout = QHBoxLayout(self)
@@ -329,7 +383,6 @@ class CompareView(ResultView):
         ordered = sorted(chosen, key=lambda r: (r.id != ref_id, r.id))  # reference first
         cols = max(1, math.ceil(math.sqrt(len(ordered))))
         aligned_mode = self.align_check.isChecked() and len(ordered) > 1
-        overlay_cls = selection_overlay_class()
         ref_map = None
         for n, run in enumerate(ordered):
             m = SmallMap()
@@ -356,12 +409,7 @@ class CompareView(ResultView):
                 else:
                     m.setXLink(ref_map)
                     m.setYLink(ref_map)
-            if overlay_cls is not None and self.dataset_name is not None:
-                try:
-                    m.overlay = overlay_cls(self.window, m, m.points)
-                except Exception as exc:  # noqa: BLE001 - selection by hand is a bonus; the map still shows
-                    m.overlay = None
-                    self.window.session.log(f"Compare runs: no selection tool on the small maps ({exc})", "warning")
+            attach_selection_overlay(self.window, m, self.mode_bar)
             self.grid.addWidget(m, n // cols, n % cols)
             self.maps.append(m)
         self._on_selection_changed(self.dataset_name)
