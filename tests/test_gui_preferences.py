@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_info  # noqa: E402
 from gui_helpers import wait_idle  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402
 from manifold_studio.gui.preferences import (  # noqa: E402
-    DEFAULTS, SETTINGS_ENV, THREAD_ENV_VARS, apply_thread_limit, install_preferences, map_point_size,
+    COLORMAPS, DEFAULTS, SETTINGS_ENV, THREAD_ENV_VARS, apply_thread_limit, install_preferences, map_point_size,
     open_preferences, open_settings, startup_sample,
 )
 from manifold_studio.gui.recent_files import MAX_RECENT, install_recent_files  # noqa: E402
@@ -23,6 +23,8 @@ from manifold_studio.plugins import PluginHost  # noqa: E402
 
 WINDOW_DIALOGS = False
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
+#: a colour map other than the default (the map's own list)
+OTHER_MAP = next((c for c in COLORMAPS if c != DEFAULTS["colormap"]), DEFAULTS["colormap"])
 
 
 @pytest.fixture(autouse=True)
@@ -72,20 +74,32 @@ def test_preferences_and_layout_survive_a_restart(qtbot, new_window, host, setti
     # plain size would come back clamped to the screen: the maximised state is the geometry test)
     w.addDockWidget(RIGHT, w.docks["runs"])
     w.docks["messages"].hide()
-    w.preferences.update(point_size=11, colormap="magma", default_sample="moons")
+    w.preferences.update(point_size=11, colormap=OTHER_MAP, default_sample="moons")
     assert map_point_size(w) == 11
+    if hasattr(w.map_view, "settings"):
+        assert w.map_view.settings()["colormap"] == OTHER_MAP
     qtbot.wait(50)
     w.close()
     assert settings_file.exists()
 
     again = new_window(host)
-    assert again.preferences.values() == {"point_size": 11, "colormap": "magma", "threads": 0,
+    assert again.preferences.values() == {"point_size": 11, "colormap": OTHER_MAP, "threads": 0,
                                           "default_sample": "moons", "restore_layout": True}
     assert map_point_size(again) == 11
+    if hasattr(again.map_view, "settings"):
+        assert again.map_view.settings()["colormap"] == OTHER_MAP
     assert again.isMaximized()
     assert again.dockWidgetArea(again.docks["runs"]) == RIGHT
     assert not again.docks["messages"].isVisible() and again.docks["data"].isVisible()
     assert startup_sample() == "moons"
+
+
+def test_the_point_size_last_used_on_the_map_is_remembered(new_window, host):
+    w = new_window(host)
+    w.map_view.size_spin.setValue(4)  # changed in the map's own toolbar, not in Preferences
+    w.close()
+    again = new_window(host)
+    assert again.preferences.get("point_size") == 4 and map_point_size(again) == 4
 
 
 def test_layout_is_not_restored_when_the_preference_is_off(qtbot, new_window, host):
@@ -104,16 +118,16 @@ def test_preferences_dialog_stores_on_ok_only(qtbot, new_window, host):
     w = new_window(host)
     dialog = open_preferences(w)
     dialog.point_size.setValue(13)
-    dialog.colormap.setCurrentText("plasma")
+    dialog.colormap.setCurrentText(OTHER_MAP)
     dialog.default_sample.setCurrentIndex(dialog.default_sample.findData(""))
     dialog.reject()
     assert w.preferences.values() == DEFAULTS
     dialog = open_preferences(w)
     dialog.point_size.setValue(13)
-    dialog.colormap.setCurrentText("plasma")
+    dialog.colormap.setCurrentText(OTHER_MAP)
     dialog.default_sample.setCurrentIndex(dialog.default_sample.findData(""))
     dialog.accept()
-    assert w.preferences.get("point_size") == 13 and w.preferences.get("colormap") == "plasma"
+    assert w.preferences.get("point_size") == 13 and w.preferences.get("colormap") == OTHER_MAP
     assert map_point_size(w) == 13
     assert startup_sample() is None  # "(none)": an empty window at start
     assert w.preferences_action.shortcut().toString() == "Ctrl+,"

@@ -24,15 +24,18 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QMenu, QSpinBox, QVBoxLayout,
 )
 
+from manifold_studio.gui.views import palette as _palette
+
 ORGANISATION = APPLICATION = "Manifold Studio"
 #: an INI file used instead of the native settings when set (tests, portable installs)
 SETTINGS_ENV = "MANIFOLD_STUDIO_SETTINGS"
-COLORMAPS = ("viridis", "plasma", "inferno", "magma", "cividis", "turbo")
+#: the continuous colour maps the map offers (the palette's own list)
+COLORMAPS = tuple(getattr(_palette, "COLOR_MAP_NAMES", ("viridis",)))
 POINT_SIZE_RANGE = (1, 20)
 MAX_THREADS = 64
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 #: the preferences and their defaults (the types are the defaults' types)
-DEFAULTS = {"point_size": 7, "colormap": "viridis", "threads": 0, "default_sample": "iris",
+DEFAULTS = {"point_size": 7, "colormap": getattr(_palette, "DEFAULT_COLOR_MAP", "viridis"), "threads": 0, "default_sample": "iris",
             "restore_layout": True}
 GEOMETRY_KEY, STATE_KEY = "window/geometry", "window/state"
 #: bump when the dock layout changes incompatibly (an older saved state is then ignored)
@@ -172,20 +175,26 @@ def apply_map_settings(window, values: dict) -> None:
         view.size_spin.setValue(values["point_size"])
 
 
-def map_point_size(window) -> int | None:
-    """The point size the map uses now (None without a map)."""
+def map_settings(window) -> dict:
+    """The point size and colour map the map uses now (only those it has)."""
     view = getattr(window, "map_view", None)
     if view is None:
-        return None
+        return {}
     if hasattr(view, "settings"):
-        settings = view.settings()
-        if "point_size" in settings:
-            return int(settings["point_size"])
-    return view.size_spin.value() if hasattr(view, "size_spin") else None
+        current = view.settings()
+        return {k: current[k] for k in ("point_size", "colormap") if k in current}
+    return {"point_size": view.size_spin.value()} if hasattr(view, "size_spin") else {}
+
+
+def map_point_size(window) -> int | None:
+    """The point size the map uses now (None without a map)."""
+    size = map_settings(window).get("point_size")
+    return None if size is None else int(size)
 
 
 class _CloseWatcher(QObject):
-    """Saves the window layout when the window closes (before its own closeEvent runs)."""
+    """Saves the window layout, and the point size and colour map last used on the map, when
+    the window closes (before its own closeEvent runs)."""
 
     def __init__(self, window, preferences: Preferences):
         super().__init__(window)
@@ -194,6 +203,9 @@ class _CloseWatcher(QObject):
     def eventFilter(self, obj, event):
         if obj is self.window and event.type() == QEvent.Type.Close:
             self.preferences.save_layout(self.window)
+            used = {k: v for k, v in map_settings(self.window).items() if clean_value(k, v) == v}
+            if used and any(self.preferences.get(k) != v for k, v in used.items()):
+                self.preferences.update(**used)
         return False
 
 
