@@ -30,21 +30,28 @@ MAX_BOXES = 250       # and at most (the FFT grid is 2 * MAX_BOXES * P_INTERP pe
 BOX_WIDTH = 1.0       # map units per box once the map is wider than MIN_BOXES (FIt-SNE: 1)
 
 
+def p_log_p(P: np.ndarray) -> float:
+    """Σ p log p over the positive entries of P (the constant part of KL(P || Q))."""
+    pos = P[P > 0]
+    return float(np.sum(pos * np.log(pos)))
+
+
 def exact_kl_gradient(Y: np.ndarray, P: np.ndarray, variant: str = "tsne",
-                      exaggeration: float = 1.0) -> tuple[float, np.ndarray]:
+                      exaggeration: float = 1.0, plogp: float | None = None) -> tuple[float, np.ndarray]:
     """KL(P || Q) and its gradient with respect to Y (dense P: joint for 'tsne' and
     'symmetric_sne', conditional rows p_{j|i} for 'sne'). ``exaggeration`` multiplies P in the
-    gradient; the KL returned is always that of the unexaggerated P."""
+    gradient; the KL returned is always that of the unexaggerated P. ``plogp``: Σ p log p when
+    the caller computed it once (:func:`p_log_p`; P does not change during a fit)."""
     n = Y.shape[0]
-    sq = np.einsum("ij,ij->i", Y, Y)
-    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Y @ Y.T, 0.0)
     if variant == "tsne":
         grad = np.empty_like(Y)
         Yc = np.ascontiguousarray(Y)
         Z, plogw = _exact_tsne(Yc, np.ascontiguousarray(P), float(exaggeration), grad)
-        pos = P > 0
-        kl = float(np.sum(P[pos] * np.log(P[pos]))) - plogw + math.log(Z) * float(P.sum())
+        constant = p_log_p(P) if plogp is None else plogp
+        kl = constant - plogw + math.log(Z) * float(P.sum())
         return kl, grad
+    sq = np.einsum("ij,ij->i", Y, Y)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Y @ Y.T, 0.0)
     pos = P > 0
     if variant == "tsne":
         W = 1.0 / (1.0 + D2)
