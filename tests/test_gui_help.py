@@ -76,6 +76,8 @@ def test_shortcuts_page_lists_the_real_actions(window):
     assert table == dialog.rows
     assert ("Frobnicate", "Ctrl+Alt+J", "Tools") in table
     assert w.shortcuts_action in w.menus["help"].actions()
+    titles = [a.text().replace("&", "") for a in w.menuBar().actions()]
+    assert titles[:3] == ["File", "Edit", "Run"]
 
 
 def test_documented_keys_are_listed_only_when_no_action_has_them(window):

@@ -274,14 +274,16 @@ class PreferencesDialog(QDialog):
 
 
 def edit_menu(window) -> QMenu:
-    """``window.menus["edit"]``, created before the View menu when nobody has made it yet."""
+    """``window.menus["edit"]``, created right after the File menu when nobody has made it yet."""
     menu = window.menus.get("edit")
     if menu is None:
         menu = QMenu("&Edit", window)
-        before = window.menus.get("view") or window.menus.get("help")
         bar = window.menuBar()
-        if before is not None:
-            bar.insertMenu(before.menuAction(), menu)
+        tops = bar.actions()
+        file_menu = window.menus.get("file")
+        after = tops.index(file_menu.menuAction()) + 1 if file_menu is not None and file_menu.menuAction() in tops else 0
+        if after < len(tops):
+            bar.insertMenu(tops[after], menu)
         else:
             bar.addMenu(menu)
         window.menus["edit"] = menu
