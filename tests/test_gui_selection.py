@@ -326,3 +326,74 @@ def test_selection_survives_a_redraw_and_another_run(qtbot, make_window, fresh_h
     assert w.selection.rows(name).tolist() == rows.tolist()
     w.selection.clear(name)
     assert not ov._veil.isVisible()
+
+
+# -- linked views: silhouette and dendrogram ---------------------------------------------------------
+def test_silhouette_highlights_the_selection_and_selects_bars_and_clusters(qtbot, make_window, fresh_host):
+    w, _ov, _actions = _window(qtbot, make_window, fresh_host)
+    km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
+    wait_last_run(qtbot, w)
+    sil = w.views["silhouette"]
+    qtbot.waitUntil(lambda: sil.result is not None and sil.run is km, timeout=15_000)
+    so = sil.selection_overlay
+    name = km.dataset_name
+    assert so.mode == RECT and sorted(sil.bar_rows.tolist()) == list(range(150))
+    # the bars are the run's silhouettes: bar k is the row bar_rows[k]
+    from manifold_studio import metrics
+    s = metrics.silhouette_samples(w.session.datasets[name].X, km.labels)
+    np.testing.assert_allclose(sil._bar_xy[:, 0], s[sil.bar_rows], atol=1e-12)
+    # a selection made elsewhere is highlighted bar by bar
+    rows = np.array([0, 1, 50, 51, 100, 149])
+    w.selection.select(name, rows)
+    assert sorted(sil.bar_rows[so.highlighted].tolist()) == rows.tolist()
+    np.testing.assert_allclose(np.sort(so._highlight.opts["width"]), np.sort(s[rows]), atol=1e-12)
+    # a rectangle over a range of bars selects their rows (whatever their value)
+    y = sil._bar_xy[:, 1]
+    hit = so.select_rect(-1.0, y[10] - 0.2, 1.0, y[29] + 0.2)
+    assert sorted(hit.tolist()) == sorted(sil.bar_rows[10:30].tolist())
+    assert sorted(w.selection.rows(name).tolist()) == sorted(sil.bar_rows[10:30].tolist())
+    # a click on a bar selects its whole cluster
+    k = 80
+    hit = so.click_at(sil._bar_xy[k, 0] / 2, y[k])
+    cluster = sil.bar_labels[k]
+    assert w.selection.rows(name).tolist() == np.flatnonzero(km.labels == cluster).tolist()
+    # and the map shows the same rows
+    assert np.array_equal(np.sort(w.map_view.rows[w.map_selection.highlighted]), w.selection.rows(name))
+
+
+def test_dendrogram_marks_leaves_of_selected_rows_and_click_selects_a_subtree(qtbot, make_window, fresh_host):
+    from scipy.cluster import hierarchy
+    w, _ov, _actions = _window(qtbot, make_window, fresh_host)
+    h = w.run_algorithm("hierarchical", {"n_clusters": 3, "method": "ward"})
+    wait_last_run(qtbot, w)
+    dend = w.views["dendrogram"]
+    qtbot.waitUntil(lambda: dend.result is not None and dend.run is h and len(dend.leaf_of_point) > 0, timeout=15_000)
+    Z = h.estimator.linkage_matrix_
+    assert dend.result.truncated  # 150 points, 80 leaves drawn
+    # independent: the members of each drawn subtree from scipy's tree
+    drawn = hierarchy.dendrogram(Z, truncate_mode="lastp", p=dend.result.n_leaves, no_plot=True)["leaves"]
+    nodes = hierarchy.to_tree(Z, rd=True)[1]
+    expected = np.empty(150, dtype=int)
+    for pos, node in enumerate(drawn):
+        expected[nodes[node].pre_order()] = pos
+    assert np.array_equal(dend.leaf_of_point, expected)
+    name = h.dataset_name
+    rows = np.flatnonzero(expected == 7)[:1].tolist() + np.flatnonzero(expected == 20).tolist()
+    w.selection.select(name, rows)
+    sizes = np.bincount(expected, minlength=dend.result.n_leaves)
+    want = np.zeros(dend.result.n_leaves)
+    want[7] = 1 / sizes[7]
+    want[20] = 1.0
+    np.testing.assert_allclose(dend.leaf_fraction, want)
+    marks = dend.selection_overlay._highlight.getData()[0]
+    assert sorted(marks.tolist()) == [75.0, 205.0]  # under leaves 7 and 20
+    # a click at a merge's height above leaf 0 selects the subtree under it
+    height = float(np.sort(Z[:, 2])[-4])  # the 4th highest merge
+    dend.selection_overlay.click_at(5.0, height)
+    flat = hierarchy.fcluster(Z, height, criterion="distance")
+    members = flat == flat[np.flatnonzero(expected == 0)[0]]
+    assert w.selection.rows(name).tolist() == np.flatnonzero(members).tolist()
+    assert 1 < members.sum() < 150
+    # a rectangle selects the rows of the leaves under it
+    dend.selection_overlay.select_rect(0.0, 1.0, 30.0, 2.0)  # leaves 0, 1, 2
+    assert w.selection.rows(name).tolist() == np.flatnonzero(expected <= 2).tolist()

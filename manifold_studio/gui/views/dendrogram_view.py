@@ -5,6 +5,12 @@ The coordinates come from ``scipy.cluster.hierarchy.dendrogram(no_plot=True)`` o
 Dragging the horizontal cut line shows how many clusters a cut at that height gives; releasing
 it recolours the map with the clusters of the cut (``fcluster`` on the linkage, no refit), and
 the silhouette and contingency views follow. "Run's cut" restores the run's own partition.
+
+Selection (linked brushing): a triangle under each leaf holding selected rows, larger the
+larger the selected share of its rows; a rectangle selects the rows of the leaves under it, a
+lasso those whose leaf (on the axis) it encloses, and a click selects the subtree under the
+click (the cluster of the nearest leaf when the tree is cut at the click's height) —
+:class:`DendrogramSelection`.
 """
 from __future__ import annotations
 
@@ -14,8 +20,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
-from manifold_studio.gui.cluster_tasks import DendrogramResult, cut_labels, dendrogram_task, n_clusters_at
+from scipy.cluster import hierarchy
+
+from manifold_studio.gui.cluster_tasks import (
+    DENDROGRAM_MAX_LEAVES, DendrogramResult, cut_labels, dendrogram_task, n_clusters_at,
+)
 from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
 
 MAX_LEAF_LABELS = 40
@@ -39,6 +50,81 @@ def height_for(Z: np.ndarray, k: int) -> float:
     upper = hs[L - k]
     lower = hs[L - k - 1] if L - k - 1 >= 0 else 0.0
     return float((lower + upper) / 2.0)
+
+
+def leaf_positions(Z: np.ndarray, max_leaves: int = DENDROGRAM_MAX_LEAVES) -> np.ndarray:
+    """For each leaf of linkage ``Z``, the position (0 = leftmost) of the drawn leaf it lies under
+    in :func:`dendrogram_task`'s drawing (itself, or the truncated subtree holding it). O(n):
+    the drawn subtrees of a truncated tree are the clusters left after the first n - p merges
+    (``fcluster`` on the merge order), named by their root node (``leaders``)."""
+    Z = np.asarray(Z, dtype=float)
+    n = Z.shape[0] + 1
+    truncated = n > max_leaves
+    kw = dict(no_plot=True, truncate_mode="lastp", p=max_leaves) if truncated else dict(no_plot=True)
+    drawn = hierarchy.dendrogram(Z, **kw)["leaves"]
+    if not truncated:
+        out = np.empty(n, dtype=np.intp)
+        out[np.asarray(drawn, dtype=np.intp)] = np.arange(len(drawn))
+        return out
+    pos_of_node = {int(node): i for i, node in enumerate(drawn)}
+    order = Z.copy()
+    order[:, 2] = np.arange(n - 1, dtype=float)  # heights = merge order: a cut after n - p merges
+    flat = hierarchy.fcluster(order, n - max_leaves - 0.5, criterion="distance")
+    roots, ids = hierarchy.leaders(order, flat)
+    lookup = np.zeros(int(flat.max()) + 1, dtype=np.intp)
+    lookup[ids] = [pos_of_node[int(r)] for r in roots]
+    return lookup[flat]
+
+
+class DendrogramSelection(SelectionOverlay):
+    """Selection on the dendrogram: every point of the run sits at its leaf's position on the axis."""
+
+    def __init__(self, view):
+        super().__init__(view.window, view.plot, view.leaf_points)
+        self.view = view
+        self.set_mode(RECT)
+
+    def rows_in_rect(self, x0, y0, x1, y1, xy, rows):
+        """The rows of the leaves under the rectangle (whatever its height)."""
+        xa, xb = sorted((x0, x1))
+        return rows[(xy[:, 0] >= xa) & (xy[:, 0] <= xb)]
+
+    def click_at(self, x, y, mode="replace"):
+        """The subtree under the click: cut the tree at the click's height and take the cluster
+        of the nearest leaf; a plain click beside the tree clears."""
+        xy, rows, name = self.current()
+        if name is None:
+            return self._nothing_drawn()
+        hit = np.zeros(0, dtype=np.intp)
+        view = self.view
+        n_leaves = view.result.n_leaves if view.result is not None else 0
+        if len(xy) and n_leaves and -5.0 <= x <= 10.0 * n_leaves + 5.0:
+            leaf = int(np.clip(np.rint((x - 5.0) / 10.0), 0, n_leaves - 1))
+            members = np.flatnonzero(view.leaf_of_point == leaf)
+            if members.size:
+                labels = cut_labels(view.Z, max(float(y), 0.0), leaves=view.leaves, leaf_labels=view.run.labels)
+                hit = rows[labels == labels[members[0]]]
+        return self._apply(name, hit, mode, "click")
+
+    def draw_highlight(self, xy, drawn):
+        self._highlighted = np.flatnonzero(drawn)
+        view = self.view
+        if self._highlight is None:
+            self._highlight = pg.ScatterPlotItem(symbol="t1", pen=None, hoverable=False)
+            self._highlight.setZValue(30)
+            self.plot_item.addItem(self._highlight, ignoreBounds=True)
+        if view.result is None or not len(view.leaf_of_point):
+            view.leaf_fraction = np.zeros(0)
+            self._highlight.setData([], [])
+            return
+        n_leaves = view.result.n_leaves
+        total = np.bincount(view.leaf_of_point, minlength=n_leaves)
+        chosen = np.bincount(view.leaf_of_point[drawn], minlength=n_leaves)
+        view.leaf_fraction = chosen / np.maximum(total, 1)
+        marked = np.flatnonzero(chosen)
+        frac = view.leaf_fraction[marked]
+        self._highlight.setData(x=5.0 + 10.0 * marked, y=np.zeros(marked.size), size=7 + 9 * frac,
+                                brush=[pg.mkBrush(20, 20, 20, int(110 + 145 * f)) for f in frac])
 
 
 @register_view
@@ -80,10 +166,18 @@ class DendrogramView(ResultView):
         top = QHBoxLayout()
         top.addWidget(self.cut_label, 1)
         top.addWidget(self.reset_button)
+        #: drawn leaf (0 = leftmost) of each point of the run; share of each leaf's rows selected
+        self.leaf_of_point = np.zeros(0, dtype=np.intp)
+        self.leaf_fraction = np.zeros(0)
+        self._leaf_xy = np.zeros((0, 2))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.info)
         lay.addLayout(top)
+        self.selection_overlay = None
+        if window is not None and hasattr(window, "selection"):
+            self.selection_overlay = DendrogramSelection(self)
+            lay.addWidget(self.selection_overlay.bar)
         lay.addWidget(self.plot, 1)
 
     def applies_to(self, run) -> bool:
@@ -111,8 +205,34 @@ class DendrogramView(ResultView):
             on_success=lambda res, run=run: self._done(run, res),
             on_failure=lambda msg, detail: self._failed(msg))
 
+    # -- selection ------------------------------------------------------------------------------
+    def leaf_points(self):
+        """(xy, rows, data set) for the selection overlay: each point of the run at its leaf."""
+        run = self.run
+        name = run.dataset_name if run is not None and self.result is not None and len(self._leaf_xy) else None
+        rows = run.point_index if name is not None else np.zeros(0, dtype=np.intp)
+        return self._leaf_xy, rows, name
+
+    def _set_leaves(self, run, result) -> None:
+        self.leaf_of_point, self._leaf_xy = np.zeros(0, dtype=np.intp), np.zeros((0, 2))
+        if result is None or run is None or self.Z is None:
+            return
+        try:
+            pos = leaf_positions(self.Z)
+            if self.leaves == "clusters":
+                pos = pos[np.asarray(run.labels, dtype=np.intp)]
+        except Exception:  # noqa: BLE001 - no leaf marks, the tree is still drawn
+            return
+        if pos.shape[0] != run.n_points:
+            return
+        self.leaf_of_point = pos
+        self._leaf_xy = np.column_stack([5.0 + 10.0 * pos, np.zeros(pos.shape[0])])
+
     def _done(self, run, result: DendrogramResult) -> None:
         self._draw(result)
+        self._set_leaves(run, result)
+        if self.selection_overlay is not None:
+            self.selection_overlay.refresh()
         leaves = "clusters (divisive tree)" if self.leaves == "clusters" else "points"
         trunc = f"; the last {result.n_leaves} merges are drawn" if result.truncated else ""
         self.info.setText(f"{run.title()} ({run.params.get('method', '')}): {self.Z.shape[0] + 1:,} leaves "
@@ -137,6 +257,9 @@ class DendrogramView(ResultView):
         self.result = result
         axis = self.plot.getPlotItem().getAxis("bottom")
         if result is None:
+            self._set_leaves(None, None)
+            if self.selection_overlay is not None:
+                self.selection_overlay.refresh()
             self._curve.setData([], [])
             self.cut_line.hide()
             self.cut_label.setText("")

@@ -5,6 +5,11 @@ The silhouettes are computed on a worker thread (:func:`~manifold_studio.gui.clu
 at most ``SILHOUETTE_MAX_POINTS`` points drawn at random) on the data the run was fitted on
 (the raw data, or the map for "cluster this map"), for the labels shown on the map (a dendrogram
 cut recomputes them).
+
+Selection (linked brushing): the bars of selected rows are drawn dark over their cluster colour;
+a rectangle or a lasso on the plot selects the rows of the bars it covers (a range of bars), and
+a click on a bar selects every row of that bar's cluster (all of the run's points, not only the
+sample drawn) — :class:`SilhouetteSelection`.
 """
 from __future__ import annotations
 
@@ -17,19 +22,71 @@ from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.cluster_tasks import SilhouetteResult, silhouette_task
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import make_coloring
+from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
 from manifold_studio.gui.worker import LatestJob
 
 GAP = 3  # empty rows between clusters
 
 
+def silhouette_order(result: SilhouetteResult) -> np.ndarray:
+    """Index into ``result`` of each bar, bottom-up: clusters in turn, sorted within each."""
+    _uniq, codes = np.unique(result.labels, return_inverse=True)
+    return np.lexsort((result.values, codes.ravel()))
+
+
 def silhouette_layout(result: SilhouetteResult):
     """(y position, value, cluster code) of every bar: clusters bottom-up, sorted within each."""
     uniq, codes = np.unique(result.labels, return_inverse=True)
     codes = codes.ravel()
-    order = np.lexsort((result.values, codes))
+    order = silhouette_order(result)
     y = np.arange(len(order)) + GAP * codes[order]
     return y, result.values[order], codes[order], uniq
+
+
+class SilhouetteSelection(SelectionOverlay):
+    """Selection on the silhouette plot: each bar is the point (value, y) of one row; a rectangle
+    selects the bars it touches, a lasso the bars whose middle it encloses, a click a cluster."""
+
+    def __init__(self, view):
+        super().__init__(view.window, view.plot, view.bar_points)
+        self.view = view
+        self.set_mode(RECT)
+
+    def rows_in_rect(self, x0, y0, x1, y1, xy, rows):
+        (xa, xb), (ya, yb) = sorted((x0, x1)), sorted((y0, y1))
+        v, y = xy[:, 0], xy[:, 1]
+        lo, hi = np.minimum(v, 0.0), np.maximum(v, 0.0)  # each bar spans 0..value
+        return rows[(y + 0.5 >= ya) & (y - 0.5 <= yb) & (hi >= xa) & (lo <= xb)]
+
+    def rows_in_polygon(self, polygon, xy, rows):
+        middles = np.column_stack([xy[:, 0] / 2.0, xy[:, 1]])
+        return super().rows_in_polygon(polygon, middles, rows)
+
+    def click_at(self, x, y, mode="replace"):
+        """A click on a bar selects its whole cluster; elsewhere, a plain click clears."""
+        xy, rows, name = self.current()
+        if name is None:
+            return self._nothing_drawn()
+        hit = np.zeros(0, dtype=np.intp)
+        if len(xy):
+            i = int(np.argmin(np.abs(xy[:, 1] - y)))
+            v = xy[i, 0]
+            if abs(xy[i, 1] - y) <= 0.5 + GAP / 2 and min(v, 0.0) - 0.05 <= x <= max(v, 0.0) + 0.05:
+                hit = self.view.cluster_rows(self.view.bar_labels[i])
+        return self._apply(name, hit, mode, "click")
+
+    def draw_highlight(self, xy, drawn):
+        idx = np.flatnonzero(drawn)
+        self._highlighted = idx
+        if self._highlight is not None:
+            self.plot_item.removeItem(self._highlight)
+            self._highlight = None
+        if idx.size:
+            self._highlight = pg.BarGraphItem(x0=np.zeros(idx.size), y=xy[idx, 1], height=1.0,
+                                              width=xy[idx, 0], brush=pg.mkBrush(20, 20, 20, 220), pen=None)
+            self._highlight.setZValue(30)
+            self.plot_item.addItem(self._highlight)
 
 
 @register_view
@@ -57,9 +114,16 @@ class SilhouetteView(ResultView):
         self.mean_line.hide()
         self.mean_line.setZValue(100)  # over the bars
         self.plot.addItem(self.mean_line)
+        self._bar_xy = np.zeros((0, 2))
+        self.bar_rows = np.zeros(0, dtype=np.intp)  #: data-set row of each bar, bottom-up
+        self.bar_labels = np.zeros(0)               #: cluster of each bar
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.info)
+        self.selection_overlay = None
+        if window is not None and hasattr(window, "selection"):
+            self.selection_overlay = SilhouetteSelection(self)
+            lay.addWidget(self.selection_overlay.bar)
         lay.addWidget(self.plot, 1)
         if window is not None and hasattr(window, "map_view"):
             ClusterOverlay.for_window(window).labelsChanged.connect(self._labels_changed)
@@ -120,11 +184,39 @@ class SilhouetteView(ResultView):
         self._draw(None)
         self.info.setText(f"No silhouette: {message}")
 
+    # -- selection ------------------------------------------------------------------------------
+    def bar_points(self):
+        """(xy, rows, data set) of the bars, for the selection overlay: (value, y) of each bar."""
+        run = self.run
+        name = run.dataset_name if run is not None and self.result is not None else None
+        return self._bar_xy, self.bar_rows, name
+
+    def cluster_rows(self, label) -> np.ndarray:
+        """Data-set rows of every point of the run in cluster ``label`` (as displayed)."""
+        run = self.run
+        labels = ClusterOverlay.for_window(self.window).labels_for(run) if run is not None else None
+        if labels is None:
+            return np.zeros(0, dtype=np.intp)
+        return run.point_index[np.asarray(labels) == label]
+
+    def _set_bars(self, result: SilhouetteResult | None) -> None:
+        if result is None or self.run is None:
+            self._bar_xy, self.bar_rows, self.bar_labels = np.zeros((0, 2)), np.zeros(0, dtype=np.intp), np.zeros(0)
+            return
+        y, values, _codes, _uniq = silhouette_layout(result)
+        order = silhouette_order(result)
+        self._bar_xy = np.column_stack([values, y.astype(float)])
+        self.bar_rows = self.run.point_index[result.index[order]]
+        self.bar_labels = result.labels[order]
+
     def _draw(self, result: SilhouetteResult | None) -> None:
         for b in self.bars:
             self.plot.removeItem(b)
         self.bars = []
         self.result = result
+        self._set_bars(result)
+        if self.selection_overlay is not None:
+            self.selection_overlay.refresh()
         if result is None:
             self.mean_line.hide()
             return
