@@ -31,17 +31,18 @@ def _clean(text: str) -> str:
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip(".…").strip()
 
 
-def _menu_paths(window) -> dict[int, str]:
-    """id(action) -> "File ▸ Open recent" style path of every action reachable from the menu bar."""
-    paths: dict[int, str] = {}
+def _menu_paths(window) -> dict[int, tuple[int, str]]:
+    """id(action) -> (position in menu order, "File ▸ Open recent" style path) of every action
+    reachable from the menu bar."""
+    paths: dict[int, tuple[int, str]] = {}
 
     def walk(menu, prefix):
         for action in menu.actions():
             sub = action.menu()
             if sub is not None:
                 walk(sub, f"{prefix} ▸ {_clean(sub.title())}")
-            else:
-                paths.setdefault(id(action), prefix)
+            elif id(action) not in paths:
+                paths[id(action)] = (len(paths), prefix)
 
     for top in window.menuBar().actions():
         if top.menu() is not None:
@@ -58,29 +59,29 @@ def shortcut_rows(window) -> list[tuple[str, str, str]]:
     paths = _menu_paths(window)
     actions = {id(a): a for a in window.findChildren(QAction)}
     actions.update({id(a): a for a in window.actions()})
-    rows, seen = [], set()
-    for action in actions.values():
+    found, seen = [], set()  # (sort key, row)
+    for key, action in actions.items():
         keys = _keys(action.shortcuts())
         if not keys:
             continue
-        where = paths.get(id(action)) or action.property("where") or _owner(action)
-        row = (_clean(action.text()) or action.objectName(), keys, where)
+        position, where = paths.get(key, (len(paths), ""))
+        row = (_clean(action.text()) or action.objectName(), keys,
+               where or action.property("where") or _owner(action))
         if row not in seen:
             seen.add(row)
-            rows.append(row)
+            found.append(((position, row[2], row[0]), row))
     for shortcut in window.findChildren(QShortcut):
         keys = _keys([shortcut.key()])
-        if keys and shortcut.isEnabled():
-            row = (shortcut.whatsThis() or shortcut.objectName() or "Shortcut", keys, _owner(shortcut))
-            if row not in seen:
-                seen.add(row)
-                rows.append(row)
+        row = (shortcut.whatsThis() or shortcut.objectName() or "Shortcut", keys, _owner(shortcut))
+        if keys and shortcut.isEnabled() and row not in seen:
+            seen.add(row)
+            found.append(((len(paths), row[2], row[0]), row))
+    rows = [row for _key, row in sorted(found)]  # menu order, then the widgets' own keys
     taken = {k.strip() for _w, keys, _p in rows for k in keys.split(",")}
     for keys, what, where in DOCUMENTED_KEYS:
-        if QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText) not in taken:
-            rows.append((what, QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText), where))
-    order = {name: i for i, name in enumerate(("File", "Edit", "Run", "View", "Tools", "Help"))}
-    rows.sort(key=lambda r: (order.get(r[2].split(" ▸ ")[0], len(order)), r[2], r[0]))
+        native = QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText)
+        if native not in taken:
+            rows.append((what, native, where))
     return rows
 
 
