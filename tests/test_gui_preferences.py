@@ -64,6 +64,7 @@ def test_the_settings_file_is_the_temporary_one(settings_file):
     store = open_settings()
     assert store.format() == QSettings.Format.IniFormat
     assert os.path.samefile(os.path.dirname(store.fileName()), settings_file.parent)
+    assert startup_sample() == "iris"  # nothing stored yet: the application's usual start
 
 
 def test_preferences_and_layout_survive_a_restart(qtbot, new_window, host, settings_file):
