@@ -89,7 +89,7 @@ def test_preferences_and_layout_survive_a_restart(qtbot, new_window, host, setti
     assert map_point_size(again) == 11
     if hasattr(again.map_view, "settings"):
         assert again.map_view.settings()["colormap"] == OTHER_MAP
-    assert again.isMaximized()
+    assert again.isMaximized() and again.layout_restored
     assert again.dockWidgetArea(again.docks["runs"]) == RIGHT
     assert not again.docks["messages"].isVisible() and again.docks["data"].isVisible()
     assert startup_sample() == "moons"
@@ -111,7 +111,7 @@ def test_layout_is_not_restored_when_the_preference_is_off(qtbot, new_window, ho
     w.close()
     again = new_window(host)
     assert again.dockWidgetArea(again.docks["runs"]) == Qt.DockWidgetArea.BottomDockWidgetArea
-    assert not again.isMaximized()
+    assert not again.isMaximized() and not again.layout_restored
     assert not again.preferences.get("restore_layout")
 
 

@@ -320,7 +320,9 @@ def install_preferences(window, settings: QSettings | None = None) -> Preference
 
     window._preferences_watcher = _CloseWatcher(window, prefs)
     window.installEventFilter(window._preferences_watcher)
-    if prefs.restore_layout(window):
+    #: True when the saved geometry and docks were restored (app.py then keeps that size)
+    window.layout_restored = prefs.restore_layout(window)
+    if window.layout_restored:
         # the window's first-show proportions must not override the restored docks
         window._laid_out = True
     return prefs
