@@ -397,3 +397,59 @@ def test_dendrogram_marks_leaves_of_selected_rows_and_click_selects_a_subtree(qt
     # a rectangle selects the rows of the leaves under it
     dend.selection_overlay.select_rect(0.0, 1.0, 30.0, 2.0)  # leaves 0, 1, 2
     assert w.selection.rows(name).tolist() == np.flatnonzero(expected <= 2).tolist()
+
+
+# -- a million points ------------------------------------------------------------------------------
+def test_a_million_points_select_all_lasso_and_subset_stay_fast(qtbot, make_window, fresh_host):
+    """Bad input "selecting everything on a million points": select all, a lasso of ~100,000
+    points and a rectangle, each timed from the gesture to the highlighted map (printed, bounded
+    loosely: the machine is shared), then "New data set from selection" of every row."""
+    w, ov, actions = _window(qtbot, make_window, fresh_host, sample=None)
+    rng = np.random.default_rng(3)
+    n = 1_000_000
+    w.session.add_dataset(Dataset("million", rng.normal(size=(n, 2))))
+    w.run_algorithm("pca", {})
+    wait_last_run(qtbot, w, timeout=60_000)
+    view = w.map_view
+    assert len(view.xy) == n and view.uses_fast_path
+
+    paints = []
+
+    def timed(fn, *args):
+        """(result, seconds from the call to the highlight built); the repaint that follows
+        (Qt drawing the map and the highlight offscreen) is recorded in ``paints``."""
+        QApplication.processEvents()
+        t0 = time.perf_counter()
+        out = fn(*args)
+        t1 = time.perf_counter()
+        view.plot.grab()  # a full repaint of the map with its highlight
+        paints.append(time.perf_counter() - t1)
+        return out, t1 - t0
+
+    _none, t_all = timed(actions.select_all_action.trigger)
+    assert w.selection.count("million") == n and len(ov.highlighted) == n
+    assert "1,000,000 of 1,000,000 rows selected" in w.statusBar().currentMessage()
+    t = np.linspace(0, 2 * np.pi, 400, endpoint=False)
+    cx, cy = np.median(view.xy, axis=0)
+    r = 0.42 * np.std(view.xy[:, 0])
+    poly = np.c_[cx + r * np.cos(t), cy + r * np.sin(t)]
+    hit, t_lasso = timed(ov.select_polygon, poly)
+    assert 60_000 < hit.size < 140_000
+    assert np.array_equal(w.selection.rows("million"), np.sort(hit))
+    assert len(ov.highlighted) == hit.size
+    x0, x1 = np.percentile(view.xy[:, 0], [40, 60])
+    hit_r, t_rect = timed(ov.select_rect, x0, -1e9, x1, 1e9)
+    assert abs(hit_r.size - 200_000) < 2_000
+    print(f"\n1,000,000 points, gesture to highlight built (then one full repaint of the map): "
+          f"select all {t_all * 1000:.0f} ms ({paints[0] * 1000:.0f} ms), "
+          f"lasso (400 vertices, {hit.size:,} points) {t_lasso * 1000:.0f} ms ({paints[1] * 1000:.0f} ms), "
+          f"rectangle ({hit_r.size:,} points) {t_rect * 1000:.0f} ms ({paints[2] * 1000:.0f} ms)")
+    assert max(t_all, t_lasso, t_rect) < 5.0  # loose: a shared 2-core machine; figures are printed
+    # New data set from selection with every row
+    actions.select_all()
+    new, t_subset = timed(actions.new_dataset)
+    sub = w.session.datasets[new]
+    assert sub.n_samples == n and np.array_equal(sub.X, w.session.datasets["million"].X)
+    assert sub.source.startswith("rows 0, 1, 2, 3, 4, 5, … (1,000,000 rows) of million")
+    print(f"new data set from 1,000,000 selected rows: {t_subset * 1000:.0f} ms")
+    assert "million" in w.session.datasets  # nothing lost

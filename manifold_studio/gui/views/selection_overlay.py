@@ -25,7 +25,8 @@ What it adds:
   selects the point under the mouse, or on empty space clears the selection;
 * one highlight layer on top of the plot: the selected points of its data set
   (``window.selection.mask(name)[rows]``) as dark rings (pyqtgraph scatter) up to
-  :data:`FAST_THRESHOLD` points, as one-colour points (:class:`FastPointsItem`) above; and an
+  :data:`FAST_THRESHOLD` points, as one-colour 2×2 px points (:class:`MarkedPointsItem`, one
+  ``drawPoints`` call per pass) above; and an
   optional white veil that dims the other points. It follows ``window.selection.changed``;
   the host calls :meth:`refresh` after it redraws its points.
 
@@ -40,12 +41,11 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QPainterPath
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QPainter, QPainterPath, QTransform
 from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QGraphicsRectItem, QHBoxLayout, QToolButton, QWidget
 
 from manifold_studio import selection as ops
 from manifold_studio.gui.selection_model import mode_for_modifiers
-from manifold_studio.gui.views.points_item import FastPointsItem
 
 PAN, RECT, LASSO = "pan", "rect", "lasso"
 #: above this many points the highlight is a FastPointsItem (as the map's own points)
@@ -59,6 +59,54 @@ LASSO_STEP_PX = 2.0
 HIGHLIGHT_PEN = (20, 20, 20)
 BAND_PEN = (0, 90, 200)
 Z_VEIL, Z_HIGHLIGHT, Z_BAND = 20, 30, 2000
+
+
+class MarkedPointsItem(pg.GraphicsObject):
+    """The highlight of large selections: points of one colour, a diagonal pair of pixels up to
+    100,000 points, 1 px above (the 1 px set drawn once per pixel: wide pens are many times
+    slower; each pass costs about as much as the map's own 1 px points) — at most about
+    200,000 point draws a frame beyond the selection itself."""
+
+    PASSES = ((100_000, ((0, 0), (1, 1))),)
+
+    def __init__(self, color=HIGHLIGHT_PEN):
+        super().__init__()
+        self._pen = pg.mkPen(color, width=1)
+        self._pen.setCosmetic(True)
+        self._poly = None
+        self._n = 0
+        self._shifts = ((0, 0),)
+        self._bounds = QRectF()
+
+    def set_points(self, xy: np.ndarray) -> None:
+        self.prepareGeometryChange()
+        self._n = int(len(xy))
+        if self._n:
+            x, y = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+            self._shifts = next((sh for limit, sh in self.PASSES if self._n <= limit), ((0, 0),))
+            self._poly = pg.functions.arrayToQPolygonF(x, y)
+            x0, x1, y0, y1 = float(x.min()), float(x.max()), float(y.min()), float(y.max())
+            self._bounds = QRectF(x0, y0, max(x1 - x0, 1e-12), max(y1 - y0, 1e-12))
+        else:
+            self._poly, self._bounds = None, QRectF()
+        self.update()
+
+    def point_count(self) -> int:
+        return self._n
+
+    def boundingRect(self):
+        return QRectF(self._bounds)
+
+    def paint(self, painter, option, widget=None):
+        if self._poly is None:
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setPen(self._pen)
+        base = painter.transform()
+        for dx, dy in self._shifts:
+            painter.setTransform(base * QTransform.fromTranslate(dx, dy))
+            painter.drawPoints(self._poly)
+        painter.setTransform(base)
 
 
 class SelectionModeBar(QWidget):
@@ -150,6 +198,7 @@ class SelectionOverlay(QObject):
         self._last_px: QPointF | None = None
         self._start_scene: QPointF | None = None
         self._moved_px = 0.0
+        self._checked = None  # (rows array, n, rows valid, rows == arange(n))
         #: seconds the last gesture took from release to highlighted (for benchmarks)
         self.last_timing: dict[str, float] = {}
         self._orig_drag = self.vb.mouseDragEvent
@@ -175,14 +224,20 @@ class SelectionOverlay(QObject):
     # -- what is drawn -------------------------------------------------------------------------
     def current(self):
         """(xy, rows, dataset name) of the plot, validated: rows outside the data set (a stale
-        preview) count as nothing drawn."""
+        preview) count as nothing drawn. The check of a rows array is done once per array."""
         xy, rows, name = self.points()
         xy = np.zeros((0, 2)) if xy is None else np.asarray(xy)
         rows = np.zeros(0, dtype=np.intp) if rows is None else np.asarray(rows)
-        if name is None or len(rows) != len(xy) or name not in self.window.selection.session.datasets:
+        datasets = self.window.selection.session.datasets
+        if name is None or len(rows) != len(xy) or name not in datasets:
             return np.zeros((0, 2)), np.zeros(0, dtype=np.intp), None
-        n = self.window.selection.session.datasets[name].n_samples
-        if len(rows) and (int(rows.max()) >= n or int(rows.min()) < 0):
+        n = datasets[name].n_samples
+        if self._checked is None or self._checked[0] is not rows or self._checked[1] != n:
+            ok = not len(rows) or (0 <= int(rows.min()) and int(rows.max()) < n)
+            # rows == 0..n-1 (a map of every row in order): the mask needs no gather
+            identity = ok and len(rows) == n and bool(np.array_equal(rows, np.arange(n)))
+            self._checked = (rows, n, ok, identity)
+        if not self._checked[2]:
             return np.zeros((0, 2)), np.zeros(0, dtype=np.intp), None
         if xy.ndim == 2 and xy.shape[1] == 1:
             xy = np.column_stack([xy[:, 0], np.zeros(len(xy))])
@@ -358,18 +413,21 @@ class SelectionOverlay(QObject):
 
     def selected_mask(self) -> np.ndarray:
         """For each drawn point, whether its row is selected."""
-        _xy, rows, name = self.current()
+        return self._selected_mask(*self.current()[1:])
+
+    def _selected_mask(self, rows, name) -> np.ndarray:
         if name is None or not len(rows):
             return np.zeros(len(rows), dtype=bool)
-        return self.window.selection.mask(name)[rows]
+        mask = self.window.selection.mask(name)
+        return mask if self._checked is not None and self._checked[3] else mask[rows]
 
     def refresh(self) -> None:
         """Redraw the highlight (after the selection changed or the host redrew its points)."""
         t0 = time.perf_counter()
-        xy, _rows, _name = self.current()
-        drawn = self.selected_mask()
+        xy, rows, name = self.current()
+        drawn = self._selected_mask(rows, name)
         self.draw_highlight(xy, drawn)
-        self._draw_veil(bool(drawn.any()) and self.bar.dim_box.isChecked())
+        self._draw_veil(bool(self.highlighted.size) and self.bar.dim_box.isChecked())
         self.last_timing["highlight_s"] = time.perf_counter() - t0
 
     @property
@@ -382,22 +440,21 @@ class SelectionOverlay(QObject):
         idx = np.flatnonzero(drawn)
         self._highlighted = idx
         fast = len(xy) > FAST_THRESHOLD
-        if self._highlight is not None and isinstance(self._highlight, FastPointsItem) != fast:
+        if self._highlight is not None and isinstance(self._highlight, MarkedPointsItem) != fast:
             self.plot_item.removeItem(self._highlight)
             self._highlight = None
         if self._highlight is None:
             if fast:
-                self._highlight = FastPointsItem(size=2)
+                self._highlight = MarkedPointsItem()
             else:
                 pen = pg.mkPen(HIGHLIGHT_PEN, width=1.6)
                 self._highlight = pg.ScatterPlotItem(size=11, pen=pen, brush=None, hoverable=False)
             self._highlight.setZValue(Z_HIGHLIGHT)
             self.plot_item.addItem(self._highlight, ignoreBounds=True)
-        pts = xy[idx]
         if fast:
-            self._highlight.set_data(pts, np.zeros(len(pts), dtype=np.intp), np.array([HIGHLIGHT_PEN], dtype=np.uint8))
+            self._highlight.set_points(xy if idx.size == len(xy) else xy[idx])
         else:
-            self._highlight.setData(pts[:, 0], pts[:, 1])
+            self._highlight.setData(xy[idx, 0], xy[idx, 1])
 
     def _draw_veil(self, on: bool) -> None:
         if not on:
