@@ -49,6 +49,7 @@ def write_table_csv(path, header: list[str], columns: list[np.ndarray], progress
     of rows. ``progress.checkpoint`` is called per chunk (it raises to cancel: the old file stays)."""
     check_output_path(path, TABLE_EXTENSIONS, "the table")
     n = len(columns[0]) if columns else 0
+    plain = all(np.asarray(c).dtype.kind in "fiu" for c in columns)
 
     def emit(fh):
         writer = csv.writer(fh, lineterminator="\n")
@@ -57,7 +58,11 @@ def write_table_csv(path, header: list[str], columns: list[np.ndarray], progress
             if progress is not None:
                 progress.checkpoint(start / max(n, 1), f"writing rows {start:,}–{min(n, start + chunk_rows):,}")
             stop = min(n, start + chunk_rows)
-            writer.writerows(zip(*(column_text(c[start:stop]) for c in columns)))
+            rows = zip(*(column_text(c[start:stop]) for c in columns))
+            if plain:  # numbers only: nothing to quote, join directly (about twice as fast)
+                fh.write("".join(",".join(r) + "\n" for r in rows))
+            else:
+                writer.writerows(rows)
         if progress is not None:
             progress.checkpoint(1.0, f"wrote {n:,} rows")
 
