@@ -453,3 +453,55 @@ def test_a_million_points_select_all_lasso_and_subset_stay_fast(qtbot, make_wind
     assert sub.source.startswith("rows 0, 1, 2, 3, 4, 5, … (1,000,000 rows) of million")
     print(f"new data set from 1,000,000 selected rows: {t_subset * 1000:.0f} ms")
     assert "million" in w.session.datasets  # nothing lost
+
+
+def test_grid_of_plots_shares_one_mode_bar_and_the_selection(qtbot, make_window, fresh_host):
+    """The comparison grid's use: several PlotItems in one GraphicsLayoutWidget, one overlay each,
+    one mode bar; a selection on one small map is highlighted on the others and on the main map."""
+    w, main_ov, _actions = _window(qtbot, make_window, fresh_host)
+    ds = w.session.current_dataset
+    grid = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(grid)
+    grid.resize(800, 400)
+    grid.show()
+    overlays = []
+    for j in range(2):
+        item = grid.addPlot(row=0, col=j)
+        xy = ds.X[:, 2 * j:2 * j + 2]
+        item.addItem(pg.ScatterPlotItem(x=xy[:, 0], y=xy[:, 1]))
+        overlays.append(SelectionOverlay(w, item, lambda xy=xy: (xy, np.arange(len(xy)), ds.name)))
+    first, second = overlays
+    second.follow(first.bar)
+    first.set_mode(LASSO)
+    assert second.mode == LASSO
+    # a rectangle on the second small map, through its own handlers with scene positions
+    second.bar.set_mode(RECT)
+    qtbot.waitExposed(grid)
+    vb = second.vb
+    x0, x1 = np.percentile(ds.X[:, 2], [20, 60])
+    y0, y1 = np.percentile(ds.X[:, 3], [0, 100])
+    second.press(vb.mapViewToScene(QPointF(x0, y0)))
+    second.move(vb.mapViewToScene(QPointF(x1, y1)))
+    hit = second.release(vb.mapViewToScene(QPointF(x1, y1)))
+    want = ops.points_in_rect(ds.X[:, 2:4], x0, y0, x1, y1)
+    assert np.array_equal(np.sort(hit), want) and want.size
+    assert np.array_equal(first.highlighted, want) and np.array_equal(second.highlighted, want)
+    assert np.array_equal(np.sort(w.map_view.rows[main_ov.highlighted]), want)
+    # one Invert on the shared bar inverts once
+    first.bar.buttons["invert"].click()
+    assert w.selection.count(ds.name) == 150 - want.size
+
+
+def test_mode_keys_act_on_the_focused_plot(qtbot, make_window, fresh_host):
+    from PySide6.QtTest import QTest
+    w, ov, _actions = _window(qtbot, make_window, fresh_host, sample=None)
+    plot = w.map_view.plot
+    w.activateWindow()
+    plot.setFocus()
+    qtbot.waitUntil(lambda: plot.hasFocus(), timeout=5_000)
+    QTest.keyClick(plot, Qt.Key.Key_L)
+    assert ov.mode == LASSO
+    QTest.keyClick(plot, Qt.Key.Key_R)
+    assert ov.mode == RECT and plot.viewport().cursor().shape() == Qt.CursorShape.CrossCursor
+    QTest.keyClick(plot, Qt.Key.Key_P)
+    assert ov.mode == PAN

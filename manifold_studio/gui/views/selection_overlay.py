@@ -30,6 +30,9 @@ What it adds:
   optional white veil that dims the other points. It follows ``window.selection.changed``;
   the host calls :meth:`refresh` after it redraws its points.
 
+For a grid of plots (one overlay per small map) keep a reference to each overlay, put one
+overlay's ``bar`` in the grid's toolbar and call ``other.follow(first.bar)`` on the others.
+
 Subclasses change what "inside" means (:meth:`rows_in_rect`, :meth:`rows_in_polygon`), what a
 click does (:meth:`click_at`) and how the highlight is drawn (:meth:`draw_highlight`) — see the
 silhouette view. :func:`install_selection` attaches one overlay to the main map.
@@ -210,6 +213,15 @@ class SelectionOverlay(QObject):
     @property
     def mode(self) -> str:
         return self.bar.mode
+
+    def follow(self, bar: "SelectionModeBar") -> None:
+        """Take the mode and "dim others" from another overlay's bar — one bar for a grid of
+        small maps of the same data set (its All / Invert / Clear act once, through the overlay
+        that owns it). This overlay's own bar is then unused."""
+        self.bar = bar
+        bar.modeChanged.connect(self._mode_changed)
+        bar.dim_box.toggled.connect(lambda _on: self.refresh())
+        self._mode_changed(bar.mode)
 
     def set_mode(self, mode: str) -> None:
         """PAN, RECT or LASSO."""
@@ -492,5 +504,6 @@ def install_selection(window) -> SelectionOverlay:
     view.add_toolbar_widget(overlay.bar)
     view.redrawn.connect(overlay.refresh)
     view.runShown.connect(lambda _run: overlay.refresh())
+    window.bridge.datasetsChanged.connect(overlay.refresh)  # a removed data set: no highlight
     window.map_selection = overlay
     return overlay
