@@ -114,10 +114,31 @@ def _exact_tsne(Y, P, ex, grad):
 
 
 @jit
-def _attractive(indptr, indices, data, Y, out):
-    """out_i = sum_j p_ij w_ij (y_i - y_j), w = 1/(1 + d^2); returns sum_ij p_ij log w_ij."""
+def _attractive(indptr, indices, data, Y, out, with_log):
+    """out_i = sum_j p_ij w_ij (y_i - y_j), w = 1/(1 + d^2); returns sum_ij p_ij log w_ij when
+    ``with_log`` (a logarithm per entry costs more than the rest: only when the KL is wanted).
+    2-D maps accumulate in registers (4x faster than through ``out``)."""
     n, dim = Y.shape
     logw = 0.0
+    if dim == 2:
+        for i in range(n):
+            yi0 = Y[i, 0]
+            yi1 = Y[i, 1]
+            a0 = 0.0
+            a1 = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                j = indices[t]
+                d0 = yi0 - Y[j, 0]
+                d1 = yi1 - Y[j, 1]
+                w = 1.0 / (1.0 + d0 * d0 + d1 * d1)
+                pw = data[t] * w
+                if with_log:
+                    logw += data[t] * math.log(w)
+                a0 += pw * d0
+                a1 += pw * d1
+            out[i, 0] = a0
+            out[i, 1] = a1
+        return logw
     for i in range(n):
         for d in range(dim):
             out[i, d] = 0.0
@@ -129,17 +150,19 @@ def _attractive(indptr, indices, data, Y, out):
                 d2 += diff * diff
             w = 1.0 / (1.0 + d2)
             pw = data[t] * w
-            logw += data[t] * math.log(w)
+            if with_log:
+                logw += data[t] * math.log(w)
             for d in range(dim):
                 out[i, d] += pw * (Y[i, d] - Y[j, d])
     return logw
 
 
-def attractive_forces(P, Y):
-    """(sum_j p_ij w_ij (y_i - y_j) (n, dim), sum_ij p_ij log w_ij) over a sparse CSR P."""
+def attractive_forces(P, Y, with_log: bool = True):
+    """(sum_j p_ij w_ij (y_i - y_j) (n, dim), sum_ij p_ij log w_ij (NaN unless ``with_log``))
+    over a sparse CSR P."""
     out = np.empty_like(Y)
-    logw = _attractive(P.indptr, P.indices, P.data, np.ascontiguousarray(Y), out)
-    return out, logw
+    logw = _attractive(P.indptr, P.indices, P.data, np.ascontiguousarray(Y), out, bool(with_log))
+    return out, (logw if with_log else np.nan)
 
 
 # -- interpolation ------------------------------------------------------------------------
@@ -211,14 +234,9 @@ class _Grid:
     def spread(self, loc, charges: np.ndarray) -> np.ndarray:
         """Charges (m, c) onto the nodes: (c, N, N)."""
         ix, iy, wx, wy, _ = loc
-        c = charges.shape[1]
-        flat = (ix[:, :, None] * self.N + iy[:, None, :]).reshape(ix.shape[0], -1)      # (m, p*p)
-        w = (wx[:, :, None] * wy[:, None, :]).reshape(ix.shape[0], -1)
-        out = np.empty((c, self.N * self.N))
-        for q in range(c):
-            out[q] = np.bincount(flat.ravel(), weights=(w * charges[:, q:q + 1]).ravel(),
-                                 minlength=self.N * self.N)
-        return out.reshape(c, self.N, self.N)
+        out = np.zeros((charges.shape[1], self.N, self.N))
+        _spread(ix, iy, wx, wy, np.ascontiguousarray(charges, dtype=float), out)
+        return out
 
     def convolve(self, grid: np.ndarray, kernel_hat: np.ndarray, single: bool = False) -> np.ndarray:
         """Potentials at the nodes: sum over nodes of kernel(node - node') * charge(node').
@@ -234,9 +252,37 @@ class _Grid:
     def gather(self, loc, potentials: np.ndarray) -> np.ndarray:
         """Node potentials (c, N, N) interpolated at the points: (m, c)."""
         ix, iy, wx, wy, _ = loc
-        vals = potentials[:, ix[:, :, None], iy[:, None, :]]                              # (c, m, p, p)
-        w = wx[:, :, None] * wy[:, None, :]
-        return np.einsum("mab,cmab->mc", w, vals)
+        out = np.empty((ix.shape[0], potentials.shape[0]))
+        _gather(ix, iy, wx, wy, np.ascontiguousarray(potentials), out)
+        return out
+
+
+@jit
+def _spread(ix, iy, wx, wy, charges, out):
+    """out[q, ix[i, a], iy[i, b]] += wx[i, a] wy[i, b] charges[i, q] (one pass over the points;
+    np.bincount per charge was 4x slower)."""
+    m, p = ix.shape
+    c = charges.shape[1]
+    for i in range(m):
+        for a in range(p):
+            for b in range(p):
+                w = wx[i, a] * wy[i, b]
+                for q in range(c):
+                    out[q, ix[i, a], iy[i, b]] += w * charges[i, q]
+
+
+@jit
+def _gather(ix, iy, wx, wy, potentials, out):
+    """out[i, q] = Σ_ab wx[i, a] wy[i, b] potentials[q, ix[i, a], iy[i, b]]."""
+    m, p = ix.shape
+    c = potentials.shape[0]
+    for i in range(m):
+        for q in range(c):
+            acc = 0.0
+            for a in range(p):
+                for b in range(p):
+                    acc += wx[i, a] * wy[i, b] * potentials[q, ix[i, a], iy[i, b]]
+            out[i, q] = acc
 
 
 def fft_kl_gradient(Y: np.ndarray, P, exaggeration: float = 1.0, with_kl: bool = False):
@@ -248,7 +294,7 @@ def fft_kl_gradient(Y: np.ndarray, P, exaggeration: float = 1.0, with_kl: bool =
     grid's centre so that no large terms cancel (the FFT runs in float32)."""
     Y = np.ascontiguousarray(Y)
     n = Y.shape[0]
-    attr, logw = attractive_forces(P, Y)
+    attr, logw = attractive_forces(P, Y, with_kl)
     grid = _Grid.covering(Y)
     loc = grid.locate(Y)
     Yc = Y - (grid.lo + 0.5 * grid.n_boxes * grid.width)
