@@ -11,6 +11,7 @@ the file's ``<desc>`` says so. Points with a non-finite coordinate are not drawn
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 from dataclasses import dataclass, field
@@ -60,10 +61,15 @@ class _Layout:
 
 
 # -- layout -------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)
 def _font(size: int):
+    """DejaVu Sans where the system has it (wide coverage: dashes, ×, accents), else Pillow's own."""
     from PIL import ImageFont
 
-    return ImageFont.load_default(size=size)
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size=size)
 
 
 def _text_width(text: str, size: int) -> float:
@@ -418,7 +424,7 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
         xy = dataset.X[:, :2]
         axes = (names[0], names[1] if len(names) > 1 else "")
         labels, legend = result, "predicted" if kind == "classification" else "cluster"
-        title += " — drawn on the first two data columns"
+        title += ", drawn on the first two data columns"
     return MapPlot(xy, labels, title, params_text, axes, legend if labels is not None else "")
 
 
