@@ -92,19 +92,49 @@ def factorize(values: np.ndarray) -> Factors:
 
 
 # -- sorting ---------------------------------------------------------------------------------------
+def _stable_argsort(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` (NaN last, ties in row order), faster on continuous
+    values: an introsort, then the NaN rows (and ties, if any) put back in row order. A column
+    with many ties (clusters, counts: seen on a sample) goes to numpy's stable sort directly,
+    which is fast on them."""
+    n = key.size
+    sample = key[::max(1, n // 2000)]
+    if np.unique(sample).size < 0.9 * sample.size:
+        return np.argsort(key, kind="stable")
+    perm = np.argsort(key)
+    sk = key[perm]
+    valid = n - int(np.count_nonzero(np.isnan(sk))) if key.dtype.kind == "f" else n
+    perm[valid:].sort()  # the NaN rows, last, in row order
+    if valid < 2:
+        return perm
+    head = sk[:valid]
+    new = np.empty(valid, dtype=bool)
+    new[0] = True
+    np.not_equal(head[1:], head[:-1], out=new[1:])
+    n_distinct = int(np.count_nonzero(new))
+    if n_distinct == valid:  # no ties: the introsort is already stable
+        return perm
+    if n_distinct < 65535:
+        ranks = np.empty(n, dtype=np.uint16)
+        ranks[perm[:valid]] = np.cumsum(new, dtype=np.uint16) - 1
+        ranks[perm[valid:]] = n_distinct  # NaN last
+        return np.argsort(ranks, kind="stable")  # radix sort
+    return np.argsort(key, kind="stable")
+
+
 def sort_permutation(values: np.ndarray, descending: bool = False, factors: Factors | None = None) -> np.ndarray:
     """Row order that sorts ``values`` (stable: ties keep their row order; missing values last,
     in either direction; text sorted as text, case-insensitively)."""
     values = np.asarray(values)
     if values.dtype.kind in "iub":
         key = values.astype(np.int64, copy=False)
-        return np.argsort(-key if descending else key, kind="stable")
+        return _stable_argsort(-key if descending else key)
     if values.dtype.kind == "f":
-        key = values
-    else:
-        codes = (factors or factorize(values)).codes
-        key = np.where(codes < 0, np.nan, codes.astype(np.float64))
-    return np.argsort(-key if descending else key, kind="stable")  # NaN last either way
+        return _stable_argsort(-values if descending else values)
+    codes = (factors or factorize(values)).codes
+    top = int(codes.max()) + 1 if codes.size else 0
+    key = np.where(codes < 0, top, top - 1 - codes if descending else codes)  # missing last
+    return np.argsort(key.astype(np.uint16) if top < 65535 else key, kind="stable")
 
 
 # -- search ----------------------------------------------------------------------------------------
@@ -229,15 +259,3 @@ def search_rows(query: str, columns, n: int, factors_of=None) -> SearchResult:
             return result
         raise SearchError(f"Unknown column '{col_name}'. Columns: {_column_list(columns)}.")
     return _text_search(columns, n, text, factors_of)
-
-
-def format_rows(columns, rows: np.ndarray, header: bool = True) -> str:
-    """Tab-separated text of data-set ``rows`` (in the given order): a ``row`` column, then
-    ``columns``; a header line first. For the clipboard and plain-text export."""
-    lines = ["\t".join([ROW_COLUMN] + [c.name for c in columns])] if header else []
-    rows = np.asarray(rows, dtype=np.intp)
-    cells = [[str(r) for r in rows.tolist()]]
-    for col in columns:
-        cells.append([format_value(v) for v in col.values[rows].tolist()])
-    lines.extend("\t".join(parts) for parts in zip(*cells))
-    return "\n".join(lines) + ("\n" if lines else "")

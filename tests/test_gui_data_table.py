@@ -97,6 +97,19 @@ def test_sort_permutation_stable_nan_last_and_text_as_text():
     assert f.texts == ["a", "B", "b", "c"] and f.codes.tolist() == [2, -1, 1, 0, 3, -1, 0]
 
 
+def test_sort_permutation_equals_numpy_stable_argsort_on_ties_nan_and_large_columns():
+    rng = np.random.default_rng(7)
+    cases = [np.round(rng.normal(size=200_000), 4),                 # ties among many values (radix path)
+             rng.normal(size=50_000),                               # no ties (introsort path)
+             rng.integers(0, 5, 30_000).astype(float),              # a cluster column
+             rng.integers(-3, 3, 1_000)]                            # integers
+    cases[1][rng.choice(50_000, 500, replace=False)] = np.nan
+    cases[2][::7] = np.nan
+    for v in cases:
+        for descending in (False, True):
+            assert np.array_equal(sort_permutation(v, descending), np.argsort(-v if descending else v, kind="stable"))
+
+
 # -- model cells -------------------------------------------------------------------------------------
 def test_cells_equal_the_arrays_and_runs_add_their_columns(qtbot, make_window, host):
     w, table, ds = _iris(qtbot, make_window, host)
@@ -192,6 +205,16 @@ def test_selecting_rows_in_the_table_sets_the_data_set_selection(qtbot, make_win
     assert w.selection.rows(name).tolist() == [3, 4, 6, 7]
     _click(qtbot, table, 20, Qt.KeyboardModifier.ControlModifier)  # toggle on
     assert w.selection.rows(name).tolist() == [3, 4, 6, 7, 20]
+    _click(qtbot, table, 30, Qt.KeyboardModifier.AltModifier)  # remove: 30 was not selected
+    assert w.selection.rows(name).tolist() == [3, 4, 6, 7, 20]
+    _click(qtbot, table, 6, Qt.KeyboardModifier.AltModifier)
+    assert w.selection.rows(name).tolist() == [3, 4, 7, 20]
+    _click(qtbot, table, 40)
+    QTest.keyClick(table.view, Qt.Key.Key_Down)  # arrows move the selected row
+    assert w.selection.rows(name).tolist() == [41]
+    QTest.keyClick(table.view, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    QTest.keyClick(table.view, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert w.selection.rows(name).tolist() == [41, 42, 43]
     # after sorting by petal_length (descending), positions map to the sorted rows
     table.view.sortByColumn(3, Qt.SortOrder.DescendingOrder)
     order = np.argsort(-ds.X[:, 2], kind="stable")
@@ -308,8 +331,8 @@ def test_copy_puts_the_selected_rows_on_the_clipboard(qtbot, make_window, host):
     text = QApplication.clipboard().text()
     lines = text.splitlines()
     assert lines[0].split("\t") == ["row"] + ds.feature_names + ["species"]
-    assert lines[1].split("\t") == ["2"] + [format_value(v) for v in ds.X[2]] + [ds.labels[2]]
-    assert lines[2].split("\t") == ["50"] + [format_value(v) for v in ds.X[50]] + [ds.labels[50]]
+    assert lines[1].split("\t") == ["2"] + [repr(float(v)) for v in ds.X[2]] + [ds.labels[2]]
+    assert lines[2].split("\t") == ["50"] + [repr(float(v)) for v in ds.X[50]] + [ds.labels[50]]
     assert len(lines) == 3 and "Copied 2 rows" in w.statusBar().currentMessage()
     table.view.sortByColumn(0, Qt.SortOrder.DescendingOrder)  # copied in the table's order
     table.copy_action.trigger()
@@ -323,12 +346,19 @@ def test_a_million_rows_build_scroll_sort_and_select_quickly(qtbot, make_window,
     X = np.random.default_rng(11).normal(size=(n, 10))
     labels = np.array(["alpha", "beta", "gamma"], dtype=object)[np.arange(n) % 3]
     t0 = time.perf_counter()
-    ds = _add(w, "million", X, labels=labels)
+    ds = _add(w, "million", X, labels=labels)  # every listener of the window, the table's included
+    QApplication.processEvents()
+    add_s = time.perf_counter() - t0
     m, view = table.model, table.view
+    t0 = time.perf_counter()
+    table.refresh()  # the table alone: columns from the session, a new model content
+    QApplication.processEvents()
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
     view.scrollToBottom()
     QApplication.processEvents()
     last = m.data(m.index(n - 1, 10), ROLE.DisplayRole)
-    build = time.perf_counter() - t0
+    scroll_s = time.perf_counter() - t0
     assert m.rowCount() == n and last == format_value(X[n - 1, 9])
     assert view.rowAt(view.viewport().height() - 2) >= n - 3  # really at the end
 
@@ -339,6 +369,7 @@ def test_a_million_rows_build_scroll_sort_and_select_quickly(qtbot, make_window,
     assert m.data(m.index(0, 0), ROLE.UserRole) == int(np.argmin(X[:, 0]))
     t0 = time.perf_counter()
     view.sortByColumn(11, Qt.SortOrder.DescendingOrder)  # the text label
+    QApplication.processEvents()
     sort_text = time.perf_counter() - t0
     assert m.data(m.index(0, 11), ROLE.DisplayRole) == "gamma"
 
@@ -347,6 +378,7 @@ def test_a_million_rows_build_scroll_sort_and_select_quickly(qtbot, make_window,
     w.selection.select(ds.name, chosen)
     QApplication.processEvents()
     select_s = time.perf_counter() - t0
+
     assert int(m.selected.sum()) == 100_000
     first = int(m.positions[chosen].min())
     assert m.data(m.index(first, 1), ROLE.BackgroundRole) is not None
@@ -355,7 +387,8 @@ def test_a_million_rows_build_scroll_sort_and_select_quickly(qtbot, make_window,
     count = table.run_search("x3 > 1.5")
     search_s = time.perf_counter() - t0
     assert count == int((X[:, 2] > 1.5).sum())
-    print(f"\n1M x 10 table: build+scroll to end {build:.3f} s, sort numeric {sort_s:.3f} s, "
+    print(f"\n1M x 10 table: add the data set (whole window) {add_s:.3f} s, table refresh {build:.3f} s, "
+          f"scroll to the end {scroll_s:.3f} s, sort numeric {sort_s:.3f} s, "
           f"sort text {sort_text:.3f} s, select 100k scattered rows {select_s:.3f} s, "
           f"search 'x3 > 1.5' {search_s:.3f} s")
-    assert build < 10 and sort_s < 10 and select_s < 10  # loose: the machine is shared
+    assert build + scroll_s < 10 and sort_s < 10 and select_s < 10  # loose: the machine is shared

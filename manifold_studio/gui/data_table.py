@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 from manifold_studio import selection as ops
 from manifold_studio.dataset_columns import FEATURE, LABEL, dataset_columns
 from manifold_studio.gui.data_table_model import DataTableModel
-from manifold_studio.table_search import SearchError, format_rows, search_rows
+from manifold_studio.table_export import rows_as_tsv
+from manifold_studio.table_search import ROW_COLUMN, SearchError, search_rows
 
 #: above this many rows, the clipboard text is built on a worker thread
 COPY_IN_THREAD_ABOVE = 20_000
@@ -340,18 +341,20 @@ class DataTable(QWidget):
 
     # -- clipboard ----------------------------------------------------------------------------------
     def copy_selection(self) -> None:
-        """Copy the selected rows (display order) as tab-separated text with a header."""
+        """Copy the selected rows (in the table's order) as tab-separated text with a header and
+        full-precision numbers (:func:`manifold_studio.table_export.rows_as_tsv`, as File ▸ Export)."""
         rows = self.selected_rows()
         if rows.size == 0:
             self._fail("Nothing is selected: select rows in the table or on a map, then copy.")
             return
-        columns = list(self.model.columns)
+        header = [ROW_COLUMN] + [c.name for c in self.model.columns]
+        columns = [np.arange(self.model.n_rows)] + [c.values for c in self.model.columns]
         if rows.size <= COPY_IN_THREAD_ABOVE:
-            self._copied(format_rows(columns, rows), rows.size)
+            self._copied(rows_as_tsv(header, columns, rows), rows.size)
             return
 
         def build(progress=None):
-            return format_rows(columns, rows)
+            return rows_as_tsv(header, columns, rows)
 
         self.window.start_job(build, title=f"Copying {rows.size:,} rows",
                               on_success=lambda text, n=rows.size: self._copied(text, n))

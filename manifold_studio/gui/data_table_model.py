@@ -103,6 +103,8 @@ class DataTableModel(QAbstractTableModel):
         else:
             name = ROW_COLUMN if column == 0 else self.columns[column - 1].name
             descending = order == Qt.SortOrder.DescendingOrder
+        if (name, descending) == (self.sort_name, self.descending) and self._sorted.size == self.n_rows:
+            return  # the header asks twice (sortByColumn and the indicator's signal)
         self.beginResetModel()
         self.sort_name, self.descending = name, descending
         self._sorted = self._permutation()
