@@ -13,6 +13,7 @@ from PySide6.QtGui import QGuiApplication
 from gui_helpers import wait_idle, wait_last_run
 from manifold_studio.dataset_columns import dataset_columns
 from manifold_studio.export_paths import MAX_SIDE, MIN_SIDE
+from manifold_studio.gui import export as export_module
 from manifold_studio.gui.export import ImageExportDialog, install_export
 from manifold_studio.table_export import rows_as_tsv
 
@@ -60,7 +61,9 @@ def _hue_counts(path) -> dict:
 
 
 def test_menu_entries(win):
+    assert install_export(win) is win.export  # installing twice adds nothing
     file_actions = [a.text() for a in win.menus["file"].actions()]
+    assert file_actions.count("&Export") == 1
     export = win.export.menu
     assert "&Export" in file_actions and file_actions.index("&Export") < file_actions.index("&Quit")
     texts = [a.text() for a in export.actions() if not a.isSeparator()]
@@ -151,7 +154,7 @@ def test_csv_with_every_result_column(win, qtbot, tmp_path):
     assert "allowed: .csv" in _status(win) and not (tmp_path / "iris.txt").exists()
 
 
-def test_copy_selected_rows_and_image(win):
+def test_copy_selected_rows_and_image(win, qtbot, monkeypatch):
     clipboard = QGuiApplication.clipboard()
     clipboard.setText("before")
     assert win.export.copy_selected_rows() is None
@@ -166,6 +169,12 @@ def test_copy_selected_rows_and_image(win):
     ds = win.session.dataset(name)
     assert lines[2].split("\t")[0] == repr(float(ds.X[7, 0]))
     assert "Copied 3 selected rows" in _status(win)
+    # a large selection is formatted by a job; the clipboard gets the same text
+    monkeypatch.setattr(export_module, "COPY_ROWS_IN_JOB", 2)
+    clipboard.setText("before")
+    assert win.export.copy_selected_rows() is None
+    qtbot.waitUntil(lambda: win.export.job.finished, timeout=10_000)
+    assert clipboard.text() == text
     image = win.export.copy_image("map")
     assert not image.isNull() and clipboard.image().size() == image.size()
     assert (image.width(), image.height()) == (win.map_view.width(), win.map_view.height())
