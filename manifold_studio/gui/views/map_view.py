@@ -1,9 +1,12 @@
-"""The 2-D map: the current run's points coloured by label, with legend and hover.
+"""The 2-D map: the current run's points coloured by a label or any column, with legend and hover.
 
 Up to :data:`FAST_THRESHOLD` points are drawn with pyqtgraph's ScatterPlotItem (symbols,
 outlines); above it with :class:`FastPointsItem` (1–3 px points, one draw call per colour), so
-a million points still pan and zoom. Hover finds the nearest point in screen pixels on the
-view's own arrays and shows its row index and label(s).
+a million points still pan and zoom; the density mode draws a 2-D histogram instead
+(:mod:`~manifold_studio.gui.views.density_item`). Colour, size and opacity encodings, the legend
+and the colour bar live in :mod:`~manifold_studio.gui.views.map_encoding`. Hover finds the
+nearest point in screen pixels with a grid index (:mod:`manifold_studio.spatial_grid`, built in
+the background for large maps) and shows the row's labels and values.
 
 What is drawn for a run:
 - embedding runs: the first two coordinates of ``run.embedding``;
@@ -13,30 +16,43 @@ What is drawn for a run:
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout,
 )
 
 from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
-from manifold_studio.gui.views.palette import Coloring, label_text, make_coloring
-from manifold_studio.gui.views.points_item import FastPointsItem
+from manifold_studio.gui.views.density_item import DensityItem
+from manifold_studio.gui.views.map_encoding import (
+    COLUMN_PREFIX, SIZE_FIXED, SYMBOL_ALPHA, ColumnCache, EncodingControls, EncodingLegend,
+    brushes_for, column_scale, fill_color_combo, row_summary, size_range, value_text, visible_mask,
+)
+from manifold_studio.gui.views.palette import Coloring, color_map, label_text, make_coloring
+from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
+from manifold_studio.spatial_grid import GridIndex, brute_force_nearest
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000
 #: up to this many points the fast path draws 2×2 px points, 1 px above
 FAST_TWO_PIXEL_LIMIT = 400_000
-#: at most this many legend entries (the rest are summarised)
-MAX_LEGEND = 20
 HOVER_RADIUS_PX = 12
+#: the density image is recomputed this long after the view range stops changing (ms)
+DENSITY_DELAY_MS = 40
 
 COLOR_DATA, COLOR_RUN, COLOR_NONE = "data", "run", "none"
+_FIXED_COLOR_ENTRIES = (("data labels", COLOR_DATA), ("run labels (clusters / classes)", COLOR_RUN),
+                        ("one colour", COLOR_NONE))
+#: builds the hover index of large maps off the GUI thread (numpy sorts release the GIL)
+_INDEX_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="map-index")
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
+
 
 
 @register_view
@@ -49,7 +65,7 @@ class MapView(ResultView):
     hovered = Signal(int, str)  # data-set row (-1 when none), text
     #: a run was drawn (after show_run); tools add their decorations (e.g. cluster centres)
     runShown = Signal(object)
-    #: the points were redrawn (colours may have changed)
+    #: the points were redrawn (colours, sizes or the visible classes may have changed)
     redrawn = Signal()
 
     def __init__(self, window=None, parent=None):
@@ -58,20 +74,31 @@ class MapView(ResultView):
         self.rows = np.zeros(0, dtype=np.intp)
         self.coloring: Coloring | None = None
         self.color_labels = None
+        #: points drawn and hoverable (None: all); hidden legend classes are False
+        self.visible: np.ndarray | None = None
+        self.hidden_classes: set[int] = set()
         self._data_labels = None
         self._run_labels = None
         self._label_name = ""
         self._axis_names = ("", "")
         self._item = None
+        self._density: DensityItem | None = None
         self._overlays = []
-        self._colorbar = None
+        self._hover_dataset = None
+        self._color_values = self._size_values = None
+        self._color_name = self._size_name = ""
+        self._coloring_cache: dict = {}
+        self._columns = ColumnCache()
+        self._index: GridIndex | None = None
+        self._index_future = None
+        self._index_xy = None
+        self._bounds = self._bounds_of = None
 
         self.color_combo = QComboBox()
-        self.color_combo.addItem("data labels", COLOR_DATA)
-        self.color_combo.addItem("run labels (clusters / classes)", COLOR_RUN)
-        self.color_combo.addItem("one colour", COLOR_NONE)
-        self.color_combo.setToolTip("What the point colours show.")
-        self.color_combo.currentIndexChanged.connect(self._redraw)
+        for text, data in _FIXED_COLOR_ENTRIES:
+            self.color_combo.addItem(text, data)
+        self.color_combo.setToolTip("What the point colours show: labels, or any feature or result column.")
+        self.color_combo.currentIndexChanged.connect(self._on_color_source_changed)
         self.size_spin = QSpinBox()
         self.size_spin.setRange(1, 20)
         self.size_spin.setValue(7)
@@ -82,6 +109,9 @@ class MapView(ResultView):
         self.equal_axes.toggled.connect(self._set_aspect)
         self.hover_label = QLabel("")
         self.hover_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.encoding = EncodingControls(self)
+        self.encoding.changed.connect(self._redraw)
+        self.encoding.showAll.connect(self.show_all_classes)
 
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Colour:"))
@@ -92,6 +122,10 @@ class MapView(ResultView):
         bar.addStretch(1)
         self._bar = bar
         bar.addWidget(self.hover_label)
+        enc_bar = QHBoxLayout()
+        for w in self.encoding.widgets():
+            enc_bar.addWidget(w)
+        enc_bar.addStretch(1)
 
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(True)
@@ -100,6 +134,8 @@ class MapView(ResultView):
         self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="9pt")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 210))
         self.legend.setPen(pg.mkPen(200, 200, 200))
+        self.encoding_legend = EncodingLegend(self.plot_item, self.legend)
+        self.encoding_legend.classClicked.connect(self.toggle_class)
         self.title_label = heading_label("No result yet: load data, pick an algorithm and press Run.")
 
         self._highlight = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None)
@@ -112,16 +148,24 @@ class MapView(ResultView):
         self.plot.addItem(self._hover_text, ignoreBounds=True)
         self._mouse_proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30,
                                            slot=self._on_mouse_moved)
+        self._density_timer = QTimer(self)
+        self._density_timer.setSingleShot(True)
+        self._density_timer.setInterval(DENSITY_DELAY_MS)
+        self._density_timer.timeout.connect(self.update_density)
+        self.plot_item.getViewBox().sigRangeChanged.connect(self._on_range_changed)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title_label)
         layout.addLayout(bar)
+        layout.addLayout(enc_bar)
         layout.addWidget(self.plot, 1)
 
     # -- public API -------------------------------------------------------------------------
     def point_count(self) -> int:
-        """Number of points of the main layer currently drawn."""
+        """Number of points of the main layer currently drawn (in density mode: binned)."""
+        if self._density is not None:
+            return int(len(self.xy) if self.visible is None else np.count_nonzero(self.visible))
         if self._item is None:
             return 0
         if isinstance(self._item, FastPointsItem):
@@ -131,6 +175,17 @@ class MapView(ResultView):
     @property
     def uses_fast_path(self) -> bool:
         return isinstance(self._item, FastPointsItem)
+
+    @property
+    def density_item(self) -> DensityItem | None:
+        return self._density
+
+    @property
+    def colorbar(self):
+        """The colour bar of a continuous colouring (pg.ColorBarItem), or None."""
+        return self.encoding_legend.colorbar
+
+    _colorbar = colorbar  # the name older code and tests use
 
     def set_points(self, xy, rows=None, data_labels=None, run_labels=None, title: str = "",
                    axis_names=("", ""), label_name: str = "") -> None:
@@ -142,15 +197,21 @@ class MapView(ResultView):
         self._run_labels = None if run_labels is None else np.asarray(run_labels)
         self._label_name = label_name
         self._axis_names = axis_names
+        self._points_changed()
         self.title_label.setText(title)
         wanted = COLOR_RUN if self._run_labels is not None else COLOR_DATA
+        current = self.color_combo.currentData() or ""
+        if current.startswith(COLUMN_PREFIX) and self._run_labels is None:
+            wanted = current  # keep "colour by column" across runs of the data set (not for new clusters)
         idx = self.color_combo.findData(wanted)
         self.color_combo.blockSignals(True)
-        self.color_combo.setCurrentIndex(idx)
+        self.color_combo.setCurrentIndex(max(idx, 0))
         self.color_combo.blockSignals(False)
         self._redraw()
         self.plot_item.enableAutoRange()
         self.plot_item.autoRange()
+        if n > FAST_THRESHOLD:
+            self.spatial_index()  # start building the hover index in the background
 
     def set_overlays(self, layers) -> None:
         """Extra layers drawn over the map: iterable of (name, xy, symbol)."""
@@ -171,7 +232,8 @@ class MapView(ResultView):
         self.legend.setVisible(bool(self.legend.items))
 
     def hover_text(self, i: int) -> str:
-        """Text shown when hovering the i-th drawn point."""
+        """Text shown when hovering the i-th drawn point: its row and labels, the values of the
+        colour / size columns, then its first features (one group per line)."""
         row = int(self.rows[i])
         parts = [f"point {row}"]
         if self._data_labels is not None:
@@ -179,21 +241,47 @@ class MapView(ResultView):
             parts.append(f"{name}: {label_text(self._data_labels, i)}")
         if self._run_labels is not None:
             parts.append(f"cluster/class: {label_text(self._run_labels, i)}")
-        return " · ".join(parts)
+        lines = [" · ".join(parts)]
+        values = [f"{name}: {value_text(vals[i])}" for name, vals in
+                  ((self._color_name, self._color_values), (self._size_name, self._size_values))
+                  if vals is not None]
+        if values:
+            lines.append(" · ".join(values))
+        features = row_summary(self._hover_dataset, row)
+        if features:
+            lines.append(features)
+        return "\n".join(lines)
+
+    def spatial_index(self, wait: bool = False) -> GridIndex | None:
+        """The hover index of the drawn points: built at once up to :data:`FAST_THRESHOLD`
+        points, in a background thread above (None until it is ready, unless ``wait``)."""
+        if self._index is not None and self._index_xy is self.xy:
+            return self._index
+        xy = self.xy
+        if len(xy) <= FAST_THRESHOLD:
+            self._index, self._index_xy = GridIndex(xy), xy
+            return self._index
+        if self._index_future is None or self._index_future[0] is not xy:
+            self._index_future = (xy, _INDEX_POOL.submit(GridIndex, xy))
+        future = self._index_future[1]
+        if wait or future.done():
+            self._index, self._index_xy = future.result(), xy
+            self._index_future = None
+            return self._index
+        return None
 
     def nearest_point(self, x: float, y: float, radius_px: float = HOVER_RADIUS_PX) -> int:
-        """Index of the drawn point nearest to data coordinates (x, y) within ``radius_px``
-        screen pixels, or -1."""
+        """Index of the drawn (visible) point nearest to data coordinates (x, y) within
+        ``radius_px`` screen pixels (x and y scales may differ), or -1."""
         if not len(self.xy):
             return -1
         vb = self.plot_item.getViewBox()
         px, py = vb.viewPixelSize()
-        px, py = (px or 1.0), (py or 1.0)
-        dx = (self.xy[:, 0] - x) / px
-        dy = (self.xy[:, 1] - y) / py
-        d2 = dx * dx + dy * dy
-        i = int(np.argmin(d2))
-        return i if d2[i] <= radius_px ** 2 else -1
+        rx, ry = radius_px * (px or 1.0), radius_px * (py or 1.0)
+        index = self.spatial_index()
+        if index is None:  # still being built: a vectorised scan (about 15 ms at 1M points)
+            return brute_force_nearest(self.xy, x, y, rx, ry, self.visible)
+        return index.nearest(x, y, rx, ry, self.visible)
 
     def show_partial(self, run, values, dataset=None) -> bool:
         """Preview an intermediate embedding published by a running fit (``progress.partial``).
@@ -211,6 +299,7 @@ class MapView(ResultView):
         self.xy = as_map_xy(values)
         self.rows = np.asarray(rows)
         self._data_labels, self._run_labels = labels, None
+        self._points_changed(dataset, run.dataset_name)
         self.title_label.setText(f"{run.title()} — running… (intermediate result)")
         self._redraw()
         if not keep_range:
@@ -232,6 +321,8 @@ class MapView(ResultView):
             data_labels = dataset.labels[rows]
             label_name = dataset.label_name or "label"
         xy, axes, source = self._coordinates_for(run, dataset)
+        self._hover_dataset = dataset
+        self._refresh_columns(run.dataset_name)
         if xy is None:
             self.set_points(np.zeros((0, 2)), title=f"{run.title()}: nothing to draw.")
             return
@@ -294,17 +385,98 @@ class MapView(ResultView):
             k = run.embedding.shape[1] if run.embedding.ndim == 2 else 1
             axes = ("component 1", "component 2" if k > 1 else "")
             return run.embedding, axes, ""
-        session = getattr(self.window, "session", None)
-        if session is not None:
-            for other in reversed(list(session.runs.values())):
-                if other.succeeded and other.embedding is not None and other.dataset_name == run.dataset_name \
-                        and np.array_equal(other.point_index, run.point_index):
-                    return other.embedding, ("component 1", "component 2"), f"drawn on the map of run #{other.id}"
         if dataset is not None:
             X = dataset.X[run.point_index]
             names = dataset.feature_names or [f"column {i}" for i in range(dataset.n_features)]
             return X[:, :2], (names[0], names[1] if len(names) > 1 else ""), "drawn on the first two data columns"
         return None, ("", ""), ""
+
+    # -- encodings ------------------------------------------------------------------------
+    def settings(self) -> dict:
+        """What preferences may remember: point size, colour map name, opacity (0–1)."""
+        return {"point_size": self.size_spin.value(), "colormap": self.encoding.cmap(),
+                "opacity": self.encoding.opacity()}
+
+    def apply_settings(self, settings: dict) -> None:
+        """Apply a :meth:`settings` dict (unknown keys and invalid values are ignored); one redraw."""
+        widgets = (self.size_spin, self.encoding.cmap_combo, self.encoding.opacity_slider)
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            size = settings.get("point_size")
+            if isinstance(size, (int, float)) and not isinstance(size, bool):
+                self.size_spin.setValue(int(size))
+            if isinstance(settings.get("colormap"), str):
+                self.encoding.set_cmap(settings["colormap"])
+            op = settings.get("opacity")
+            if isinstance(op, (int, float)) and not isinstance(op, bool) and np.isfinite(op):
+                self.encoding.opacity_slider.setValue(int(round(100 * float(op))))
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+        self._redraw()
+
+    def set_color_column(self, name: str) -> bool:
+        """Colour by data-set column ``name`` (as if chosen in the colour combo)."""
+        idx = self.color_combo.findData(COLUMN_PREFIX + name)
+        if idx >= 0:
+            self.color_combo.setCurrentIndex(idx)
+        return idx >= 0
+
+    def set_size_column(self, name: str | None) -> bool:
+        """Scale point sizes by numeric column ``name`` (None or "": fixed size)."""
+        idx = self.encoding.size_combo.findData(name or SIZE_FIXED)
+        if idx >= 0:
+            self.encoding.size_combo.setCurrentIndex(idx)
+        return idx >= 0
+
+    def set_density(self, on: bool) -> None:
+        self.encoding.density_box.setChecked(bool(on))
+
+    def toggle_class(self, code: int) -> None:
+        """Hide (or show again) the points of legend class ``code`` of the categorical colouring."""
+        self.set_hidden_classes(self.hidden_classes ^ {int(code)})
+
+    def show_all_classes(self) -> None:
+        self.set_hidden_classes(set())
+
+    def set_hidden_classes(self, codes) -> None:
+        """Hide the points of these categorical classes (not drawn, not hoverable)."""
+        c = self.coloring
+        n_classes = len(c.names) if c is not None and c.mode == "categorical" else 0
+        self.hidden_classes = {int(k) for k in codes if 0 <= int(k) < n_classes}
+        self.encoding_legend.set_hidden(self.hidden_classes)
+        self._draw_points()
+        self.redrawn.emit()
+
+    def _points_changed(self, dataset=None, dataset_name=None) -> None:
+        """New coordinates / rows: forget what was computed for the old ones."""
+        self._coloring_cache = {}
+        self.hidden_classes = set()
+        self._index, self._index_xy = None, None
+        if dataset is not None:
+            self._hover_dataset = dataset
+        if dataset_name is not None:
+            self._refresh_columns(dataset_name)
+
+    def _refresh_columns(self, dataset_name) -> None:
+        session = getattr(self.window, "session", None)
+        self._dataset_name = dataset_name
+        cols = self._columns.get(session, dataset_name)
+        fill_color_combo(self.color_combo, _FIXED_COLOR_ENTRIES, cols)
+        self.encoding.set_size_columns([c.name for c in cols if c.numeric])
+
+    def _column_values(self, name: str):
+        """Values of data-set column ``name`` for the drawn points (None if unknown / rows differ)."""
+        session = getattr(self.window, "session", None)
+        col = self._columns.find(session, getattr(self, "_dataset_name", None), name)
+        if col is None or not len(self.rows) or int(np.max(self.rows)) >= len(col.values):
+            return None
+        return col.values[self.rows]
+
+    def _on_color_source_changed(self, *_):
+        self.hidden_classes = set()
+        self._redraw()
 
     # -- drawing ----------------------------------------------------------------------------
     def _set_aspect(self, on: bool) -> None:
@@ -312,66 +484,115 @@ class MapView(ResultView):
         self.plot_item.autoRange()
 
     def _current_labels(self):
-        mode = self.color_combo.currentData()
+        """(values per drawn point, title, cache key) of the colour source."""
+        mode = self.color_combo.currentData() or ""
+        if mode.startswith(COLUMN_PREFIX):
+            name = mode[len(COLUMN_PREFIX):]
+            values = self._column_values(name)
+            if values is not None:
+                return values, name, mode
         if mode == COLOR_RUN and self._run_labels is not None:
-            return self._run_labels, "cluster / class"
+            return self._run_labels, "cluster / class", COLOR_RUN
         if mode in (COLOR_DATA, COLOR_RUN) and self._data_labels is not None:
-            return self._data_labels, self._label_name or "label"
-        return None, ""
+            return self._data_labels, self._label_name or "label", COLOR_DATA
+        return None, "", COLOR_NONE
+
+    def _make_coloring(self):
+        labels, title, key = self._current_labels()
+        cmap = self.encoding.cmap()
+        cache_key = (key, cmap, id(labels) if key in (COLOR_RUN, COLOR_DATA) else None)
+        cached = self._coloring_cache.get(cache_key)
+        if cached is None:
+            cached = (labels, make_coloring(labels, len(self.xy), title, cmap))
+            self._coloring_cache[cache_key] = cached
+        self.color_labels = labels
+        is_column = key.startswith(COLUMN_PREFIX)
+        self._color_values, self._color_name = (labels, title) if is_column else (None, "")
+        return cached[1]
+
+    def _xy_bounds(self):
+        if self._bounds_of is not self.xy:
+            self._bounds, self._bounds_of = xy_bounds(self.xy), self.xy
+        return self._bounds
 
     def _redraw(self, *_):
-        if self._item is not None:
-            self.plot.removeItem(self._item)
-            self._item = None
-        self.legend.clear()
-        if self._colorbar is not None:
-            self.plot_item.layout.removeItem(self._colorbar)
-            self._colorbar.setParentItem(None)
-            self._colorbar.scene() and self._colorbar.scene().removeItem(self._colorbar)
-            self._colorbar = None
+        """Recompute the colouring and sizes, draw the points (or the density) and the legend."""
         self._hide_hover()
-        n = len(self.xy)
-        labels, title = self._current_labels()
-        self.color_labels = labels
-        self.coloring = make_coloring(labels, n, title)
+        self.coloring = self._make_coloring()
         self.plot_item.setLabel("bottom", self._axis_names[0])
         self.plot_item.setLabel("left", self._axis_names[1])
-        if n == 0:
-            return
-        size = self.size_spin.value()
-        if n > FAST_THRESHOLD:
-            item = FastPointsItem(size=2 if n <= FAST_TWO_PIXEL_LIMIT and size >= 4 else 1)
-            item.set_data(self.xy, self.coloring.codes, self.coloring.colors)
-        else:
-            brushes = [pg.mkBrush(*(int(c) for c in rgb), 210) for rgb in self.coloring.colors]
-            pen = pg.mkPen(255, 255, 255, 120, width=0.5) if n <= 20_000 else None
-            item = pg.ScatterPlotItem(x=self.xy[:, 0], y=self.xy[:, 1], size=size, pen=pen,
-                                      brush=[brushes[c] for c in self.coloring.codes],
-                                      hoverable=False)
-        self._item = item
-        self.plot.addItem(item)
+        size_col = self.encoding.size_column()
+        self._size_values = self._column_values(size_col) if size_col else None
+        self._size_name = size_col if self._size_values is not None else ""
+        self.encoding.show_all_button.setEnabled(bool(self.hidden_classes))
+        self._draw_points()
         self._draw_legend()
         self.redrawn.emit()
 
+    def _draw_points(self) -> None:
+        """(Re)draw only the main layer: points or the density image, without hidden classes."""
+        for attr in ("_item", "_density"):
+            item = getattr(self, attr)
+            if item is not None:
+                self.plot.removeItem(item)
+                setattr(self, attr, None)
+        self._hide_hover()
+        c = self.coloring
+        n = len(self.xy)
+        self.visible = visible_mask(c, self.hidden_classes)
+        self.encoding.show_all_button.setEnabled(bool(self.hidden_classes))
+        if n == 0 or c is None:
+            return
+        if self.encoding.density_box.isChecked():
+            self._density = DensityItem(color_map(self.encoding.cmap()))
+            self.plot.addItem(self._density)
+            self.update_density()
+            return
+        t = column_scale(self._size_values)[0] if self._size_values is not None else None
+        size = self.size_spin.value()
+        vis = self.visible
+        if n > FAST_THRESHOLD:
+            item = FastPointsItem(size=2 if n <= FAST_TWO_PIXEL_LIMIT and size >= 4 else 1)
+            sides = None if t is None else 1 + np.rint(t * (MAX_SIDE - 1)).astype(np.intp)
+            item.set_data(self.xy, c.codes, c.colors, alpha=self.encoding.alpha(), visible=vis, sides=sides,
+                          bounds=self._xy_bounds())
+        else:
+            alpha = self.encoding.alpha(SYMBOL_ALPHA)
+            brushes = brushes_for(c, alpha)
+            idx = np.arange(n) if vis is None else np.flatnonzero(vis)
+            codes = c.codes[idx]
+            if t is not None:
+                lo, hi = size_range(size)
+                size = lo + t[idx] * (hi - lo)
+            pen = pg.mkPen(255, 255, 255, min(120, alpha), width=0.5) if n <= 20_000 else None
+            item = pg.ScatterPlotItem(x=self.xy[idx, 0], y=self.xy[idx, 1], size=size, pen=pen,
+                                      brush=[brushes[k] for k in codes], hoverable=False)
+        self._item = item
+        self.plot.addItem(item)
+
     def _draw_legend(self):
         c = self.coloring
-        if c.mode == "categorical":
-            shown = min(len(c.names), MAX_LEGEND)
-            for i in range(shown):
-                sample = pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.qcolor(i)))
-                self.legend.addItem(sample, c.names[i])
-            if len(c.names) > shown:
-                self.legend.addItem(pg.ScatterPlotItem(size=1, pen=None, brush=None),
-                                    f"… {len(c.names) - shown} more")
-        elif c.mode == "continuous":
-            cmap = pg.ColorMap(np.linspace(0, 1, len(c.colors)), c.colors)
-            bar = pg.ColorBarItem(values=(c.vmin, c.vmax), colorMap=cmap, interactive=False,
-                                  width=14, label=c.title, colorMapMenu=False)
-            self.plot_item.layout.addItem(bar, 2, 5)
-            self._colorbar = bar
-        for item in self._overlays:
-            self.legend.addItem(item, item.name())
-        self.legend.setVisible(bool(self.legend.items))
+        notes = []
+        if self._size_values is not None:
+            _t, vmin, vmax = column_scale(self._size_values)
+            lo, hi = size_range(self.size_spin.value()) if len(self.xy) <= FAST_THRESHOLD else (1, MAX_SIDE)
+            notes.append(f"size: {self._size_name} ({value_text(vmin)} … {value_text(vmax)} → {lo}–{hi} px)")
+        if self._density is not None:
+            notes.append("density: log(1 + points per cell)")
+        self.encoding_legend.draw(c, self.hidden_classes, notes, self._overlays)
+
+    def update_density(self) -> None:
+        """Re-bin the density image over the current view range (density mode only)."""
+        if self._density is None:
+            return
+        vb = self.plot_item.getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        self._density.update_view(self.xy, (x0, x1), (y0, y1), (vb.width() or 400, vb.height() or 300),
+                                  self.visible)
+
+    def _on_range_changed(self, *_):
+        if self._density is not None:
+            self._density_timer.start()
 
     # -- hover ------------------------------------------------------------------------------
     def _hide_hover(self):
@@ -403,6 +624,6 @@ class MapView(ResultView):
         self._hover_text.setText(text)
         self._hover_text.setPos(px, py)
         self._hover_text.show()
-        self.hover_label.setText(text)
+        self.hover_label.setText(text.replace("\n", " · "))
         self.hovered.emit(int(self.rows[i]), text)
         return i

@@ -1,0 +1,275 @@
+"""What the map's points encode: colour by any column (colour map + colour bar, or palette +
+legend whose entries toggle classes), size by a numeric column, opacity, density mode.
+
+Functions here are shared by every map-like view (the comparison grid colours its small maps
+with :func:`column_coloring` and :func:`brushes_for`); :class:`EncodingControls` holds the
+toolbar widgets and :class:`EncodingLegend` the legend / colour bar of one plot.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSlider
+
+from manifold_studio.dataset_columns import dataset_columns
+from manifold_studio.gui.views.palette import (
+    COLOR_MAP_NAMES, DEFAULT_COLOR_MAP, Coloring, label_text, make_coloring,
+)
+
+#: colour combo entries for a data-set column carry this prefix before the column's name
+COLUMN_PREFIX = "col:"
+SIZE_FIXED = ""
+#: the slider's default: opaque (semi-transparent points cost about 40 % more paint time at 1M points)
+DEFAULT_OPACITY = 1.0
+#: symbols (ScatterPlotItem, up to 100k points) at full opacity keep this alpha, so overlaps show
+SYMBOL_ALPHA = 210
+#: at most this many legend entries (the rest are summarised)
+MAX_LEGEND = 20
+#: features listed in the hover text
+HOVER_FEATURES = 4
+
+
+# -- computations (no widgets) ----------------------------------------------------------------
+def column_coloring(values, rows=None, cmap: str = DEFAULT_COLOR_MAP, title: str = "") -> Coloring:
+    """Colours of a data-set column for the drawn points: ``values[rows]`` (all values when
+    ``rows`` is None) through :func:`make_coloring` — categorical for text / few integer
+    values (palette), continuous otherwise (colour map ``cmap``); NaN and "" are grey."""
+    values = np.asarray(values)
+    if rows is not None:
+        values = values[np.asarray(rows, dtype=np.intp)]
+    return make_coloring(values, len(values), title, cmap)
+
+
+def column_scale(values) -> tuple[np.ndarray, float, float]:
+    """(t, vmin, vmax): ``values`` scaled linearly onto [0, 1] (NaN: 0) and their finite range."""
+    vals = np.asarray(values, dtype=float)
+    finite = np.isfinite(vals)
+    if not finite.any():
+        return np.zeros(len(vals)), 0.0, 0.0
+    vmin, vmax = float(vals[finite].min()), float(vals[finite].max())
+    span = vmax - vmin if vmax > vmin else 1.0
+    t = np.where(finite, (vals - vmin) / span, 0.0)
+    return np.clip(t, 0.0, 1.0), vmin, vmax
+
+
+def size_range(base: int) -> tuple[int, int]:
+    """Pixel range of "size by column" for a base point size."""
+    return max(2, base // 2), 2 * base + 2
+
+
+def visible_mask(coloring: Coloring | None, hidden) -> np.ndarray | None:
+    """Points whose class is not hidden (None: all are shown)."""
+    if coloring is None or not hidden or coloring.mode != "categorical":
+        return None
+    keep = np.ones(len(coloring.colors), dtype=bool)
+    keep[[h for h in hidden if 0 <= h < len(keep)]] = False
+    return keep[coloring.codes]
+
+
+def brushes_for(coloring: Coloring, alpha: int) -> list:
+    """One QBrush per colour of ``coloring`` with opacity ``alpha`` (0–255)."""
+    return [pg.mkBrush(int(r), int(g), int(b), int(alpha)) for r, g, b in coloring.colors]
+
+
+def value_text(v) -> str:
+    return label_text(np.asarray([v]), 0)
+
+
+def row_summary(dataset, row: int, n: int = HOVER_FEATURES) -> str:
+    """The first ``n`` feature values of data-set ``row``: "x1 = 0.5, x2 = 3 (+6 more)"."""
+    if dataset is None or row < 0 or row >= dataset.n_samples:
+        return ""
+    d = dataset.n_features
+    names = dataset.feature_names or [f"x{j + 1}" for j in range(d)]
+    vals = dataset.X[row, :n]
+    text = ", ".join(f"{names[j]} = {value_text(v)}" for j, v in enumerate(vals))
+    return text + (f" (+{d - n} more)" if d > n else "")
+
+
+class ColumnCache:
+    """``dataset_columns(session, name)`` kept until the data set or its runs change."""
+
+    def __init__(self):
+        self._key = None
+        self._cols: list = []
+
+    def get(self, session, name: str | None) -> list:
+        ds = session.datasets.get(name) if session is not None and name else None
+        if ds is None:
+            return []
+        key = (name, id(ds), ds.n_samples, ds.n_features,
+               tuple((r.id, r.status, len(r.extensions)) for r in session.runs.values()
+                     if r.dataset_name == name))
+        if key != self._key:
+            self._cols, self._key = dataset_columns(session, name), key
+        return self._cols
+
+    def find(self, session, name: str | None, column: str):
+        return next((c for c in self.get(session, name) if c.name == column), None)
+
+
+# -- toolbar controls -------------------------------------------------------------------------
+class EncodingControls(QObject):
+    """Colour map, size-by column, opacity, density mode and "show all classes" widgets.
+    ``changed`` fires when one of them changes what is drawn; ``showAll`` on the button."""
+
+    changed = Signal()
+    showAll = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.cmap_combo = QComboBox()
+        for name in COLOR_MAP_NAMES:
+            self.cmap_combo.addItem(name, name)
+        self.cmap_combo.setToolTip("Colour map of continuous columns (viridis, magma and cividis are "
+                                   "perceptually uniform; coolwarm is diverging).")
+        self.size_combo = QComboBox()
+        self.size_combo.addItem("fixed size", SIZE_FIXED)
+        self.size_combo.setToolTip("Scale each point's size by a numeric column.")
+        self.opacity_slider = QSlider(Qt.Orientation.Horizontal)
+        self.opacity_slider.setRange(5, 100)
+        self.opacity_slider.setValue(round(100 * DEFAULT_OPACITY))
+        self.opacity_slider.setFixedWidth(90)
+        self.opacity_slider.setToolTip("Point opacity: lower it on dense maps to see where points pile up.")
+        self.density_box = QCheckBox("density")
+        self.density_box.setToolTip("Draw a 2-D histogram (log colour scale) instead of the points: for maps "
+                                    "where points hide each other. The bins follow the zoom.")
+        self.show_all_button = QPushButton("show all")
+        self.show_all_button.setToolTip("Show the classes hidden by clicking their legend entries.")
+        self.show_all_button.setEnabled(False)
+        self.cmap_combo.currentIndexChanged.connect(lambda _i: self.changed.emit())
+        self.size_combo.currentIndexChanged.connect(lambda _i: self.changed.emit())
+        self.opacity_slider.valueChanged.connect(lambda _v: self.changed.emit())
+        self.density_box.toggled.connect(lambda _on: self.changed.emit())
+        self.show_all_button.clicked.connect(self.showAll.emit)
+
+    def widgets(self) -> list:
+        return [QLabel("Map:"), self.cmap_combo, QLabel("Size by:"), self.size_combo,
+                QLabel("Opacity:"), self.opacity_slider, self.density_box, self.show_all_button]
+
+    def cmap(self) -> str:
+        return self.cmap_combo.currentData() or DEFAULT_COLOR_MAP
+
+    def opacity(self) -> float:
+        return self.opacity_slider.value() / 100.0
+
+    def alpha(self, full: int = 255) -> int:
+        """The opacity as an alpha value, ``full`` at 100 %."""
+        return int(round(full * self.opacity()))
+
+    def size_column(self) -> str:
+        return self.size_combo.currentData() or SIZE_FIXED
+
+    def set_size_columns(self, names) -> None:
+        """The numeric columns offered for "size by" (the current choice is kept if still there)."""
+        keep = self.size_column()
+        self.size_combo.blockSignals(True)
+        self.size_combo.clear()
+        self.size_combo.addItem("fixed size", SIZE_FIXED)
+        for name in names:
+            self.size_combo.addItem(name, name)
+        self.size_combo.setCurrentIndex(max(self.size_combo.findData(keep), 0))
+        self.size_combo.blockSignals(False)
+
+    def set_cmap(self, name: str) -> bool:
+        idx = self.cmap_combo.findData(name)
+        if idx >= 0:
+            self.cmap_combo.setCurrentIndex(idx)
+        return idx >= 0
+
+
+def fill_color_combo(combo: QComboBox, fixed, columns) -> None:
+    """``combo``'s entries: the ``fixed`` (text, data) pairs, then one per data-set column
+    (data ``COLUMN_PREFIX + name``); the current entry is kept when it is still there."""
+    keep = combo.currentData()
+    combo.blockSignals(True)
+    combo.clear()
+    for text, data in fixed:
+        combo.addItem(text, data)
+    if columns:
+        combo.insertSeparator(combo.count())
+    for col in columns:
+        combo.addItem(f"{col.name} ({col.kind})", COLUMN_PREFIX + col.name)
+    combo.setCurrentIndex(max(combo.findData(keep), 0))
+    combo.blockSignals(False)
+
+
+# -- legend and colour bar ---------------------------------------------------------------------
+class EncodingLegend(QObject):
+    """The categorical legend (click an entry: hide / show that class) or the colour bar of a
+    continuous colouring, plus notes (size, density). ``classClicked(code)`` on a click."""
+
+    classClicked = Signal(int)
+
+    def __init__(self, plot_item, legend):
+        super().__init__()
+        self.plot_item = plot_item
+        self.legend = legend
+        self.colorbar = None  # the colour bar while shown
+        self._bar = None      # made once (about 100 ms), then recoloured
+        self._samples: dict[int, object] = {}  # id(sample item) -> class code
+        self._items: dict[int, object] = {}
+        legend.sigSampleClicked.connect(self._on_sample_clicked)
+
+    def clear(self) -> None:
+        self.legend.clear()
+        self._samples, self._items = {}, {}
+        if self.colorbar is not None:
+            bar, self.colorbar = self.colorbar, None
+            self.plot_item.layout.removeItem(bar)
+            bar.hide()
+
+    def draw(self, c: Coloring, hidden, notes=(), overlays=()) -> None:
+        """Entries for colouring ``c`` (``hidden`` class codes shown with a closed eye), one text
+        line per note, then the ``overlays`` items (named pyqtgraph items)."""
+        self.clear()
+        if c.mode == "categorical":
+            shown = min(len(c.names), MAX_LEGEND)
+            for i in range(shown):
+                sample = pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.qcolor(i)))
+                sample.setVisible(i not in hidden)
+                self._samples[id(sample)] = i
+                self._items[i] = sample
+                self.legend.addItem(sample, c.names[i])
+            if len(c.names) > shown:
+                self._note(f"… {len(c.names) - shown} more")
+        elif c.mode == "continuous":
+            cmap = pg.ColorMap(np.linspace(0, 1, len(c.map_colors)), c.map_colors)
+            if self._bar is None:
+                self._bar = pg.ColorBarItem(values=(c.vmin, c.vmax), colorMap=cmap, interactive=False,
+                                            width=14, label=c.title, colorMapMenu=False)
+            else:
+                self._bar.setColorMap(cmap)
+                self._bar.setLevels(values=(c.vmin, c.vmax))
+                self._bar.getAxis("left").setLabel(c.title)
+            self.plot_item.layout.addItem(self._bar, 2, 5)
+            self._bar.show()
+            self.colorbar = self._bar
+            if c.nan_code >= 0:
+                self.legend.addItem(pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.qcolor(c.nan_code))),
+                                    "no value")
+        for note in notes:
+            self._note(note)
+        for item in overlays:
+            self.legend.addItem(item, item.name())
+        self.legend.setVisible(bool(self.legend.items))
+
+    def _note(self, text: str) -> None:
+        self.legend.addItem(pg.ScatterPlotItem(size=1, pen=None, brush=None), text)
+
+    def set_hidden(self, hidden) -> None:
+        for code, sample in self._items.items():
+            sample.setVisible(code not in hidden)
+        for sample, _label in self.legend.items:
+            sample.update()
+
+    def sample_for(self, code: int):
+        """The legend's sample entry (an ItemSample) of class ``code``, or None."""
+        item = self._items.get(code)
+        return next((s for s, _label in self.legend.items if s.item is item), None) if item is not None else None
+
+    def _on_sample_clicked(self, item) -> None:
+        code = self._samples.get(id(item))
+        if code is not None:
+            self.classClicked.emit(code)
