@@ -32,6 +32,11 @@ from manifold_studio.session import error_message
 __all__ = ["Job", "JobRunner", "LatestJob"]
 
 
+#: at most this often a job's progress reaches the window (each report repaints the progress
+#: bar and its message: a few ms of the main thread; 10 per second reads as continuous)
+PROGRESS_INTERVAL_S = 0.1
+
+
 class _TaskThread(QThread):
     """Runs one task. Its signals are emitted in the worker thread and delivered, queued,
     to the owning :class:`Job` (which lives in the main thread)."""
@@ -45,7 +50,8 @@ class _TaskThread(QThread):
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, parent=None):
         super().__init__(parent)
         self._fn, self._args, self._kwargs = fn, args, kwargs
-        self.progress = CallbackProgress(on_progress=self._emit_progress, on_partial=self._emit_partial)
+        self.progress = CallbackProgress(on_progress=self._emit_progress, on_partial=self._emit_partial,
+                                         min_interval=PROGRESS_INTERVAL_S)
 
     def _emit_progress(self, fraction: float, message: str) -> None:
         self.progressed.emit(fraction, message)
