@@ -69,7 +69,7 @@ class DataTableView(QTableView):
         if hasattr(hh, "setSortIndicatorClearable"):  # a third click returns to data-set order
             hh.setSortIndicatorClearable(True)
         hh.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.setToolTip("Click a row to select it; Shift-click selects a range, Ctrl-click toggles a row, "
+        self.setWhatsThis("Click a row to select it; Shift-click selects a range, Ctrl-click toggles a row, "
                         "Alt-click removes it; drag to select several. Ctrl+A selects every shown row, "
                         "Ctrl+C copies the selected rows. Click a header to sort.")
 
@@ -162,6 +162,9 @@ class DataTable(QWidget):
         self.only_selected.toggled.connect(self._filter_toggled)
         self.info = QLabel()
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info.setToolTip("Click a row to select it; Shift-click selects a range, Ctrl-click toggles a row, "
+                             "Alt-click removes it; drag to select several. Ctrl+A selects every shown row, "
+                             "Ctrl+C copies the selected rows. Click a header to sort (a third click: data-set order).")
 
         self.model = DataTableModel(self)
         self.view = DataTableView(self)
@@ -199,8 +202,8 @@ class DataTable(QWidget):
         ds = session.datasets.get(name) if name else None
         if ds is None:
             return None
-        runs = tuple((r.id, r.status, len(r.extensions), id(r.embedding), id(r.labels))
-                     for r in session.runs.values() if r.dataset_name == name)
+        runs = tuple((r.id, len(r.extensions), id(r.embedding), id(r.labels))  # only finished runs have columns
+                     for r in session.runs.values() if r.dataset_name == name and r.succeeded)
         return (name, id(ds), ds.n_samples, id(ds.labels), runs)
 
     def _content_may_have_changed(self, *_args) -> None:
@@ -239,7 +242,17 @@ class DataTable(QWidget):
             self.view.anchor = None
         self.name = name
         self.model.set_columns(columns, ds.n_samples, [self._tooltip(c, name) for c in columns])
+        self._fit_header_widths()
         self._sync_selection(scroll=False)
+
+    def _fit_header_widths(self) -> None:
+        """Columns at least as wide as their names (not measured over the rows: a million rows)."""
+        hh = self.view.horizontalHeader()
+        fm = hh.fontMetrics()
+        for j in range(self.model.columnCount()):
+            name = self.model.headerData(j, Qt.Orientation.Horizontal)
+            hh.resizeSection(j, min(260, max(64 if j == 0 else hh.defaultSectionSize(),
+                                             fm.horizontalAdvance(name) + 28)))
 
     def _tooltip(self, col, dataset_name: str) -> str:
         kind = "numbers" if col.numeric else "text"
