@@ -52,6 +52,13 @@ def _status(w) -> str:
     return w.statusBar().currentMessage()
 
 
+def _exported(qtbot, job) -> bool:
+    """Wait for an export job; whether it wrote its file."""
+    assert job is not None
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    return job.state == "done"
+
+
 def _hue_counts(path) -> dict:
     """Pixels of clearly coloured points by hue: blue, orange, green (the three species)."""
     hsv = np.asarray(Image.open(path).convert("RGB").convert("HSV")).reshape(-1, 3) / 255.0
@@ -79,18 +86,18 @@ def test_menu_entries(win):
     dialog.deleteLater()
 
 
-def test_map_to_png_and_svg_at_the_chosen_size(win, tmp_path):
+def test_map_to_png_and_svg_at_the_chosen_size(win, qtbot, tmp_path):
     item = win.map_view.plot_item
     before = item.geometry()
     png, svg = tmp_path / "map.png", tmp_path / "map.svg"
-    assert win.export.export_image("map", png, 1000, 420)
+    assert _exported(qtbot, win.export.export_image("map", png, 1000, 420))
     assert str(png) in _status(win) and "1000 × 420" in _status(win)
     img = Image.open(png)
     img.verify()
     assert Image.open(png).size == (1000, 420)
     hues = _hue_counts(png)
     assert all(n > 100 for n in hues.values()), hues  # the three species' points are there
-    assert win.export.export_image("map", svg, 640, 480)
+    assert _exported(qtbot, win.export.export_image("map", svg, 640, 480))
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg") and (root.get("width"), root.get("height")) == ("640", "480")
     circles = [e for e in root.iter() if e.tag.endswith("path") and e.get("d", "").startswith("M0.5,0 C")]
@@ -98,12 +105,12 @@ def test_map_to_png_and_svg_at_the_chosen_size(win, tmp_path):
     assert item.geometry() == before  # the map on screen is as it was
 
 
-def test_every_open_view_exports(win, tmp_path):
+def test_every_open_view_exports(win, qtbot, tmp_path):
     for key, _title, _widget in win.export.views():
         name = key.replace(":", "_")
-        assert win.export.export_image(key, tmp_path / f"{name}.png", 300, 200), _status(win)
+        assert _exported(qtbot, win.export.export_image(key, tmp_path / f"{name}.png", 300, 200)), _status(win)
         assert Image.open(tmp_path / f"{name}.png").size == (300, 200)
-        assert win.export.export_image(key, tmp_path / f"{name}.svg", 300, 200), _status(win)
+        assert _exported(qtbot, win.export.export_image(key, tmp_path / f"{name}.svg", 300, 200)), _status(win)
         root = ET.parse(tmp_path / f"{name}.svg").getroot()
         assert (root.get("width"), root.get("height")) == ("300", "200")
 
@@ -119,18 +126,30 @@ BAD_IMAGE_EXPORTS = [
 
 def test_bad_image_exports_say_what_is_allowed(win, tmp_path):
     for name, size, message in BAD_IMAGE_EXPORTS:
-        assert not win.export.export_image("map", tmp_path / name, *size)
+        assert win.export.export_image("map", tmp_path / name, *size) is None
         assert message in _status(win), (name, size)
         assert list(tmp_path.iterdir()) == []
         assert len(win.session.runs) == 1 and win.map_view.point_count() == 150  # nothing lost
 
 
 def test_unwritable_folder(win, locked):
-    assert not win.export.export_image("map", locked / "map.png", 400, 300)
+    assert win.export.export_image("map", locked / "map.png", 400, 300) is None
     assert f"Cannot write to {locked}: permission denied" in _status(win)
     assert win.export.export_csv(locked / "iris.csv") is None
     assert f"Cannot write to {locked}: permission denied" in _status(win)
     assert [p.name for p in locked.iterdir()] == ["map.png"] and (locked / "map.png").read_bytes() == b"old"
+
+
+def test_a_write_failing_in_the_job_is_reported(win, qtbot, tmp_path, monkeypatch):
+    from manifold_studio.export_paths import ExportError
+
+    def refuse(path, write, binary=True):
+        raise ExportError(f"Cannot write to {tmp_path}: permission denied.")
+
+    monkeypatch.setattr(export_module, "write_file", refuse)
+    assert not _exported(qtbot, win.export.export_image("map", tmp_path / "map.png", 400, 300))
+    assert f"Export failed: Cannot write to {tmp_path}: permission denied" in _status(win)
+    assert list(tmp_path.iterdir()) == [] and win.map_view.point_count() == 150
 
 
 def test_csv_with_every_result_column(win, qtbot, tmp_path):

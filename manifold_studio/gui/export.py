@@ -207,15 +207,23 @@ def image_bytes(image: QImage) -> bytes:
     return bytes(data)
 
 
-def render_view(widget: QWidget, ext: str, width: int, height: int, title: str = "") -> bytes:
-    """The file contents of ``widget`` exported as ``ext`` (".png" or ".svg")."""
+def render_view(widget: QWidget, ext: str, width: int, height: int, title: str = "") -> QImage | bytes:
+    """``widget`` drawn for an ``ext`` (".png" or ".svg") file: a QImage (encoded later, off the
+    main thread) or the SVG document."""
     item = graphics_item_of(widget)
     if ext == ".svg":
         return render_item_svg(item, width, height, title) if item is not None else \
             render_widget_svg(widget, width, height, title)
-    image = render_item_png(item, width, height, title) if item is not None else \
+    return render_item_png(item, width, height, title) if item is not None else \
         render_widget_png(widget, width, height)
-    return image_bytes(image)
+
+
+def write_image(path, picture: QImage | bytes, progress=None) -> str:
+    """Encode (a QImage as PNG) and write ``path`` atomically: the part of an export that runs
+    in a job (QImage is reentrant; the job owns this one)."""
+    data = picture if isinstance(picture, bytes) else image_bytes(picture)
+    write_file(path, lambda fh: fh.write(data))
+    return str(path)
 
 
 def view_title(widget: QWidget) -> str:
@@ -336,23 +344,29 @@ class ExportActions(QObject):
             path += ".svg" if "svg" in chosen.lower() else ".png"
         self.export_image(key, path, width, height)
 
-    def export_image(self, key: str, path, width, height) -> bool:
-        """Export view ``key`` to ``path`` (.png or .svg) at ``width`` × ``height`` px; a refusal
-        or failure is reported and leaves any existing file as it was."""
+    def export_image(self, key: str, path, width, height):
+        """Export view ``key`` to ``path`` (.png or .svg) at ``width`` × ``height`` px: checks and
+        rendering now (Qt needs the main thread), encoding and writing in a job. Returns the Job,
+        or None when refused; a refusal or failure is reported and leaves any file as it was."""
         widget = self._widget(key)
         try:
             if widget is None:
                 raise ExportError(f"There is no open view '{key}' to export.")
             ext = check_output_path(path, IMAGE_EXTENSIONS, "the view")
             width, height = check_image_size(width, height)
-            data = render_view(widget, ext, width, height, view_title(widget))
-            write_file(path, lambda fh: fh.write(data))
+            picture = render_view(widget, ext, width, height, view_title(widget))
         except Exception as exc:  # noqa: BLE001 - reported; nothing is lost
             self.window.report_error(f"Export failed: {error_message(exc)}")
-            return False
+            return None
         self.size, self.folder = (width, height), str(Path(path).parent)
-        self.window.show_status(f"Exported the view to {path} ({width} × {height} px).")
-        return True
+
+        def done(_path):
+            self.window.show_status(f"Exported the view to {path} ({width} × {height} px).")
+
+        self.job = self.window.start_job(write_image, str(path), picture, title="Exporting the view",
+                                         on_success=done, on_failure=lambda msg, detail: self.window.report_error(
+                                             f"Export failed: {msg}", detail))
+        return self.job
 
     def copy_image(self, key: str | None = None) -> QImage | None:
         """Put the view (as on screen) on the clipboard as an image."""
