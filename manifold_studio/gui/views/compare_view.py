@@ -114,8 +114,9 @@ class SmallMap(pg.PlotWidget):
         self._highlight = None
 
     def set_title(self, text: str) -> None:
+        """``text`` as the title (a " — " starts a second line, so narrow maps keep it whole)."""
         self.title_text = text
-        self.setTitle(text, size="9pt")
+        self.setTitle(text.replace(" — ", "<br>"), size="9pt")
 
     def set_points(self, xy, rows, coloring: Coloring, dataset_name: str | None, title: str = "",
                    axis_names=("", "")) -> None:
@@ -220,7 +221,7 @@ class CompareView(ResultView):
 
         self.run_list = QListWidget()
         self.run_list.setToolTip("The runs shown side by side (embedding runs of this data set).")
-        self.run_list.setMaximumWidth(230)
+        self.run_list.setMaximumHeight(84)
         self.run_list.itemChanged.connect(self._on_item_changed)
         self.reference_combo = QComboBox()
         self.reference_combo.setToolTip("The run the other maps are aligned to.")
@@ -236,28 +237,30 @@ class CompareView(ResultView):
         self.scale_check.toggled.connect(self._on_options_changed)
         self.info = message_label("Compare runs: run two or more embedding methods on the same data set.")
 
-        side = QVBoxLayout()
-        side.addWidget(QLabel("Runs:"))
-        side.addWidget(self.run_list, 1)
-        side.addWidget(QLabel("Reference:"))
-        side.addWidget(self.reference_combo)
-        side.addWidget(self.align_check)
-        side.addWidget(self.scale_check)
+        options = QVBoxLayout()
+        ref_row = QHBoxLayout()
+        ref_row.addWidget(QLabel("Reference:"))
+        ref_row.addWidget(self.reference_combo, 1)
+        options.addLayout(ref_row)
+        options.addWidget(self.align_check)
+        options.addWidget(self.scale_check)
+        options.addStretch(1)
+        top = QHBoxLayout()
+        top.addWidget(self.run_list, 1)
+        top.addLayout(options)
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(2)
-        right = QVBoxLayout()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(top)
         #: Pan / Rectangle / Lasso for every small map (None without the selection overlay)
         self.mode_bar = shared_mode_bar(window, lambda: self.dataset_name, lambda: self.maps)
         if self.mode_bar is not None:
-            right.addWidget(self.mode_bar)
-        right.addWidget(self.info)
-        right.addWidget(self.grid_host, 1)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(side)
-        layout.addLayout(right, 1)
+            layout.addWidget(self.mode_bar)
+        layout.addWidget(self.info)
+        layout.addWidget(self.grid_host, 1)
 
         if window is not None:
             window.bridge.runChanged.connect(self._on_runs_changed)
@@ -396,7 +399,7 @@ class CompareView(ResultView):
             elif run.id == ref_id:
                 title = f"{name} — reference"
             elif m.alignment is not None:
-                title = f"{name} — disparity {m.alignment.disparity:.3g} · RMS {m.alignment.rms:.3g}"
+                title = f"{name} — disparity {m.alignment.disparity:.3g}, RMS {m.alignment.rms:.3g}"
             else:
                 title = f"{name} — not aligned: {result}" if result else name
             m.set_points(xy, run.point_index, dataset_coloring(dataset, run.point_index), self.dataset_name, title)
@@ -412,12 +415,28 @@ class CompareView(ResultView):
             attach_selection_overlay(self.window, m, self.mode_bar)
             self.grid.addWidget(m, n // cols, n % cols)
             self.maps.append(m)
+        if aligned_mode and ref_map is not None:
+            self._fit_linked_range(ref_map)
         self._on_selection_changed(self.dataset_name)
         if aligned_mode:
             say(self.info, f"{len(ordered)} runs aligned to run #{ref_id} (Procrustes: translation, rotation/"
                            f"reflection{', scale' if self.scale_check.isChecked() else ''}); zoom is linked.")
         else:
             say(self.info, f"{len(ordered)} runs as computed (not aligned).")
+
+    def _fit_linked_range(self, ref_map: SmallMap) -> None:
+        """Linked maps share one range: the union of every map's points (auto-range on each
+        would make them fight through the links)."""
+        boxes = []
+        for m in self.maps:
+            m.getPlotItem().disableAutoRange()
+            xy = m.xy[np.isfinite(m.xy).all(axis=1)]
+            if len(xy):
+                boxes.append((xy.min(axis=0), xy.max(axis=0)))
+        if boxes:
+            lo = np.min([b[0] for b in boxes], axis=0)
+            hi = np.max([b[1] for b in boxes], axis=0)
+            ref_map.getPlotItem().getViewBox().setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
 
     # -- signals ------------------------------------------------------------------------------
     def _on_selection_changed(self, name: str) -> None:
