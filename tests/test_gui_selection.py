@@ -43,11 +43,10 @@ def _window(qtbot, make_window, host, sample="iris", options=None, algo="pca"):
     w = make_window(host)
     overlay = getattr(w, "map_selection", None) or install_selection(w)
     actions = getattr(w, "selection_actions", None) or install_selection_actions(w)
-    if sample is not None:
-        w.load_source(f"sample:{sample}", options)
-        wait_idle(qtbot, w)
-        w.run_algorithm(algo, {})
-        wait_last_run(qtbot, w)
+    if sample is not None:  # synchronous load and fit: the map shows the run at once
+        w.session.load(f"sample:{sample}", **(options or {}))
+        w.session.run(algo)
+        assert w.map_view.run is not None and len(w.map_view.xy) == w.session.current_dataset.n_samples
     return w, overlay, actions
 
 
@@ -238,8 +237,7 @@ def test_label_the_selection_creates_then_edits_the_label_column(qtbot, make_win
     w, _ov, actions = _window(qtbot, make_window, fresh_host, sample=None)
     rng = np.random.default_rng(1)
     w.session.add_dataset(Dataset("plain", rng.normal(size=(80, 3))))
-    w.run_algorithm("pca", {})
-    wait_last_run(qtbot, w)
+    w.session.run("pca")
     ds = w.session.datasets["plain"]
     assert ds.labels is None
     w.selection.select("plain", np.arange(10))
@@ -408,8 +406,7 @@ def test_a_million_points_select_all_lasso_and_subset_stay_fast(qtbot, make_wind
     rng = np.random.default_rng(3)
     n = 1_000_000
     w.session.add_dataset(Dataset("million", rng.normal(size=(n, 2))))
-    w.run_algorithm("pca", {})
-    wait_last_run(qtbot, w, timeout=60_000)
+    w.session.run("pca")
     view = w.map_view
     assert len(view.xy) == n and view.uses_fast_path
 
