@@ -197,3 +197,19 @@ def test_copy_selected_rows_and_image(win, qtbot, monkeypatch):
     image = win.export.copy_image("map")
     assert not image.isNull() and clipboard.image().size() == image.size()
     assert (image.width(), image.height()) == (win.map_view.width(), win.map_view.height())
+
+
+def test_the_focused_view_is_the_current_one(win, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    win.activateWindow()
+    dock = win.docks["view:spectrum"]
+    dock.show()
+    dock.raise_()
+    target = dock.widget().findChildren(type(win.map_view.plot))[0]
+    target.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is target, timeout=5_000)
+    assert win.export.current_view() == "view:spectrum"
+    win.map_view.plot.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is win.map_view.plot, timeout=5_000)
+    assert win.export.current_view() == "map"
