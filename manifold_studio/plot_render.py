@@ -7,6 +7,9 @@ SVG: one ``<circle>`` per point (grouped by class in ``<g id="points">``) up to
 :data:`SVG_CIRCLE_LIMIT` points; above it the points layer is a PNG embedded in the SVG
 (``<image>``, same pixels as the PNG output) while the axes, text and legend stay vector, and
 the file's ``<desc>`` says so. Points with a non-finite coordinate are not drawn.
+
+``apply`` has no ``--plot``: it streams its result chunk by chunk in bounded memory, while a map
+needs every point at once (``run ... --plot`` draws the training map).
 """
 from __future__ import annotations
 
