@@ -126,6 +126,10 @@ def test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highli
     assert ov._highlight.scene() is plot.scene() and ov._highlight.zValue() > 10
     n_hl = len(ov._highlight.data)
     assert n_hl == len(expected)
+    # each selected point is redrawn in its own colour (over the veil of "dim others")
+    fills = [tuple(b.color().getRgb()[:3]) for b in ov._highlight.data["brush"]]
+    codes = view.coloring.codes[ov.highlighted]
+    assert fills == [tuple(int(v) for v in view.coloring.colors[c]) for c in codes]
 
 
 def test_rectangle_with_modifiers_adds_removes_toggles(qtbot, make_window, fresh_host):

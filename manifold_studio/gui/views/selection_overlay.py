@@ -93,6 +93,9 @@ class SelectionOverlay(QObject):
         self._start_scene: QPointF | None = None
         self._moved_px = 0.0
         self._checked = None  # (rows array, n, rows valid, rows == arange(n))
+        #: optional callable -> (codes (n,), colors (m, 3) uint8) of the drawn points, or None:
+        #: the selected points of small plots are then redrawn in their own colours, in rings
+        self.point_colors = None
         #: seconds the last gesture took from release to highlighted (for benchmarks)
         self.last_timing: dict[str, float] = {}
         self._orig_drag = self.vb.mouseDragEvent
@@ -357,7 +360,17 @@ class SelectionOverlay(QObject):
         if fast:
             self._highlight.set_points(xy if idx.size == len(xy) else xy[idx])
         else:
-            self._highlight.setData(xy[idx, 0], xy[idx, 1])
+            self._highlight.setData(xy[idx, 0], xy[idx, 1], brush=self._brushes(idx, len(xy)))
+
+    def _brushes(self, idx: np.ndarray, n: int):
+        """Each selected point's own colour (over the veil of "dim others"), else no fill."""
+        coloring = self.point_colors() if self.point_colors is not None else None
+        codes, colors = coloring if coloring is not None else (None, None)
+        if codes is None or colors is None or len(codes) != n or not len(colors):
+            return None
+        table = [pg.mkBrush(*(int(v) for v in rgb[:3]), 255) for rgb in np.asarray(colors)]
+        picked = np.clip(np.asarray(codes)[idx], 0, len(table) - 1)
+        return [table[c] for c in picked]
 
     def _draw_veil(self, on: bool) -> None:
         if not on:
@@ -392,6 +405,11 @@ def install_selection(window) -> SelectionOverlay:
         return view.xy, view.rows, (ds.name if ds is not None else None)
 
     overlay = SelectionOverlay(window, view.plot, points)
+
+    def colors():
+        c = getattr(view, "coloring", None)
+        return (getattr(c, "codes", None), getattr(c, "colors", None)) if c is not None else None
+    overlay.point_colors = colors
     view.add_toolbar_widget(overlay.bar)
     view.redrawn.connect(overlay.refresh)
     view.runShown.connect(lambda _run: overlay.refresh())
