@@ -66,12 +66,12 @@ def test_lasso_on_a_million_points_is_fast(rng):
     """Not a timing assertion on a shared machine: printed, and bounded loosely."""
     xy = rng.normal(size=(1_000_000, 2))
     t = np.linspace(0, 2 * np.pi, 400, endpoint=False)
-    poly = np.c_[0.42 * np.cos(t), 0.42 * np.sin(t)]
+    poly = np.c_[0.459 * np.cos(t), 0.459 * np.sin(t)]  # 10 % of a standard normal cloud
     best = min(_timed(ops.points_in_polygon, xy, poly)[1] for _ in range(3))
     got = ops.points_in_polygon(xy, poly)
-    assert 80_000 < got.size < 100_000
+    assert 95_000 < got.size < 105_000
     inside = np.hypot(xy[got, 0], xy[got, 1])
-    assert inside.max() <= 0.42 + 1e-12
+    assert inside.max() <= 0.459 + 1e-12
     print(f"\nlasso (400 vertices) on 1,000,000 points: {got.size:,} selected in {best * 1000:.1f} ms")
     assert best < 2.0
 

@@ -78,6 +78,9 @@ class SelectionOverlay(QObject):
         self.plot_widget = plot_widget
         self.plot_item = plot_widget.getPlotItem() if hasattr(plot_widget, "getPlotItem") else plot_widget
         self.vb = self.plot_item.getViewBox()
+        if self.vb.scene() is None:
+            raise ValueError("SelectionOverlay needs a plot that is already in a scene: a pg.PlotWidget, "
+                             "or a PlotItem added to a GraphicsLayoutWidget before the overlay is made.")
         shortcut_widget = plot_widget if isinstance(plot_widget, QWidget) else None
         self.bar = SelectionModeBar(shortcut_widget=shortcut_widget)
         self.bar.buttons["all"].clicked.connect(self.select_all)
