@@ -40,6 +40,12 @@ def fresh_host():
     plugins.reset_host(old)
 
 
+@pytest.fixture(autouse=True)
+def _temporary_settings(tmp_path, monkeypatch):
+    """Preferences, window layout and recent files of every window under test go to a fresh INI file."""
+    monkeypatch.setenv("MANIFOLD_STUDIO_SETTINGS", str(tmp_path / "settings.ini"))
+
+
 @pytest.fixture
 def make_window(qtbot, request):
     """Factory for real main windows: ``make_window(host, session=None, **kwargs)``.

@@ -15,13 +15,15 @@ import sys
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="manifold-studio-gui",
                                 description="Manifold Studio: point-and-click manifold learning.")
-    p.add_argument("--sample", default="iris", metavar="NAME",
-                   help="sample data set loaded and embedded at start (default: iris)")
+    p.add_argument("--sample", default=None, metavar="NAME",
+                   help="sample data set loaded and embedded at start (default: the one chosen in "
+                        "Edit ▸ Preferences, iris at first)")
     p.add_argument("--no-sample", action="store_true",
                    help="open an empty window (no sample data, no initial run)")
     p.add_argument("--algorithm", default="pca", metavar="ID",
                    help="algorithm selected at start and run on the sample (default: pca)")
-    p.add_argument("--size", default="1280x800", metavar="WxH", help="initial window size")
+    p.add_argument("--size", default=None, metavar="WxH",
+                   help="initial window size (default: the size it had when closed, else 1280x800)")
     p.add_argument("--screenshot", metavar="PATH",
                    help="save a picture of the window after the first result, then quit")
     p.add_argument("--screenshot-timeout", type=float, default=60.0, metavar="SECONDS",
@@ -54,10 +56,13 @@ def main(argv=None) -> int:
     app = existing or QApplication(["manifold-studio"])
     quit_on_close = app.quitOnLastWindowClosed()
     app.setApplicationName("Manifold Studio")
-    window = MainWindow(initial_sample=None if args.no_sample else args.sample,
-                        initial_algorithm=args.algorithm)
+    from manifold_studio.gui.preferences import startup_sample
+
+    sample = None if args.no_sample else (args.sample or startup_sample())
+    window = MainWindow(initial_sample=sample, initial_algorithm=args.algorithm)
     handler = install_excepthook(window)
-    window.resize(*_parse_size(args.size))
+    if args.size or not getattr(window, "layout_restored", False):
+        window.resize(*_parse_size(args.size or "1280x800"))
     window.show()
     if not args.screenshot:
         QTimer.singleShot(0, lambda: window.autosave.offer_restore(ask=True))  # after a crash

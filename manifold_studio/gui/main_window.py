@@ -102,6 +102,18 @@ class MainWindow(QMainWindow):
         install_missing_values(self)  # Run says why with NaN; Tools ▸ Impute missing values
         from manifold_studio.gui.plugin_manager_dialog import install_plugin_manager
         install_plugin_manager(self)  # Tools ▸ Plugins…: install, uninstall, enable, disable
+        from manifold_studio.gui.export import install_export
+        install_export(self)  # File ▸ Export: views as PNG/SVG, data set with results as CSV, copy image / rows
+        from manifold_studio.gui.data_table import install_data_table
+        install_data_table(self)  # Table dock: the current data set, linked selection, search, Ctrl+C
+        from manifold_studio.gui.recent_files import install_recent_files
+        install_recent_files(self)  # File ▸ Open recent (data files and projects)
+        from manifold_studio.gui.undo import install_undo
+        install_undo(self)  # Edit ▸ Undo / Redo for removing a run or a data set
+        from manifold_studio.gui.help_pages import install_help_pages
+        install_help_pages(self)  # Help ▸ Keyboard shortcuts, Help ▸ Methods (F1), View ▸ Zoom to fit
+        from manifold_studio.gui.preferences import install_preferences
+        install_preferences(self)  # LAST: Edit ▸ Preferences…, restores the saved window layout
         self.bridge.currentRunChanged.connect(self.show_run)
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)
@@ -195,6 +207,7 @@ class MainWindow(QMainWindow):
         quit_act = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         quit_act.triggered.connect(self.close)
         file_menu.addAction(quit_act)
+        self.menus["edit"] = bar.addMenu("&Edit")
 
         run_menu = self.menus["run"] = bar.addMenu("&Run")
         self.run_action = QAction("&Run", self, shortcut=QKeySequence("Ctrl+R"))
