@@ -17,7 +17,10 @@ from manifold_studio.gui.views.palette import (
     COLOR_MAP_NAMES, DEFAULT_COLOR_MAP, Coloring, label_text, make_coloring,
 )
 
-#: colour combo entries for a data-set column carry this prefix before the column's name
+#: colour combo entries: the labels, then one per data-set column (this prefix + its name)
+COLOR_DATA, COLOR_RUN, COLOR_NONE = "data", "run", "none"
+FIXED_COLOR_ENTRIES = (("data labels", COLOR_DATA), ("run labels (clusters / classes)", COLOR_RUN),
+                       ("one colour", COLOR_NONE))
 COLUMN_PREFIX = "col:"
 SIZE_FIXED = ""
 #: the slider's default: opaque (semi-transparent points cost about 40 % more paint time at 1M points)
@@ -220,6 +223,13 @@ class EncodingLegend(QObject):
             self.plot_item.layout.removeItem(bar)
             bar.hide()
 
+    def prepare_colorbar(self) -> None:
+        """Make the colour bar now (about 100 ms, once), so that the first colouring by a
+        continuous column of a large map does not pay for it."""
+        if self._bar is None:
+            self._bar = pg.ColorBarItem(values=(0.0, 1.0), interactive=False, width=14, colorMapMenu=False)
+            self._bar.hide()
+
     def draw(self, c: Coloring, hidden, notes=(), overlays=()) -> None:
         """Entries for colouring ``c`` (``hidden`` class codes shown with a closed eye), one text
         line per note, then the ``overlays`` items (named pyqtgraph items)."""
@@ -273,3 +283,101 @@ class EncodingLegend(QObject):
         code = self._samples.get(id(item))
         if code is not None:
             self.classClicked.emit(code)
+
+
+# -- the map view's encoding API ---------------------------------------------------------------
+class MapEncodingMixin:
+    """Public encoding API of :class:`~manifold_studio.gui.views.map_view.MapView` (it uses the
+    view's ``color_combo``, ``size_spin``, ``encoding``, ``encoding_legend``, ``coloring``,
+    ``rows`` and drawing methods)."""
+
+    def settings(self) -> dict:
+        """What preferences may remember: point size, colour map name, opacity (0–1)."""
+        return {"point_size": self.size_spin.value(), "colormap": self.encoding.cmap(),
+                "opacity": self.encoding.opacity()}
+
+    def apply_settings(self, settings: dict) -> None:
+        """Apply a :meth:`settings` dict (unknown keys and invalid values are ignored); one redraw."""
+        widgets = (self.size_spin, self.encoding.cmap_combo, self.encoding.opacity_slider)
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            size = settings.get("point_size")
+            if isinstance(size, (int, float)) and not isinstance(size, bool):
+                self.size_spin.setValue(int(size))
+            if isinstance(settings.get("colormap"), str):
+                self.encoding.set_cmap(settings["colormap"])
+            op = settings.get("opacity")
+            if isinstance(op, (int, float)) and not isinstance(op, bool) and np.isfinite(op):
+                self.encoding.opacity_slider.setValue(int(round(100 * float(op))))
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+        self._redraw()
+
+    def set_color_column(self, name: str) -> bool:
+        """Colour by data-set column ``name`` (as if chosen in the colour combo)."""
+        idx = self.color_combo.findData(COLUMN_PREFIX + name)
+        if idx >= 0:
+            self.color_combo.setCurrentIndex(idx)
+        return idx >= 0
+
+    def set_size_column(self, name: str | None) -> bool:
+        """Scale point sizes by numeric column ``name`` (None or "": fixed size)."""
+        idx = self.encoding.size_combo.findData(name or SIZE_FIXED)
+        if idx >= 0:
+            self.encoding.size_combo.setCurrentIndex(idx)
+        return idx >= 0
+
+    def set_density(self, on: bool) -> None:
+        self.encoding.density_box.setChecked(bool(on))
+
+    def toggle_class(self, code: int) -> None:
+        """Hide (or show again) the points of legend class ``code`` of the categorical colouring."""
+        self.set_hidden_classes(self.hidden_classes ^ {int(code)})
+
+    def show_all_classes(self) -> None:
+        self.set_hidden_classes(set())
+
+    def set_hidden_classes(self, codes) -> None:
+        """Hide the points of these categorical classes (not drawn, not hoverable)."""
+        c = self.coloring
+        n_classes = len(c.names) if c is not None and c.mode == "categorical" else 0
+        self.hidden_classes = {int(k) for k in codes if 0 <= int(k) < n_classes}
+        self.encoding_legend.set_hidden(self.hidden_classes)
+        self._draw_points()
+        self.redrawn.emit()
+
+    def _points_changed(self, dataset=None, dataset_name=None, keep_hidden: bool = False) -> None:
+        """New coordinates / rows: forget what was computed for the old ones (the hidden
+        classes too, unless ``keep_hidden``: a running fit's next intermediate map)."""
+        self._coloring_cache = {}
+        if not keep_hidden:
+            self.hidden_classes = set()
+        self._index, self._index_xy = None, None
+        if dataset is not None:
+            self._hover_dataset = dataset
+        if dataset_name is not None:
+            self._refresh_columns(dataset_name)
+
+    def _refresh_columns(self, dataset_name) -> None:
+        session = getattr(self.window, "session", None)
+        self._dataset_name = dataset_name
+        cols = self._columns.get(session, dataset_name)
+        if cols is self._shown_columns:
+            return
+        self._shown_columns = cols
+        fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES, cols)
+        self.encoding.set_size_columns([c.name for c in cols if c.numeric])
+
+    def _column_values(self, name: str):
+        """Values of data-set column ``name`` for the drawn points (None if unknown / rows differ)."""
+        session = getattr(self.window, "session", None)
+        col = self._columns.find(session, self._dataset_name, name)
+        if col is None or not len(self.rows) or int(np.max(self.rows)) >= len(col.values):
+            return None
+        return col.values[self.rows]
+
+    def _on_color_source_changed(self, *_):
+        self.hidden_classes = set()
+        self._redraw()

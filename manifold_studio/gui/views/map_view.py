@@ -16,8 +16,6 @@ What is drawn for a run:
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -28,35 +26,29 @@ from PySide6.QtWidgets import (
 from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.density_item import DensityItem
-from manifold_studio.gui.views.map_encoding import (
-    COLUMN_PREFIX, SIZE_FIXED, SYMBOL_ALPHA, ColumnCache, EncodingControls, EncodingLegend,
-    brushes_for, column_scale, fill_color_combo, row_summary, size_range, value_text, visible_mask,
+from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
+    COLOR_DATA, COLOR_NONE, COLOR_RUN, COLUMN_PREFIX, FIXED_COLOR_ENTRIES, SYMBOL_ALPHA, ColumnCache,
+    EncodingControls, EncodingLegend, MapEncodingMixin, brushes_for, column_scale, size_range, value_text,
+    visible_mask,
 )
-from manifold_studio.gui.views.palette import Coloring, color_map, label_text, make_coloring
+from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
+from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
-from manifold_studio.spatial_grid import GridIndex, brute_force_nearest
+from manifold_studio.spatial_grid import GridIndex
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000
 #: up to this many points the fast path draws 2×2 px points, 1 px above
 FAST_TWO_PIXEL_LIMIT = 400_000
-HOVER_RADIUS_PX = 12
 #: the density image is recomputed this long after the view range stops changing (ms)
 DENSITY_DELAY_MS = 40
-
-COLOR_DATA, COLOR_RUN, COLOR_NONE = "data", "run", "none"
-_FIXED_COLOR_ENTRIES = (("data labels", COLOR_DATA), ("run labels (clusters / classes)", COLOR_RUN),
-                        ("one colour", COLOR_NONE))
-#: builds the hover index of large maps off the GUI thread (numpy sorts release the GIL)
-_INDEX_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="map-index")
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-
 @register_view
-class MapView(ResultView):
+class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     view_id = "map"
     title = "Map"
     area = "central"
@@ -89,13 +81,15 @@ class MapView(ResultView):
         self._color_name = self._size_name = ""
         self._coloring_cache: dict = {}
         self._columns = ColumnCache()
+        self._dataset_name = None
+        self._shown_columns = None
         self._index: GridIndex | None = None
         self._index_future = None
         self._index_xy = None
         self._bounds = self._bounds_of = None
 
         self.color_combo = QComboBox()
-        for text, data in _FIXED_COLOR_ENTRIES:
+        for text, data in FIXED_COLOR_ENTRIES:
             self.color_combo.addItem(text, data)
         self.color_combo.setToolTip("What the point colours show: labels, or any feature or result column.")
         self.color_combo.currentIndexChanged.connect(self._on_color_source_changed)
@@ -212,6 +206,7 @@ class MapView(ResultView):
         self.plot_item.autoRange()
         if n > FAST_THRESHOLD:
             self.spatial_index()  # start building the hover index in the background
+            QTimer.singleShot(0, self.encoding_legend.prepare_colorbar)
 
     def set_overlays(self, layers) -> None:
         """Extra layers drawn over the map: iterable of (name, xy, symbol)."""
@@ -231,58 +226,6 @@ class MapView(ResultView):
             self._overlays.append(item)
         self.legend.setVisible(bool(self.legend.items))
 
-    def hover_text(self, i: int) -> str:
-        """Text shown when hovering the i-th drawn point: its row and labels, the values of the
-        colour / size columns, then its first features (one group per line)."""
-        row = int(self.rows[i])
-        parts = [f"point {row}"]
-        if self._data_labels is not None:
-            name = self._label_name or "label"
-            parts.append(f"{name}: {label_text(self._data_labels, i)}")
-        if self._run_labels is not None:
-            parts.append(f"cluster/class: {label_text(self._run_labels, i)}")
-        lines = [" · ".join(parts)]
-        values = [f"{name}: {value_text(vals[i])}" for name, vals in
-                  ((self._color_name, self._color_values), (self._size_name, self._size_values))
-                  if vals is not None]
-        if values:
-            lines.append(" · ".join(values))
-        features = row_summary(self._hover_dataset, row)
-        if features:
-            lines.append(features)
-        return "\n".join(lines)
-
-    def spatial_index(self, wait: bool = False) -> GridIndex | None:
-        """The hover index of the drawn points: built at once up to :data:`FAST_THRESHOLD`
-        points, in a background thread above (None until it is ready, unless ``wait``)."""
-        if self._index is not None and self._index_xy is self.xy:
-            return self._index
-        xy = self.xy
-        if len(xy) <= FAST_THRESHOLD:
-            self._index, self._index_xy = GridIndex(xy), xy
-            return self._index
-        if self._index_future is None or self._index_future[0] is not xy:
-            self._index_future = (xy, _INDEX_POOL.submit(GridIndex, xy))
-        future = self._index_future[1]
-        if wait or future.done():
-            self._index, self._index_xy = future.result(), xy
-            self._index_future = None
-            return self._index
-        return None
-
-    def nearest_point(self, x: float, y: float, radius_px: float = HOVER_RADIUS_PX) -> int:
-        """Index of the drawn (visible) point nearest to data coordinates (x, y) within
-        ``radius_px`` screen pixels (x and y scales may differ), or -1."""
-        if not len(self.xy):
-            return -1
-        vb = self.plot_item.getViewBox()
-        px, py = vb.viewPixelSize()
-        rx, ry = radius_px * (px or 1.0), radius_px * (py or 1.0)
-        index = self.spatial_index()
-        if index is None:  # still being built: a vectorised scan (about 15 ms at 1M points)
-            return brute_force_nearest(self.xy, x, y, rx, ry, self.visible)
-        return index.nearest(x, y, rx, ry, self.visible)
-
     def show_partial(self, run, values, dataset=None) -> bool:
         """Preview an intermediate embedding published by a running fit (``progress.partial``).
         Returns False (and draws nothing) when ``values`` is not an (n, k) array for the run's points."""
@@ -299,7 +242,7 @@ class MapView(ResultView):
         self.xy = as_map_xy(values)
         self.rows = np.asarray(rows)
         self._data_labels, self._run_labels = labels, None
-        self._points_changed(dataset, run.dataset_name)
+        self._points_changed(dataset, run.dataset_name, keep_hidden=keep_range)
         self.title_label.setText(f"{run.title()} — running… (intermediate result)")
         self._redraw()
         if not keep_range:
@@ -390,93 +333,6 @@ class MapView(ResultView):
             names = dataset.feature_names or [f"column {i}" for i in range(dataset.n_features)]
             return X[:, :2], (names[0], names[1] if len(names) > 1 else ""), "drawn on the first two data columns"
         return None, ("", ""), ""
-
-    # -- encodings ------------------------------------------------------------------------
-    def settings(self) -> dict:
-        """What preferences may remember: point size, colour map name, opacity (0–1)."""
-        return {"point_size": self.size_spin.value(), "colormap": self.encoding.cmap(),
-                "opacity": self.encoding.opacity()}
-
-    def apply_settings(self, settings: dict) -> None:
-        """Apply a :meth:`settings` dict (unknown keys and invalid values are ignored); one redraw."""
-        widgets = (self.size_spin, self.encoding.cmap_combo, self.encoding.opacity_slider)
-        for w in widgets:
-            w.blockSignals(True)
-        try:
-            size = settings.get("point_size")
-            if isinstance(size, (int, float)) and not isinstance(size, bool):
-                self.size_spin.setValue(int(size))
-            if isinstance(settings.get("colormap"), str):
-                self.encoding.set_cmap(settings["colormap"])
-            op = settings.get("opacity")
-            if isinstance(op, (int, float)) and not isinstance(op, bool) and np.isfinite(op):
-                self.encoding.opacity_slider.setValue(int(round(100 * float(op))))
-        finally:
-            for w in widgets:
-                w.blockSignals(False)
-        self._redraw()
-
-    def set_color_column(self, name: str) -> bool:
-        """Colour by data-set column ``name`` (as if chosen in the colour combo)."""
-        idx = self.color_combo.findData(COLUMN_PREFIX + name)
-        if idx >= 0:
-            self.color_combo.setCurrentIndex(idx)
-        return idx >= 0
-
-    def set_size_column(self, name: str | None) -> bool:
-        """Scale point sizes by numeric column ``name`` (None or "": fixed size)."""
-        idx = self.encoding.size_combo.findData(name or SIZE_FIXED)
-        if idx >= 0:
-            self.encoding.size_combo.setCurrentIndex(idx)
-        return idx >= 0
-
-    def set_density(self, on: bool) -> None:
-        self.encoding.density_box.setChecked(bool(on))
-
-    def toggle_class(self, code: int) -> None:
-        """Hide (or show again) the points of legend class ``code`` of the categorical colouring."""
-        self.set_hidden_classes(self.hidden_classes ^ {int(code)})
-
-    def show_all_classes(self) -> None:
-        self.set_hidden_classes(set())
-
-    def set_hidden_classes(self, codes) -> None:
-        """Hide the points of these categorical classes (not drawn, not hoverable)."""
-        c = self.coloring
-        n_classes = len(c.names) if c is not None and c.mode == "categorical" else 0
-        self.hidden_classes = {int(k) for k in codes if 0 <= int(k) < n_classes}
-        self.encoding_legend.set_hidden(self.hidden_classes)
-        self._draw_points()
-        self.redrawn.emit()
-
-    def _points_changed(self, dataset=None, dataset_name=None) -> None:
-        """New coordinates / rows: forget what was computed for the old ones."""
-        self._coloring_cache = {}
-        self.hidden_classes = set()
-        self._index, self._index_xy = None, None
-        if dataset is not None:
-            self._hover_dataset = dataset
-        if dataset_name is not None:
-            self._refresh_columns(dataset_name)
-
-    def _refresh_columns(self, dataset_name) -> None:
-        session = getattr(self.window, "session", None)
-        self._dataset_name = dataset_name
-        cols = self._columns.get(session, dataset_name)
-        fill_color_combo(self.color_combo, _FIXED_COLOR_ENTRIES, cols)
-        self.encoding.set_size_columns([c.name for c in cols if c.numeric])
-
-    def _column_values(self, name: str):
-        """Values of data-set column ``name`` for the drawn points (None if unknown / rows differ)."""
-        session = getattr(self.window, "session", None)
-        col = self._columns.find(session, getattr(self, "_dataset_name", None), name)
-        if col is None or not len(self.rows) or int(np.max(self.rows)) >= len(col.values):
-            return None
-        return col.values[self.rows]
-
-    def _on_color_source_changed(self, *_):
-        self.hidden_classes = set()
-        self._redraw()
 
     # -- drawing ----------------------------------------------------------------------------
     def _set_aspect(self, on: bool) -> None:
@@ -593,37 +449,3 @@ class MapView(ResultView):
     def _on_range_changed(self, *_):
         if self._density is not None:
             self._density_timer.start()
-
-    # -- hover ------------------------------------------------------------------------------
-    def _hide_hover(self):
-        self._hover_text.hide()
-        self._highlight.setData([], [])
-        self.hover_label.setText("")
-
-    def _on_mouse_moved(self, event):
-        pos = event[0]
-        vb = self.plot_item.getViewBox()
-        if not len(self.xy) or not vb.sceneBoundingRect().contains(pos):
-            self._hide_hover()
-            self.hovered.emit(-1, "")
-            return
-        p = vb.mapSceneToView(pos)
-        self.hover_at(p.x(), p.y())
-
-    def hover_at(self, x: float, y: float) -> int:
-        """Show the hover tip for the point nearest to data coordinates (x, y); returns its
-        index among the drawn points or -1."""
-        i = self.nearest_point(x, y)
-        if i < 0:
-            self._hide_hover()
-            self.hovered.emit(-1, "")
-            return -1
-        text = self.hover_text(i)
-        px, py = self.xy[i]
-        self._highlight.setData([px], [py])
-        self._hover_text.setText(text)
-        self._hover_text.setPos(px, py)
-        self._hover_text.show()
-        self.hover_label.setText(text.replace("\n", " · "))
-        self.hovered.emit(int(self.rows[i]), text)
-        return i
