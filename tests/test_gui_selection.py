@@ -506,3 +506,20 @@ def test_mode_keys_act_on_the_focused_plot(qtbot, make_window, fresh_host):
     assert ov.mode == RECT and plot.viewport().cursor().shape() == Qt.CursorShape.CrossCursor
     QTest.keyClick(plot, Qt.Key.Key_P)
     assert ov.mode == PAN
+
+
+def test_points_of_hidden_classes_are_not_selected_on_the_map(qtbot, make_window, fresh_host):
+    w, ov, _actions = _window(qtbot, make_window, fresh_host)
+    view, name = w.map_view, w.session.current_dataset_name
+    if not hasattr(view, "toggle_class"):
+        pytest.skip("the map cannot hide classes")
+    codes = view.coloring.codes.copy()
+    view.toggle_class(0)  # hide the first class from the legend
+    assert view.visible is not None and not view.visible[codes == 0].any()
+    lo, hi = view.xy.min(axis=0) - 1, view.xy.max(axis=0) + 1
+    hit = ov.select_rect(lo[0], lo[1], hi[0], hi[1])  # a rectangle around everything
+    assert np.array_equal(np.sort(hit), np.sort(view.rows[codes != 0]))
+    w.selection.select_all(name)  # selected elsewhere: only the drawn points are highlighted
+    assert np.array_equal(np.sort(view.rows[codes != 0]), np.sort(ov.current()[1][ov.highlighted]))
+    view.toggle_class(0)
+    assert len(ov.highlighted) == 150

@@ -399,19 +399,41 @@ class SelectionOverlay(QObject):
 def install_selection(window) -> SelectionOverlay:
     """One :class:`SelectionOverlay` on the main map, its mode bar in the map's toolbar.
 
-    The map's arrays are read, never modified: ``map_view.xy``, ``map_view.rows`` and the data
-    set of the run it shows; the highlight follows ``redrawn`` / ``runShown``."""
+    The map's arrays are read, never modified: ``map_view.xy``, ``map_view.rows``, the data set
+    of the run it shows, its colouring and ``visible`` (points of classes hidden from the legend
+    are neither selectable nor highlighted); the highlight follows ``redrawn`` / ``runShown``."""
     view = window.map_view
+    shown: dict = {}
+
+    def drawn_index():
+        """Indices of the map's points that are drawn (None: all), cached per array."""
+        vis = getattr(view, "visible", None)
+        if vis is None or len(vis) != len(view.xy):
+            return None
+        if shown.get("vis") is not vis:
+            shown.clear()
+            shown.update(vis=vis, idx=np.flatnonzero(vis))
+        return shown["idx"]
 
     def points():
         ds = getattr(view, "dataset", None)
-        return view.xy, view.rows, (ds.name if ds is not None else None)
+        name = ds.name if ds is not None else None
+        idx = drawn_index()
+        if idx is None:
+            return view.xy, view.rows, name
+        if shown.get("xy") is not view.xy or shown.get("rows") is not view.rows:
+            shown.update(xy=view.xy, rows=view.rows, pts=(view.xy[idx], view.rows[idx]))
+        return (*shown["pts"], name)
 
     overlay = SelectionOverlay(window, view.plot, points)
 
     def colors():
         c = getattr(view, "coloring", None)
-        return (getattr(c, "codes", None), getattr(c, "colors", None)) if c is not None else None
+        codes = getattr(c, "codes", None)
+        if c is None or codes is None:
+            return None
+        idx = drawn_index()
+        return (codes if idx is None else codes[idx]), getattr(c, "colors", None)
     overlay.point_colors = colors
     view.add_toolbar_widget(overlay.bar)
     view.redrawn.connect(overlay.refresh)
