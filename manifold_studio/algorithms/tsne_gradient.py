@@ -21,7 +21,8 @@ import scipy.fft as sfft
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["exact_kl_gradient", "fft_kl_gradient", "attractive_forces", "FixedRepulsion", "exact_repulsion",
+__all__ = ["exact_kl_gradient", "fft_kl_gradient", "attractive_forces", "fixed_attractive_forces",
+           "FixedRepulsion", "exact_repulsion",
            "P_INTERP"]
 
 P_INTERP = 3          # interpolation nodes per box and dimension
@@ -163,6 +164,51 @@ def attractive_forces(P, Y, with_log: bool = True):
     out = np.empty_like(Y)
     logw = _attractive(P.indptr, P.indices, P.data, np.ascontiguousarray(Y), out, bool(with_log))
     return out, (logw if with_log else np.nan)
+
+
+@jit
+def _attractive_to(P, idx, Y, Ytr, out):
+    """out_i = sum_t P[i, t] w (y_i - ytr_idx[i, t]), w = 1/(1 + d^2): new points pulled by their
+    neighbours in a fixed map."""
+    m, k = idx.shape
+    dim = Y.shape[1]
+    if dim == 2:   # in registers, as _attractive
+        for i in range(m):
+            yi0 = Y[i, 0]
+            yi1 = Y[i, 1]
+            a0 = 0.0
+            a1 = 0.0
+            for t in range(k):
+                j = idx[i, t]
+                d0 = yi0 - Ytr[j, 0]
+                d1 = yi1 - Ytr[j, 1]
+                pw = P[i, t] / (1.0 + d0 * d0 + d1 * d1)
+                a0 += pw * d0
+                a1 += pw * d1
+            out[i, 0] = a0
+            out[i, 1] = a1
+        return
+    for i in range(m):
+        for d in range(dim):
+            out[i, d] = 0.0
+        for t in range(k):
+            j = idx[i, t]
+            d2 = 0.0
+            for d in range(dim):
+                diff = Y[i, d] - Ytr[j, d]
+                d2 += diff * diff
+            pw = P[i, t] / (1.0 + d2)
+            for d in range(dim):
+                out[i, d] += pw * (Y[i, d] - Ytr[j, d])
+
+
+def fixed_attractive_forces(P: np.ndarray, idx: np.ndarray, Y: np.ndarray, Y_train: np.ndarray) -> np.ndarray:
+    """sum_t P[i, t] w_it (y_i - y_train[idx[i, t]]) for new points Y (m, dim) and their k
+    neighbours ``idx`` (m, k) with affinities ``P`` (m, k) in a fixed training map."""
+    out = np.empty_like(Y)
+    _attractive_to(np.ascontiguousarray(P), np.ascontiguousarray(idx), np.ascontiguousarray(Y),
+                   np.ascontiguousarray(Y_train), out)
+    return out
 
 
 # -- interpolation ------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from manifold_studio.algorithms.progress import FitCancelled, SubProgress
 from manifold_studio.algorithms.tsne_affinities import (exact_affinities, neighbour_affinities,
                                                         sparse_affinities)
 from manifold_studio.algorithms.tsne_gradient import (FixedRepulsion, exact_kl_gradient,
-                                                      exact_repulsion, fft_kl_gradient, p_log_p)
+                                                      exact_repulsion, fft_kl_gradient,
+                                                      fixed_attractive_forces, p_log_p)
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
@@ -240,9 +241,7 @@ class TSNE(EmbeddingAlgorithm):
         gains = np.ones_like(Y)
         lr = p["extend_learning_rate"]
         for it in range(p["extend_iter"]):
-            diff = Y[:, None, :] - nb
-            w = 1.0 / (1.0 + np.einsum("mkd,mkd->mk", diff, diff))
-            attr = np.einsum("mk,mkd->md", Pc * w, diff)
+            attr = fixed_attractive_forces(Pc, idx, Y, Ytr)
             if exact:
                 Z, F = exact_repulsion(Y, Ytr)
             else:
