@@ -506,6 +506,17 @@ def test_mode_keys_act_on_the_focused_plot(qtbot, make_window, fresh_host):
     assert ov.mode == RECT and plot.viewport().cursor().shape() == Qt.CursorShape.CrossCursor
     QTest.keyClick(plot, Qt.Key.Key_P)
     assert ov.mode == PAN
+    # Ctrl+A / Ctrl+I / Esc act on the map's data set while the map has the focus
+    w.session.load("sample:iris")
+    w.session.run("pca")
+    name = w.session.current_dataset_name
+    plot.setFocus()
+    QTest.keyClick(plot, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert w.selection.count(name) == 150
+    QTest.keyClick(plot, Qt.Key.Key_Escape)
+    assert w.selection.count(name) == 0
+    QTest.keyClick(plot, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+    assert w.selection.count(name) == 150
 
 
 def test_points_of_hidden_classes_are_not_selected_on_the_map(qtbot, make_window, fresh_host):

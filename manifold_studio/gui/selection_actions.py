@@ -1,6 +1,8 @@
 """What to do with a selection: the Selection menu and the map's context menu.
 
-* Select all (Ctrl+A), Invert (Ctrl+I), Clear (Esc) — of the data set shown on the map;
+* Select all (Ctrl+A), Invert (Ctrl+I), Clear (Esc) — of the data set shown on the map; the
+  keys act while the map has the focus (the data table keeps its own Ctrl+A, "every shown row",
+  and a search box its Esc), the menu entries anywhere;
 * **New data set from selection** — ``dataset.subset(rows)`` added to the session, with its
   provenance ("rows 3, 7, … of iris (selected on the map of run #2)") as the new data set's
   source and in the log;
@@ -20,7 +22,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QMenu, QVBoxLayout
 
@@ -146,6 +148,11 @@ class SelectionActions(QObject):
             w.menuBar().addMenu(menu)
         w.menus["selection"] = menu
         view = w.map_view
+        keyed = (self.select_all_action, self.invert_action, self.clear_action)
+        for act in keyed:  # keys while the map (or its toolbar) has the focus
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            if view is not None:
+                view.addAction(act)
         if view is not None:  # the map's right-click menu gets the same actions
             vb_menu = view.plot_item.getViewBox().menu
             if vb_menu is not None:
