@@ -374,9 +374,19 @@ class MapEncodingMixin:
         """Values of data-set column ``name`` for the drawn points (None if unknown / rows differ)."""
         session = getattr(self.window, "session", None)
         col = self._columns.find(session, self._dataset_name, name)
-        if col is None or not len(self.rows) or int(np.max(self.rows)) >= len(col.values):
+        top, every_row = self._rows_info()
+        if col is None or top < 0 or top >= len(col.values):
             return None
-        return col.values[self.rows]
+        return col.values if every_row and len(col.values) == len(self.rows) else col.values[self.rows]
+
+    def _rows_info(self) -> tuple[int, bool]:
+        """(largest drawn row or -1, whether the drawn rows are 0, 1, …, n-1), kept per ``rows``."""
+        if getattr(self, "_rows_info_of", None) is not self.rows:
+            r = self.rows
+            top = int(r.max()) if len(r) else -1
+            every = top == len(r) - 1 and bool(np.array_equal(r, np.arange(len(r))))
+            self._rows_info_of, self._rows_info_value = r, (top, every)
+        return self._rows_info_value
 
     def _on_color_source_changed(self, *_):
         self.hidden_classes = set()

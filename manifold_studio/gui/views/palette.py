@@ -155,6 +155,12 @@ def _categorical(labels: np.ndarray, title: str) -> Coloring:
     return Coloring("categorical", codes, colors, names, title=title, nan_code=nan_code)
 
 
+def _finite_range(vals: np.ndarray) -> tuple[float, float]:
+    """(min, max) of the finite values (NaN, NaN when there are none): the slow path for inf."""
+    finite = vals[np.isfinite(vals)]
+    return (float(finite.min()), float(finite.max())) if finite.size else (np.nan, np.nan)
+
+
 def make_coloring(labels, n: int, title: str = "", cmap: str = DEFAULT_COLOR_MAP,
                   kind: str | None = None) -> Coloring:
     """A :class:`Coloring` for ``labels`` (None: one colour for all ``n`` points).
@@ -167,10 +173,13 @@ def make_coloring(labels, n: int, title: str = "", cmap: str = DEFAULT_COLOR_MAP
     labels = np.asarray(labels)
     if kind == "categorical" or (kind is None and is_categorical(labels)):
         return _categorical(labels, title)
-    vals = labels.astype(float)
+    vals = np.asarray(labels, dtype=float)
+    with np.errstate(invalid="ignore"):
+        lo, hi = (float(np.fmin.reduce(vals)), float(np.fmax.reduce(vals))) if vals.size else (np.nan, np.nan)
+    lo, hi = (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else _finite_range(vals)
     finite = np.isfinite(vals)
-    vmin = float(vals[finite].min()) if finite.any() else 0.0
-    vmax = float(vals[finite].max()) if finite.any() else 1.0
+    vmin = lo if np.isfinite(lo) else 0.0
+    vmax = hi if np.isfinite(hi) else 1.0
     span = vmax - vmin if vmax > vmin else 1.0
     codes = (vals - vmin) * ((N_CONTINUOUS_LEVELS - 1) / span)
     np.rint(codes, out=codes)

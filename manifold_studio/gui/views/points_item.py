@@ -117,21 +117,27 @@ class FastPointsItem(pg.GraphicsObject):
         self._levels = 1
         self._alpha = 255
         self._size = min(max(int(size), 1), MAX_SIDE)
-        self.last_image_size = (0, 0)
+        self._version = 0
+        self._cache_key = self._cache = None
+        #: how many times the points were rasterised (not counting repaints from the cache)
+        self.rasterised = 0
 
     def set_data(self, xy: np.ndarray, codes: np.ndarray, colors: np.ndarray, alpha: int = 255,
-                 visible: np.ndarray | None = None, sides: np.ndarray | None = None, bounds=None) -> None:
+                 visible: np.ndarray | None = None, sides: np.ndarray | None = None, bounds=None,
+                 columns=None) -> None:
         """``xy`` (n, 2); ``codes`` (n,) index into ``colors`` ((m, 3) uint8); ``alpha``: opacity
         0–255; ``visible``: optional (n,) boolean mask of the points to draw; ``sides``: optional
         (n,) point sides in pixels (1 to :data:`MAX_SIDE`), else every point has the item's ``size``;
-        ``bounds``: the points' ((xmin, ymin), (xmax, ymax)) if known (see :func:`xy_bounds`)."""
+        ``bounds``: the points' ((xmin, ymin), (xmax, ymax)) and ``columns``: contiguous copies
+        (x, y) of ``xy``'s columns, if the caller keeps them (see :func:`xy_bounds`)."""
         self.prepareGeometryChange()
         self._xy = np.asarray(xy, dtype=np.float64)
         idx = None if visible is None else np.flatnonzero(visible)
         take = (lambda a: a) if idx is None else (lambda a: a[idx])
         self._index = idx
-        self._x = np.ascontiguousarray(take(self._xy[:, 0]))
-        self._y = np.ascontiguousarray(take(self._xy[:, 1]))
+        x, y = (self._xy[:, 0], self._xy[:, 1]) if columns is None else columns
+        self._x = np.ascontiguousarray(take(x))
+        self._y = np.ascontiguousarray(take(y))
         self._rgb = rgb_table(colors)[take(np.asarray(codes))]
         self._levels = self._size
         self._sides = None
@@ -144,6 +150,7 @@ class FastPointsItem(pg.GraphicsObject):
             starts = np.concatenate(([0], stops[:-1]))
             self._levels = [(MAX_SIDE - k, int(a), int(b)) for k, (a, b) in enumerate(zip(starts, stops)) if b > a]
         self._alpha = int(np.clip(alpha, 0, 255))
+        self._version += 1
         lo, hi = xy_bounds(self._xy) if bounds is None else bounds
         self._lo, self._hi = lo, hi
         self._bounds = QRectF() if not np.isfinite([lo, hi]).all() else \
@@ -189,19 +196,23 @@ class FastPointsItem(pg.GraphicsObject):
             self._paint_points(painter)  # SVG, printers, pictures, odd transforms: vector points
             return
         area = QRectF(0, 0, device.width(), device.height())
-        if painter.hasClipping():
-            area = area.intersected(t.mapRect(painter.clipBoundingRect()))
-        area = area.toAlignedRect().intersected(area.toAlignedRect())
+        vb = self.getViewBox()
+        if hasattr(vb, "boundingRect"):  # only the view box's area (its children are clipped to it)
+            area = area.intersected(t.mapRect(self.mapRectFromItem(vb, vb.boundingRect())))
+        area = area.toAlignedRect()
         w, h = area.width(), area.height()
         if w <= 0 or h <= 0:
             return
-        img = raster_points(self._x, self._y, self._rgb, self._levels, (t.m11(), t.m22()),
-                            (t.dx() - area.left(), t.dy() - area.top()), (h, w), self._alpha)
-        self.last_image_size = (w, h)
-        qimg = QImage(img.data, w, h, 4 * w, QImage.Format.Format_ARGB32)
+        key = (t.m11(), t.m22(), t.dx(), t.dy(), area.x(), area.y(), w, h, self._version)
+        if key != self._cache_key:  # a repaint for the hover tip or a selection reuses the image
+            img = raster_points(self._x, self._y, self._rgb, self._levels, (t.m11(), t.m22()),
+                                (t.dx() - area.left(), t.dy() - area.top()), (h, w), self._alpha)
+            self._cache = (img, QImage(img.data, w, h, 4 * w, QImage.Format.Format_ARGB32))
+            self._cache_key = key
+            self.rasterised += 1
         painter.save()
         painter.resetTransform()
-        painter.drawImage(QPointF(area.left(), area.top()), qimg)
+        painter.drawImage(QPointF(area.left(), area.top()), self._cache[1])
         painter.restore()
 
     def _paint_points(self, painter):
