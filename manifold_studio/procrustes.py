@@ -26,7 +26,7 @@ import numpy as np
 
 from manifold_studio.errors import DataError
 
-__all__ = ["ProcrustesTransform", "Alignment", "align", "align_all", "shared_rows", "procrustes_residual",
+__all__ = ["ProcrustesTransform", "Alignment", "align", "shared_rows", "procrustes_residual",
            "MIN_SHARED_ROWS"]
 
 #: fewer shared points than this leave the alignment undetermined
@@ -138,26 +138,6 @@ def align(reference, source, *, reference_rows=None, source_rows=None, scale: bo
     ssd = float(np.einsum("ij,ij->", diff, diff))
     return Alignment(aligned=transform.apply(Y), transform=transform, disparity=ssd / ssx,
                      rms=float(np.sqrt(ssd / len(i))), reference_pos=i, source_pos=j)
-
-
-def align_all(reference, reference_rows, sources: dict, *, scale: bool = True, progress=None) -> dict:
-    """Align every map of ``sources`` (``{key: (coordinates, rows)}``) onto ``reference``.
-
-    Returns ``{key: Alignment}``, or ``{key: message}`` for a map that cannot be aligned (too few
-    shared rows, ...). A plain task: the GUI runs it as a job for large maps (``progress`` may
-    cancel between maps)."""
-    from manifold_studio.algorithms.progress import as_progress
-
-    progress = as_progress(progress)
-    out: dict = {}
-    for n, (key, (coords, rows)) in enumerate(sources.items()):
-        progress.checkpoint(n / max(len(sources), 1), f"Aligning map {n + 1} of {len(sources)}")
-        try:
-            out[key] = align(reference, coords, reference_rows=reference_rows, source_rows=rows, scale=scale)
-        except DataError as exc:
-            out[key] = str(exc)
-    progress.checkpoint(1.0, "Aligned")
-    return out
 
 
 def procrustes_residual(A, B, *, scale: bool = True) -> float:

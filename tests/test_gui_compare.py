@@ -16,6 +16,7 @@ from manifold_studio.plugins import PluginHost  # noqa: E402
 from manifold_studio.session import DONE, Run  # noqa: E402
 
 from manifold_studio.gui.views import compare_view  # noqa: E402,F401  (registers the view)
+from manifold_studio.gui.views import small_map  # noqa: E402
 from manifold_studio.gui.views.compare_view import ALIGN_JOB_POINTS, CompareView  # noqa: E402
 
 WINDOW_DIALOGS = False
@@ -163,7 +164,7 @@ def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host):
 
 
 def test_rectangle_selection_in_one_small_map_highlights_the_rows_in_the_others(qtbot, make_window, host):
-    if compare_view._selection_overlay_module() is None:
+    if small_map._selection_overlay_module() is None:
         pytest.skip("the selection overlay (rectangle / lasso) is not available yet")
     from PySide6.QtCore import QPointF
 
@@ -247,7 +248,24 @@ def test_large_maps_are_aligned_in_a_job(qtbot, make_window, host):
     w.docks["view:compare"].raise_()
     qtbot.waitUntil(view.isVisible, timeout=5_000)
     assert view.latest.job is not None  # 2 x 150,000 points: a background job
-    qtbot.waitUntil(lambda: not view.latest.busy and len(view.maps) == 2, timeout=20_000)
+    qtbot.waitUntil(lambda: not view.latest.busy and view.drawn and len(view.maps) == 2, timeout=20_000)
     qtbot.waitUntil(lambda: view.map_for(copy.id) is not None and view.map_for(copy.id).alignment is not None,
                     timeout=20_000)
     assert view.map_for(copy.id).alignment.rms < 1e-9
+    # large maps draw the same sample of rows in every map; selection and highlight use every point
+    base_map, copy_map = view.map_for(base.id), view.map_for(copy.id)
+    assert base_map.drawn is not None and 30_000 < len(base_map.drawn) < 50_000
+    assert np.array_equal(base_map.rows[base_map.drawn], copy_map.rows[copy_map.drawn])
+    assert "sample of rows" in view.info.text()
+    selected = np.arange(0, n, 7)
+    w.selection.select("big", selected)
+    assert np.array_equal(copy_map.highlighted_rows(), selected)
+
+
+def test_the_drawn_sample_depends_on_the_rows_only():
+    rows = np.arange(200_000)
+    shuffled = np.random.default_rng(3).permutation(rows)
+    a, b = small_map.drawn_sample(rows, 10_000), small_map.drawn_sample(shuffled, 10_000)
+    assert np.array_equal(np.sort(rows[a]), np.sort(shuffled[b]))
+    assert 9_000 < len(a) < 11_000
+    assert small_map.drawn_sample(rows[:5_000], 10_000) is None

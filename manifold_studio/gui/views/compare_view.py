@@ -8,178 +8,70 @@ small coloured map with the selection highlighted) is shared with the 3-D view's
 """
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget,
 )
 
+from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
-from manifold_studio.gui.views.palette import Coloring, make_coloring
-from manifold_studio.gui.views.points_item import FastPointsItem
+from manifold_studio.gui.views.palette import Coloring
+from manifold_studio.gui.views.small_map import (
+    SmallMap, attach_selection_overlay, dataset_coloring, drawn_sample, finite_bounds, shared_mode_bar,
+)
 from manifold_studio.gui.widgets import message_label, say
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.procrustes import Alignment, align_all
+from manifold_studio.procrustes import Alignment, align
+from manifold_studio.errors import DataError
 
 #: runs checked when the view first shows a data set (the latest ones)
 DEFAULT_RUNS = 4
-#: above this many points a small map draws with FastPointsItem
-SMALL_MAP_FAST = 20_000
-#: above this many selected points the highlight is drawn with FastPointsItem
-HIGHLIGHT_FAST = 5_000
-#: aligning more points than this in total runs as a background job (> ~50 ms)
+#: preparing more points than this in total (aligning, bounds, samples) runs as a background job
 ALIGN_JOB_POINTS = 150_000
 
 
-def _selection_overlay_module():
-    """:mod:`.selection_overlay` (rectangle / lasso selection on a plot), or None without it."""
-    try:
-        from manifold_studio.gui.views import selection_overlay
-    except ImportError:
-        return None
-    return selection_overlay
+@dataclass
+class PreparedMap:
+    """What one small map draws, computed off the main thread for large maps."""
+
+    run_id: int
+    xy: np.ndarray                     # (n, 2): aligned (or as computed) first two coordinates
+    rows: np.ndarray                   # (n,) data-set rows
+    drawn: np.ndarray | None           # positions drawn (None: all)
+    bounds: tuple | None               # ((xmin, ymin), (xmax, ymax)) of the finite points
+    coloring: Coloring | None = None   # by the data set's labels
+    alignment: Alignment | None = None
+    error: str = ""                    # why it could not be aligned
 
 
-def shared_mode_bar(window, dataset_name, maps):
-    """One Pan / Rectangle / Lasso bar for a group of small maps (``maps()`` -> list of
-    :class:`SmallMap`; ``dataset_name()`` -> the name of their data set): its mode, "dim others"
-    and Select all / Invert / Clear act on every map's selection overlay. None when the
-    selection overlay is not available."""
-    module = _selection_overlay_module()
-    if module is None or window is None:
-        return None
-    bar = module.SelectionModeBar()
-
-    def each_overlay(fn):
-        for m in maps():
-            if m.overlay is not None:
-                fn(m.overlay)
-
-    def on_dataset(fn):
-        name = dataset_name()
-        if name is not None and name in window.session.datasets:
-            fn(name)
-
-    bar.modeChanged.connect(lambda mode: each_overlay(lambda ov: ov.bar.set_mode(mode)))
-    bar.dim_box.toggled.connect(lambda on: each_overlay(lambda ov: ov.bar.dim_box.setChecked(on)))
-    bar.buttons["all"].clicked.connect(lambda: on_dataset(window.selection.select_all))
-    bar.buttons["invert"].clicked.connect(lambda: on_dataset(window.selection.invert))
-    bar.buttons["clear"].clicked.connect(lambda: on_dataset(window.selection.clear))
-    return bar
-
-
-def attach_selection_overlay(window, small_map: "SmallMap", mode_bar=None) -> None:
-    """Give ``small_map`` a selection overlay (rectangle / lasso into ``window.selection``, and
-    the highlight), following ``mode_bar``'s mode. Without the overlay module the map keeps
-    its own highlight."""
-    module = _selection_overlay_module()
-    if module is None or window is None or small_map.dataset_name is None:
-        return
-    try:
-        overlay = module.SelectionOverlay(window, small_map, small_map.points)
-    except Exception as exc:  # noqa: BLE001 - selecting by hand is a bonus; the map still shows
-        window.session.log(f"No selection tool on a small map ({type(exc).__name__}: {exc})", "warning")
-        return
-    small_map.overlay = overlay
-    small_map._draw_highlight()  # the overlay draws the highlight from now on
-    if mode_bar is not None:
-        overlay.bar.set_mode(mode_bar.mode)
-        overlay.bar.dim_box.setChecked(mode_bar.dim_box.isChecked())
-    overlay.refresh()
-
-
-class SmallMap(pg.PlotWidget):
-    """One small map: points coloured by the data labels, the data set's selection highlighted,
-    a title. ``points()`` gives ``(xy, rows, dataset_name)`` (what a selection overlay needs)."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setMenuEnabled(False)
-        self.hideButtons()
-        self.setMinimumSize(150, 130)
-        self.xy = np.zeros((0, 2))
-        self.rows = np.zeros(0, dtype=np.intp)
-        self.dataset_name: str | None = None
-        self.coloring: Coloring | None = None
-        self.title_text = ""
-        self.highlighted = np.zeros(0, dtype=bool)  # which drawn points are shown as selected
-        self.overlay = None
-        self.run_id: int | None = None
-        self.alignment: Alignment | None = None
-        self._item = None
-        self._highlight = None
-
-    def set_title(self, text: str) -> None:
-        """``text`` as the title (a " — " starts a second line, so narrow maps keep it whole)."""
-        self.title_text = text
-        self.setTitle(text.replace(" — ", "<br>"), size="9pt")
-
-    def set_points(self, xy, rows, coloring: Coloring, dataset_name: str | None, title: str = "",
-                   axis_names=("", "")) -> None:
-        self.xy = as_map_xy(xy) if len(xy) else np.zeros((0, 2))
-        self.rows = np.asarray(rows, dtype=np.intp)
-        self.dataset_name = dataset_name
-        self.coloring = coloring
-        self.set_title(title)
-        self.setLabel("bottom", axis_names[0])
-        self.setLabel("left", axis_names[1])
-        if self._item is not None:
-            self.removeItem(self._item)
-        finite = np.isfinite(self.xy).all(axis=1)
-        xy, codes = (self.xy, coloring.codes) if finite.all() else (self.xy[finite], coloring.codes[finite])
-        if len(xy) > SMALL_MAP_FAST:
-            item = FastPointsItem(size=1)
-            item.set_data(xy, codes, coloring.colors)
-        else:
-            brushes = [pg.mkBrush(*(int(c) for c in rgb), 220) for rgb in coloring.colors]
-            item = pg.ScatterPlotItem(x=xy[:, 0], y=xy[:, 1], size=5, pen=None,
-                                      brush=[brushes[c] for c in codes], hoverable=False)
-        self._item = item
-        self.addItem(item)
-        self.highlighted = np.zeros(len(self.xy), dtype=bool)
-        self._draw_highlight()
-        self.getPlotItem().enableAutoRange()
-
-    def points(self):
-        """(xy (n, 2), data-set rows (n,), data-set name) of the drawn points."""
-        return self.xy, self.rows, self.dataset_name
-
-    def show_selection(self, mask: np.ndarray) -> None:
-        """Highlight the drawn points whose data-set row is True in ``mask`` (a mask over the
-        data set's rows)."""
-        mask = np.asarray(mask, dtype=bool)
-        if len(self.rows) and mask.size > int(self.rows.max()):
-            self.highlighted = mask[self.rows]
-        else:
-            self.highlighted = np.zeros(len(self.rows), dtype=bool)
-        self._draw_highlight()
-
-    def highlighted_rows(self) -> np.ndarray:
-        """Data-set rows of the highlighted points (by the overlay, or by the map), sorted."""
-        if self.overlay is not None:
-            return np.unique(self.rows[self.overlay.highlighted])
-        return np.unique(self.rows[self.highlighted])
-
-    def _draw_highlight(self) -> None:
-        if self._highlight is not None:
-            self.removeItem(self._highlight)
-            self._highlight = None
-        if self.overlay is not None or not self.highlighted.any():
-            return  # a selection overlay draws the selection itself
-        xy = self.xy[self.highlighted]
-        if len(xy) > HIGHLIGHT_FAST:
-            item = FastPointsItem(size=2)
-            item.set_data(xy, np.zeros(len(xy), dtype=np.intp), np.array([[0, 0, 0]], dtype=np.uint8))
-        else:
-            item = pg.ScatterPlotItem(x=xy[:, 0], y=xy[:, 1], size=8, pen=pg.mkPen(0, 0, 0, width=1.5),
-                                      brush=None, hoverable=False)
-        item.setZValue(100)
-        self._highlight = item
-        self.addItem(item, ignoreBounds=True)
+def prepare_maps(reference_id: int | None, runs: dict, *, aligned: bool = True, scale: bool = True,
+                 dataset=None, progress=None) -> dict[int, PreparedMap]:
+    """Align every run of ``runs`` (``{run id: (embedding, rows)}``) onto the reference run and
+    compute what each small map draws (coordinates, sample, bounds, colours by ``dataset``'s
+    labels). Numpy only, vectorised: a job for large maps."""
+    progress = as_progress(progress)
+    out: dict[int, PreparedMap] = {}
+    ref = runs.get(reference_id) if aligned else None
+    for n, (rid, (emb, rows)) in enumerate(runs.items()):
+        progress.checkpoint(n / max(len(runs), 1), f"Preparing map {n + 1} of {len(runs)}")
+        rows = np.asarray(rows)
+        result, error = None, ""
+        if ref is not None and rid != reference_id:
+            try:
+                result = align(ref[0], emb, reference_rows=ref[1], source_rows=rows, scale=scale)
+            except DataError as exc:
+                error = str(exc)
+        xy = as_map_xy(result.aligned if result is not None else emb)
+        out[rid] = PreparedMap(rid, xy, rows, drawn_sample(rows), finite_bounds(xy), dataset_coloring(dataset, rows),
+                               result, error)
+    progress.checkpoint(1.0, "Maps ready")
+    return out
 
 
 def embedding_runs(session, dataset_name: str | None) -> list:
@@ -189,15 +81,6 @@ def embedding_runs(session, dataset_name: str | None) -> list:
     return [r for r in session.runs.values()
             if r.dataset_name == dataset_name and r.succeeded and r.embedding is not None
             and np.ndim(r.embedding) in (1, 2) and len(r.embedding)]
-
-
-def dataset_coloring(dataset, rows) -> Coloring:
-    """Colours of the points at ``rows`` by the data set's labels, as the main map colours them."""
-    rows = np.asarray(rows)
-    labels = None
-    if dataset is not None and dataset.labels is not None and len(dataset.labels) > int(rows.max(initial=-1)):
-        labels = np.asarray(dataset.labels)[rows]
-    return make_coloring(labels, len(rows), getattr(dataset, "label_name", "") or "label")
 
 
 @register_view
@@ -218,6 +101,9 @@ class CompareView(ResultView):
         self._chosen: list[int] | None = None  # None: the latest DEFAULT_RUNS
         self._eligible: list[int] = []
         self._dirty = False
+        self._draw_token = 0
+        #: the grid shows the current choice (False while it is being prepared or drawn)
+        self.drawn = False
 
         self.run_list = QListWidget()
         self.run_list.setToolTip("The runs shown side by side (embedding runs of this data set).")
@@ -335,108 +221,130 @@ class CompareView(ResultView):
     # -- alignment ----------------------------------------------------------------------------
     def _compute(self, chosen: list) -> None:
         self.latest.drop()
+        self._draw_token += 1  # a drawing still under way is out of date
+        self.drawn = False
         self.alignments = {}
         if len(chosen) < 2:
-            self._draw(chosen)
             say(self.info, "Compare runs: run two or more embedding methods on this data set and check them "
                            "in the list." if self.dataset_name else "Compare runs: load data and run two or more "
                                                                      "embedding methods.")
+        runs = {r.id: (r.embedding, r.point_index) for r in chosen}
+        aligned = self.align_check.isChecked() and len(chosen) > 1
+        kwargs = dict(aligned=aligned, scale=self.scale_check.isChecked(),
+                      dataset=self.window.session.datasets.get(self.dataset_name))
+        if sum(r.n_points for r in chosen) <= ALIGN_JOB_POINTS:
+            self._prepared(chosen, prepare_maps(self.reference_id, runs, **kwargs))
             return
-        ref = self.window.session.runs[self.reference_id]
-        others = {r.id: (r.embedding, r.point_index) for r in chosen if r.id != ref.id}
-        if not self.align_check.isChecked():
-            self._draw(chosen)
-            return
-        scale = self.scale_check.isChecked()
-        total = ref.n_points + sum(len(c) for c, _rows in others.values())
-        if total <= ALIGN_JOB_POINTS:
-            self._aligned(chosen, align_all(ref.embedding, ref.point_index, others, scale=scale))
-            return
-        say(self.info, f"Aligning {len(others)} map(s) onto run #{ref.id}…")
-        self.latest.start(self.window, align_all, ref.embedding, ref.point_index, others, scale=scale,
-                          title="Aligning runs", on_success=lambda result: self._aligned(chosen, result),
-                          on_failure=lambda msg, _detail: self._align_failed(chosen, msg))
+        say(self.info, f"Preparing {len(chosen)} maps" + (f" (aligning onto run #{self.reference_id})…"
+                                                          if aligned else "…"))
+        self.latest.start(self.window, prepare_maps, self.reference_id, runs, **kwargs,
+                          title="Aligning runs", on_success=lambda result: self._prepared(chosen, result),
+                          on_failure=lambda msg, _detail: self._prepare_failed(msg))
 
-    def _aligned(self, chosen: list, result: dict) -> None:
-        self.alignments = dict(result)
-        self._draw(chosen)
-        failed = [f"#{rid}: {msg}" for rid, msg in self.alignments.items() if isinstance(msg, str)]
+    def _prepared(self, chosen: list, prepared: dict) -> None:
+        self.alignments = {rid: (p.alignment if p.alignment is not None else p.error)
+                           for rid, p in prepared.items() if p.alignment is not None or p.error}
+        self._draw(chosen, prepared)
+        failed = [f"#{rid}: {p.error}" for rid, p in prepared.items() if p.error]
         if failed:
             self.window.report_error("Some runs could not be aligned — " + "; ".join(failed), log=False)
 
-    def _align_failed(self, chosen: list, message: str) -> None:
-        self.window.report_error(f"Aligning the runs failed: {message}", log=False)
-        self._draw(chosen)
+    def _prepare_failed(self, message: str) -> None:
+        self.window.report_error(f"Comparing the runs failed: {message}", log=False)
+        say(self.info, f"Comparing the runs failed: {message}", True)
 
     # -- drawing ------------------------------------------------------------------------------
-    def _clear_grid(self) -> None:
-        for m in self.maps:
+    def _map_pool(self, count: int) -> list[SmallMap]:
+        """``count`` small maps in the grid (reused from the last draw where possible)."""
+        while len(self.maps) > count:
+            m = self.maps.pop()
             self.grid.removeWidget(m)
-            m.overlay = None
             m.setParent(None)
             m.deleteLater()
-        self.maps = []
-
-    def _draw(self, chosen: list) -> None:
-        self._clear_grid()
-        if not chosen:
-            return
-        dataset = self.window.session.datasets.get(self.dataset_name)
-        ref_id = self.reference_id
-        ordered = sorted(chosen, key=lambda r: (r.id != ref_id, r.id))  # reference first
-        cols = max(1, math.ceil(math.sqrt(len(ordered))))
-        aligned_mode = self.align_check.isChecked() and len(ordered) > 1
-        ref_map = None
-        for n, run in enumerate(ordered):
-            m = SmallMap()
-            m.run_id = run.id
-            result = self.alignments.get(run.id)
-            m.alignment = result if isinstance(result, Alignment) else None
-            xy = m.alignment.aligned if m.alignment is not None else run.embedding
-            name = f"#{run.id} {run.algorithm_id}"
-            if not aligned_mode:
-                title = name
-            elif run.id == ref_id:
-                title = f"{name} — reference"
-            elif m.alignment is not None:
-                title = f"{name} — disparity {m.alignment.disparity:.3g}, RMS {m.alignment.rms:.3g}"
-            else:
-                title = f"{name} — not aligned: {result}" if result else name
-            m.set_points(xy, run.point_index, dataset_coloring(dataset, run.point_index), self.dataset_name, title)
-            m.setToolTip(f"{run.title()} ({run.params_text()})"
-                         + (f"\n{m.alignment.describe()}" if m.alignment is not None else ""))
-            if aligned_mode:  # the reference keeps true proportions; the others follow its ranges
-                if ref_map is None:
-                    ref_map = m
-                    m.getPlotItem().getViewBox().setAspectLocked(True)
-                else:
-                    m.setXLink(ref_map)
-                    m.setYLink(ref_map)
-            attach_selection_overlay(self.window, m, self.mode_bar)
+        while len(self.maps) < count:
+            self.maps.append(SmallMap())
+        cols = max(1, math.ceil(math.sqrt(count)))
+        for n, m in enumerate(self.maps):
             self.grid.addWidget(m, n // cols, n % cols)
-            self.maps.append(m)
-        if aligned_mode and ref_map is not None:
-            self._fit_linked_range(ref_map)
-        self._on_selection_changed(self.dataset_name)
-        if aligned_mode:
-            say(self.info, f"{len(ordered)} runs aligned to run #{ref_id} (Procrustes: translation, rotation/"
-                           f"reflection{', scale' if self.scale_check.isChecked() else ''}); zoom is linked.")
-        else:
-            say(self.info, f"{len(ordered)} runs as computed (not aligned).")
+            vb = m.getPlotItem().getViewBox()
+            vb.setXLink(None)
+            vb.setYLink(None)
+            vb.setAspectLocked(False)
+        return self.maps
 
-    def _fit_linked_range(self, ref_map: SmallMap) -> None:
-        """Linked maps share one range: the union of every map's points (auto-range on each
-        would make them fight through the links)."""
-        boxes = []
-        for m in self.maps:
+    def _draw(self, chosen: list, prepared: dict) -> None:
+        """Fill the grid; maps of more than :data:`ALIGN_JOB_POINTS` points in total are drawn one
+        per turn of the event loop (each takes tens of ms at a million points)."""
+        ref_id = self.reference_id
+        ordered = [r for r in sorted(chosen, key=lambda r: (r.id != ref_id, r.id)) if r.id in prepared]
+        aligned_mode = self.align_check.isChecked() and len(ordered) > 1
+        maps = self._map_pool(len(ordered))
+        steps = [functools.partial(self._draw_one, m, run, prepared[run.id], aligned_mode)
+                 for m, run in zip(maps, ordered)]
+        steps.append(functools.partial(self._finish_draw, maps, ordered, prepared, aligned_mode))
+        self._draw_token += 1
+        if sum(len(p.xy) for p in prepared.values()) <= ALIGN_JOB_POINTS:
+            for step in steps:
+                step()
+            return
+        token = self._draw_token
+
+        def next_step():
+            if token == self._draw_token and steps:
+                steps.pop(0)()
+                if steps:
+                    QTimer.singleShot(0, next_step)
+
+        next_step()
+
+    def _draw_one(self, m: SmallMap, run, p: PreparedMap, aligned_mode: bool) -> None:
+        m.run_id, m.alignment = run.id, p.alignment
+        name = f"#{run.id} {run.algorithm_id}"
+        if not aligned_mode:
+            title = name
+        elif run.id == self.reference_id:
+            title = f"{name} — reference"
+        elif p.alignment is not None:
+            title = f"{name} — disparity {p.alignment.disparity:.3g}, RMS {p.alignment.rms:.3g}"
+        else:
+            title = f"{name} — not aligned: {p.error}"
+        m.set_points(p.xy, p.rows, p.coloring, self.dataset_name, title,
+                     drawn=p.drawn if p.drawn is not None else np.arange(len(p.xy)), auto_range=not aligned_mode)
+        m.setToolTip(f"{run.title()} ({run.params_text()})"
+                     + (f"\n{p.alignment.describe()}" if p.alignment is not None else "")
+                     + (f"\n{m.drawn_count():,} of {len(p.xy):,} points drawn" if p.drawn is not None else ""))
+        if m.overlay is None:
+            attach_selection_overlay(self.window, m, self.mode_bar)
+        m.show_selection(self.window.selection.mask(self.dataset_name))
+
+    def _finish_draw(self, maps: list, ordered: list, prepared: dict, aligned_mode: bool) -> None:
+        if aligned_mode and maps:
+            self._link(maps, [prepared[r.id].bounds for r in ordered])
+        sampled = sum(prepared[r.id].drawn is not None for r in ordered)
+        note = f" Large maps: {sampled} drawn as a sample of rows (selection uses every point)." if sampled else ""
+        if aligned_mode:
+            say(self.info, f"{len(ordered)} runs aligned to run #{self.reference_id} (Procrustes: translation, "
+                           f"rotation/reflection{', scale' if self.scale_check.isChecked() else ''}); zoom is "
+                           f"linked.{note}")
+        elif ordered:
+            say(self.info, f"{len(ordered)} runs as computed (not aligned).{note}")
+        self.drawn = True
+
+    def _link(self, maps: list[SmallMap], bounds: list) -> None:
+        """Link every map's axes to the first (the reference, true proportions) and show the
+        union of all maps' points (auto-range on each would make them fight through the links)."""
+        for m in maps:
             m.getPlotItem().disableAutoRange()
-            xy = m.xy[np.isfinite(m.xy).all(axis=1)]
-            if len(xy):
-                boxes.append((xy.min(axis=0), xy.max(axis=0)))
+        ref_vb = maps[0].getPlotItem().getViewBox()
+        ref_vb.setAspectLocked(True)
+        for m in maps[1:]:
+            m.setXLink(maps[0])
+            m.setYLink(maps[0])
+        boxes = [b for b in bounds if b is not None]
         if boxes:
             lo = np.min([b[0] for b in boxes], axis=0)
             hi = np.max([b[1] for b in boxes], axis=0)
-            ref_map.getPlotItem().getViewBox().setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
+            ref_vb.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
 
     # -- signals ------------------------------------------------------------------------------
     def _on_selection_changed(self, name: str) -> None:

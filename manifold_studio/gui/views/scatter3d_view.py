@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.gui.views.base import ResultView, register_view
-from manifold_studio.gui.views.compare_view import (
+from manifold_studio.gui.views.small_map import (
     SmallMap, attach_selection_overlay, dataset_coloring, shared_mode_bar,
 )
 from manifold_studio.gui.widgets import heading_label, message_label, say
