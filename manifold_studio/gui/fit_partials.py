@@ -10,10 +10,11 @@ max(50 ms, 3 × the last drawing time), so a fit that publishes often (t-SNE eve
 on 100,000 points) never stalls the window.
 
 Drawing a preview is cheap after the first one: the first preview of a run goes through
-``MapView.show_partial`` (points, colours, legend: about 70 ms at 3,000 points), the next ones
+``MapView.show_partial`` (points, colours, legend: about 70 ms at 3,000 points) unless the map
+already draws the same points (the map of an earlier embedding of the same rows), the next ones
 only move the drawn points (:func:`move_points`, under 1 ms at 3,000 points) and keep the view's range while the points stay well inside it (:func:`keep_in_view`), since
 every change of range makes pyqtgraph lay out and repaint its axes and grid (about 30 ms).
-While a preview is shown the map's axes are cached as pixmaps (:func:`cache_axes`): pyqtgraph
+While a preview is shown the map's axes and legend are cached as pixmaps (:func:`cache_axes`): pyqtgraph
 replays each axis with its grid lines at every repaint of the plot, about 20 ms per axis at
 1200×900 — with the cache a frame of the animation costs about 5–15 ms instead of 30–100 ms.
 """
@@ -33,7 +34,7 @@ MIN_INTERVAL_MS = 50
 #: the view's range is changed when the points leave it or fill less than this fraction of it
 MIN_FILL = 0.35
 #: margin added around the points when the range is changed (fraction of their extent per side)
-RANGE_MARGIN = 0.2
+RANGE_MARGIN = 0.35
 
 
 class PartialRouter(QObject):
@@ -98,19 +99,45 @@ def draw_partial(window, run_id: int, result, router: PartialRouter | None = Non
             if view is not None:
                 dock = window.docks.get("view:training_curve")
                 if dock is not None and not dock.isVisible():
+                    # showing the dock lays the window out again and paints it: the curve is
+                    # drawn on the next turn of the event loop, not in the same stall
                     dock.setVisible(True)
+                    QTimer.singleShot(0, lambda: None if run.finished else _show_curve(window, view, run, result))
+                    return
                 view.show_partial(run, result)
             return
         view = window.map_view
         if view is None:
             return
-        if router is not None and router.previewed_run == run_id and move_points(view, result):
+        if router is not None and (router.previewed_run == run_id or _draws_points_of(view, run)) \
+                and move_points(view, result):
+            if router.previewed_run != run_id:  # the map of an earlier run of the same points
+                router.previewed_run = run_id
+                view.title_label.setText(f"{run.title()} — running… (intermediate result)")
+                cache_axes(view, True)
             return
         shown = view.show_partial(run, result, window.session.datasets.get(run.dataset_name))
         if shown:
             cache_axes(view, True)
         if router is not None:
             router.previewed_run = run_id if shown else None
+    except Exception as exc:  # noqa: BLE001 - a preview must never break the fit
+        window.session.log(f"Could not draw an intermediate result: {error_message(exc)}", "warning")
+
+
+def _draws_points_of(view, run) -> bool:
+    """The map already draws exactly the points ``run`` fits (the same rows of its data set),
+    coloured by something that belongs to those rows rather than to another run's result."""
+    shown = getattr(view, "run", None)
+    if shown is None or shown.dataset_name != run.dataset_name or getattr(view, "_run_labels", None) is not None:
+        return False
+    rows = run.rows if run.rows is not None else np.arange(len(view.xy))
+    return len(rows) == len(view.xy) and np.array_equal(view.rows, rows)
+
+
+def _show_curve(window, view, run, curve) -> None:
+    try:
+        view.show_partial(run, curve)
     except Exception as exc:  # noqa: BLE001 - a preview must never break the fit
         window.session.log(f"Could not draw an intermediate result: {error_message(exc)}", "warning")
 
@@ -150,14 +177,15 @@ _AXES = ("left", "bottom", "top", "right")
 
 
 def cache_axes(view, on: bool) -> None:
-    """Cache the map's axes (and their grid lines) as device pixmaps while ``on``; they are
+    """Cache the map's axes (and their grid lines) and its legend as device pixmaps while
+    ``on``; they are
     re-rendered only when the range or the labels change. Turned off again when a finished run
     is shown (``runShown``)."""
     mode = QGraphicsItem.CacheMode.DeviceCoordinateCache if on else QGraphicsItem.CacheMode.NoCache
-    for name in _AXES:
-        axis = view.plot_item.getAxis(name)
-        if axis is not None:
-            axis.setCacheMode(mode)
+    items = [view.plot_item.getAxis(name) for name in _AXES] + [getattr(view, "legend", None)]
+    for item in items:
+        if item is not None:
+            item.setCacheMode(mode)
     if on and not getattr(view, "_partial_cache_hooked", False):
         view._partial_cache_hooked = True
         view.runShown.connect(lambda _run, view=view: cache_axes(view, False))
