@@ -308,6 +308,19 @@ def test_hover_finds_the_brute_force_nearest_point_also_after_an_anisotropic_zoo
         assert index.nearest(x, y, rx, ry) == brute_force_nearest(xy, x, y, rx, ry)
 
 
+def test_a_column_that_disappeared_falls_back_to_the_labels_with_a_message(qtbot):
+    labels = np.arange(200) % 3
+    view, session, ds, run = _session_view(qtbot, 200, labels=labels)
+    messages = []
+    view.window.show_status = messages.append
+    assert view.set_color_column("#1 pca 1")
+    assert view.coloring.mode == "continuous"
+    session.remove_run(1)  # the combo still offers its columns until the next run is shown
+    view.size_spin.setValue(8)  # any redraw
+    assert view.coloring.mode == "categorical" and view.coloring.names == ["0", "1", "2"]
+    assert messages and "#1 pca 1" in messages[-1]
+
+
 def test_settings_round_trip_and_bad_values_are_ignored(qtbot):
     view, *_ = _session_view(qtbot, 100)
     view.apply_settings({"point_size": 11, "colormap": "magma", "opacity": 0.4})

@@ -349,6 +349,11 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             values = self._column_values(name)
             if values is not None:
                 return values, name, mode
+            status = getattr(self.window, "show_status", None)
+            if status is not None and len(self.xy):
+                status(f"Column '{name}' is not available for these points (its run was removed?): "
+                       "coloured by the labels instead.")
+            mode = COLOR_DATA
         if mode == COLOR_RUN and self._run_labels is not None:
             return self._run_labels, "cluster / class", COLOR_RUN
         if mode in (COLOR_DATA, COLOR_RUN) and self._data_labels is not None:
