@@ -94,6 +94,10 @@ class MainWindow(QMainWindow):
         install_classification(self)  # Classification group, evaluation, Classify this map
         from manifold_studio.gui.image_points import install_image_points
         install_image_points(self)  # images on hover, thumbnails instead of dots
+        from manifold_studio.gui.views.selection_overlay import install_selection
+        install_selection(self)  # Pan / Rectangle / Lasso on the map; the selection highlighted
+        from manifold_studio.gui.selection_actions import install_selection_actions
+        install_selection_actions(self)  # Selection menu + map context menu: subset, label, extend
         from manifold_studio.gui.project_actions import install_project_actions
         install_project_actions(self)  # File ▸ Open project / Save project
         from manifold_studio.gui.autosave import install_autosave
