@@ -47,8 +47,8 @@ RUN_STATUSES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
 FINISHED_STATUSES = (DONE, FAILED, CANCELLED)
 
 #: event kinds sent to observers
-EVENT_KINDS = ("dataset_added", "dataset_removed", "current_dataset", "run_added", "run_updated",
-               "run_removed", "current_run", "extension_added", "log")
+EVENT_KINDS = ("dataset_added", "dataset_removed", "dataset_changed", "current_dataset", "run_added",
+               "run_updated", "run_removed", "current_run", "extension_added", "log")
 
 
 def error_message(exc: BaseException) -> str:
@@ -311,6 +311,11 @@ class Session:
         if self.current_dataset_name == name:
             self.set_current_dataset(next(reversed(self.datasets), None))
         return ds
+
+    def dataset_changed(self, name: str) -> None:
+        """Announce that data set ``name`` was edited in place (e.g. its labels): views re-read it."""
+        self.dataset(name)
+        self._notify(SessionEvent("dataset_changed", dataset=name))
 
     def set_current_dataset(self, name: str | None) -> None:
         if name is not None:

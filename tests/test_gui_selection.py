@@ -260,6 +260,13 @@ def test_label_the_selection_creates_then_edits_the_label_column(qtbot, make_win
     # the map recolours by the new labels
     assert w.map_view.color_labels is not None and set(w.map_view.color_labels.tolist()) == {"yes", ""}
     assert any("Labelled rows 0, 1, 2" in e.message for e in w.session.history)
+    # the data table (a dock of the window) shows the new label column at once
+    table = getattr(w, "data_table", None)
+    if table is not None:
+        model = table.model
+        col = model.column_index("outlier?")
+        assert col is not None
+        assert model.data(model.index(0, col)) == "yes" and model.data(model.index(20, col)) == ""
     # labelling with the existing label column's name edits it, and the dialog says so first
     w.selection.select("plain", [10, 11])
     asked.clear()

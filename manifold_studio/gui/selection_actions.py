@@ -261,6 +261,7 @@ class SelectionActions(QObject):
         self.session.log(f"Labelled {ops.provenance(rows, ds.name)} as '{stored}' in column "
                          f"'{ds.label_name}': {plan}", dataset=ds.name)
         self.window.show_status(plan, 20_000)
+        self.session.dataset_changed(ds.name)
         self._redraw(ds.name)
         return True
 

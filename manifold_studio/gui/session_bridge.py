@@ -13,7 +13,7 @@ from manifold_studio.session import Session, SessionEvent
 
 class SessionBridge(QObject):
     event = Signal(object)            # every SessionEvent
-    datasetsChanged = Signal()        # added / removed / current changed
+    datasetsChanged = Signal()        # added / removed / edited / current changed
     runChanged = Signal(object)       # Run added / updated / removed
     currentRunChanged = Signal(object)  # Run or None
     logged = Signal(object)           # LogEntry
@@ -25,7 +25,7 @@ class SessionBridge(QObject):
 
     def _on_event(self, ev: SessionEvent) -> None:
         self.event.emit(ev)
-        if ev.kind in ("dataset_added", "dataset_removed", "current_dataset"):
+        if ev.kind in ("dataset_added", "dataset_removed", "dataset_changed", "current_dataset"):
             self.datasetsChanged.emit()
         elif ev.kind in ("run_added", "run_updated", "run_removed", "extension_added"):
             self.runChanged.emit(ev.run)
