@@ -147,3 +147,27 @@ def test_with_opengl_under_xvfb_the_cloud_is_drawn_and_turns(tmp_path):
         pytest.skip(f"no OpenGL under Xvfb here: {proc.stderr[-500:]}")
     # drawn, uses OpenGL, valid context, 150 points, 4 highlighted, rotating, something on the image
     assert line.split()[1:] == ["True", "True", "True", "150", "4", "True", "True"]
+
+
+def test_a_large_run_is_prepared_in_a_job_and_the_pairs_draw_a_sample(qtbot, make_window, host):
+    if not scatter3d_view.opengl_problem():
+        pytest.skip("OpenGL works on this display: the fallback is not taken")
+    from manifold_studio.data import Dataset
+    from manifold_studio.session import DONE, Run
+
+    w = make_window(host)
+    install_scatter3d(w)
+    n = scatter3d_view.PREPARE_JOB_POINTS + 50_000
+    X = np.random.default_rng(0).normal(size=(n, 4))
+    w.session.add_dataset(Dataset("big", X, labels=(X[:, 0] > 0).astype(int)))
+    run = w.session.add_run(Run(id=1, algorithm_id="given", params={}, dataset_name="big", kind="embedding",
+                                status=DONE, embedding=X), make_current=True)
+    view = w.views["scatter3d"]
+    view.request(run)
+    assert view.latest.job is not None and "Preparing the 3-D view" in view.info.text()
+    qtbot.waitUntil(lambda: not view.latest.busy and len(view.xyz) == n, timeout=20_000)
+    assert "2-D pairs" in view.info.text()
+    m = view.pairs[1]  # components 1 – 3, every point kept for selection, a sample drawn
+    assert np.array_equal(m.xy, X[:, [0, 2]]) and m.drawn is not None and m.drawn_count() < 50_000
+    w.selection.select("big", np.arange(0, n, 3))
+    assert np.array_equal(m.highlighted_rows(), np.arange(0, n, 3))

@@ -309,7 +309,7 @@ class CompareView(ResultView):
         else:
             title = f"{name} — not aligned: {p.error}"
         m.set_points(p.xy, p.rows, p.coloring, self.dataset_name, title,
-                     drawn=p.drawn if p.drawn is not None else np.arange(len(p.xy)), auto_range=not aligned_mode)
+                     drawn=p.drawn, auto_range=not aligned_mode)
         m.setToolTip(f"{run.title()} ({run.params_text()})"
                      + (f"\n{p.alignment.describe()}" if p.alignment is not None else "")
                      + (f"\n{m.drawn_count():,} of {len(p.xy):,} points drawn" if p.drawn is not None else ""))

@@ -13,6 +13,8 @@ the current run, which for a run with fewer than three components says it needs 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -20,17 +22,22 @@ from PySide6.QtWidgets import (
     QCheckBox, QGridLayout, QHBoxLayout, QLabel, QSpinBox, QStackedWidget, QVBoxLayout, QWidget,
 )
 
+from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
-    SmallMap, attach_selection_overlay, dataset_coloring, shared_mode_bar,
+    SmallMap, attach_selection_overlay, dataset_coloring, drawn_sample, shared_mode_bar,
 )
 from manifold_studio.gui.widgets import heading_label, message_label, say
+from manifold_studio.gui.worker import LatestJob
 
 #: the pairs of components drawn without OpenGL (0-based positions among the three chosen)
 PAIRS = ((0, 1), (0, 2), (1, 2))
 #: the 3-D cloud is centred and scaled to about this half-width (camera distance follows)
 GL_EXTENT = 10.0
 ROTATE_MS = 40
+#: preparing a run of more points than this runs as a background job
+PREPARE_JOB_POINTS = 100_000
 ROTATE_DEGREES = 0.6
 
 _GL_PROBLEM: str | None = None
@@ -99,6 +106,44 @@ def n_components(run) -> int:
     return int(emb.shape[1]) if emb.ndim == 2 else 1
 
 
+@dataclass
+class Prepared3D:
+    """What the 3-D view draws for one run and choice of components (numpy only)."""
+
+    xyz: np.ndarray            # (n, 3): the chosen components
+    rows: np.ndarray           # (n,) data-set rows
+    coloring: Coloring         # by the data set's labels
+    pairs: list                # the three (n, 2) pairs of :data:`PAIRS`
+    drawn: np.ndarray | None   # positions the pairs draw (None: all)
+    gl_pos: np.ndarray         # (n, 3) float32, centred and scaled to :data:`GL_EXTENT`
+    gl_colors: np.ndarray      # (n, 4) float32 RGBA
+
+
+def prepare_3d(embedding, rows, components, dataset=None, progress=None) -> Prepared3D:
+    """Everything the 3-D view draws, vectorised (a job for large runs)."""
+    progress = as_progress(progress)
+    progress.checkpoint(0.0, "Preparing the 3-D view")
+    xyz = np.asarray(embedding, dtype=float)[:, list(components)]
+    rows = np.asarray(rows, dtype=np.intp)
+    coloring = dataset_coloring(dataset, rows)
+    colors = np.empty((len(xyz), 4), dtype=np.float32)
+    colors[:, :3] = coloring.colors[coloring.codes] / np.float32(255.0)
+    colors[:, 3] = 0.9
+    return Prepared3D(xyz, rows, coloring, [xyz[:, [a, b]] for a, b in PAIRS], drawn_sample(rows),
+                      gl_positions(xyz), colors)
+
+
+def gl_positions(xyz: np.ndarray) -> np.ndarray:
+    """``xyz`` centred on its mean and scaled so that its largest half-width is
+    :data:`GL_EXTENT` (float32; non-finite coordinates become 0)."""
+    finite = np.isfinite(xyz).all(axis=1)
+    if not finite.any():
+        return np.zeros((len(xyz), 3), dtype=np.float32)
+    centre = xyz[finite].mean(axis=0)
+    half = float(np.abs(xyz[finite] - centre).max()) or 1.0
+    return np.nan_to_num((xyz - centre) * (GL_EXTENT / half)).astype(np.float32)
+
+
 @register_view
 class Scatter3DView(ResultView):
     view_id = "scatter3d"
@@ -118,7 +163,8 @@ class Scatter3DView(ResultView):
         self.gl_scatter = None
         self.gl_highlight = None
         self.pairs: list[SmallMap] = []
-        self._colors = None
+        self.prepared: Prepared3D | None = None
+        self.latest = LatestJob()
         self._gl_pos = np.zeros((0, 3), dtype=np.float32)
         #: which drawn points the 3-D scatter highlights
         self.highlighted = np.zeros(0, dtype=bool)
@@ -238,6 +284,8 @@ class Scatter3DView(ResultView):
         return self.map_run.dataset_name if self.map_run is not None else None
 
     def _show_nothing(self, text: str, error: bool = False) -> None:
+        self.latest.drop()
+        self.prepared = None
         self.problem = text if error else ""
         self.heading.setText("3-D")
         say(self.info, text, error)
@@ -258,20 +306,32 @@ class Scatter3DView(ResultView):
 
     def _draw(self) -> None:
         run = self.map_run
-        emb = np.asarray(run.embedding, dtype=float)
         self.components = tuple(spin.value() - 1 for spin in self.axis_spins)
-        self.xyz = emb[:, list(self.components)]
-        self.rows = np.asarray(run.point_index, dtype=np.intp)
         dataset = self.window.session.datasets.get(run.dataset_name) if self.window is not None else self.dataset
-        self.coloring = dataset_coloring(dataset, self.rows)
         problem = opengl_problem()
         if not problem and not self._ensure_gl():
             problem = self.problem or "OpenGL is not available here: the 3-D widget could not be created."
+        args = (run.embedding, run.point_index, self.components, dataset)
+        if run.n_points <= PREPARE_JOB_POINTS or self.window is None:
+            self.latest.drop()
+            self._apply(prepare_3d(*args), problem)
+            return
+        say(self.info, f"Preparing the 3-D view of {run.n_points:,} points…")
+        self.info.show()
+        self.latest.start(self.window, prepare_3d, *args, title="3-D view",
+                          on_success=lambda prepared: self._apply(prepared, problem),
+                          on_failure=lambda msg, _detail: self.window.report_error(f"3-D view failed: {msg}"))
+
+    def _apply(self, prepared: Prepared3D, problem: str) -> None:
+        if self.map_run is None:
+            return
+        self.prepared = prepared
+        self.xyz, self.rows, self.coloring = prepared.xyz, prepared.rows, prepared.coloring
         if problem:
             self._show_pairs(problem)
         else:
             self._show_gl()
-        self._on_selection_changed(run.dataset_name)
+        self._on_selection_changed(self.map_run.dataset_name)
 
     def _show_pairs(self, problem: str) -> None:
         self.problem = problem
@@ -281,14 +341,14 @@ class Scatter3DView(ResultView):
         self.rotate_check.setEnabled(False)
         self.timer.stop()
         labels = [f"component {c + 1}" for c in self.components]
-        for m, (a, b) in zip(self.pairs, PAIRS):
+        p = self.prepared
+        for m, (a, b), xy in zip(self.pairs, PAIRS, p.pairs):
             if m.overlay is None:
                 m.dataset_name = self.map_run.dataset_name
                 attach_selection_overlay(self.window, m, self.mode_bar)
-            m.set_points(self.xyz[:, [a, b]], self.rows, self.coloring, self.map_run.dataset_name,
-                         f"components {self.components[a] + 1} – {self.components[b] + 1}", (labels[a], labels[b]))
-            if m.overlay is not None:
-                m.overlay.refresh()
+            m.set_points(xy, p.rows, p.coloring, self.map_run.dataset_name,
+                         f"components {self.components[a] + 1} – {self.components[b] + 1}", (labels[a], labels[b]),
+                         drawn=p.drawn)
 
     def _ensure_gl(self) -> bool:
         """Create the GL widget once; False (with :attr:`problem` set) when that fails."""
@@ -320,23 +380,12 @@ class Scatter3DView(ResultView):
         self.info.hide()
         self.stack.setCurrentWidget(self.gl_page)
         self.rotate_check.setEnabled(True)
-        pos = self._gl_pos = self._gl_positions(self.xyz)
-        colors = np.ones((len(pos), 4), dtype=np.float32)
-        colors[:, :3] = self.coloring.colors[self.coloring.codes] / 255.0
-        colors[:, 3] = 0.9
-        self._colors = colors
-        self.gl_scatter.setData(pos=pos, color=colors, size=5 if len(pos) <= 100_000 else 2)
+        p = self.prepared
+        self._gl_pos = p.gl_pos
+        self.gl_scatter.setData(pos=p.gl_pos, color=p.gl_colors, size=5 if len(p.gl_pos) <= 100_000 else 2)
         self.gl_widget.setCameraPosition(distance=2.6 * GL_EXTENT)
         self._update_rotation()
         QTimer.singleShot(0, self._check_gl_context)
-
-    def _gl_positions(self, xyz: np.ndarray) -> np.ndarray:
-        finite = np.isfinite(xyz).all(axis=1)
-        if not finite.any():
-            return np.zeros((len(xyz), 3), dtype=np.float32)
-        centre = xyz[finite].mean(axis=0)
-        half = float(np.abs(xyz[finite] - centre).max()) or 1.0
-        return np.nan_to_num((xyz - centre) * (GL_EXTENT / half)).astype(np.float32)
 
     def _check_gl_context(self) -> None:
         """After the GL widget is shown: no valid context means no OpenGL after all."""

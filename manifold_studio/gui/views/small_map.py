@@ -137,14 +137,16 @@ class SmallMap(pg.PlotWidget):
         self.setTitle(text.replace(" — ", "<br>"), size="9pt")
 
     def set_points(self, xy, rows, coloring: Coloring, dataset_name: str | None, title: str = "",
-                   axis_names=("", ""), drawn: np.ndarray | None = None, auto_range: bool = True) -> None:
+                   axis_names=("", ""), drawn="auto", auto_range: bool = True) -> None:
         """Show ``xy`` (n, 2) whose data-set rows are ``rows``; ``drawn``: the positions to draw
-        (default: :func:`drawn_sample` of the rows)."""
+        (None: all; "auto": :func:`drawn_sample` of the rows)."""
         self.xy = as_map_xy(xy) if len(xy) else np.zeros((0, 2))
         self.rows = np.asarray(rows, dtype=np.intp)
         self.dataset_name = dataset_name
         self.coloring = coloring
-        self.drawn = drawn_sample(self.rows) if drawn is None else np.asarray(drawn, dtype=np.intp)
+        if isinstance(drawn, str):
+            drawn = drawn_sample(self.rows)
+        self.drawn = None if drawn is None else np.asarray(drawn, dtype=np.intp)
         if self.drawn is not None and len(self.drawn) >= len(self.xy):
             self.drawn = None
         self.set_title(title)
