@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSlider
 
 from manifold_studio.dataset_columns import dataset_columns
 from manifold_studio.gui.views.palette import (
-    COLOR_MAP_NAMES, DEFAULT_COLOR_MAP, Coloring, label_text, make_coloring,
+    COLOR_MAP_NAMES, DEFAULT_COLOR_MAP, NAN_NAME, Coloring, label_text, make_coloring,
 )
 
 #: colour combo entries: the labels, then one per data-set column (this prefix + its name)
@@ -76,6 +76,9 @@ def brushes_for(coloring: Coloring, alpha: int) -> list:
 
 
 def value_text(v) -> str:
+    """One value as the hover and legend show it (4 significant digits; NaN: "no value")."""
+    if isinstance(v, (float, np.floating)) and np.isnan(v):
+        return NAN_NAME
     return label_text(np.asarray([v]), 0)
 
 
@@ -228,11 +231,13 @@ class EncodingLegend(QObject):
         continuous column of a large map does not pay for it."""
         if self._bar is None:
             self._bar = pg.ColorBarItem(values=(0.0, 1.0), interactive=False, width=14, colorMapMenu=False)
+            self._bar.getAxis("left").setWidth(20)  # room for the title beside the bar, whatever its length
             self._bar.hide()
 
-    def draw(self, c: Coloring, hidden, notes=(), overlays=()) -> None:
+    def draw(self, c: Coloring, hidden, notes=(), overlays=(), density: bool = False) -> None:
         """Entries for colouring ``c`` (``hidden`` class codes shown with a closed eye), one text
-        line per note, then the ``overlays`` items (named pyqtgraph items)."""
+        line per note, then the ``overlays`` items (named pyqtgraph items). In ``density`` mode a
+        continuous colouring has no colour bar (:meth:`show_density_bar` shows the counts')."""
         self.clear()
         if c.mode == "categorical":
             shown = min(len(c.names), MAX_LEGEND)
@@ -244,18 +249,8 @@ class EncodingLegend(QObject):
                 self.legend.addItem(sample, c.names[i])
             if len(c.names) > shown:
                 self._note(f"… {len(c.names) - shown} more")
-        elif c.mode == "continuous":
-            cmap = pg.ColorMap(np.linspace(0, 1, len(c.map_colors)), c.map_colors)
-            if self._bar is None:
-                self._bar = pg.ColorBarItem(values=(c.vmin, c.vmax), colorMap=cmap, interactive=False,
-                                            width=14, label=c.title, colorMapMenu=False)
-            else:
-                self._bar.setColorMap(cmap)
-                self._bar.setLevels(values=(c.vmin, c.vmax))
-                self._bar.getAxis("left").setLabel(c.title)
-            self.plot_item.layout.addItem(self._bar, 2, 5)
-            self._bar.show()
-            self.colorbar = self._bar
+        elif c.mode == "continuous" and not density:
+            self.show_bar(c.map_colors, c.vmin, c.vmax, c.title)
             if c.nan_code >= 0:
                 self.legend.addItem(pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.qcolor(c.nan_code))),
                                     "no value")
@@ -264,6 +259,27 @@ class EncodingLegend(QObject):
         for item in overlays:
             self.legend.addItem(item, item.name())
         self.legend.setVisible(bool(self.legend.items))
+
+    def show_bar(self, colors, vmin: float, vmax: float, title: str, ticks=None) -> None:
+        """The colour bar: ``colors`` ((m, 3) uint8) from ``vmin`` to ``vmax``; ``ticks``:
+        optional [(value, text), ...] instead of the automatic ones."""
+        cmap = pg.ColorMap(np.linspace(0, 1, len(colors)), np.asarray(colors))
+        self.prepare_colorbar()
+        bar = self._bar
+        bar.setColorMap(cmap)
+        bar.setLevels(values=(vmin, vmax))
+        bar.getAxis("left").setLabel(title)
+        bar.axis.setTicks(None if ticks is None else [ticks])
+        if self.colorbar is None:
+            self.plot_item.layout.addItem(bar, 2, 5)
+            bar.show()
+            self.colorbar = bar
+
+    def show_density_bar(self, colors, max_count: int) -> None:
+        """The colour bar of the density image: log(1 + count) levels labelled with counts."""
+        top = float(np.log1p(max(int(max_count), 1)))
+        ticks = [(float(np.log1p(v)), f"{v:,}") for v in (10 ** k for k in range(10)) if v <= max(max_count, 1)]
+        self.show_bar(colors, 0.0, top, "points / cell (log)", ticks)
 
     def _note(self, text: str) -> None:
         self.legend.addItem(pg.ScatterPlotItem(size=1, pen=None, brush=None), text)

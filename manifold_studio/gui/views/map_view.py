@@ -443,9 +443,10 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             _t, vmin, vmax = column_scale(self._size_values)
             lo, hi = size_range(self.size_spin.value()) if len(self.xy) <= FAST_THRESHOLD else (1, MAX_SIDE)
             notes.append(f"size: {self._size_name} ({value_text(vmin)} … {value_text(vmax)} → {lo}–{hi} px)")
-        if self._density is not None:
-            notes.append("density: log(1 + points per cell)")
-        self.encoding_legend.draw(c, self.hidden_classes, notes, self._overlays)
+        density = self._density is not None
+        self.encoding_legend.draw(c, self.hidden_classes, notes, self._overlays, density=density)
+        if density:
+            self.encoding_legend.show_density_bar(color_map(self.encoding.cmap()), int(self._density.counts.max(initial=0)))
 
     def update_density(self) -> None:
         """Re-bin the density image over the current view range (density mode only)."""
@@ -455,6 +456,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         (x0, x1), (y0, y1) = vb.viewRange()
         self._density.update_view(self.xy, (x0, x1), (y0, y1), (vb.width() or 400, vb.height() or 300),
                                   self.visible)
+        self.encoding_legend.show_density_bar(color_map(self.encoding.cmap()), int(self._density.counts.max(initial=0)))
 
     def _on_range_changed(self, *_):
         if self._density is not None:
