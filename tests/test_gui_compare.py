@@ -135,7 +135,10 @@ def test_real_runs_have_a_disparity_and_default_to_the_latest_four(qtbot, make_w
     assert sorted(m.run_id for m in view.maps) == [runs[1].id, runs[3].id, runs[4].id]
 
 
-def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host):
+@pytest.mark.parametrize("with_overlay", [True, False], ids=["selection overlay", "own highlight"])
+def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host, monkeypatch, with_overlay):
+    if not with_overlay:  # the maps highlight the selection themselves
+        monkeypatch.setattr(small_map, "_selection_overlay_module", lambda: None)
     w = make_window(host)
     w.session.load("sample:iris")
     pca = w.session.run("pca", n_components=2)
@@ -144,16 +147,17 @@ def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host):
     copy = add_copy(w.session, pca, moved(pca.embedding[sub_rows]), rows=sub_rows)
     view = compare_view_of(qtbot, w)
     assert len(view.maps) == 3
+    assert all((m.overlay is not None) == (with_overlay and small_map._selection_overlay_module() is not None)
+               for m in view.maps)
     name = pca.dataset_name
     selected = np.array([0, 5, 33, 77, 121, 145])
     w.selection.select(name, selected)
     for m in view.maps:
         expected = np.intersect1d(selected, m.rows)
         assert np.array_equal(m.highlighted_rows(), expected)
-        if m.overlay is None:  # our own highlight: the drawn rings sit on those rows' points
-            pts = m._highlight.getData()
-            pos = np.searchsorted(m.rows, expected) if m.run_id != copy.id else expected - 20
-            assert np.allclose(np.column_stack(pts), m.xy[pos])
+        pos = np.searchsorted(m.rows, expected) if m.run_id != copy.id else expected - 20
+        ring = (m._highlight if m.overlay is None else m.overlay._highlight).getData()
+        assert np.allclose(np.column_stack(ring), m.xy[pos])  # the rings sit on those rows' points
     # a selection made "in" the third map (its rows) shows in the first
     w.selection.select(name, view.map_for(copy.id).rows[:3])
     assert np.array_equal(view.map_for(pca.id).highlighted_rows(), [20, 21, 22])

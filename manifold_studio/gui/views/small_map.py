@@ -66,6 +66,14 @@ def shared_mode_bar(window, dataset_name, maps):
     module = _selection_overlay_module()
     if module is None or window is None:
         return None
+    try:
+        return _linked_mode_bar(module, window, dataset_name, maps)
+    except Exception as exc:  # noqa: BLE001 - without the bar the maps still show and highlight
+        window.session.log(f"No selection bar on the small maps ({type(exc).__name__}: {exc})", "warning")
+        return None
+
+
+def _linked_mode_bar(module, window, dataset_name, maps):
     bar = module.SelectionModeBar()
 
     def each_overlay(fn):
@@ -100,10 +108,14 @@ def attach_selection_overlay(window, small_map: "SmallMap", mode_bar=None) -> No
         return
     small_map.overlay = overlay
     small_map._draw_highlight()  # the overlay draws the highlight from now on
-    if mode_bar is not None:
-        overlay.bar.set_mode(mode_bar.mode)
-        overlay.bar.dim_box.setChecked(mode_bar.dim_box.isChecked())
-    overlay.refresh()
+    try:
+        if mode_bar is not None:
+            overlay.bar.set_mode(mode_bar.mode)
+            overlay.bar.dim_box.setChecked(mode_bar.dim_box.isChecked())
+        overlay.refresh()
+    except Exception as exc:  # noqa: BLE001
+        window.session.log(f"The selection tool of a small map is incomplete ({type(exc).__name__}: {exc})",
+                           "warning")
 
 
 class SmallMap(pg.PlotWidget):
