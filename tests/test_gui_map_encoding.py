@@ -247,6 +247,36 @@ def test_raster_points_writes_each_point_into_its_pixel():
     assert half[0, 1] >> 24 == round(255 * (1 - (1 - a) ** 2)) and half[0, 1] & 0xFFFFFF == 0x070809
 
 
+def test_fast_points_land_on_their_pixel_at_any_zoom(qtbot):
+    """float32 raster about the data's centre at ordinary zooms, float64 when zoomed in far."""
+    import pyqtgraph as pg
+
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    plot.show()
+    qtbot.waitExposed(plot)
+    xy = 1e6 + np.random.default_rng(2).normal(size=(150_000, 2)) * 1e3
+    item = FastPointsItem(size=1)
+    item.set_data(xy, np.zeros(len(xy), dtype=np.intp), np.array([[255, 0, 0]], dtype=np.uint8))
+    plot.addItem(item)
+    vb = plot.getPlotItem().getViewBox()
+    p = xy[7]
+    for half in (5.0, 1e-3):  # 30 px per unit (float32 path), 1.5e5 px per unit (float64 path)
+        vb.setRange(xRange=(p[0] - half, p[0] + half), yRange=(p[1] - half, p[1] + half), padding=0)
+        size = plot.viewport().size()
+        img = QImage(size.width(), size.height(), QImage.Format.Format_ARGB32)
+        img.fill(0)
+        painter = QPainter(img)
+        plot.render(painter)
+        painter.end()
+        at = plot.mapFromScene(vb.mapViewToScene(pg.Point(*p)))
+        found = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+                 if img.pixelColor(at.x() + dx, at.y() + dy).red() == 255
+                 and img.pixelColor(at.x() + dx, at.y() + dy).green() == 0]
+        assert found, (half, at)
+
+
 def test_density_image_counts_the_points_in_the_view_range(qtbot):
     view, session, ds, run = _session_view(qtbot, 20_000)
     view.set_density(True)

@@ -20,6 +20,9 @@ from PySide6.QtWidgets import QWidget
 
 #: largest point side (px) of the fast path
 MAX_SIDE = 3
+#: the raster uses float32 coordinates (about the data's centre) while the data span covers
+#: fewer device pixels than this, float64 beyond (deep zoom)
+FLOAT32_LIMIT_PX = 2 ** 20
 #: opacity compositing counts at most this many points per pixel (more look the same)
 _MAX_STACK = 64
 
@@ -48,36 +51,56 @@ def _dilate(img: np.ndarray, side: int) -> np.ndarray:
     return out
 
 
-def raster_points(x, y, rgb, levels, scale, offset, shape, alpha: int = 255) -> np.ndarray:
+class RasterScratch:
+    """Work arrays of :func:`raster_points` for n points, kept between frames (allocating and
+    first touching 20 MB per frame costs as much as the arithmetic)."""
+
+    def __init__(self, n: int, dtype):
+        self.n, self.dtype = n, np.dtype(dtype)
+        self.fx, self.fy = np.empty(n, self.dtype), np.empty(n, self.dtype)
+        self.ix, self.iy = np.empty(n, np.int32), np.empty(n, np.int32)
+        self.keep, self.other = np.empty(n, bool), np.empty(n, bool)
+
+    def fits(self, n: int, dtype) -> bool:
+        return self.n == n and self.dtype == np.dtype(dtype)
+
+
+def raster_points(x, y, rgb, levels, scale, offset, shape, alpha: int = 255,
+                  scratch: RasterScratch | None = None) -> np.ndarray:
     """An (H, W) ARGB32 (uint32) image of points (x, y) mapped to pixels by
-    ``px = x * scale[0] + offset[0]`` (same for y); ``rgb``: 0xRRGGBB per point; ``levels``:
-    ``[(side, start, stop), ...]``: points ``start:stop`` are side × side pixel squares (an int:
-    every point has that side). Later points cover earlier ones, smaller squares cover larger;
-    with ``alpha`` < 255 a pixel covered by k points has opacity 1 - (1 - alpha/255)^k.
+    ``px = x * scale[0] + offset[0]`` (same for y, in the dtype of ``x``: float32 halves the
+    memory traffic); ``rgb``: 0xRRGGBB per point; ``levels``: ``[(side, start, stop), ...]``:
+    points ``start:stop`` are side × side pixel squares (an int: every point has that side).
+    Later points cover earlier ones, smaller squares cover larger; with ``alpha`` < 255 a pixel
+    covered by k points has opacity 1 - (1 - alpha/255)^k.
 
     No boolean compression of the point arrays (the slow part at a million points): points
     outside the image are all written to one extra "trash" pixel that is dropped at the end."""
     h, w = shape
-    if not len(x) or h <= 0 or w <= 0:
+    n = len(x)
+    if not n or h <= 0 or w <= 0:
         return np.zeros((max(h, 0), max(w, 0)), dtype=np.uint32)
+    s = scratch if scratch is not None and scratch.fits(n, x.dtype) else RasterScratch(n, x.dtype)
+    ft = s.dtype.type
     trash = h * w
     with np.errstate(invalid="ignore", over="ignore"):
-        fx = x * scale[0]
-        fx += offset[0]
-        ix = fx.astype(np.int32)  # NaN / huge values become INT_MIN: outside
-        del fx
-        fy = y * scale[1]
-        fy += offset[1]
-        iy = fy.astype(np.int32)
-        del fy
-    keep = ix.view(np.uint32) < w  # negative values wrap to huge unsigned ones
-    keep &= iy.view(np.uint32) < h
-    iy *= w
-    iy += ix
-    lin = np.where(keep, iy, trash)
+        np.multiply(x, ft(scale[0]), out=s.fx)
+        s.fx += ft(offset[0])
+        np.multiply(y, ft(scale[1]), out=s.fy)
+        s.fy += ft(offset[1])
+        np.copyto(s.ix, s.fx, casting="unsafe")  # NaN / huge values become INT_MIN: outside
+        np.copyto(s.iy, s.fy, casting="unsafe")
+    np.less(s.ix.view(np.uint32), w, out=s.keep)  # negative values wrap to huge unsigned ones
+    np.less(s.iy.view(np.uint32), h, out=s.other)
+    s.keep &= s.other
+    lin = s.iy
+    lin *= w
+    lin += s.ix
+    np.logical_not(s.keep, out=s.other)
+    np.copyto(lin, trash, where=s.other)
     colour = rgb | np.uint32(0xFF000000) if alpha >= 255 else rgb
     if not isinstance(levels, (list, tuple)):
-        levels = [(int(levels), 0, len(x))]
+        levels = [(int(levels), 0, n)]
     out = None
     for side, start, stop in sorted(levels, key=lambda lev: -lev[0]):  # small squares on top
         li, co = lin[start:stop], colour[start:stop]
@@ -118,6 +141,9 @@ class FastPointsItem(pg.GraphicsObject):
         self._alpha = 255
         self._size = min(max(int(size), 1), MAX_SIDE)
         self._version = 0
+        self._scratch = None
+        self._x32 = self._y32 = np.zeros(0, np.float32)
+        self._centre = self._span = np.zeros(2)
         self._cache_key = self._cache = None
         #: how many times the points were rasterised (not counting repaints from the cache)
         self.rasterised = 0
@@ -153,6 +179,11 @@ class FastPointsItem(pg.GraphicsObject):
         self._version += 1
         lo, hi = xy_bounds(self._xy) if bounds is None else bounds
         self._lo, self._hi = lo, hi
+        finite = np.isfinite([lo, hi]).all()
+        self._centre = (lo + hi) / 2 if finite else np.zeros(2)
+        self._span = (hi - lo) if finite else np.zeros(2)
+        self._x32 = (self._x - self._centre[0]).astype(np.float32)  # float32 about the centre:
+        self._y32 = (self._y - self._centre[1]).astype(np.float32)  # exact to < 1/8 px up to 2^20 px
         self._bounds = QRectF() if not np.isfinite([lo, hi]).all() else \
             QRectF(lo[0], lo[1], max(hi[0] - lo[0], 1e-12), max(hi[1] - lo[1], 1e-12))
         self.informViewBoundsChanged()
@@ -205,8 +236,17 @@ class FastPointsItem(pg.GraphicsObject):
             return
         key = (t.m11(), t.m22(), t.dx(), t.dy(), area.x(), area.y(), w, h, self._version)
         if key != self._cache_key:  # a repaint for the hover tip or a selection reuses the image
-            img = raster_points(self._x, self._y, self._rgb, self._levels, (t.m11(), t.m22()),
-                                (t.dx() - area.left(), t.dy() - area.top()), (h, w), self._alpha)
+            sx, sy = t.m11(), t.m22()
+            ox, oy = t.dx() - area.left(), t.dy() - area.top()
+            if max(abs(sx) * self._span[0], abs(sy) * self._span[1]) < FLOAT32_LIMIT_PX:
+                x, y = self._x32, self._y32
+                ox, oy = ox + sx * self._centre[0], oy + sy * self._centre[1]
+            else:  # zoomed in very far: float64
+                x, y = self._x, self._y
+            if self._scratch is None or not self._scratch.fits(len(x), x.dtype):
+                self._scratch = RasterScratch(len(x), x.dtype)
+            img = raster_points(x, y, self._rgb, self._levels, (sx, sy), (ox, oy), (h, w), self._alpha,
+                                self._scratch)
             self._cache = (img, QImage(img.data, w, h, 4 * w, QImage.Format.Format_ARGB32))
             self._cache_key = key
             self.rasterised += 1
