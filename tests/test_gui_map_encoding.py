@@ -290,6 +290,9 @@ def test_density_image_counts_the_points_in_the_view_range(qtbot):
     assert item.total() == np.count_nonzero(inside) > 0
     assert item.image.shape == item.counts.shape and item.counts.shape[1] >= 100  # bins follow the view width
     assert view._item is None and view.point_count() == len(xy)
+    # its colour bar: log(1 + count) from 0 to the fullest cell, ticks labelled with counts
+    lo, hi = view.colorbar.levels()
+    assert lo == 0 and hi == pytest.approx(np.log1p(item.counts.max()))
     # zoom in: finer bins over the new range, still the exact count
     vb.setRange(xRange=(0.0, 0.5), yRange=(0.0, 0.1), padding=0)
     qtbot.waitUntil(lambda: view.density_item.x_range[1] - view.density_item.x_range[0] < 1.0, timeout=3000)
