@@ -106,6 +106,8 @@ class MainWindow(QMainWindow):
         install_missing_values(self)  # Run says why with NaN; Tools ▸ Impute missing values
         from manifold_studio.gui.plugin_manager_dialog import install_plugin_manager
         install_plugin_manager(self)  # Tools ▸ Plugins…: install, uninstall, enable, disable
+        from manifold_studio.gui.views.scatter3d_view import install_scatter3d
+        install_scatter3d(self)  # View ▸ 3-D view of this run (Ctrl+3); 2-D pairs without OpenGL
         from manifold_studio.gui.export import install_export
         install_export(self)  # File ▸ Export: views as PNG/SVG, data set with results as CSV, copy image / rows
         from manifold_studio.gui.data_table import install_data_table
