@@ -189,10 +189,11 @@ class FitStalls:
 
 def measure_fit(window, algorithm_id: str, params: dict | None = None, *, timeout_s: float = 60.0,
                 cancel_after_s: float | None = None, settle_s: float = 0.3, skip_s: float = 0.0,
-                trace: bool = False) -> FitStalls:
-    """Run ``algorithm_id`` in ``window`` (on its current data set) while a :class:`StallMeter`
-    runs; Cancel it after ``cancel_after_s`` seconds if it has not finished. The stalls before
-    the run's end reached the session are the fit's; those after are the completion's."""
+                trace: bool = False, **run_kwargs) -> FitStalls:
+    """Run ``algorithm_id`` in ``window`` (on its current data set; ``run_kwargs`` go to
+    ``window.run_algorithm``, e.g. ``rows``) while a :class:`StallMeter` runs; Cancel it after
+    ``cancel_after_s`` seconds if it has not finished. The stalls before the run's end reached
+    the session are the fit's; those after are the completion's."""
     session = window.session
     ended: list[float] = []
     patched = {}
@@ -209,7 +210,7 @@ def measure_fit(window, algorithm_id: str, params: dict | None = None, *, timeou
     start = time.perf_counter()
     cancelled = False
     try:
-        run = window.run_algorithm(algorithm_id, dict(params or {}))
+        run = window.run_algorithm(algorithm_id, dict(params or {}), **run_kwargs)
         if run is None:
             raise RuntimeError(f"{algorithm_id} could not start (see the status bar)")
         limit = cancel_after_s if cancel_after_s is not None else timeout_s
