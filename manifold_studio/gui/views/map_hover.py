@@ -1,6 +1,6 @@
 """Hover on the map: the nearest visible point within a few screen pixels, found with a grid
 index (:class:`~manifold_studio.spatial_grid.GridIndex`) built once per point set — at once up
-to ``FAST_THRESHOLD`` points, in a background thread above (a vectorised scan answers until it
+to :data:`SYNC_INDEX_LIMIT` points, in a background thread above (a vectorised scan answers until it
 is ready) — and a tip with the row's labels, the colour / size column values and its features.
 
 :class:`MapHoverMixin` is part of :class:`~manifold_studio.gui.views.map_view.MapView`; it uses
