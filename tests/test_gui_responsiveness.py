@@ -106,6 +106,11 @@ def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorit
     spin_until(lambda: False, 0.3)  # the window's first layout and paint
     results = []
     for _attempt in range(ATTEMPTS):
+        # every attempt starts where a user starts: the map of the data set's PCA (the window
+        # fits PCA when a data set is loaded), not the previous attempt's result
+        w.run_algorithm("pca", {})
+        spin_until(lambda: not w.busy, 20)
+        spin_until(lambda: False, 0.2)
         result = measure_fit(w, algorithm_id, PARAMS[algorithm_id], timeout_s=60)
         results.append(result)
         print(f"{algorithm_id}: {result.seconds:.1f} s, longest stall during the fit {result.fit_ms:.0f} ms "
