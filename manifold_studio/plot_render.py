@@ -267,7 +267,7 @@ def _png_legend(draw, lay: _Layout, f) -> None:
         y += step
     if lay.colors.mode == "continuous":
         bar_h = min(200.0, lay.box[3] - y - 10)
-        levels = len(lay.colors.colors)
+        levels = len(lay.colors.map_colors)
         for i in range(levels):
             y0 = y + bar_h * (1 - (i + 1) / levels)
             draw.rectangle([x, y0, x + lay.font, y0 + bar_h / levels + 1], fill=tuple(int(c) for c in lay.colors.colors[i]))
@@ -369,7 +369,7 @@ def _svg_legend(lay: _Layout) -> str:
         y += step
     if lay.colors.mode == "continuous":
         bar_h = min(200.0, lay.box[3] - y - 10)
-        levels = len(lay.colors.colors)
+        levels = len(lay.colors.map_colors)
         for i in range(levels):
             y0 = y + bar_h * (1 - (i + 1) / levels)
             out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{fs}" height="{bar_h / levels + 0.5:.2f}" '

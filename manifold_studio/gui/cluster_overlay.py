@@ -238,7 +238,7 @@ class ClusterOverlay(QObject):
             uniq = np.unique(view.color_labels)
             pos = np.searchsorted(uniq, res.labels)
             ok = (pos < len(uniq))
-            brushes = [pg.mkBrush(c.qcolor(int(p))) if good and uniq[p] == lab else pg.mkBrush(255, 255, 255)
+            brushes = [pg.mkBrush(c.rgba(int(p))) if good and uniq[p] == lab else pg.mkBrush(255, 255, 255)
                        for p, good, lab in zip(pos, ok, res.labels)]
         item.setBrush(brushes)
         if not any(getattr(sample, "item", None) is item for sample, _ in view.legend.items):

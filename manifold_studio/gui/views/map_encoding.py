@@ -242,7 +242,7 @@ class EncodingLegend(QObject):
         if c.mode == "categorical":
             shown = min(len(c.names), MAX_LEGEND)
             for i in range(shown):
-                sample = pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.qcolor(i)))
+                sample = pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.rgba(i)))
                 sample.setVisible(i not in hidden)
                 self._samples[id(sample)] = i
                 self._items[i] = sample
@@ -252,7 +252,7 @@ class EncodingLegend(QObject):
         elif c.mode == "continuous" and not density:
             self.show_bar(c.map_colors, c.vmin, c.vmax, c.title)
             if c.nan_code >= 0:
-                self.legend.addItem(pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.qcolor(c.nan_code))),
+                self.legend.addItem(pg.ScatterPlotItem(size=10, pen=None, brush=pg.mkBrush(c.rgba(c.nan_code))),
                                     "no value")
         for note in notes:
             self._note(note)

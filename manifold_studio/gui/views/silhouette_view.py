@@ -224,7 +224,7 @@ class SilhouetteView(ResultView):
         coloring = make_coloring(uniq, len(uniq), "cluster")
         for c in range(len(uniq)):
             sel = codes == c
-            color = coloring.qcolor(int(coloring.codes[c]))
+            color = coloring.rgba(int(coloring.codes[c]))
             bar = pg.BarGraphItem(x0=np.zeros(sel.sum()), y=y[sel], height=1.0, width=values[sel],
                                   brush=pg.mkBrush(color), pen=pg.mkPen(color) if sel.sum() < 400 else None)
             self.plot.addItem(bar)
