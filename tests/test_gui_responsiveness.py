@@ -123,3 +123,39 @@ def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorit
             break
     best = min(results, key=lambda r: r.fit_ms)
     assert best.fit_ms < MAX_STALL_MS, [(r.fit_ms, r.fit_worst) for r in results]
+
+
+def test_previews_move_the_drawn_points_and_keep_them_in_view(qtbot, make_window, host):
+    """A running fit's previews of the same points move the drawn item (no new item, colours
+    and legend kept); every preview is drawn exactly and lies inside the view's range."""
+    from PySide6.QtWidgets import QGraphicsItem
+
+    from manifold_studio.gui.fit_partials import route_partial, router_for
+
+    w = make_window(host, initial_algorithm=None)
+    w.session.add_dataset(blobs(500))
+    w.run_algorithm("pca", {})
+    spin_until(lambda: not w.busy, 20)
+    view = w.map_view
+    item, legend_items = view._item, list(view.legend.items)
+    run = w.session.create_run("tsne", {"max_iter": 300}, "blobs500")
+    w.session.start_run(run.id)
+    router = router_for(w)
+    rng = np.random.default_rng(3)
+    for scale in (1e-3, 1e-2, 1.0, 30.0, 29.0):
+        Y = rng.normal(scale=scale, size=(500, 2))
+        route_partial(w, run.id, Y)
+        spin_until(lambda: not router.pending and not router.timer.isActive(), 5)
+        assert view._item is item and view.legend.items == legend_items  # moved, not rebuilt
+        assert np.array_equal(view.xy, Y)
+        assert np.array_equal(item.data["x"], Y[:, 0]) and np.array_equal(item.data["y"], Y[:, 1])
+        (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
+        assert x0 <= Y[:, 0].min() and Y[:, 0].max() <= x1 and y0 <= Y[:, 1].min() and Y[:, 1].max() <= y1
+    assert "running" in view.title_label.text()
+    axis = view.plot_item.getAxis("left")
+    assert axis.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
+    # the result shown: a full drawing again, axes no longer cached
+    from manifold_studio.session import FitOutcome
+
+    w.session.complete_run(run.id, FitOutcome(None, embedding=Y))
+    assert np.array_equal(view.xy, Y) and axis.cacheMode() == QGraphicsItem.CacheMode.NoCache
