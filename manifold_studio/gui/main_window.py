@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.errors import DataError
 from manifold_studio.gui.algorithm_panel import AlgorithmPanel
-from manifold_studio.gui.classification_panel import install_classification  # registers its views
+import manifold_studio.gui.classification_panel  # noqa: F401,E402  (registers its views before they are built)
 from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
 from manifold_studio.gui.error_handling import show_error_dialog
 from manifold_studio.gui.message_log import MessageLog
@@ -38,6 +38,7 @@ from manifold_studio.gui.run_log import RunLog
 from manifold_studio.gui.selection_model import SelectionModel
 from manifold_studio.gui.session_bridge import SessionBridge
 from manifold_studio.gui.views import registered_views
+from manifold_studio.gui.window_tools import install_tools
 from manifold_studio.gui.worker import Job, JobRunner
 from manifold_studio.session import Session, error_message, load_dataset
 
@@ -89,37 +90,7 @@ class MainWindow(QMainWindow):
         self._build_panels()
         self._build_views()
         self._build_menus()
-        from manifold_studio.gui.clustering_tools import install_clustering_tools
-        install_clustering_tools(self)  # cluster overlay, "Fit on:" input, Choose k tool
-        install_classification(self)  # Classification group, evaluation, Classify this map
-        from manifold_studio.gui.image_points import install_image_points
-        install_image_points(self)  # images on hover, thumbnails instead of dots
-        from manifold_studio.gui.views.selection_overlay import install_selection
-        install_selection(self)  # Pan / Rectangle / Lasso on the map; the selection highlighted
-        from manifold_studio.gui.selection_actions import install_selection_actions
-        install_selection_actions(self)  # Selection menu + map context menu: subset, label, extend
-        from manifold_studio.gui.project_actions import install_project_actions
-        install_project_actions(self)  # File ▸ Open project / Save project
-        from manifold_studio.gui.autosave import install_autosave
-        install_autosave(self)  # recovery file every few minutes, restored after a crash
-        from manifold_studio.gui.missing_values import install_missing_values
-        install_missing_values(self)  # Run says why with NaN; Tools ▸ Impute missing values
-        from manifold_studio.gui.plugin_manager_dialog import install_plugin_manager
-        install_plugin_manager(self)  # Tools ▸ Plugins…: install, uninstall, enable, disable
-        from manifold_studio.gui.views.scatter3d_view import install_scatter3d
-        install_scatter3d(self)  # View ▸ 3-D view of this run (Ctrl+3); 2-D pairs without OpenGL
-        from manifold_studio.gui.export import install_export
-        install_export(self)  # File ▸ Export: views as PNG/SVG, data set with results as CSV, copy image / rows
-        from manifold_studio.gui.data_table import install_data_table
-        install_data_table(self)  # Table dock: the current data set, linked selection, search, Ctrl+C
-        from manifold_studio.gui.recent_files import install_recent_files
-        install_recent_files(self)  # File ▸ Open recent (data files and projects)
-        from manifold_studio.gui.undo import install_undo
-        install_undo(self)  # Edit ▸ Undo / Redo for removing a run or a data set
-        from manifold_studio.gui.help_pages import install_help_pages
-        install_help_pages(self)  # Help ▸ Keyboard shortcuts, Help ▸ Methods (F1), View ▸ Zoom to fit
-        from manifold_studio.gui.preferences import install_preferences
-        install_preferences(self)  # LAST: Edit ▸ Preferences…, restores the saved window layout
+        install_tools(self)  # every tool of the window, in order (gui/window_tools.py)
         self.bridge.currentRunChanged.connect(self.show_run)
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
         self.bridge.runChanged.connect(self._on_run_changed)
