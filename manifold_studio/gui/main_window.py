@@ -508,6 +508,9 @@ class MainWindow(QMainWindow):
         data_h = min(self.data_panel.sizeHint().height() + 30, int(self.height() * 0.54))
         self.resizeDocks([self.docks["data"], self.docks["algorithm"]],
                          [data_h, max(200, self.height() - data_h)], Qt.Orientation.Vertical)
+        right = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["right"] and not d.isFloating()]
+        if right:  # the map keeps most of the width
+            self.resizeDocks(right, [max(300, self.width() // 4)] * len(right), Qt.Orientation.Horizontal)
         bottom = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["bottom"]]
         if bottom:
             self.resizeDocks(bottom[:1], [max(130, self.height() // 5)], Qt.Orientation.Vertical)

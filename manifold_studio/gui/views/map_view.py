@@ -20,9 +20,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout,
+    QCheckBox, QComboBox, QLabel, QSpinBox, QVBoxLayout,
 )
 
+from manifold_studio.gui.flow_layout import FlowLayout, group
 from manifold_studio.gui.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.density_item import DensityItem
@@ -107,19 +108,20 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.encoding.changed.connect(self._redraw)
         self.encoding.showAll.connect(self.show_all_classes)
 
-        bar = QHBoxLayout()
-        bar.addWidget(QLabel("Colour:"))
-        bar.addWidget(self.color_combo)
-        bar.addWidget(QLabel("Size:"))
-        bar.addWidget(self.size_spin)
+        # one toolbar that wraps onto more lines when the map is narrow (tools add their widgets
+        # with add_toolbar_widget); the hover text has its own line under the plot
+        bar = FlowLayout()
+        bar.addWidget(group(QLabel("Colour:"), self.color_combo))
+        bar.addWidget(group(QLabel("Size:"), self.size_spin))
         bar.addWidget(self.equal_axes)
-        bar.addStretch(1)
+        enc = self.encoding.widgets()
+        for i in range(len(enc)):
+            w = enc[i]
+            if isinstance(w, QLabel):
+                continue
+            prev = enc[i - 1] if i else None
+            bar.addWidget(group(prev, w) if isinstance(prev, QLabel) else w)
         self._bar = bar
-        bar.addWidget(self.hover_label)
-        enc_bar = QHBoxLayout()
-        for w in self.encoding.widgets():
-            enc_bar.addWidget(w)
-        enc_bar.addStretch(1)
 
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(True)
@@ -154,8 +156,8 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title_label)
         layout.addLayout(bar)
-        layout.addLayout(enc_bar)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.hover_label)
 
     # -- public API -------------------------------------------------------------------------
     def point_count(self) -> int:
@@ -291,7 +293,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
 
     def add_toolbar_widget(self, widget) -> None:
         """Put a tool's widget in the map's toolbar (before the hover text)."""
-        self._bar.insertWidget(max(0, self._bar.count() - 2), widget)
+        self._bar.insertWidget(self._bar.count(), widget)
 
     def set_run_labels(self, labels) -> None:
         """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view."""
