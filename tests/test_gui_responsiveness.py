@@ -181,3 +181,23 @@ def test_previews_move_the_drawn_points_and_keep_them_in_view(qtbot, make_window
 
     w.session.complete_run(run.id, FitOutcome(None, embedding=Y))
     assert np.array_equal(view.xy, Y) and axis.cacheMode() == QGraphicsItem.CacheMode.NoCache
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "getpriority"), reason="thread priorities: Linux only")
+def test_worker_threads_are_nicer_than_the_main_thread(qtbot):
+    """Jobs run at a lower priority than the window's thread, so the window wins the CPU."""
+    import os
+    import threading
+
+    from manifold_studio.gui.worker import WORKER_NICENESS, JobRunner
+
+    def niceness(progress=None):
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    main = niceness()
+    runner = JobRunner()
+    job = runner.start(niceness, title="niceness")
+    qtbot.waitUntil(lambda: job.finished, timeout=5000)
+    runner.shutdown()
+    assert job.result == max(main, WORKER_NICENESS)
+    assert niceness() == main  # the main thread keeps its priority
