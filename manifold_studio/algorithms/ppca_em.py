@@ -76,7 +76,10 @@ def posterior(X: np.ndarray, mean: np.ndarray, W: np.ndarray, sigma2: float, *,
     eye = sigma2 * np.eye(k)
     for a in range(0, P, step):
         block = patterns[a:a + step]
-        M = np.einsum("pj,jk,jl->pkl", block.astype(float), W, W, optimize=True) + eye
+        if complete:   # one pattern, every coordinate observed: M = WᵀW + σ²I
+            M = (W.T @ W + eye)[None]
+        else:
+            M = np.einsum("pj,jk,jl->pkl", block.astype(float), W, W, optimize=True) + eye
         Minv[a:a + step] = np.linalg.inv(M)
         logdet[a:a + step] = np.linalg.slogdet(M)[1]
     if P == 1:
