@@ -121,6 +121,13 @@ def test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highli
     # a second map of the same data set (other coordinates, other order) highlights the same rows
     second, rows2 = _second_map(qtbot, w, ds.name, ds.X[:, 2:4])
     assert np.array_equal(np.sort(rows2[second.highlighted]), expected)
+    # and the Table dock highlights exactly these rows (cells painted from the same selection)
+    table = w.data_table
+    assert np.array_equal(np.sort(table.selected_rows()), expected)
+    model = table.model
+    painted = [int(model.data(model.index(p, 0))) for p in range(model.rowCount())
+               if model.data(model.index(p, 1), Qt.ItemDataRole.BackgroundRole) is not None]
+    assert np.array_equal(np.sort(painted), expected)
     assert w.statusBar().currentMessage() == f"{ds.name}: {len(expected)} of 150 rows selected"
     # the highlight layer is drawn over the map's points
     assert ov._highlight.scene() is plot.scene() and ov._highlight.zValue() > 10
