@@ -31,6 +31,7 @@ benchmarks/results/bench_ui.txt (or --out).
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import gc
 import os
 import platform
@@ -89,6 +90,7 @@ class Bench:
         self.app, self.w, self.report = app, window, report
         self.rows: list[tuple[str, float, float, str]] = []  # operation, measured ms, target ms, detail
         self.isolate_above_ms = ISOLATE_ABOVE_MS
+        self.trace = False
 
     def settle(self, seconds: float = 0.2) -> None:
         from manifold_studio.gui.stall_meter import spin_until
@@ -320,7 +322,7 @@ class Bench:
             extra = {"rows": np.arange(m)} if m < n else {}
             try:
                 r = measure_fit(self.w, algo, params, timeout_s=cancel_after + 60, cancel_after_s=cancel_after,
-                                trace=True, **extra)
+                                trace=self.trace, **extra)
             except Exception as exc:  # noqa: BLE001
                 self.report(f"  {algo}: could not run ({exc})")
                 continue
@@ -368,6 +370,7 @@ class Bench:
 
 
 def main(argv=None):
+    faulthandler.enable()  # a crash in Qt or a plugin's compiled code prints where it happened
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="200,000-point map, fits on 3,000 points")
     parser.add_argument("--threads", default=None, help="BLAS/OpenMP threads (default: the libraries' own choice)")
@@ -375,6 +378,9 @@ def main(argv=None):
     parser.add_argument("--only", default="", help="comma-separated algorithms to fit (default: all)")
     parser.add_argument("--no-map", action="store_true", help="skip the map benchmarks")
     parser.add_argument("--no-fits", action="store_true", help="skip the fits")
+    parser.add_argument("--trace", action="store_true",
+                        help="sample the stacks of stalled threads to name what held the GIL (diagnosis only: "
+                             "on Python 3.11 sampling another thread's frames crashed the process 3 times in 5 runs)")
     parser.add_argument("--isolate-above", type=float, default=ISOLATE_ABOVE_MS,
                         help="measure fits that stalled longer than this (ms) again in a separate process")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "bench_ui.txt"))
@@ -412,6 +418,7 @@ def main(argv=None):
     window.show()
     bench = Bench(app, window, report)
     bench.isolate_above_ms = args.isolate_above
+    bench.trace = args.trace
     bench.settle(0.5)
     try:
         if not args.no_map:
