@@ -380,7 +380,7 @@ def main(argv=None):
     parser.add_argument("--no-fits", action="store_true", help="skip the fits")
     parser.add_argument("--trace", action="store_true",
                         help="sample the stacks of stalled threads to name what held the GIL (diagnosis only: "
-                             "on Python 3.11 sampling another thread's frames crashed the process 3 times in 5 runs)")
+                             "on Python 3.11 sampling another thread's frames crashed the process in 3 of 6 runs)")
     parser.add_argument("--isolate-above", type=float, default=ISOLATE_ABOVE_MS,
                         help="measure fits that stalled longer than this (ms) again in a separate process")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "bench_ui.txt"))
