@@ -121,11 +121,13 @@ def _covariance_route(X, mean, k, progress):
     d = X.shape[1]
     C = _covariance_matrix(X, mean, progress)
     progress.checkpoint(0.7, f"Eigendecomposition of the {d}×{d} covariance matrix")
-    # only the leading k eigenpairs when k is a count (LAPACK's evr driver); the total
-    # variance comes from the trace
-    subset = [d - k, d - 1] if isinstance(k, (int, np.integer)) and k < d else None
-    evals, V = linalg.eigh(C, check_finite=False, subset_by_index=subset,
-                           driver=None if subset is not None else "evd")
+    # numpy's own LAPACK (divide and conquer), not scipy's: the product above ran on numpy's
+    # OpenBLAS threads, and handing over to scipy's separate OpenBLAS pool while numpy's threads
+    # still spin doubled the time of both steps on 2 cores (140 vs 70 ms for d = 784, and the
+    # projection after it 68 vs 37 ms). The total variance comes from the trace.
+    evals, V = np.linalg.eigh(C)
+    if isinstance(k, (int, np.integer)) and k < d:
+        evals, V = evals[d - k:], V[:, d - k:]
     evals, V = evals[::-1], V[:, ::-1]
     return np.sqrt(np.clip(evals, 0.0, None)), V.T, float(np.trace(C))
 
