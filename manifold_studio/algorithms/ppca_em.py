@@ -53,12 +53,14 @@ def _groups(obs: np.ndarray):
 
 
 def posterior(X: np.ndarray, mean: np.ndarray, W: np.ndarray, sigma2: float, *,
-              loglik: bool = False, groups=None) -> Posterior:
+              loglik: bool = False, groups=None, complete: bool | None = None) -> Posterior:
     """Posterior of z for every row of X (NaN = missing) and, optionally, log p(x_O).
-    ``groups``: the (patterns, pattern index) of X's missingness, when already known."""
+    ``groups``: the (patterns, pattern index) of X's missingness, when already known;
+    ``complete``: True when the caller knows X has no missing value (None: look)."""
     n, d = X.shape
     k = W.shape[1]
-    complete = groups is None and not np.isnan(np.sum(X))   # one reduction: a NaN propagates
+    if complete is None:
+        complete = groups is None and not np.isnan(np.sum(X))   # one reduction: a NaN propagates
     if complete:   # no missing value: one pattern, and no masked copy of X
         patterns, inv = np.ones((1, d), dtype=bool), np.zeros(n, dtype=np.intp)
         E = X - mean if loglik else None

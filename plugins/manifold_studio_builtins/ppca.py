@@ -110,7 +110,8 @@ class PPCA(EmbeddingAlgorithm):
         live = not getattr(self, "stopped_early_", False)   # after Cancel, checkpoints raise again
         if live:
             progress.checkpoint(0.98, "Posterior means of the training points")
-        self.embedding_ = self._posterior(X).mean
+        # closed form: NaN was refused by the checks (only EM accepts it)
+        self.embedding_ = self._posterior(X, complete=True if self._p["method"] != "em" else None).mean
         if live:
             progress.checkpoint(1.0, "Done")
 
@@ -136,8 +137,9 @@ class PPCA(EmbeddingAlgorithm):
         self.loglik_curve_ = np.asarray(res.loglik)
 
     # -- model -------------------------------------------------------------------------
-    def _posterior(self, X, loglik=False):
-        return posterior(X, self.mean_, self.components_.T, self.noise_variance_, loglik=loglik)
+    def _posterior(self, X, loglik=False, complete=None):
+        return posterior(X, self.mean_, self.components_.T, self.noise_variance_, loglik=loglik,
+                         complete=complete)
 
     def _extend(self, X):
         return self._posterior(X).mean
