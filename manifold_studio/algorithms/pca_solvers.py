@@ -13,7 +13,7 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
                 (seed 002, "the N×N trick"). Exact; the fast route when d ≫ n.
 ``randomized``  Halko, Martinsson & Tropp (2011): a Gaussian sketch with ``n_components + 10``
                 columns, power iterations (7 when n_components < 0.1·min(n, d), else 4, as in
-                scikit-learn) re-normalised by LU, a QR, and the SVD of the small projected
+                scikit-learn) re-orthonormalised by QR (scikit-learn: LU), a QR, and the SVD of the small projected
                 matrix. Approximate, seeded by ``random_state``; for large matrices and few
                 components.
 ``auto``        scikit-learn's rule extended by the Gram route: covariance when d ≤ 1000 and
@@ -22,13 +22,16 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
                 fraction of the variance); full when max(n, d) ≤ 500 or the
                 number of components is a fraction of the variance; randomized when
                 n_components < 0.8·min(n, d); full otherwise.
+
+Every route calls numpy's LAPACK, never scipy's: numpy and scipy each bring their own OpenBLAS
+thread pool, and alternating between them while the other's threads still spin doubles the
+time of both on a 2-core machine.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.progress import as_progress
@@ -135,7 +138,7 @@ def _covariance_route(X, mean, k, progress):
 def _gram_route(Xc, k, progress):
     n, d = Xc.shape
     progress.checkpoint(0.2, f"Diagonalising the {n}×{n} Gram matrix (d ≫ n)")
-    evals, U = linalg.eigh(Xc @ Xc.T, check_finite=False)
+    evals, U = np.linalg.eigh(Xc @ Xc.T)
     evals, U = evals[::-1], U[:, ::-1]
     if isinstance(k, (int, np.integer)):   # the axes asked for only (the total comes from the trace)
         evals, U = evals[:k], U[:, :k]
@@ -155,11 +158,11 @@ def _randomized_route(Xc, k, random_state, progress, n_oversamples=10, n_iter=No
     Q = Xc @ rng.standard_normal((d, size))
     for it in range(n_iter):
         progress.checkpoint(0.1 + 0.7 * it / n_iter, f"Randomized SVD: power iteration {it + 1}/{n_iter}")
-        Q, _ = linalg.lu(Q, permute_l=True, check_finite=False)
+        Q, _ = np.linalg.qr(Q)   # re-orthonormalised (scikit-learn uses LU: scipy's, see the module note)
         Q = Xc @ (Xc.T @ Q)
-    Q, _ = linalg.qr(Q, mode="economic", check_finite=False)
+    Q, _ = np.linalg.qr(Q)
     progress.checkpoint(0.85, "Randomized SVD: small SVD")
-    _, s, Vt = linalg.svd(Q.T @ Xc, full_matrices=False, check_finite=False)
+    _, s, Vt = np.linalg.svd(Q.T @ Xc, full_matrices=False)
     return s, Vt
 
 
@@ -192,7 +195,7 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
             s, Vt = _randomized_route(Xc, int(n_components), random_state, progress)
         else:
             progress.checkpoint(0.1, f"Singular value decomposition of {n}×{d} data")
-            _, s, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
+            _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
     Vt = Vt * fix_signs(Vt)[:, None]
     progress.checkpoint(0.9, "Principal axes found")
     return PrincipalAxes(np.ascontiguousarray(Vt), s, mean, total, solver, solver in EXACT)
