@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from manifold_studio.data import Dataset  # noqa: E402
+from manifold_studio.gui.run_controls import ISOLATE_GIL_ROWS  # noqa: E402
 from manifold_studio.gui.stall_meter import StallMeter, measure_fit, spin_until  # noqa: E402
 from manifold_studio.plugins import PluginHost  # noqa: E402
 from manifold_studio.session import DONE, Session  # noqa: E402
@@ -39,15 +40,10 @@ PARAMS = {
 #: work) rarely stalls the same fit twice
 ATTEMPTS = 3
 
-#: known stalls in code this test does not own, with the place to fix them
-KNOWN = {
-    "isomap": "scipy's dijkstra holds the GIL for a whole call: isomap.py calls it for 256 sources "
-              "at a time (_PATH_CHUNK), 130-700 ms at 3,000 points; chunks of ~16 sources would "
-              "keep each call under 50 ms",
-    "hierarchical": "scipy.cluster.hierarchy.linkage (hierarchical.py, agglomerative_linkage) holds the "
-                    "GIL for the whole call: 500-650 ms at 3,000 points (O(n^2)); a nogil numba "
-                    "nearest-neighbour chain, or the linkage in a worker process, would not",
-}
+#: fits whose library calls hold the GIL for long (scipy's linkage, dijkstra, sparse LU): their
+#: classes say so (``holds_gil``) and the window runs them in a separate process by default on
+#: data of ISOLATE_GIL_ROWS rows or more — so the window never freezes for them either
+GIL_HOLDERS = ("hierarchical", "isomap", "lle")
 
 
 def blobs(n: int, seed: int = 0) -> Dataset:
@@ -99,8 +95,6 @@ def test_stall_meter_measures_a_blocked_event_loop(qtbot):
 def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorithm_id):
     if algorithm_id not in host.algorithms:
         pytest.skip(f"{algorithm_id} is not installed")
-    if algorithm_id in KNOWN:
-        pytest.xfail(KNOWN[algorithm_id])
     w = make_window(host, initial_algorithm=None)
     w.session.add_dataset(blobs(N_POINTS))
     spin_until(lambda: False, 0.3)  # the window's first layout and paint
@@ -125,17 +119,20 @@ def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorit
     assert best.fit_ms < MAX_STALL_MS, [(r.fit_ms, r.fit_worst) for r in results]
 
 
-@pytest.mark.parametrize("algorithm_id", sorted(KNOWN))
-def test_gil_holding_fits_do_not_stall_in_a_separate_process(qtbot, make_window, host, algorithm_id):
-    """The fits that hold the GIL for long in the window's process (KNOWN) leave the event loop
-    free when the Run panel's "run in a separate process" is on."""
+@pytest.mark.parametrize("algorithm_id", GIL_HOLDERS)
+def test_gil_holding_fits_run_in_a_separate_process_by_default(qtbot, make_window, host, algorithm_id):
+    """The fits that would hold the GIL for long in the window's process declare it
+    (``holds_gil``): on large data the Run panel's "in a separate process" is on by default and
+    the event loop stays free; on small data they run in the window's process."""
     if algorithm_id not in host.algorithms:
         pytest.skip(f"{algorithm_id} is not installed")
+    assert host.algorithms[algorithm_id].holds_gil
     w = make_window(host, initial_algorithm=None)
-    w.session.add_dataset(blobs(N_POINTS))
+    w.session.add_dataset(blobs(ISOLATE_GIL_ROWS - 1, seed=3))
     w.algorithm_panel.select_algorithm(algorithm_id)
-    w.run_controls.isolate_box.setChecked(True)
-    assert w.run_controls.isolated_for(algorithm_id)
+    assert not w.run_controls.isolated_for(algorithm_id) and not w.run_controls.isolate_box.isChecked()
+    w.session.add_dataset(blobs(N_POINTS))
+    assert w.run_controls.isolated_for(algorithm_id) and w.run_controls.isolate_box.isChecked()
     spin_until(lambda: False, 0.3)
     results = []
     for _attempt in range(ATTEMPTS):

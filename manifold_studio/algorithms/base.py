@@ -68,6 +68,10 @@ class Algorithm:
     #: whether fit/extend accept missing values (NaN) in X; override
     #: :meth:`accepts_missing_values` when it depends on a parameter
     accepts_missing: ClassVar[bool] = False
+    #: a library call inside fit holds Python's GIL for long stretches on large data (scipy's
+    #: linkage, Dijkstra, sparse LU): the window then runs the fit in a separate process by
+    #: default, where it can neither freeze the window nor ignore Cancel
+    holds_gil: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

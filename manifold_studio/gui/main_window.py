@@ -93,6 +93,8 @@ class MainWindow(QMainWindow):
         install_tools(self)  # every tool of the window, in order (gui/window_tools.py)
         self.bridge.currentRunChanged.connect(self.show_run)
         self.bridge.datasetsChanged.connect(self.run_controls.update_run_enabled)
+        # "in a separate process" may depend on the data's size (methods that hold the GIL)
+        self.bridge.datasetsChanged.connect(lambda: self.run_controls.show_algorithm(self.algorithm_panel.algorithm_id))
         self.bridge.runChanged.connect(self._on_run_changed)
         self.algorithm_panel.algorithmChanged.connect(lambda _id: self.run_controls.update_run_enabled())
         self.algorithm_panel.algorithmChanged.connect(self.run_controls.show_algorithm)

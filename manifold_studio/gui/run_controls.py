@@ -10,6 +10,11 @@ from __future__ import annotations
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 
+#: from this many rows, algorithms whose fit holds the GIL (``holds_gil``) run in a separate
+#: process by default (below, a fit is short and the process start-up of about a second dominates)
+ISOLATE_GIL_ROWS = 2_000
+
+
 class RunControls(QWidget):
     def __init__(self, window, parent=None):
         super().__init__(parent)
@@ -38,7 +43,9 @@ class RunControls(QWidget):
         self.isolate_box.setToolTip(
             "Fit in a worker process of its own: if the plugin crashes, runs out of memory or hangs, only "
             "that run ends (with a message); the window and your data are unaffected. On by default for "
-            "plugins that do not come with Manifold Studio. Starting the process takes about a second.")
+            "plugins that do not come with Manifold Studio, and on large data for the methods whose library calls "
+            "would otherwise freeze the window (hierarchical clustering, Isomap, LLE). Starting the process "
+            "takes about a second.")
         self._isolate_choice: dict[str, bool] = {}  # the user's choice per algorithm
         self.isolate_box.toggled.connect(self._remember_isolation)
 
@@ -62,6 +69,10 @@ class RunControls(QWidget):
         if algorithm_id in self._isolate_choice:
             return self._isolate_choice[algorithm_id]
         host = self.window.host
+        cls = host.algorithms.get(algorithm_id)
+        dataset = self.window.session.current_dataset
+        if getattr(cls, "holds_gil", False) and dataset is not None and dataset.n_samples >= ISOLATE_GIL_ROWS:
+            return True   # its library calls would freeze the window (and ignore Cancel) for seconds
         for info in getattr(host, "plugins", {}).values():
             if algorithm_id in getattr(info, "algorithms", ()):
                 return bool(getattr(info, "distribution", None)) and not getattr(info, "builtin", True)

@@ -184,6 +184,7 @@ class HierarchicalClustering(ClusteringAlgorithm):
     """
 
     id = "hierarchical"
+    holds_gil = True  # scipy's linkage and pdist hold the GIL (22 s at 20,000 points): the window fits it in a separate process
     name = "Hierarchical clustering"
     help = ("Builds a tree of nested clusters shown as a dendrogram and cuts it into clusters. "
             "Divisive: split the data in two with 2-means, then keep splitting the part whose split "

@@ -20,7 +20,7 @@ from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
 #: sources per Dijkstra call (progress and cancel between calls)
-_PATH_CHUNK = 256
+_PATH_CHUNK = 32   # sources per dijkstra call (the call holds the GIL: keep each one short)
 #: elements of the (rows, n) geodesic blocks during extension (cache-sized: the k-neighbour
 #: minimum makes several passes over them)
 _GEODESIC_BLOCK = 131_072
@@ -61,6 +61,7 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     """
 
     id = "isomap"
+    holds_gil = True  # scipy's dijkstra holds the GIL for each block of sources: the window fits it in a separate process
     name = "Isomap"
     help = ("Unrolls curved manifolds (a swiss roll becomes a flat sheet): links each point to its "
             "nearest neighbours, measures distances along that graph (geodesics) and places the "

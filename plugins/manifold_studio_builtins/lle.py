@@ -64,6 +64,7 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     """
 
     id = "lle"
+    holds_gil = True  # scipy's sparse LU (shift-invert) holds the GIL: the window fits it in a separate process
     name = "Locally linear embedding"
     help = ("Locally linear embedding: describes every point as a weighted average of its nearest "
             "neighbours and finds low-dimensional coordinates that keep those same weights, which "
