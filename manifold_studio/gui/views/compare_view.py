@@ -148,6 +148,12 @@ class CompareView(ResultView):
         layout.addWidget(self.info)
         layout.addWidget(self.grid_host, 1)
 
+        # a finished run arrives twice (runChanged, then show_run): runChanged schedules a rebuild
+        # for the end of the event-loop turn, and show_run's rebuild cancels it
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(0)
+        self._refresh_timer.timeout.connect(self.refresh)
         if window is not None:
             window.bridge.runChanged.connect(self._on_runs_changed)
             window.selection.changed.connect(self._on_selection_changed)
@@ -187,6 +193,7 @@ class CompareView(ResultView):
 
     def refresh(self) -> None:
         """Rebuild the run list and the grid (deferred while the view is hidden)."""
+        self._refresh_timer.stop()   # a rebuild scheduled for this turn is this one
         if self.window is None:
             return
         if not self.isVisible():
@@ -359,7 +366,8 @@ class CompareView(ResultView):
             return
         ids = [r.id for r in embedding_runs(self.window.session, self.dataset_name)]
         if ids != self._eligible or self._dirty:
-            self.refresh()
+            self._dirty = True
+            self._refresh_timer.start()
 
     def _on_item_changed(self, _item) -> None:
         ids = []
