@@ -29,6 +29,7 @@ MAX_STALL_MS = 100.0
 #: parameters that keep each fit at 3,000 points to a few seconds
 PARAMS = {
     "pca": {}, "kernel_pca": {}, "isomap": {"n_neighbors": 10}, "lle": {"n_neighbors": 10},
+    "laplacian_eigenmaps": {"n_neighbors": 10},
     "tsne": {"max_iter": 300, "random_state": 0}, "kmeans": {"n_clusters": 10, "random_state": 0},
     "gmm": {"n_components": 10, "random_state": 0}, "hierarchical": {"n_clusters": 10},
     "svm": {}, "mlp": {"max_iter": 30, "random_state": 0},
@@ -43,7 +44,7 @@ ATTEMPTS = 3
 #: fits whose library calls hold the GIL for long (scipy's linkage, dijkstra, sparse LU): their
 #: classes say so (``holds_gil``) and the window runs them in a separate process by default on
 #: data of ISOLATE_GIL_ROWS rows or more — so the window never freezes for them either
-GIL_HOLDERS = ("hierarchical", "isomap", "lle")
+GIL_HOLDERS = ("hierarchical", "isomap", "laplacian_eigenmaps", "lle")
 
 
 def blobs(n: int, seed: int = 0) -> Dataset:

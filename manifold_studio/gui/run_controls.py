@@ -44,8 +44,8 @@ class RunControls(QWidget):
             "Fit in a worker process of its own: if the plugin crashes, runs out of memory or hangs, only "
             "that run ends (with a message); the window and your data are unaffected. On by default for "
             "plugins that do not come with Manifold Studio, and on large data for the methods whose library calls "
-            "would otherwise freeze the window (hierarchical clustering, Isomap, LLE). Starting the process "
-            "takes about a second.")
+            "would otherwise freeze the window (hierarchical clustering, Isomap, LLE, Laplacian eigenmaps). "
+            "Starting the process takes about a second.")
         self._isolate_choice: dict[str, bool] = {}  # the user's choice per algorithm
         self.isolate_box.toggled.connect(self._remember_isolation)
 
