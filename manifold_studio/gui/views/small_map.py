@@ -17,7 +17,7 @@ from manifold_studio.gui.views.palette import Coloring, make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem
 
 #: above this many points a small map draws with FastPointsItem
-SMALL_MAP_FAST = 20_000
+SMALL_MAP_FAST = 3_000   # above, 2×2 px points in one cheap item (a symbol per point cost 160 ms at 20,000)
 #: a small map draws at most this many points (a sample of rows, the same in every map)
 MAX_DRAWN = 40_000
 #: above this many selected points the highlight is drawn with FastPointsItem
@@ -172,7 +172,7 @@ class SmallMap(pg.PlotWidget):
         if not finite.all():
             xy, codes = xy[finite], codes[finite]
         if len(xy) > SMALL_MAP_FAST:
-            item = FastPointsItem(size=1)
+            item = FastPointsItem(size=2)
             item.set_data(xy, codes, coloring.colors)
         else:
             brushes = [pg.mkBrush(*(int(c) for c in rgb), 220) for rgb in coloring.colors]
