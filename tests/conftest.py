@@ -30,6 +30,24 @@ def rng():
 
 
 @pytest.fixture
+def locked(tmp_path, monkeypatch):
+    """A folder that cannot be written, holding ``old.png`` (b"old"): chmod 0o500, and where that
+    does not stop writes (as root) os.access answers as it would for an ordinary user."""
+    import os
+    from pathlib import Path
+
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    (folder / "old.png").write_bytes(b"old")
+    folder.chmod(0o500)
+    if os.access(folder, os.W_OK):
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(p) == folder else real(p, mode, *a, **k))
+    yield folder
+    folder.chmod(0o700)
+
+
+@pytest.fixture
 def fresh_host():
     """A freshly discovered plugin host installed as the process-wide one (restored after)."""
     from manifold_studio import plugins

@@ -1,4 +1,6 @@
 """Small helpers shared by the GUI tests."""
+import pytest
+
 from manifold_studio.session import DONE
 
 
@@ -12,3 +14,21 @@ def wait_last_run(qtbot, window, status=DONE, timeout=20_000):
 def wait_idle(qtbot, window, timeout=20_000):
     """Wait until no foreground job (fit, load, extension, ...) runs in the window."""
     qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
+
+
+def discovered_host(algorithms=(), samples=()):
+    """A freshly discovered plugin host without load failures; the test is skipped when one of
+    ``algorithms`` / ``samples`` is not installed. For module fixtures::
+
+        @pytest.fixture(scope="module")
+        def host():
+            return discovered_host(("pca",), ("iris",))
+    """
+    from manifold_studio.plugins import PluginHost
+
+    host = PluginHost().discover()
+    host.failures.clear()
+    missing = [a for a in algorithms if a not in host.algorithms] + [s for s in samples if s not in host.samples]
+    if missing:
+        pytest.skip(f"plugins not installed: {', '.join(missing)}")
+    return host

@@ -2,9 +2,7 @@
 column to CSV, selected rows as tab-separated text, ``run ... --plot``, and the bad-input cases
 (unknown extension, unwritable folder, bad image size)."""
 import csv
-import os
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,21 +25,6 @@ def _plot(n=300, k=3, seed=0):
     rng = np.random.default_rng(seed)
     labels = np.array(["setosa", "versicolor", "virginica", "x", "y"][:k])[np.arange(n) % k]
     return MapPlot(rng.normal(size=(n, 2)), labels, "pca on test", "n_components=2", ("c1", "c2"), "species")
-
-
-@pytest.fixture
-def locked(tmp_path, monkeypatch):
-    """A folder that cannot be written (chmod 0o500; as root, where chmod does not stop writes,
-    os.access answers as it would for an ordinary user)."""
-    folder = tmp_path / "locked"
-    folder.mkdir()
-    (folder / "old.png").write_bytes(b"old")
-    folder.chmod(0o500)
-    if os.access(folder, os.W_OK):
-        real = os.access
-        monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(p) == folder else real(p, mode, *a, **k))
-    yield folder
-    folder.chmod(0o700)
 
 
 # -- PNG and SVG ------------------------------------------------------------------------------------

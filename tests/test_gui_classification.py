@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gui_helpers import wait_idle, wait_last_run
+from gui_helpers import discovered_host, wait_idle, wait_last_run
 
 pytest.importorskip("pytestqt")
 
@@ -20,7 +20,6 @@ from sklearn.metrics import confusion_matrix as sk_confusion  # noqa: E402
 
 from manifold_studio import evaluation as ev  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
 from manifold_studio.gui.classification_tasks import decision_grid_task  # noqa: E402
 from manifold_studio.gui.views.decision_view import region_image  # noqa: E402
 
@@ -30,14 +29,7 @@ WINDOW_SIZE = (1300, 850)
 
 @pytest.fixture
 def host():
-    h = PluginHost().discover()
-    h.failures.clear()
-    for needed in ("perceptron", "pca"):
-        if needed not in h.algorithms:
-            pytest.skip(f"the {needed} plugin is not installed")
-    if "iris" not in h.samples or "moons" not in h.samples:
-        pytest.skip("the sample data plugin is not installed")
-    return h
+    return discovered_host(("perceptron", "pca"), ("iris", "moons"))
 
 
 def _load(qtbot, w, sample, **options):

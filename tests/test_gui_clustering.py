@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gui_helpers import wait_last_run
+from gui_helpers import discovered_host, wait_last_run
 
 pytest.importorskip("pytestqt")
 
@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt  # noqa: E402
 from scipy.cluster import hierarchy  # noqa: E402
 
 from manifold_studio import metrics  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
 from manifold_studio.session import DONE, FAILED  # noqa: E402
 
 from manifold_studio.gui.cluster_overlay import MEAN  # noqa: E402
@@ -31,14 +30,7 @@ WINDOW_SIZE = (1300, 850)
 
 @pytest.fixture
 def host():
-    h = PluginHost().discover()
-    h.failures.clear()
-    for needed in NEEDED:
-        if needed not in h.algorithms:
-            pytest.skip(f"the {needed} plugin is not installed")
-    if "iris" not in h.samples or "blobs" not in h.samples:
-        pytest.skip("the sample data plugin is not installed")
-    return h
+    return discovered_host(NEEDED, ("iris", "blobs"))
 
 
 def _idle(qtbot, *views, timeout=10_000):

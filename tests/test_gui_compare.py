@@ -6,13 +6,13 @@ import re
 
 import numpy as np
 import pytest
+from gui_helpers import discovered_host
 
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.data import Dataset  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
 from manifold_studio.session import DONE, Run  # noqa: E402
 
 from manifold_studio.gui.views import compare_view  # noqa: E402,F401  (registers the view)
@@ -33,14 +33,7 @@ def moved(xy):
 
 @pytest.fixture
 def host():
-    h = PluginHost().discover()
-    h.failures.clear()
-    for needed in ("pca", "isomap", "lle"):
-        if needed not in h.algorithms:
-            pytest.skip(f"the {needed} plugin is not installed")
-    if "iris" not in h.samples:
-        pytest.skip("the sample data plugin is not installed")
-    return h
+    return discovered_host(("pca", "isomap", "lle"), ("iris",))
 
 
 def add_copy(session, run, embedding, rows=None, algorithm_id="copy"):

@@ -14,18 +14,13 @@ from PySide6.QtGui import QAction, QKeySequence  # noqa: E402
 from manifold_studio.gui.help_pages import (  # noqa: E402
     install_help_pages, methods_html, open_methods, open_shortcuts, shortcut_rows,
 )
-from manifold_studio.gui.preferences import SETTINGS_ENV, install_preferences  # noqa: E402
+from manifold_studio.gui.preferences import install_preferences  # noqa: E402
 from manifold_studio.gui.recent_files import install_recent_files  # noqa: E402
 from manifold_studio.gui.undo import install_undo  # noqa: E402
 from manifold_studio.plugins import PluginHost  # noqa: E402
 
 WINDOW_DIALOGS = False
 NATIVE = QKeySequence.SequenceFormat.NativeText
-
-
-@pytest.fixture(autouse=True)
-def settings_file(tmp_path, monkeypatch):
-    monkeypatch.setenv(SETTINGS_ENV, str(tmp_path / "settings.ini"))
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ import textwrap
 
 import numpy as np
 import pytest
+from gui_helpers import discovered_host
 
 pytest.importorskip("pytestqt")
 
-from manifold_studio.plugins import PluginHost  # noqa: E402
 
 from manifold_studio.gui.views import scatter3d_view  # noqa: E402  (registers the view)
 from manifold_studio.gui.views.scatter3d_view import Scatter3DView, install_scatter3d  # noqa: E402
@@ -25,11 +25,7 @@ WINDOW_SIZE = (1300, 850)
 
 @pytest.fixture
 def host():
-    h = PluginHost().discover()
-    h.failures.clear()
-    if "pca" not in h.algorithms or "iris" not in h.samples:
-        pytest.skip("the pca / sample plugins are not installed")
-    return h
+    return discovered_host(("pca",), ("iris",))
 
 
 @pytest.fixture

@@ -10,17 +10,11 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from manifold_studio.gui.preferences import SETTINGS_ENV  # noqa: E402
 from manifold_studio.gui.undo import install_undo, remove_dataset, remove_run  # noqa: E402
 from manifold_studio.plugins import PluginHost  # noqa: E402
 from manifold_studio.session import RUNNING  # noqa: E402
 
 WINDOW_DIALOGS = False
-
-
-@pytest.fixture(autouse=True)
-def settings_file(tmp_path, monkeypatch):
-    monkeypatch.setenv(SETTINGS_ENV, str(tmp_path / "settings.ini"))
 
 
 @pytest.fixture(scope="module")
