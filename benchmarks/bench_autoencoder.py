@@ -16,7 +16,6 @@ benchmarks/results/autoencoder.txt.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -24,7 +23,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import duel, limit_threads  # noqa: E402  (sets BLAS threads before numpy loads)
+from timing import duel, epoch_arguments, limit_threads  # noqa: E402  (sets BLAS threads before numpy loads)
 
 _THREADS = limit_threads(sys.argv[1:])
 
@@ -42,13 +41,7 @@ def low_rank_images(n: int, side: int = 28, rank: int = 20, seed: int = 0) -> np
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="5 epochs (smoke test)")
-    parser.add_argument("--epochs", type=int, default=None, help="epochs (default 20, 5 with --quick)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
-    parser.add_argument("--threads", default=None, help="BLAS threads for both libraries")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "autoencoder.txt"))
-    args = parser.parse_args(argv)
+    args = epoch_arguments(__doc__, 20, 5, "autoencoder.txt", argv)
 
     import sklearn
     from sklearn.datasets import load_digits
@@ -56,7 +49,7 @@ def main(argv=None):
 
     import manifold_studio as ms
 
-    epochs = args.epochs or (5 if args.quick else 20)
+    epochs = args.epochs
     ms.get_algorithm("autoencoder")  # load the plugins before timing (no compiled code to warm up)
     digits = load_digits().data / 16.0
     images = low_rank_images(2_000 if args.quick else 10_000)

@@ -16,7 +16,6 @@ preallocated layer buffers, in-place optimiser steps). Results go to benchmarks/
 """
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import duel, limit_threads  # noqa: E402  (sets BLAS threads before numpy loads)
+from timing import duel, epoch_arguments, limit_threads  # noqa: E402  (sets BLAS threads before numpy loads)
 
 _THREADS = limit_threads(sys.argv[1:])
 
@@ -35,13 +34,7 @@ import numpy as np  # noqa: E402
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="30 epochs (smoke test)")
-    parser.add_argument("--epochs", type=int, default=None, help="epochs (default 200, 30 with --quick)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
-    parser.add_argument("--threads", default=None, help="BLAS threads for both libraries")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "mlp.txt"))
-    args = parser.parse_args(argv)
+    args = epoch_arguments(__doc__, 200, 30, "mlp.txt", argv)
 
     import sklearn
     from sklearn.datasets import load_digits
@@ -49,7 +42,7 @@ def main(argv=None):
 
     import manifold_studio as ms
 
-    epochs = args.epochs or (30 if args.quick else 200)
+    epochs = args.epochs
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     perm = np.random.default_rng(0).permutation(len(y))

@@ -42,3 +42,21 @@ def duel(ours, theirs, repeat: int):
             outs[i] = func()
             best[i] = min(best[i], time.perf_counter() - t)
     return best[0], outs[0], best[1], outs[1]
+
+
+def epoch_arguments(doc: str, full: int, quick: int, result_name: str, argv=None):
+    """The options of the neural-network benchmarks (``--quick``, ``--epochs``, ``--repeat``,
+    ``--threads``, ``--out``), parsed; ``args.epochs`` is set (``full``, or ``quick`` with
+    --quick) and ``args.out`` defaults to benchmarks/results/``result_name``."""
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help=f"{quick} epochs (smoke test)")
+    parser.add_argument("--epochs", type=int, default=None, help=f"epochs (default {full}, {quick} with --quick)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing, best kept")
+    parser.add_argument("--threads", default=None, help="BLAS threads for both libraries")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / result_name))
+    args = parser.parse_args(argv)
+    args.epochs = args.epochs or (quick if args.quick else full)
+    return args
