@@ -257,29 +257,47 @@ def render_png(plot: MapPlot, width: int, height: int):
     return img
 
 
-def _png_legend(draw, lay: _Layout, f) -> None:
+def _legend_marks(lay: _Layout) -> list[tuple]:
+    """The legend as marks both writers draw: ("text", x, y, text, anchor, colour) with anchor
+    "lt" / "lb" / "lm" (left-top / left-bottom / left-middle), ("rect", x0, y0, x1, y1, colour) and
+    ("disc", cx, cy, r, colour). Empty without a legend."""
     if not lay.legend or not lay.title_lines:
-        return
+        return []
+    fs = lay.font
     x, y = lay.legend_x, lay.box[1] + 4
-    step = lay.font * 1.5
+    step = fs * 1.5
+    marks: list[tuple] = []
     if lay.colors.title:
-        draw.text((x, y), _fit(lay.colors.title, lay.font, lay.width - x - 4), fill=(0, 0, 0), font=f)
+        marks.append(("text", x, y, _fit(lay.colors.title, fs, lay.width - x - 4), "lt", (0, 0, 0)))
         y += step
     if lay.colors.mode == "continuous":
         bar_h = min(200.0, lay.box[3] - y - 10)
         levels = len(lay.colors.map_colors)
         for i in range(levels):
             y0 = y + bar_h * (1 - (i + 1) / levels)
-            draw.rectangle([x, y0, x + lay.font, y0 + bar_h / levels + 1], fill=tuple(int(c) for c in lay.colors.colors[i]))
-        draw.text((x + lay.font + 6, y), lay.legend[0][1], fill=_INK, font=f, anchor="lt")
-        draw.text((x + lay.font + 6, y + bar_h), lay.legend[1][1], fill=_INK, font=f, anchor="lb")
-        return
-    r = lay.font * 0.4
+            marks.append(("rect", x, y0, x + fs, y0 + bar_h / levels + 0.5, tuple(int(c) for c in lay.colors.colors[i])))
+        marks.append(("text", x + fs + 6, y, lay.legend[0][1], "lt", _INK))
+        marks.append(("text", x + fs + 6, y + bar_h, lay.legend[1][1], "lb", _INK))
+        return marks
     for color, text in lay.legend:
         if color is not None:
-            draw.ellipse([x + lay.font / 2 - r, y + step / 2 - r, x + lay.font / 2 + r, y + step / 2 + r], fill=color)
-        draw.text((x + 1.6 * lay.font, y + step / 2), text, fill=_INK, font=f, anchor="lm")
+            marks.append(("disc", x + fs / 2, y + step / 2, fs * 0.4, color))
+        marks.append(("text", x + 1.6 * fs, y + step / 2, text, "lm", _INK))
         y += step
+    return marks
+
+
+def _png_legend(draw, lay: _Layout, f) -> None:
+    for kind, *m in _legend_marks(lay):
+        if kind == "text":
+            x, y, text, anchor, color = m
+            draw.text((x, y), text, fill=color, font=f, anchor=anchor)
+        elif kind == "rect":
+            x0, y0, x1, y1, color = m
+            draw.rectangle([x0, y0, x1, y1 + 0.5], fill=color)
+        else:
+            cx, cy, r, color = m
+            draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=color)
 
 
 # -- SVG ----------------------------------------------------------------------------------------
@@ -358,31 +376,24 @@ def render_svg(plot: MapPlot, width: int, height: int) -> str:
 
 
 def _svg_legend(lay: _Layout) -> str:
-    if not lay.legend or not lay.title_lines:
+    marks = _legend_marks(lay)
+    if not marks:
         return ""
     fs = lay.font
-    x, y = lay.legend_x, lay.box[1] + 4
-    step = fs * 1.5
+    baseline = {"lt": fs, "lb": 0.0, "lm": 0.35 * fs}   # SVG places text by its baseline
     out = ['<g id="legend" fill="#282828">']
-    if lay.colors.title:
-        out.append(f'<text x="{x:.2f}" y="{y + fs:.2f}" fill="#000000">{escape(lay.colors.title)}</text>')
-        y += step
-    if lay.colors.mode == "continuous":
-        bar_h = min(200.0, lay.box[3] - y - 10)
-        levels = len(lay.colors.map_colors)
-        for i in range(levels):
-            y0 = y + bar_h * (1 - (i + 1) / levels)
-            out.append(f'<rect x="{x:.2f}" y="{y0:.2f}" width="{fs}" height="{bar_h / levels + 0.5:.2f}" '
-                       f'fill="{_hex(lay.colors.colors[i])}"/>')
-        out.append(f'<text x="{x + fs + 6:.2f}" y="{y + fs:.2f}">{escape(lay.legend[0][1])}</text>')
-        out.append(f'<text x="{x + fs + 6:.2f}" y="{y + bar_h:.2f}">{escape(lay.legend[1][1])}</text>')
-    else:
-        for color, text in lay.legend:
-            if color is not None:
-                out.append(f'<rect x="{x + fs * 0.1:.2f}" y="{y + step / 2 - fs * 0.4:.2f}" width="{fs * 0.8:.2f}" '
-                           f'height="{fs * 0.8:.2f}" rx="{fs * 0.4:.2f}" fill="{_hex(color)}"/>')
-            out.append(f'<text x="{x + 1.6 * fs:.2f}" y="{y + step / 2 + 0.35 * fs:.2f}">{escape(text)}</text>')
-            y += step
+    for kind, *m in marks:
+        if kind == "text":
+            x, y, text, anchor, color = m
+            out.append(f'<text x="{x:.2f}" y="{y + baseline[anchor]:.2f}" fill="{_hex(color)}">{escape(text)}</text>')
+        elif kind == "rect":
+            x0, y0, x1, y1, color = m
+            out.append(f'<rect x="{x0:.2f}" y="{y0:.2f}" width="{x1 - x0:.2f}" height="{y1 - y0:.2f}" '
+                       f'fill="{_hex(color)}"/>')
+        else:
+            cx, cy, r, color = m
+            out.append(f'<rect x="{cx - r:.2f}" y="{cy - r:.2f}" width="{2 * r:.2f}" height="{2 * r:.2f}" '
+                       f'rx="{r:.2f}" fill="{_hex(color)}"/>')
     out.append("</g>")
     return "\n".join(out)
 
