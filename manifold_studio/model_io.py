@@ -179,13 +179,18 @@ def model_bytes(estimator) -> bytes:
     return buf.getvalue()
 
 
+#: what reading a damaged .npz archive can raise (zipfile raises NotImplementedError for a
+#: compression method it does not know: a flipped bit in the header is enough)
+ARCHIVE_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
+
+
 def model_from_bytes(blob: bytes, where: str = "the model bytes"):
     """The estimator of :func:`model_bytes` (read with ``allow_pickle=False``)."""
     import io
 
     try:
         npz = np.load(io.BytesIO(blob), allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+    except (ValueError, *ARCHIVE_ERRORS) as exc:
         raise ModelFileError(f"{where} are not a readable model: {exc}") from None
     with npz:
         path = Path(where)
@@ -231,7 +236,7 @@ def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by sa
         raise ModelFileError(f"{path.name} is not a Manifold Studio {what} file (expected {hint}).")
     try:
         return np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+    except (ValueError, *ARCHIVE_ERRORS) as exc:
         raise ModelFileError(f"{path.name} is not a readable {what} file: {exc}") from None
 
 
@@ -242,7 +247,7 @@ def read_document(npz, path: Path, key: str, fmt: str, version: int, what: str) 
                              "description inside (is it a data file, or another kind of file?).")
     try:
         meta = json.loads(str(npz[key][()]))
-    except (ValueError, TypeError, zipfile.BadZipFile, zlib.error) as exc:
+    except (ValueError, TypeError, *ARCHIVE_ERRORS) as exc:
         raise ModelFileError(f"{path.name}: the {what} description is damaged ({exc}).") from None
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         raise ModelFileError(f"{path.name}: the {what} description is not in the {fmt} format.")
@@ -288,7 +293,7 @@ def read_arrays(npz, path: Path, prefix: str) -> dict[str, np.ndarray]:
             except ValueError as exc:  # an object array: refused
                 raise ModelFileError(f"{path.name}: array '{key}' cannot be loaded safely "
                                      f"({exc}).") from None
-            except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+            except ARCHIVE_ERRORS as exc:
                 raise ModelFileError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
     return out
 

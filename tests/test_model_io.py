@@ -199,3 +199,22 @@ def test_every_discovered_algorithm_round_trips(algorithm_id, tmp_path):
     X_new = ds.X[::9] + 0.01
     np.testing.assert_allclose(np.asarray(loaded.extend(X_new), dtype=float),
                                np.asarray(est.extend(X_new), dtype=float), rtol=1e-10, atol=1e-10)
+
+
+def test_an_unknown_compression_method_is_a_damaged_file(tmp_path, rng):
+    """A flipped bit in a member's header can name a compression method zipfile does not know
+    (it raises NotImplementedError): the file is reported as damaged, like any other damage."""
+    path = tmp_path / "m.npz"
+    save_model(ms.get_algorithm("pca").fit(rng.normal(size=(30, 4))), path)
+    blob = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+    for info in infos:   # every member: local header and central directory say method 99
+        blob[info.header_offset + 8:info.header_offset + 10] = (99).to_bytes(2, "little")
+    central = blob.find(b"PK\x01\x02")
+    while central != -1:
+        blob[central + 10:central + 12] = (99).to_bytes(2, "little")
+        central = blob.find(b"PK\x01\x02", central + 4)
+    path.write_bytes(bytes(blob))
+    with pytest.raises(ModelFileError, match="m.npz"):
+        load_model(path)
