@@ -45,10 +45,11 @@ def host():
 
 def _table_window(qtbot, make_window, host):
     w = make_window(host)
-    table = install_data_table(w)
+    table = getattr(w, "data_table", None) or install_data_table(w)  # the window installs its own
     dock = w.docks["table"]
     dock.show()
     dock.raise_()
+    w.resizeDocks([dock], [380], Qt.Orientation.Vertical)  # a dozen rows in view (mouse tests)
     qtbot.waitUntil(table.isVisible, timeout=5_000)
     return w, table
 

@@ -26,7 +26,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QPoint, QRec
 from PySide6.QtGui import QAction, QFont, QFontMetrics, QGuiApplication, QImage, QPainter, QPicture
 from PySide6.QtWidgets import (
     QApplication, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
-    QMenu, QSpinBox, QWidget,
+    QMenu, QScrollArea, QSpinBox, QWidget,
 )
 
 from manifold_studio.export_paths import (
@@ -306,6 +306,8 @@ class ExportActions(QObject):
             out.append(("map", "Map", map_view))
         for key, dock in self.window.docks.items():
             widget = dock.widget()
+            if isinstance(widget, QScrollArea):   # views sit in scroll areas: export the view itself
+                widget = widget.widget()
             if key in PANEL_DOCKS or widget is None or widget is map_view or dock.isHidden():
                 continue
             out.append((key, dock.windowTitle(), widget))

@@ -46,6 +46,16 @@ AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetAre
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
 
 
+def scrollable(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area that resizes it (scroll bars only when the dock is
+    smaller than the widget's minimum size)."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setWidget(widget)
+    return area
+
+
 class MainWindow(QMainWindow):
     #: a fit ended (the Run, whatever its status)
     runFinished = Signal(object)
@@ -128,11 +138,7 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.run_controls)
         self.run_log = RunLog(self)
         self.message_log = MessageLog(self)
-        data_scroll = QScrollArea()
-        data_scroll.setWidgetResizable(True)
-        data_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        data_scroll.setWidget(self.data_panel)
-        self.add_dock("data", "Data", data_scroll, "left")
+        self.add_dock("data", "Data", scrollable(self.data_panel), "left")
         self.add_dock("algorithm", "Algorithm", algo_box, "left")
         self.add_dock("runs", "Runs", self.run_log, "bottom")
         self.add_dock("messages", "Messages", self.message_log, "bottom")
@@ -146,8 +152,8 @@ class MainWindow(QMainWindow):
             if cls.area == "central" and central is None:
                 central = view
                 self.setCentralWidget(view)
-            else:
-                self.add_dock(f"view:{cls.view_id}", cls.title, view, cls.area if cls.area in AREAS else "right")
+            else:  # in a scroll area: a view's minimum size never makes the window taller than the screen
+                self.add_dock(f"view:{cls.view_id}", cls.title, scrollable(view), cls.area if cls.area in AREAS else "right")
         if central is None:
             self.setCentralWidget(QLabel("No view registered."))
 
@@ -515,7 +521,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks(right, [max(300, self.width() // 4)] * len(right), Qt.Orientation.Horizontal)
         bottom = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["bottom"]]
         if bottom:
-            self.resizeDocks(bottom[:1], [max(130, self.height() // 5)], Qt.Orientation.Vertical)
+            self.resizeDocks(bottom[:1], [max(200, self.height() // 4)], Qt.Orientation.Vertical)
         self.docks["runs"].raise_()  # the log of runs is the first tab a newcomer sees
 
     def closeEvent(self, event):
