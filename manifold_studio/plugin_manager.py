@@ -44,12 +44,18 @@ from pathlib import Path
 
 from manifold_studio.plugin_wheels import (  # noqa: F401 - re-exported
     GROUP, OWN_DISTRIBUTION, PluginInstallError, WheelInfo, check_wheel, normalise, read_wheel,
+    valid_distribution_name,
 )
 
 PLUGIN_DIR_ENV = "MANIFOLD_STUDIO_PLUGIN_DIR"
 SETTINGS_ENV = "MANIFOLD_STUDIO_PLUGIN_SETTINGS"
 IMPORT_TIMEOUT_ENV = "MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT"
 DEFAULT_IMPORT_TIMEOUT = 10.0
+MAX_BYTES_ENV = "MANIFOLD_STUDIO_PLUGIN_MAX_BYTES"
+MAX_FILES_ENV = "MANIFOLD_STUDIO_PLUGIN_MAX_FILES"
+DEFAULT_MAX_BYTES = 512 * 2**20   # unpacked size of one wheel
+DEFAULT_MAX_FILES = 20_000        # members of one wheel
+MANIFEST = ".installed.json"      # the folders this manager created: the only ones it replaces or removes
 APP_NAME = "manifold-studio"
 APP_TITLE = "Manifold Studio"
 
@@ -210,6 +216,86 @@ def _writable_dir(folder: Path) -> Path:
     return folder
 
 
+def _limit(env: str, default: int) -> int:
+    try:
+        return max(1, int(os.environ.get(env, default)))
+    except ValueError:
+        return default
+
+
+def _inside(root: Path, name: str) -> Path:
+    """``root / name`` for a validated distribution name, after proving that it stays inside the
+    plugin folder: not a symbolic link, and its resolved parent is the resolved plugin folder."""
+    key = normalise(valid_distribution_name(name))
+    target = root / key
+    real_root = root.resolve()
+    if target.is_symlink() or target.resolve().parent != real_root or target.resolve().name != key:
+        raise PluginInstallError(
+            f"{target} is not a plain folder inside the plugin folder {real_root} (a link?); "
+            f"nothing was changed")
+    return target
+
+
+def _read_manifest(root: Path) -> dict[str, dict]:
+    try:
+        data = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    entries = data.get("installed") if isinstance(data, dict) else None
+    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)} \
+        if isinstance(entries, dict) else {}
+
+
+def _write_manifest(root: Path, entries: dict[str, dict]) -> None:
+    tmp = root / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps({"installed": entries}, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, root / MANIFEST)
+
+
+def _owned(root: Path, folder: Path) -> bool:
+    """True if the plugin manager created ``folder`` (it is in the manifest under its name)."""
+    entry = _read_manifest(root).get(folder.name)
+    return entry is not None and entry.get("folder") == folder.name
+
+
+def _unpack(wheel: Path, dest: Path) -> None:
+    """Extract a wheel member by member into ``dest``, refusing more than the member and size
+    limits (checked on the declared sizes before anything is written, and again while copying,
+    so a member that inflates past its declared size is cut off) and anything that would land
+    outside ``dest``."""
+    max_bytes, max_files = _limit(MAX_BYTES_ENV, DEFAULT_MAX_BYTES), _limit(MAX_FILES_ENV, DEFAULT_MAX_FILES)
+    real = dest.resolve()
+    with zipfile.ZipFile(wheel) as zf:
+        members = zf.infolist()
+        if len(members) > max_files:
+            raise PluginInstallError(
+                f"{wheel.name} has {len(members):,} files, more than the limit of {max_files:,} "
+                f"(set {MAX_FILES_ENV} to raise it); nothing was installed")
+        declared = sum(m.file_size for m in members)
+        if declared > max_bytes:
+            raise PluginInstallError(
+                f"{wheel.name} unpacks to {declared:,} bytes, more than the limit of {max_bytes:,} "
+                f"(set {MAX_BYTES_ENV} to raise it); nothing was installed")
+        written = 0
+        for m in members:
+            out = (dest / m.filename).resolve()
+            if real not in out.parents and out != real:
+                raise PluginInstallError(f"{wheel.name}: the member {m.filename!r} would be written outside "
+                                         f"the plugin's folder; nothing was installed")
+            if m.is_dir():
+                out.mkdir(parents=True, exist_ok=True)
+                continue
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(m) as src, open(out, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise PluginInstallError(
+                            f"{wheel.name}: the member {m.filename!r} inflates past the limit of "
+                            f"{max_bytes:,} bytes; nothing was installed")
+                    dst.write(chunk)
+
+
 def installed_folder(name: str) -> Path:
     """The sub-folder of the plugin folder holding distribution ``name`` (normally its normalised
     name; a folder copied by hand is found by the distribution it holds)."""
@@ -242,9 +328,10 @@ def _pip_distribution(name: str):
 
 
 def _imported_from(folder: Path) -> list[str]:
-    folder = str(folder.resolve())
+    # both spellings: a module imported through a linked plugin folder keeps the link's path
+    prefixes = tuple({str(folder.absolute()) + os.sep, str(folder.resolve()) + os.sep})
     return [name for name, mod in list(sys.modules.items())
-            if (getattr(mod, "__file__", None) or "").startswith(folder + os.sep)]
+            if (getattr(mod, "__file__", None) or "").startswith(prefixes)]
 
 
 def forget_modules(folder: Path) -> bool:
@@ -312,31 +399,36 @@ def install_wheel(path) -> InstallResult:
             f"{info.name} {pip_dist.version} is already installed with pip; upgrade it with pip "
             f"(pip install --upgrade {info.name}) or uninstall it first")
     root = _writable_dir(plugin_dir())
-    target = root / normalise(info.name)
+    target = _inside(root, info.name)
+    if target.exists() and not _owned(root, target):
+        raise PluginInstallError(
+            f"{target} exists but was not created by the plugin manager; nothing was changed "
+            f"(move or remove that folder yourself to install {info.name} here)")
     old_dist = _dist_in(target) if target.is_dir() else None
     old = old_dist.version if old_dist is not None else None  # read now: the folder is replaced below
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    trash = None
     try:
         try:
-            with zipfile.ZipFile(info.path) as zf:
-                zf.extractall(staging)
-        except (OSError, zipfile.BadZipFile) as exc:
+            _unpack(info.path, staging)
+        except (OSError, zipfile.BadZipFile, EOFError, NotImplementedError) as exc:
             raise PluginInstallError(f"cannot unpack {info.path.name} into {root}: {exc}") from None
         probe = _probe(staging, info, info.name if old is not None else None)
         restart = False
+        entries = _read_manifest(root)
         if target.exists():
             restart = bool(_imported_from(target))
             trash = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
             os.replace(target, trash / "old")
-            os.replace(staging, target)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.replace(staging, target)
+        os.replace(staging, target)
+        entries[target.name] = {"folder": target.name, "name": info.name, "version": info.version}
+        _write_manifest(root, entries)
     except OSError as exc:
         raise PluginInstallError(f"cannot install into the plugin folder {root}: {exc.strerror or exc}") from None
     finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        for leftover in (staging, trash):
+            if leftover is not None and leftover.exists():
+                shutil.rmtree(leftover, ignore_errors=True)
     res = InstallResult(info.name, info.version, target, sorted(info.entry_points),
                         replaced=old, restart_needed=restart)
     for pinfo in probe.plugins.values():
@@ -353,21 +445,59 @@ def install_wheel(path) -> InstallResult:
 
 
 def uninstall(name: str) -> str:
-    """Remove a plugin installed in the plugin folder; returns a message."""
+    """Remove a plugin installed in the plugin folder by the plugin manager; returns a message.
+    ``name`` is the distribution name or the entry-point name that ``plugins list`` shows."""
+    name = _distribution_for(name)
     target = installed_folder(name)
     if not target.is_dir():
         if _pip_distribution(name) is not None:
             raise PluginInstallError(f"{name} was installed with pip, not in the plugin folder: "
                                      f"uninstall it with 'pip uninstall {name}'")
         raise PluginInstallError(f"no plugin named '{name}' in the plugin folder {plugin_dir()}")
+    root = plugin_dir()
+    if target.is_symlink() or target.resolve().parent != root.resolve() or not _owned(root, target):
+        raise PluginInstallError(
+            f"{target} was not installed by the plugin manager (copied by hand?): nothing was removed; "
+            f"remove that folder yourself")
     dist = _dist_in(target)
     label = f"{dist.metadata['Name']} {dist.version}" if dist is not None else name  # before removal
     try:
         shutil.rmtree(target)
     except OSError as exc:
         raise PluginInstallError(f"cannot remove {target}: {exc.strerror or exc}") from None
+    entries = _read_manifest(root)
+    entries.pop(target.name, None)
+    try:
+        _write_manifest(root, entries)
+    except OSError:
+        pass  # the folder is gone; a stale manifest entry names nothing
     forget_modules(target)
     return f"uninstalled {label}"
+
+
+def _distribution_for(name: str) -> str:
+    """The distribution name for ``name``: itself, or the distribution of the entry point so
+    named in the plugin folder (``plugins list`` shows entry-point names)."""
+    if not isinstance(name, str) or not name.strip():
+        raise PluginInstallError("no plugin name given")
+    root = plugin_dir()
+    if root.is_dir() and not (root / normalise(name)).is_dir():
+        for sub in sorted(root.iterdir()):
+            dist = _dist_in(sub) if sub.is_dir() and not sub.name.startswith(".") else None
+            if dist is not None and any(normalise(ep.name) == normalise(name)
+                                        for ep in dist.entry_points.select(group=GROUP)):
+                return dist.metadata["Name"]
+    if not _is_valid_name(name):
+        raise PluginInstallError(f"no plugin named {name[:60]!r}: not a valid plugin name")
+    return name
+
+
+def _is_valid_name(name: str) -> bool:
+    try:
+        valid_distribution_name(name)
+    except PluginInstallError:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------

@@ -36,6 +36,26 @@ def normalise(name: str | None) -> str:
     return re.sub(r"[-_.]+", "-", (name or "").strip()).lower()
 
 
+# The distribution-name grammar of the core metadata specification (PEP 508): letters, digits and
+# ``. _ -``, starting and ending with a letter or digit. Nothing else (no path separator, no ``..``,
+# no drive letter) can reach a folder name built from it.
+_DIST_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+MAX_NAME_LENGTH = 200
+
+
+def valid_distribution_name(name: str | None, where: str = "") -> str:
+    """``name`` if it follows the distribution-name grammar, else :class:`PluginInstallError`
+    (``where`` says which file or field the name came from)."""
+    text = name if isinstance(name, str) else ""
+    if not _DIST_NAME.match(text) or len(text) > MAX_NAME_LENGTH:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise PluginInstallError(
+            f"{where + ': ' if where else ''}the distribution name {shown!r} is not a valid name (letters, "
+            f"digits and . _ -, starting and ending with a letter or digit, at most {MAX_NAME_LENGTH} "
+            f"characters); nothing was installed")
+    return text
+
+
 @dataclass
 class WheelInfo:
     path: Path
@@ -158,6 +178,9 @@ def read_wheel(path) -> WheelInfo:
     name, version = meta.get("Name"), meta.get("Version")
     if not name or not version:
         raise PluginInstallError(f"{path.name}: {di}/METADATA has no Name or Version")
+    valid_distribution_name(name, f"{path.name} ({di}/METADATA, field Name)")
+    if len(version) > MAX_NAME_LENGTH or not re.match(r"^[A-Za-z0-9.+!_-]+$", version):
+        raise PluginInstallError(f"{path.name} ({di}/METADATA, field Version): {version[:60]!r} is not a version")
     tags = []
     if wheel_text:
         tags = [v.strip() for k, v in Parser().parsestr(wheel_text).items() if k == "Tag"]

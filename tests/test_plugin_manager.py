@@ -78,7 +78,7 @@ threading.Event().wait()  # never returns
 
 
 def contents(d: Path) -> list[str]:
-    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) if d.exists() else []
 
 
 def test_template_wheel_installs_is_listed_and_fits(folder, tmp_path):
@@ -321,8 +321,10 @@ def test_failed_plugin_is_listed_with_its_traceback(folder, tmp_path):
     assert rec.status == "failed" and "RuntimeError: broken on purpose" in rec.error
     assert "Traceback" in rec.traceback and "plugin.py" in rec.traceback
     assert rec.origin == pm.USER and rec.version == "1.0"
-    assert pm.uninstall("broken-plugin") == "uninstalled broken-plugin 1.0"  # found by its metadata
-    assert contents(folder) == []
+    # found by its metadata, but not removed: the plugin manager did not create that folder
+    with pytest.raises(PluginInstallError, match="not installed by the plugin manager"):
+        pm.uninstall("broken-plugin")
+    assert contents(folder) == ["copied-by-hand"]
 
 
 def test_default_folders_without_environment(monkeypatch, tmp_path):
