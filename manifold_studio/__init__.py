@@ -25,7 +25,7 @@ __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders"
 
 
 def _host():
-    from manifold_studio.plugins import get_host
+    from manifold_studio.plugins.host import get_host
 
     return get_host()
 

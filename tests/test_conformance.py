@@ -2,7 +2,7 @@
 import pytest
 
 from manifold_studio.algorithms.conformance import CHECKS, Checker
-from manifold_studio.plugins import PluginHost
+from manifold_studio.plugins.host import PluginHost
 
 HOST = PluginHost().discover()
 ALGORITHMS = sorted(HOST.algorithms)

@@ -24,8 +24,8 @@ from manifold_studio.algorithms import (  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.errors import DataError  # noqa: E402
 from manifold_studio.hookspecs import hookimpl  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.session import CANCELLED, DONE, FAILED  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from manifold_studio.session.model import CANCELLED, DONE, FAILED  # noqa: E402
 
 from manifold_studio.gui.error_handling import ExceptionHandler  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402
@@ -494,7 +494,7 @@ def test_window_without_any_plugin_still_opens(qtbot, make_window):
 
 
 def test_session_data_is_shared_with_scripts(qtbot, make_window, host):
-    from manifold_studio.session import Session
+    from manifold_studio.session.model import Session
 
     s = Session(host)
     s.add_dataset(Dataset("mine", np.random.default_rng(1).normal(size=(30, 4)), labels=np.arange(30) % 2))

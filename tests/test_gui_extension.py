@@ -17,10 +17,10 @@ from PySide6.QtCore import Qt  # noqa: E402
 from manifold_studio.algorithms import EmbeddingAlgorithm, Float  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.hookspecs import hookimpl  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.session import CANCELLED, DONE, Session  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from manifold_studio.session.model import CANCELLED, DONE, Session  # noqa: E402
 
-from manifold_studio.gui.extension_tasks import holdout_split, sample_fit_task  # noqa: E402
+from manifold_studio.extend.tasks import holdout_split, sample_fit_task  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402
 
 
@@ -244,7 +244,7 @@ def test_fit_on_a_sample_maps_all_points_and_marks_the_fitted_ones(qtbot, make_w
 # -- extension quality report -------------------------------------------------------------------
 
 def test_extension_quality_report_plots_intervals_and_explains(qtbot, make_window, host):
-    pytest.importorskip("manifold_studio.extension_quality")
+    pytest.importorskip("manifold_studio.extend.quality")
     ds = _roll(200)
     w = make_window(host, _session(host, ds))
     run = _wait_done(qtbot, w, w.run_algorithm("kernel_pca", {"kernel": "rbf", "gamma": 0.02}))

@@ -10,8 +10,8 @@ from manifold_studio.algorithms import FitCancelled
 from manifold_studio.algorithms.conformance import CancelAfter
 from manifold_studio.algorithms.progress import CallbackProgress
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.isolated_fit import PluginProcessError, fit_in_subprocess
-from manifold_studio.plugins import PluginHost, reset_host, get_host
+from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
+from manifold_studio.plugins.host import PluginHost, reset_host, get_host
 
 X = np.random.default_rng(0).normal(size=(50, 3))
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import manifold_studio as ms
-from manifold_studio import model_io
+from manifold_studio.files import model_file as model_io
 from manifold_studio.algorithms import ClusteringAlgorithm, Choice, Int, IntTuple
 from manifold_studio.errors import NotFittedError, UnknownAlgorithmError
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.model_io import ModelFileError, load_model, load_model_with_metadata, save_model
+from manifold_studio.files.model_file import ModelFileError, load_model, load_model_with_metadata, save_model
 
 
 class NearestCentre(ClusteringAlgorithm):

@@ -1,4 +1,4 @@
-"""Orthogonal Procrustes alignment (manifold_studio.procrustes): exact recovery of a similarity
+"""Orthogonal Procrustes alignment (manifold_studio.analysis.procrustes): exact recovery of a similarity
 transform, agreement with scipy.spatial.procrustes, shared rows, padding and clear errors."""
 import time
 
@@ -8,7 +8,7 @@ from scipy.spatial import procrustes as scipy_procrustes
 from scipy.stats import special_ortho_group
 
 from manifold_studio.errors import DataError
-from manifold_studio.procrustes import align, procrustes_residual, shared_rows
+from manifold_studio.analysis.procrustes import align, procrustes_residual, shared_rows
 
 
 def similarity(k, rng, scale=2.5, reflect=True):

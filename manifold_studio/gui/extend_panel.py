@@ -3,7 +3,7 @@ fit on a sample and extend to all, save a fitted model and apply a saved one to 
 
 It is registered as a view (so the main window gives it a dock and tells it the current run)
 but it draws nothing itself: every action builds a request, a worker runs a Qt-free task from
-:mod:`manifold_studio.gui.extension_tasks` (``window.start_job``: progress bar, Cancel), and
+:mod:`manifold_studio.extend.tasks` (``window.start_job``: progress bar, Cancel), and
 the result goes into the session (``add_extension`` / a new run), which the map then draws —
 extended points with an "x", the fitted sample of a "fit on a sample" run with rings.
 
@@ -22,12 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.errors import DataError
-from manifold_studio.gui.extension_tasks import (
+from manifold_studio.extend.tasks import (
     apply_model_to_file, extend_task, holdout_split, load_and_extend, matrix_megabytes, sample_fit_task,
 )
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.widgets import heading_label, message_label, say, seed_spin_box
-from manifold_studio.session import FitOutcome, error_message
+from manifold_studio.session.model import FitOutcome, error_message
 
 HELDOUT, DATASET = "heldout", "dataset"
 
@@ -463,7 +463,7 @@ class ExtendPanel(ResultView):
 
     def save_model(self, path):
         """Save the current run's fitted model (on a worker thread). Returns the Job."""
-        from manifold_studio.model_io import save_model
+        from manifold_studio.files.model_file import save_model
 
         run = self._fitted_run()
         if run is None:

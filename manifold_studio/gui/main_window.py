@@ -3,7 +3,7 @@
 Structure (for engineers adding features):
 
 - ``window.host``     the PluginHost (injectable: ``MainWindow(host=...)``)
-- ``window.session``  the Qt-free :class:`~manifold_studio.session.Session` (the model)
+- ``window.session``  the Qt-free :class:`~manifold_studio.session.model.Session` (the model)
 - ``window.bridge``   session events as Qt signals (:mod:`.session_bridge`)
 - ``window.jobs``     the :class:`~.worker.JobRunner`; use :meth:`start_job` to run any Qt-free
                       callable with progress/cancel, shown in the progress bar
@@ -40,7 +40,7 @@ from manifold_studio.gui.session_bridge import SessionBridge
 from manifold_studio.gui.views import registered_views
 from manifold_studio.gui.window_tools import install_tools
 from manifold_studio.gui.worker import Job, JobRunner
-from manifold_studio.session import Session, error_message, load_dataset
+from manifold_studio.session.model import Session, error_message, load_dataset
 
 AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
@@ -68,7 +68,7 @@ class MainWindow(QMainWindow):
                  initial_algorithm: str | None = "pca", dialogs: bool = True, parent=None):
         super().__init__(parent)
         if host is None:
-            from manifold_studio.plugins import get_host
+            from manifold_studio.plugins.host import get_host
 
             host = get_host()
         self.host = host
@@ -398,7 +398,7 @@ class MainWindow(QMainWindow):
 
         ``rows``: fit on these rows of the data set only (e.g. a hold-out split).
         ``make_task(run)``: build the Qt-free task instead of ``session.fit_task(run)``; it must
-        return a :class:`~manifold_studio.session.FitOutcome` (e.g. "fit on a sample, extend to all").
+        return a :class:`~manifold_studio.session.model.FitOutcome` (e.g. "fit on a sample, extend to all").
         ``source_run``: fit on the embedding of this earlier run ("cluster this map"); when the
         algorithm comes from the panel (``algorithm_id`` None) it defaults to the panel's input."""
         if self.fit_job is not None and not self.fit_job.finished:

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from manifold_studio.session import CANCELLED, DONE, FAILED, RUNNING
+from manifold_studio.session.model import CANCELLED, DONE, FAILED, RUNNING
 
 COLUMNS = ("#", "Algorithm", "Parameters", "Data", "Status", "Time (s)", "Result")
 STATUS_COLORS = {DONE: QColor(20, 120, 40), FAILED: QColor(176, 0, 32), CANCELLED: QColor(150, 100, 0),

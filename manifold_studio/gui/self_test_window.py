@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from manifold_studio.self_test import RESULT_MARK, SHOWN_MARK
+from manifold_studio.cli.self_test import RESULT_MARK, SHOWN_MARK
 
 
 def window_probe(timeout: float = 60.0) -> int:

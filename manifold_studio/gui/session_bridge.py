@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from manifold_studio.session import Session, SessionEvent
+from manifold_studio.session.model import Session, SessionEvent
 
 
 class SessionBridge(QObject):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 
-from manifold_studio.session import RUNNING, error_message
+from manifold_studio.session.model import RUNNING, error_message
 
 #: steps kept (each holds a removed data set or run in memory)
 UNDO_LIMIT = 20

@@ -25,7 +25,7 @@ from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
+from manifold_studio.analysis.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
 
 
 class _CheckpointOnly:

@@ -1,5 +1,5 @@
 """Compare runs: a grid of small linked maps of several embedding runs of one data set, each
-Procrustes-aligned to a reference run (:mod:`manifold_studio.procrustes`) so that rotations,
+Procrustes-aligned to a reference run (:mod:`manifold_studio.analysis.procrustes`) so that rotations,
 reflections and scale do not hide agreement, with the alignment error in each map's title.
 
 The selection of the data set (``window.selection``) is highlighted in every small map; when
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
@@ -27,7 +27,7 @@ from manifold_studio.gui.views.small_map import (
 )
 from manifold_studio.gui.widgets import message_label, say
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.procrustes import Alignment, align
+from manifold_studio.analysis.procrustes import Alignment, align
 from manifold_studio.errors import DataError
 
 #: runs checked when the view first shows a data set (the latest ones)

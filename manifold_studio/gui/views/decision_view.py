@@ -16,8 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout
 
-from manifold_studio.gui.classification_tasks import DecisionGrid, decision_grid_task
-from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.analysis.classification_tasks import DecisionGrid, decision_grid_task
+from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say

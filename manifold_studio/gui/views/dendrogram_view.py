@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from scipy.cluster import hierarchy
 
-from manifold_studio.gui.cluster_tasks import (
+from manifold_studio.analysis.cluster_tasks import (
     DENDROGRAM_MAX_LEAVES, DendrogramResult, cut_labels, dendrogram_task, n_clusters_at,
 )
 from manifold_studio.gui.views.base import ResultView, register_view

@@ -5,7 +5,7 @@ outlines); above it with :class:`FastPointsItem` (1–3 px points rasterised wit
 image: about 20 ms a frame at a million points); the density mode draws a 2-D histogram instead
 (:mod:`~manifold_studio.gui.views.density_item`). Colour, size and opacity encodings, the legend
 and the colour bar live in :mod:`~manifold_studio.gui.views.map_encoding`. Hover finds the
-nearest point in screen pixels with a grid index (:mod:`manifold_studio.spatial_grid`, built in
+nearest point in screen pixels with a grid index (:mod:`manifold_studio.render.spatial_grid`, built in
 the background for large maps) and shows the row's labels and values.
 
 What is drawn for a run:
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
-from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
@@ -36,7 +36,7 @@ from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
-from manifold_studio.spatial_grid import GridIndex
+from manifold_studio.render.spatial_grid import GridIndex
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000

@@ -3,7 +3,7 @@ against M, and the components drawn as images (eigen-images, NMF parts) — seed
 
 For every run whose method can decode (``inverse_transform``: PCA, probabilistic PCA, NMF,
 autoencoders). The refits for each M run on a worker thread
-(:func:`manifold_studio.reconstruction.reconstruction_series`) with progress and Cancel.
+(:func:`manifold_studio.analysis.reconstruction.reconstruction_series`) with progress and Cancel.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.widgets import heading_label, message_label
-from manifold_studio.reconstruction import image_shape, reconstruction_series, supports_reconstruction
+from manifold_studio.analysis.reconstruction import image_shape, reconstruction_series, supports_reconstruction
 
 _MAX_COMPONENTS_SHOWN = 16
 _LABEL_STYLE = {"color": "#333", "size": "8pt"}

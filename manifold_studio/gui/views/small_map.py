@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.gui.views.palette import Coloring, make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem
 
