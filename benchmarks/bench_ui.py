@@ -165,7 +165,7 @@ class Bench:
 
     def map_benchmarks(self, n: int, frames: int, hovers: int) -> None:
         from manifold_studio.data import Dataset
-        from manifold_studio.session.model import DONE, Run
+        from manifold_studio.session.records import DONE, Run
 
         w, view = self.w, self.w.map_view
         X, y = blobs(n, 2, seed=0, scale=8.0)

@@ -1,7 +1,7 @@
 """Small helpers shared by the GUI tests."""
 import pytest
 
-from manifold_studio.session.model import DONE
+from manifold_studio.session.records import DONE
 
 
 def wait_last_run(qtbot, window, status=DONE, timeout=20_000):

@@ -454,11 +454,11 @@ def test_gui_that_cannot_start_is_one_line(monkeypatch, capsys):
 
 
 def test_progress_is_shown_on_a_terminal_only(tmp_path, capsys, monkeypatch):
-    from manifold_studio.cli import main as cli
+    from manifold_studio.cli import console
 
     rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "a.csv")
     assert rc == 0 and err == ""
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
+    monkeypatch.setattr(console, "isatty", lambda stream: True)
     rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "b.csv")
     assert rc == 0 and "\r\x1b[Kpca: 100%" in err and err.endswith("\r\x1b[K")
 

@@ -25,7 +25,7 @@ from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.errors import DataError  # noqa: E402
 from manifold_studio.hookspecs import hookimpl  # noqa: E402
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from manifold_studio.session.model import CANCELLED, DONE, FAILED  # noqa: E402
+from manifold_studio.session.records import CANCELLED, DONE, FAILED
 
 from manifold_studio.gui.error_handling import ExceptionHandler  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402

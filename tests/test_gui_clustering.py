@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from scipy.cluster import hierarchy  # noqa: E402
 
 from manifold_studio.analysis import metrics  # noqa: E402
-from manifold_studio.session.model import DONE, FAILED  # noqa: E402
+from manifold_studio.session.records import DONE, FAILED
 
 from manifold_studio.gui.cluster_overlay import MEAN  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402

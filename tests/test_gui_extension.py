@@ -18,7 +18,8 @@ from manifold_studio.algorithms import EmbeddingAlgorithm, Float  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.hookspecs import hookimpl  # noqa: E402
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from manifold_studio.session.model import CANCELLED, DONE, Session  # noqa: E402
+from manifold_studio.session.records import CANCELLED, DONE
+from manifold_studio.session.model import Session
 
 from manifold_studio.extend.tasks import holdout_split, sample_fit_task  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402

@@ -22,7 +22,8 @@ from manifold_studio.gui.views.map_view import FAST_THRESHOLD, HOVER_RADIUS_PX, 
 from manifold_studio.gui.views.palette import N_CONTINUOUS_LEVELS, NAN_COLOR, make_coloring  # noqa: E402
 from manifold_studio.gui.views.points_item import FastPointsItem, raster_points, rgb_table  # noqa: E402
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from manifold_studio.session.model import DONE, Run, Session  # noqa: E402
+from manifold_studio.session.records import DONE, Run
+from manifold_studio.session.model import Session
 from manifold_studio.render.spatial_grid import GridIndex, brute_force_nearest  # noqa: E402
 
 WINDOW_DIALOGS = False

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
 from benchmarks.stall_meter import StallMeter  # noqa: E402
-from manifold_studio.session.model import DONE, RUNNING  # noqa: E402
+from manifold_studio.session.records import DONE, RUNNING
 
 
 @pytest.fixture(scope="module")

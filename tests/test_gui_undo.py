@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.gui.undo import install_undo, remove_dataset, remove_run  # noqa: E402
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from manifold_studio.session.model import RUNNING  # noqa: E402
+from manifold_studio.session.records import RUNNING
 
 WINDOW_DIALOGS = False
 

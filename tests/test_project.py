@@ -4,7 +4,8 @@ import pytest
 
 from manifold_studio.files.model_file import ModelFileError
 from manifold_studio.files.project_file import load_project, save_project
-from manifold_studio.session.model import DONE, FAILED, Session
+from manifold_studio.session.records import DONE, FAILED
+from manifold_studio.session.model import Session
 
 
 @pytest.fixture

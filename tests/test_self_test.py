@@ -153,11 +153,11 @@ def test_project_step_detects_a_reopened_project_that_differs(monkeypatch):
         run.embedding = run.embedding + 1e-9
         return session, settings
 
-    monkeypatch.setattr(project, "load_project", damaged)
+    monkeypatch.setattr(self_test, "load_project", damaged)
     ds = self_test.load_sample(HOST)
     with pytest.raises(self_test.StepFailed, match="result differs"):
         self_test.step_project(HOST, ds)
-    monkeypatch.setattr(project, "load_project", load)
+    monkeypatch.setattr(self_test, "load_project", load)
     assert "saved and reopened" in self_test.step_project(HOST, ds)
 
 

@@ -15,9 +15,9 @@ from manifold_studio.data import Dataset, Loader, Sample
 from manifold_studio.errors import DataError, InvalidParameterError, UnknownAlgorithmError
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.plugins.host import PluginHost
-from manifold_studio.session.model import (
-    CANCELLED, DONE, FAILED, QUEUED, RUNNING, Session, error_message,
-)
+from manifold_studio.session.records import CANCELLED, DONE, FAILED, QUEUED, RUNNING
+from manifold_studio.session.model import Session
+from manifold_studio.errors import error_message
 
 
 class FirstColumns(EmbeddingAlgorithm):

@@ -30,14 +30,22 @@ from typing import Any
 
 import numpy as np
 
+from manifold_studio import algorithm_class
 from manifold_studio.algorithms.base import Algorithm
 from manifold_studio.algorithms.checks import check_data, check_random_state
 from manifold_studio.algorithms.progress import SubProgress, as_progress
-from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.analysis.metrics import (
-    UndefinedMetricError, davies_bouldin, inertia_decomposition, log_gaussian, logsumexp_rows,
-    mixture_from_partition, mixture_from_responsibilities, mixture_log_likelihood, silhouette,
+    UndefinedMetricError,
+    davies_bouldin,
+    inertia_decomposition,
+    log_gaussian,
+    logsumexp_rows,
+    mixture_from_partition,
+    mixture_from_responsibilities,
+    mixture_log_likelihood,
+    silhouette,
 )
+from manifold_studio.errors import DataError, InvalidParameterError
 
 __all__ = ["ChooseKResult", "choose_k", "SUGGESTION_RULE"]
 
@@ -92,7 +100,6 @@ def _nan_to_none(v):
 
 def _resolve_algorithm(method) -> type[Algorithm]:
     if isinstance(method, str):
-        from manifold_studio import algorithm_class
         return algorithm_class(method)
     if isinstance(method, type) and issubclass(method, Algorithm):
         return method

@@ -20,11 +20,13 @@ import numpy as np
 from scipy.cluster import hierarchy
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.errors import DataError
-from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.analysis.metrics import (
-    adjusted_rand_index, contingency_table, silhouette_samples,
+    adjusted_rand_index,
+    contingency_table,
+    silhouette_samples,
 )
+from manifold_studio.errors import DataError, error_message
+from manifold_studio.render.map_coords import as_map_xy
 
 __all__ = ["CentresResult", "SilhouetteResult", "ContingencyResult", "DendrogramResult",
            "estimator_centres", "group_means", "map_centres", "silhouette_task", "contingency_task",
@@ -134,7 +136,6 @@ def map_centres(labels, map_xy, *, mode: str = PROJECTED, centres=None, centre_l
             return CentresResult(c_labels[present], xy, PROJECTED,
                                  f"centres projected onto {map_name} by its extension")
         except Exception as exc:  # noqa: BLE001 - fall back to the mean, and say why
-            from manifold_studio.session.model import error_message
             note = f" (projection failed: {error_message(exc)})"
     uniq, means = group_means(as_map_xy(map_xy), labels)
     progress.checkpoint(1.0, "Centres computed")

@@ -12,8 +12,20 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from manifold_studio.cli.main import EXIT_OK, UsageError, _Console, _seconds
+import manifold_studio as ms
+from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
+from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
+from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
+from manifold_studio.extend.sample_fit import fit_on_sample
+from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.model_file import load_model_with_metadata, save_model
+from manifold_studio.plugins.host import get_host
+from manifold_studio.render.plot import check_plot_option, plot_run
 from manifold_studio.tables.result_table import cell_text, result_table
+
 
 def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
     """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically."""
@@ -29,7 +41,6 @@ def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
         emit(sys.stdout)
         sys.stdout.flush()
         return
-    from manifold_studio.files.atomic import atomic_write
 
     folder = Path(path).parent if str(Path(path).parent) else Path(".")
     if not folder.is_dir():
@@ -64,7 +75,6 @@ def _pairs(items: Sequence[Sequence[str]] | None, flag: str) -> list[tuple[str, 
 
 def parse_values(constraints, pairs: list[tuple[str, str]], owner: str) -> dict[str, Any]:
     """Parse NAME=VALUE texts with the declared constraints (clear errors for unknown names)."""
-    from manifold_studio.errors import InvalidParameterError
 
     by_name = {p.name: p for p in constraints}
     values = {}
@@ -78,7 +88,6 @@ def parse_values(constraints, pairs: list[tuple[str, str]], owner: str) -> dict[
 
 def _source_options(source: str):
     """(option constraints, owner description) for a data source."""
-    from manifold_studio.plugins.host import get_host
 
     host = get_host()
     if source.startswith("sample:"):
@@ -92,9 +101,6 @@ def _source_options(source: str):
 
 def _folder_loader(source: str) -> bool:
     """Whether a loader plugin reads this folder (a folder of images, for instance)."""
-    import manifold_studio as ms
-    from manifold_studio.errors import DataError
-
     try:
         return ms._host().loader_for(source) is not None
     except DataError:
@@ -102,12 +108,9 @@ def _folder_loader(source: str) -> bool:
 
 
 def load_dataset(source: str, label_column: str | None = None,
-                 data_options: list[tuple[str, str]] | None = None, console: _Console | None = None,
+                 data_options: list[tuple[str, str]] | None = None, console: Console | None = None,
                  label_optional: bool = False):
     """Load ``sample:NAME`` or a file, with --label-column and --data-option values."""
-    import manifold_studio as ms
-    from manifold_studio.errors import DataError
-
     is_sample = source.startswith("sample:")
     if not is_sample and not Path(source).exists():
         raise DataError(f"File not found: {source}")
@@ -131,9 +134,8 @@ def load_dataset(source: str, label_column: str | None = None,
     return ds
 
 
-def _align_features(ds, train_names: list[str] | None, n_features: int, console: _Console):
+def _align_features(ds, train_names: list[str] | None, n_features: int, console: Console):
     """The matrix of ``ds`` with columns in the training order (by name when possible)."""
-    from manifold_studio.extend.out_of_core import align_features
 
     X, note = align_features(ds, train_names, n_features)
     if note:
@@ -152,9 +154,8 @@ def _training_result(est, X):
 # --------------------------------------------------------------------------------------
 # commands
 # --------------------------------------------------------------------------------------
-def _timed(console: _Console, label: str, func, source: str):
+def _timed(console: Console, label: str, func, source: str):
     """(func(progress), seconds); data errors are prefixed with the data source."""
-    from manifold_studio.errors import DataError
 
     progress = console.progress(label)
     start = time.perf_counter()
@@ -168,10 +169,7 @@ def _timed(console: _Console, label: str, func, source: str):
 
 
 def cmd_run(args) -> int:
-    import manifold_studio as ms
-    from manifold_studio.errors import DataError
-
-    console = _Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
+    console = Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
     cls = ms.algorithm_class(args.algorithm)
     params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
     est = ms.get_algorithm(cls.id, **params)
@@ -182,7 +180,6 @@ def cmd_run(args) -> int:
     for flag, path in (("--out", args.out), ("--extend-out", args.extend_out),
                        ("--save-model", args.save_model)):
         _check_writable(path, flag)
-    from manifold_studio.render.plot import check_plot_option, plot_run
 
     plot_size = check_plot_option(args.plot, args.plot_size)
     if plot_size and args.dask is not None:
@@ -191,12 +188,10 @@ def cmd_run(args) -> int:
         raise DataError(f"File not found: {args.extend}")
 
     if args.dask is not None:
-        from manifold_studio.cli.dask_paths import run_on_dask
-
         written, n, m, seconds = run_on_dask(args, est, console)
         console.flush_notes()
         console.info(f"{cls.id}: fitted on a sample of {m:,} of {n:,} rows drawn by Dask and extended to all "
-                     f"on Dask in {_seconds(seconds)}; wrote {written}")
+                     f"on Dask in {format_seconds(seconds)}; wrote {written}")
         return EXIT_OK
 
     # read everything first, compute, and write only when all of it worked
@@ -214,8 +209,6 @@ def cmd_run(args) -> int:
     evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
     if args.fit_sample is not None:
-        from manifold_studio.extend.sample_fit import fit_on_sample
-
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
@@ -238,8 +231,6 @@ def cmd_run(args) -> int:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name)
         write_csv(args.extend_out, header, columns)
     if args.save_model is not None:
-        from manifold_studio.files.model_file import save_model
-
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params()) if plot_size else ""
 
@@ -248,9 +239,9 @@ def cmd_run(args) -> int:
     console.flush_notes()
     if fitted_mask is not None:
         console.info(f"{cls.id}: fitted on a sample of {int(fitted_mask.sum()):,} of {ds.name} "
-                     f"({ds.n_samples:,} × {ds.n_features}) and extended to all in {_seconds(fit_time)}")
+                     f"({ds.n_samples:,} × {ds.n_features}) and extended to all in {format_seconds(fit_time)}")
     else:
-        console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {_seconds(fit_time)}")
+        console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {format_seconds(fit_time)}")
     if args.out != "-":
         console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
     if cls.kind == "classification":
@@ -263,7 +254,7 @@ def cmd_run(args) -> int:
                      f"({q['n_pairs']:,} ordered pairs), mean Kendall tau {q['mean_kendall_tau']:.4f} "
                      f"over {len(q['kendall_tau'])} queries")
     if new is not None:
-        console.info(f"extended to {new.name} ({new.n_samples:,} points) in {_seconds(ext_time)}"
+        console.info(f"extended to {new.name} ({new.n_samples:,} points) in {format_seconds(ext_time)}"
                      + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
         if cls.kind == "classification" and new.labels is not None:
             console.info(f"accuracy on {new.name}: {_accuracy(ext, new.labels)}")
@@ -276,19 +267,15 @@ def cmd_run(args) -> int:
 
 def cmd_apply(args) -> int:
     """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
-    from manifold_studio.files.model_file import load_model_with_metadata
-    from manifold_studio.extend.out_of_core import extend_source
 
-    console = _Console(args.quiet, info_to_stderr=args.out == "-")
+    console = Console(args.quiet, info_to_stderr=args.out == "-")
     _check_writable(args.out, "--out")
     est, meta = load_model_with_metadata(args.model)
     if args.dask is not None:
-        from manifold_studio.cli.dask_paths import apply_on_dask
-
         written, n, seconds = apply_on_dask(args, est, meta, console)
         console.flush_notes()
         console.info(f"{est.id} model from {Path(args.model).name} applied on Dask to {n:,} rows in "
-                     f"{_seconds(seconds)}; wrote {written}")
+                     f"{format_seconds(seconds)}; wrote {written}")
         return EXIT_OK
     train = meta.get("training_data") or {}
     options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
@@ -307,7 +294,7 @@ def cmd_apply(args) -> int:
     parts = f"{len(rep.parts)} parts of " if len(rep.parts) > 1 else ""
     name = Path(args.data).stem if len(rep.parts) == 1 else args.data
     console.info(f"{est.id} model from {Path(args.model).name} applied to {parts}{name} "
-                 f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {_seconds(rep.seconds)}; peak memory "
+                 f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {format_seconds(rep.seconds)}; peak memory "
                  f"{rep.peak_memory_mb:,.0f} MB" + (f"; wrote {rep.n_rows:,} rows to {args.out}" if args.out != "-" else ""))
     if rep.correct is not None:
         console.info(f"accuracy on {name}: {rep.accuracy:.4f} "
@@ -317,7 +304,6 @@ def cmd_apply(args) -> int:
 
 def _chunk_options(source: str, label_column, pairs) -> dict:
     """The loader options (--data-option, --label-column) for the parts of ``source``."""
-    from manifold_studio.extend.out_of_core import data_parts
 
     first = source if source.startswith("sample:") else str(data_parts(source)[0])
     return loader_options(first, source, label_column, pairs)
@@ -339,7 +325,6 @@ def loader_options(path: str, source: str, label_column, pairs) -> dict:
 
 def _evaluate(args, cls, params, ds, y, console) -> str:
     """--cv K / --holdout F: the evaluation's report (one accuracy line, then per class)."""
-    from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 
     if cls.kind != "classification":
         raise UsageError(f"--cv and --holdout evaluate classifiers; {cls.id} is an {cls.kind} algorithm"
@@ -362,8 +347,6 @@ def _evaluate(args, cls, params, ds, y, console) -> str:
 
 
 def _accuracy(predicted, truth) -> str:
-    from manifold_studio.algorithms.labels import same_labels
-
     eq = same_labels(predicted, truth)
     return f"{eq.mean():.4f} ({int(eq.sum()):,} of {eq.size:,} correct)"
 

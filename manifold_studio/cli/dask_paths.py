@@ -4,9 +4,18 @@ distributed (:mod:`manifold_studio.extend.dask_extend`)."""
 from __future__ import annotations
 
 import time
+
 import numpy as np
 
 from manifold_studio.errors import DataError
+from manifold_studio.extend.dask_extend import (
+    connect,
+    extend_dask,
+    read_input,
+    sample_rows,
+    write_output,
+)
+from manifold_studio.files.model_file import save_model
 
 
 def _select_columns(X, names: list[str] | None, train_names: list[str] | None, console):
@@ -24,7 +33,6 @@ def _describe_client(client) -> str:
 
 def apply_on_dask(args, est, meta, console) -> tuple[str, int, float]:
     """Extend ``est`` to ``args.data`` on Dask and write ``args.out``: (what was written, rows, seconds)."""
-    from manifold_studio.extend.dask_extend import connect, extend_dask, read_input, write_output
 
     X, labels, names = read_input(args.data, args.label_column)
     train = meta.get("training_data") or {}
@@ -43,7 +51,6 @@ def apply_on_dask(args, est, meta, console) -> tuple[str, int, float]:
 def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
     """Fit ``est`` on ``--fit-sample`` rows drawn by Dask, extend to all rows on Dask, write
     ``--out`` (and ``--save-model``): (what was written, rows, sample size, seconds)."""
-    from manifold_studio.extend.dask_extend import connect, extend_dask, read_input, sample_rows, write_output
 
     if args.fit_sample is None:
         raise DataError("--dask fits on a sample and extends to all rows: give --fit-sample M.")
@@ -65,8 +72,6 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
     finally:
         _close(client)
     if args.save_model is not None:
-        from manifold_studio.files.model_file import save_model
-
         save_model(est, args.save_model, data={"source": str(args.data), "feature_names": names,
                                                "n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
     return written, int(X.shape[0]), len(rows), seconds

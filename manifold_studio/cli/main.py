@@ -27,93 +27,29 @@ import sys
 import textwrap
 from typing import Sequence
 
-
-PROG = "manifold-studio"
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-DEBUG_ENV = "MANIFOLD_STUDIO_DEBUG"
-
-
-class UsageError(Exception):
-    """Bad command-line input: reported on one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing the usage and exiting."""
-
-    def error(self, message):
-        raise UsageError(f"{message} (see '{self.prog} --help')")
-
-
-# --------------------------------------------------------------------------------------
-# output helpers
-# --------------------------------------------------------------------------------------
-class _Console:
-    """Info lines (stdout, or stderr when a result goes to stdout), data notes and progress.
-
-    Notes (rows dropped, columns left out, ...) are held back and printed to stderr only when
-    the command succeeds, so a failing command prints exactly one error line.
-    """
-
-    def __init__(self, quiet: bool = False, info_to_stderr: bool = False):
-        self.quiet = quiet
-        self.info_stream = sys.stderr if info_to_stderr else sys.stdout
-        self.tty = _isatty(sys.stderr)
-        self.notes: list[str] = []
-
-    def info(self, text: str) -> None:
-        if not self.quiet:
-            print(text, file=self.info_stream, flush=True)
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-
-    def flush_notes(self) -> None:
-        for text in self.notes:  # a text may carry its own prefix ("warning: ...")
-            print(text if text.startswith("warning: ") else f"note: {text}", file=sys.stderr, flush=True)
-        self.notes.clear()
-
-    def progress(self, label: str):
-        """A Progress for the algorithms: a self-erasing line on a terminal, else nothing."""
-        if self.quiet or not self.tty:
-            return None
-        from manifold_studio.algorithms.progress import CallbackProgress
-
-        def show(fraction: float, message: str) -> None:
-            line = f"{label}: {fraction * 100:3.0f}% {message}"[:_columns() - 1]
-            sys.stderr.write("\r\x1b[K" + line)
-            sys.stderr.flush()
-
-        return CallbackProgress(on_progress=show, min_interval=0.1)
-
-    def end_progress(self) -> None:
-        if not self.quiet and self.tty:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-
-def _isatty(stream) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _columns() -> int:
-    try:
-        return max(20, os.get_terminal_size(sys.stderr.fileno()).columns)
-    except (OSError, ValueError, AttributeError):
-        return 80
-
-
-def _seconds(t: float) -> str:
-    return f"{t:.3f} s" if t < 10 else f"{t:.1f} s"
+import manifold_studio as ms
+from manifold_studio.algorithms import KINDS
+from manifold_studio.cli.commands import cmd_apply, cmd_run
+from manifold_studio.cli.console import (
+    DEBUG_ENV,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    Parser,
+    UsageError,
+    isatty,
+    print_error,
+    terminal_columns,
+)
+from manifold_studio.cli.plugin_commands import add_plugins_parser
+from manifold_studio.cli.self_test import main as self_test
+from manifold_studio.errors import FitCancelled, ManifoldStudioError
+from manifold_studio.plugins.host import get_host
 
 
 def cmd_list(args) -> int:
-    import manifold_studio as ms
-    from manifold_studio.algorithms import KINDS
-    from manifold_studio.plugins.host import get_host
-
     host = get_host()
     if args.json:
         data = {
@@ -135,7 +71,7 @@ def cmd_list(args) -> int:
         return EXIT_OK
 
     out = []
-    width = _columns() if _isatty(sys.stdout) else 100
+    width = terminal_columns() if isatty(sys.stdout) else 100
     wrap = lambda text, indent: textwrap.fill(text, width=width, initial_indent=indent,  # noqa: E731
                                               subsequent_indent=indent)
     out.append(f"Manifold Studio {ms.__version__}")
@@ -205,7 +141,7 @@ def start_gui(gui_argv: list[str]) -> int:
     try:
         app = importlib.import_module("manifold_studio.gui.app")
     except ImportError as exc:
-        _error(f"the GUI cannot start: {exc} (is PySide6-Essentials installed? the command line "
+        print_error(f"the GUI cannot start: {exc} (is PySide6-Essentials installed? the command line "
                "works without it: see 'manifold-studio --help')")
         return EXIT_INTERNAL
     try:
@@ -228,11 +164,9 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from manifold_studio import __version__
-
-    parser = _Parser(prog=PROG, description="Dimensionality reduction, manifold learning and "
+    parser = Parser(prog=PROG, description="Dimensionality reduction, manifold learning and "
                      "clustering with out-of-sample extension. Without a command, starts the GUI.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {ms.__version__}")
     parser.add_argument("--debug", action="store_true",
                         help=f"show tracebacks of unexpected errors (or set {DEBUG_ENV}=1)")
     parser.add_argument("--self-test", action="store_true",
@@ -311,29 +245,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("gui_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_gui)
 
-    from manifold_studio.cli.plugin_commands import add_plugins_parser
     add_plugins_parser(sub)  # manifold-studio plugins list|install|uninstall|enable|disable
     return parser
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def _error(message: str) -> None:
-    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr, flush=True)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    from manifold_studio.errors import FitCancelled, ManifoldStudioError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     try:
         if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
-            from manifold_studio.cli.self_test import main as self_test
-
             return self_test(argv[1:])
         if argv[:1] == ["gui"]:  # everything after 'gui' belongs to the GUI's own options
             return start_gui(argv[1:])
@@ -343,8 +265,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
         debug = debug or args.debug
         if args.self_test:
-            from manifold_studio.cli.self_test import main as self_test
-
             return self_test([])
         if args.command is None:
             return start_gui([])
@@ -357,10 +277,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 warnings.simplefilter("ignore")
             return args.func(args)
     except KeyboardInterrupt:
-        _error("interrupted")
+        print_error("interrupted")
         return EXIT_INTERRUPTED
     except FitCancelled:
-        _error("cancelled")
+        print_error("cancelled")
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `manifold-studio list | head -3`: the reader went away
         try:
@@ -372,21 +292,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ManifoldStudioError, ValueError) as exc:
         if debug:
             raise
-        _error(str(exc) or type(exc).__name__)
+        print_error(str(exc) or type(exc).__name__)
         return EXIT_USAGE
     except OSError as exc:
         if debug:
             raise
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        _error(f"{where}{exc.strerror or exc}")
+        print_error(f"{where}{exc.strerror or exc}")
         return EXIT_USAGE
     except MemoryError:
-        _error("out of memory: try a smaller data set, or fit on a sample and extend to the rest")
+        print_error("out of memory: try a smaller data set, or fit on a sample and extend to the rest")
         return EXIT_INTERNAL
     except Exception as exc:  # noqa: BLE001 - one line, no traceback, unless debugging
         if debug:
             raise
-        _error(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_ENV}=1 for the traceback)")
+        print_error(f"internal error: {type(exc).__name__}: {exc} (set {DEBUG_ENV}=1 for the traceback)")
         return EXIT_INTERNAL
 
 
@@ -395,4 +315,3 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 # the run and apply commands live in cli_commands.py (imported last: they use this module's console)
-from manifold_studio.cli.commands import cmd_apply, cmd_run  # noqa: E402

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 
+from manifold_studio.cli.console import EXIT_OK, UsageError
 from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins.host import get_host
 
 
 def add_plugins_parser(sub) -> None:
@@ -32,8 +34,6 @@ def add_plugins_parser(sub) -> None:
 
 
 def cmd_plugins(args) -> int:
-    from manifold_studio.cli.main import EXIT_OK, UsageError
-
     action = getattr(args, "plugins_command", None)
     if action is None or action == "list":
         return _list(getattr(args, "json", False), getattr(args, "verbose", False))
@@ -51,8 +51,6 @@ def cmd_plugins(args) -> int:
 
 
 def _list(as_json: bool, verbose: bool) -> int:
-    from manifold_studio.plugins.host import get_host
-
     records = pm.list_plugins(get_host())
     if as_json:
         print(json.dumps({"plugin_folder": str(pm.plugin_dir()),

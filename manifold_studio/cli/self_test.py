@@ -36,10 +36,20 @@ from typing import Callable
 
 import numpy as np
 
+import manifold_studio as ms
+from manifold_studio import load_data
+from manifold_studio.algorithms.conformance import default_data
+from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.cli.window_probe import RESULT_MARK, SHOWN_MARK
+from manifold_studio.errors import DataError
+from manifold_studio.files.project_file import load_project, save_project
+from manifold_studio.plugins import selfcheck as plugin_selfcheck
+from manifold_studio.plugins.host import get_host
+from manifold_studio.session.model import Session
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: the line the window probe prints once the main window is shown (read by the parent)
-SHOWN_MARK = "window-shown"
-RESULT_MARK = "first-result"
 WINDOW_TIMEOUT_S = 180.0
 
 
@@ -81,7 +91,7 @@ class Report:
         except BaseException as exc:  # noqa: BLE001 - every error is a failed step
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            self.line(name, "FAIL", f"{type(exc).__name__}: {_one_line(exc)}")
+            self.line(name, "FAIL", f"{type(exc).__name__}: {one_line(exc)}")
             print(_indent(traceback.format_exc()), file=self.stream, flush=True)
             self.failed = True
             return False
@@ -90,7 +100,7 @@ class Report:
         return True
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -122,9 +132,7 @@ def step_plugins(host) -> str:
 
 
 def load_sample(host):
-    from manifold_studio.session.model import load_dataset
-
-    ds = load_dataset("sample:iris", host=host)
+    ds = load_data("sample:iris", host=host)
     if ds.X.shape != (150, 4) or ds.labels is None or len(np.unique(ds.labels)) != 3:
         raise StepFailed(f"the Iris sample is wrong: X {ds.X.shape}, labels "
                          f"{None if ds.labels is None else np.unique(ds.labels)}")
@@ -134,7 +142,6 @@ def load_sample(host):
 def small_data():
     """(X, y, X_new, y_new): the conformance kit's noisy helix (one connected manifold, three
     labels along it), 120 points to fit with every algorithm's defaults and 40 new ones."""
-    from manifold_studio.algorithms.conformance import default_data
 
     X, y = default_data(n=120, d=4, seed=0)
     X_new, y_new = default_data(n=40, d=4, seed=1)
@@ -144,7 +151,6 @@ def small_data():
 def fit_and_extend(cls, X, y, X_new, y_new) -> str:
     """Fit ``cls`` with its defaults on (X, y) and extend it to X_new; check the shapes. Fit
     warnings (e.g. not converged with the defaults) are named at the end of the line."""
-    from manifold_studio.errors import DataError
 
     with warnings.catch_warnings(record=True) as caught:  # the command's main thread only
         warnings.simplefilter("always")
@@ -185,8 +191,6 @@ def _fit_and_extend(cls, X, y, X_new, y_new) -> str:
         n = len(np.unique(out))
         return f"{len(np.unique(est.labels_))} clusters, extended {out.shape[0]} points to {n}"
     if cls.kind == "classification":
-        from manifold_studio.algorithms.labels import same_labels
-
         unknown = set(np.unique(out).tolist()) - set(np.unique(y).tolist())
         if unknown:
             raise StepFailed(f"predicted labels {sorted(unknown)} that are not training classes")
@@ -207,7 +211,6 @@ def step_jit() -> str:
     """numba compiles a loop here (llvmlite's library is bundled; no cache folder is needed)."""
     import numba
 
-    from manifold_studio.algorithms.jit import jit
 
     a, b = np.arange(1000.0), np.linspace(0.0, 1.0, 1000)
     start = time.perf_counter()
@@ -219,9 +222,6 @@ def step_jit() -> str:
 
 
 def step_project(host, ds) -> str:
-    from manifold_studio.files.project_file import load_project, save_project
-    from manifold_studio.session.model import Session
-
     session = Session(host)
     name = session.add_dataset(ds)
     algo = "pca" if "pca" in host.algorithms else sorted(host.algorithms)[0]
@@ -259,7 +259,6 @@ def step_project(host, ds) -> str:
 def step_plugin_wheel() -> str:
     """The plugin template's wheel (built here without pip) installed into a temporary plugin
     folder through the plugin manager, discovered, fitted and extended; nothing else changes."""
-    from manifold_studio.plugins import selfcheck as plugin_selfcheck
 
     template = plugin_selfcheck.template_dir()
     if template is None:
@@ -344,12 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(no_window: bool = False, window_only: bool = False, stream=None) -> int:
     """Run the steps; returns the exit status (0: all passed, 1: a step failed)."""
-    import manifold_studio
-    from manifold_studio.plugins.host import get_host
-
     report = Report(stream)
     where = "installed application" if getattr(sys, "frozen", False) else "Python " + sys.version.split()[0]
-    report.line("manifold-studio", "", f"{manifold_studio.__version__} self-test ({where}, {sys.platform})")
+    report.line("manifold-studio", "", f"{ms.__version__} self-test ({where}, {sys.platform})")
     if not window_only:
         data = {}
 

@@ -28,6 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.files.model_file import model_bytes, model_from_bytes
+from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.result_table import result_header
 
 INSTALL_HINT = 'pip install "manifold-studio[dask]"'
 #: estimators rebuilt in this process, by the digest of their model bytes
@@ -57,8 +60,6 @@ def require_dask():
 def _estimator_for(blob: bytes, digest: str):
     est = _MODELS.get(digest)
     if est is None:
-        from manifold_studio.files.model_file import model_from_bytes
-
         est = _MODELS[digest] = model_from_bytes(blob, "the model sent to this worker")
     return est
 
@@ -100,7 +101,6 @@ def _client():
 
 def extend_dask(model, X, columns=None):
     """A lazy dask array of ``model.extend`` over the rows of ``X`` (see the module docstring)."""
-    from manifold_studio.files.model_file import model_bytes
 
     X = as_dask_array(X, columns)
     n_features = int(getattr(model, "n_features_in_"))
@@ -176,8 +176,6 @@ def read_input(source: str, label_column: str | None = None):
     if suffix == ".parquet" or Path(source).is_dir():
         frame = dd.read_parquet(files if len(files) > 1 else files[0])
     elif suffix in (".csv", ".tsv", ".txt"):
-        from manifold_studio.plugins.host import get_host
-
         sep = _sniffed_separator(files[0], get_host())
         frame = dd.read_csv(files, sep=sep)
     else:
@@ -226,7 +224,6 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     file, written block by block into a memory map), ``.csv`` (one file) or a folder (``.npy``
     parts). Returns what was written."""
     da, dd = require_dask()
-    from manifold_studio.tables.result_table import result_header
 
     if out == "-":
         raise DataError("Results computed on Dask are written to files: give --out a .parquet, .npy or .csv "

@@ -22,9 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from manifold_studio import load_data
+from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
+from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.result_table import ResultWriter
 
 try:
     import resource
@@ -130,9 +134,8 @@ def iter_source(source: str, host, options: dict | None = None, chunk_rows: int 
     """(part, Dataset chunk) for every chunk of every part of ``source``, checking that the
     parts have the same columns (the file is named otherwise)."""
     if str(source).startswith("sample:"):  # generated: read whole, sliced
-        from manifold_studio.session.model import load_dataset
 
-        ds = load_dataset(str(source), host, **(options or {}))
+        ds = load_data(str(source), host, **(options or {}))
         step = max(1, int(chunk_rows))
         for start in range(0, ds.n_samples, step):
             part = ds.subset(np.arange(start, min(start + step, ds.n_samples)))
@@ -164,12 +167,8 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     loaded data set; a large one is not kept). Rows whose cells are missing are dropped by the
     loader's rules and reported.
     """
-    from manifold_studio.algorithms.labels import same_labels
-    from manifold_studio.tables.result_table import ResultWriter
 
     if host is None:
-        from manifold_studio.plugins.host import get_host
-
         host = get_host()
     progress = as_progress(progress)
     files = data_parts(source)

@@ -16,8 +16,12 @@ import numpy as np
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
-from manifold_studio.errors import DataError
-from manifold_studio.session.model import FitOutcome, error_message
+from manifold_studio.errors import DataError, error_message
+from manifold_studio.extend.out_of_core import extend_source
+from manifold_studio.extend.quality import extension_quality
+from manifold_studio.extend.sample_fit import fit_on_sample
+from manifold_studio.files.model_file import load_model_with_metadata
+from manifold_studio.session.records import FitOutcome
 
 __all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "ExtendResult",
            "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
@@ -50,7 +54,6 @@ def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, 
                     random_state=None, progress=None) -> FitOutcome:
     """Fit on ``n_samples`` random rows of ``X`` and extend to all rows (a FitOutcome for the
     whole data set). ``meta["fitted_rows"]`` lists the rows that were fitted."""
-    from manifold_studio.extend.sample_fit import fit_on_sample
 
     progress = as_progress(progress)
     start = time.perf_counter()
@@ -120,7 +123,6 @@ def load_and_extend(source: str, estimator, host=None, options: dict | None = No
     reading it chunk by chunk (:func:`manifold_studio.extend.out_of_core.extend_source`): the file is
     never loaded whole; its rows are kept as a data set only while they take at most
     ``keep_data_mb`` MB."""
-    from manifold_studio.extend.out_of_core import extend_source
 
     label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
     rep = extend_source(estimator, source, host=host, options=options, keep_values=True,
@@ -139,7 +141,6 @@ def apply_model_to_file(model_path: str, source: str, host=None, options: dict |
     """Load a saved model and a data file, extend the model to the file.
 
     Returns ``(estimator, metadata, ExtendResult)``."""
-    from manifold_studio.files.model_file import load_model_with_metadata
 
     progress = as_progress(progress)
     progress.checkpoint(0.0, f"Reading the model {Path(model_path).name}")
@@ -174,7 +175,6 @@ def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions
     fit). The report holds, per fraction, the mean and 95% interval of the variability, of the
     extension error and of their difference, and the one-sentence explanation.
     """
-    from manifold_studio.extend.quality import extension_quality
 
     progress = as_progress(progress)
     X = np.asarray(X, dtype=float)

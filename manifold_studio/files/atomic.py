@@ -10,7 +10,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable, IO
+from typing import IO, Callable
 
 from manifold_studio.errors import ManifoldStudioError, WriteError
 

@@ -25,10 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from manifold_studio.files.atomic import atomic_write
+from manifold_studio import __version__, algorithm_class, list_algorithms
 from manifold_studio.errors import (
-    DataError, InvalidParameterError, ManifoldStudioError, UnknownAlgorithmError, not_fitted,
+    DataError,
+    InvalidParameterError,
+    ManifoldStudioError,
+    UnknownAlgorithmError,
+    not_fitted,
 )
+from manifold_studio.files.atomic import atomic_write
 
 FORMAT = "manifold-studio-model"
 FORMAT_VERSION = 1
@@ -112,7 +117,6 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 
 def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file"):
     """Rebuild a fitted estimator from :func:`pack_estimator`'s output through the plugin host."""
-    from manifold_studio import algorithm_class, list_algorithms
 
     algo_id = meta["algorithm"]
     try:
@@ -200,8 +204,6 @@ def model_from_bytes(blob: bytes, where: str = "the model bytes"):
 
 
 def _model_arrays(estimator, data, extra) -> dict[str, np.ndarray]:
-    from manifold_studio import __version__
-
     state_arrays, packed = pack_estimator(estimator)
     arrays = {ARRAY_PREFIX + k: v for k, v in state_arrays.items()}
     meta = {

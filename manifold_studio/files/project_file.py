@@ -25,13 +25,27 @@ from pathlib import Path
 
 import numpy as np
 
+from manifold_studio import __version__
 from manifold_studio.data import Dataset
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.model_file import (
-    ModelFileError, _jsonable, atomic_savez, open_npz, pack_estimator, read_arrays, read_document,
+    ModelFileError,
+    _jsonable,
+    atomic_savez,
+    open_npz,
+    pack_estimator,
+    read_arrays,
+    read_document,
     unpack_estimator,
 )
-from manifold_studio.session.model import CANCELLED, FINISHED_STATUSES, Extension, LogEntry, Run, Session
+from manifold_studio.session.model import Session
+from manifold_studio.session.records import (
+    CANCELLED,
+    FINISHED_STATUSES,
+    Extension,
+    LogEntry,
+    Run,
+)
 
 FORMAT = "manifold-studio-project"
 FORMAT_VERSION = 1
@@ -73,7 +87,6 @@ def _put(arrays: dict, key: str, value) -> str | None:
 
 def save_project(session: Session, path, view_settings: dict | None = None) -> Path:
     """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path."""
-    from manifold_studio import __version__
 
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}

@@ -12,10 +12,13 @@ import os
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
+from manifold_studio.session.records import DONE
 from manifold_studio.session.recovery import (
-    discard_recovery, orphaned_recovery_files, snapshot, write_recovery,
+    discard_recovery,
+    orphaned_recovery_files,
+    snapshot,
+    write_recovery,
 )
-from manifold_studio.session.model import DONE
 
 #: seconds between autosaves (MANIFOLD_STUDIO_AUTOSAVE_S overrides it)
 INTERVAL_S = 180.0

@@ -19,13 +19,20 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QMessageBox, QSpinBox, QTableWidget,
-    QTableWidgetItem, QVBoxLayout,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QMessageBox,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
 from manifold_studio.algorithms.labels import looks_continuous
-from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
 from manifold_studio.analysis.classification_tasks import evaluation_task
+from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
 from manifold_studio.gui.views import confusion_view, decision_view, training_curve_view  # noqa: F401 (register)
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box

@@ -22,9 +22,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QComboBox
 
-from manifold_studio.analysis.cluster_tasks import MEAN, PROJECTED, CentresResult, estimator_centres, map_centres
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.cluster_tasks import (
+    MEAN,
+    PROJECTED,
+    CentresResult,
+    estimator_centres,
+    map_centres,
+)
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.render.map_coords import as_map_xy
 
 AUTO, HIDDEN = "auto", "hidden"
 CENTRE_SYMBOL = "star"

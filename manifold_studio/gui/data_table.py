@@ -21,13 +21,21 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QApplication, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
-    QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QApplication,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 
+from manifold_studio.gui.data_table_model import DataTableModel
 from manifold_studio.session import selection as ops
 from manifold_studio.tables.dataset_columns import FEATURE, LABEL, dataset_columns
-from manifold_studio.gui.data_table_model import DataTableModel
 from manifold_studio.tables.export import rows_as_tsv
 from manifold_studio.tables.search import ROW_COLUMN, SearchError, search_rows
 

@@ -17,7 +17,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import QApplication
 
-from manifold_studio.tables.search import ROW_COLUMN, Factors, factorize, format_value, is_numeric, sort_permutation
+from manifold_studio.tables.search import (
+    ROW_COLUMN,
+    Factors,
+    factorize,
+    format_value,
+    is_numeric,
+    sort_permutation,
+)
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)

@@ -22,18 +22,52 @@ import re
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QPoint, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QAction, QFont, QFontMetrics, QGuiApplication, QImage, QPainter, QPicture
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QIODevice,
+    QObject,
+    QPoint,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+)
+from PySide6.QtGui import (
+    QAction,
+    QFont,
+    QFontMetrics,
+    QGuiApplication,
+    QImage,
+    QPainter,
+    QPicture,
+)
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
-    QMenu, QScrollArea, QSpinBox, QWidget,
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QScrollArea,
+    QSpinBox,
+    QWidget,
 )
 
+from manifold_studio.errors import error_message
 from manifold_studio.files.export_paths import (
-    IMAGE_EXTENSIONS, MAX_SIDE, MIN_SIDE, TABLE_EXTENSIONS, ExportError, check_image_size, check_output_path,
+    IMAGE_EXTENSIONS,
+    MAX_SIDE,
+    MIN_SIDE,
+    TABLE_EXTENSIONS,
+    ExportError,
+    check_image_size,
+    check_output_path,
     write_file,
 )
-from manifold_studio.session.model import error_message
 from manifold_studio.tables.export import dataset_table, rows_as_tsv, write_table_csv
 
 #: docks that hold controls, not views

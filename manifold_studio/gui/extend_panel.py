@@ -17,17 +17,36 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-    QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.errors import DataError
+from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.errors import DataError, error_message
 from manifold_studio.extend.tasks import (
-    apply_model_to_file, extend_task, holdout_split, load_and_extend, matrix_megabytes, sample_fit_task,
+    apply_model_to_file,
+    extend_task,
+    holdout_split,
+    load_and_extend,
+    matrix_megabytes,
+    sample_fit_task,
 )
+from manifold_studio.files.model_file import save_model
+from manifold_studio.gui.data_panel import LoaderOptionsDialog
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.widgets import heading_label, message_label, say, seed_spin_box
-from manifold_studio.session.model import FitOutcome, error_message
+from manifold_studio.session.records import FitOutcome
 
 HELDOUT, DATASET = "heldout", "dataset"
 
@@ -308,8 +327,6 @@ class ExtendPanel(ResultView):
         loader = self.window.host.loader_for(path)
         ask = self.window.ask_loader_options if ask is None else ask
         if ask and loader.options:
-            from manifold_studio.gui.data_panel import LoaderOptionsDialog
-
             dlg = LoaderOptionsDialog(loader, path, self)
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return False, None
@@ -373,7 +390,6 @@ class ExtendPanel(ResultView):
 
     def _correct_on(self, run_id: int, res, dataset_name: str | None):
         """(correct, total) of a classifier's predictions against a loaded data set's labels."""
-        from manifold_studio.algorithms.labels import same_labels
 
         run = self.session.runs[run_id]
         ds = self.session.datasets.get(dataset_name) if dataset_name else None
@@ -463,7 +479,6 @@ class ExtendPanel(ResultView):
 
     def save_model(self, path):
         """Save the current run's fitted model (on a worker thread). Returns the Job."""
-        from manifold_studio.files.model_file import save_model
 
         run = self._fitted_run()
         if run is None:

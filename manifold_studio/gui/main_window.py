@@ -24,15 +24,26 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QDialog, QDockWidget, QLabel, QMainWindow, QMessageBox, QScrollArea, QVBoxLayout, QWidget,
+    QDialog,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.errors import DataError
-from manifold_studio.gui.algorithm_panel import AlgorithmPanel
 import manifold_studio.gui.classification_panel  # noqa: F401,E402  (registers its views before they are built)
+from manifold_studio import load_data
+from manifold_studio.errors import DataError, error_message
+from manifold_studio.gui.algorithm_panel import AlgorithmPanel
 from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
 from manifold_studio.gui.error_handling import show_error_dialog
+from manifold_studio.gui.fit_partials import route_partial
 from manifold_studio.gui.message_log import MessageLog
+from manifold_studio.gui.missing_values import missing_blocker
+from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 from manifold_studio.gui.run_controls import RunControls
 from manifold_studio.gui.run_log import RunLog
 from manifold_studio.gui.selection_model import SelectionModel
@@ -40,7 +51,8 @@ from manifold_studio.gui.session_bridge import SessionBridge
 from manifold_studio.gui.views import registered_views
 from manifold_studio.gui.window_tools import install_tools
 from manifold_studio.gui.worker import Job, JobRunner
-from manifold_studio.session.model import Session, error_message, load_dataset
+from manifold_studio.plugins.host import get_host
+from manifold_studio.session.model import Session
 
 AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
@@ -68,8 +80,6 @@ class MainWindow(QMainWindow):
                  initial_algorithm: str | None = "pca", dialogs: bool = True, parent=None):
         super().__init__(parent)
         if host is None:
-            from manifold_studio.plugins.host import get_host
-
             host = get_host()
         self.host = host
         self.session = session if session is not None else Session(host)
@@ -261,7 +271,6 @@ class MainWindow(QMainWindow):
 
     def show_plugins(self) -> None:
         """Help ▸ Plugins…: the plugin manager window (the same as Tools ▸ Plugins…)."""
-        from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 
         open_plugin_manager(self)
 
@@ -322,7 +331,7 @@ class MainWindow(QMainWindow):
         """Load ``sample:NAME`` or a file on a worker thread; the result is added to the
         session, a failure is reported and changes nothing."""
         label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
-        task = functools.partial(load_dataset, source, self.host, **(options or {}))
+        task = functools.partial(load_data, source, self.host, **(options or {}))
         return self.start_job(task, title=f"Loading {label}", on_success=self._loaded,
                               on_failure=lambda msg, detail, source=source: self._load_failed(source, msg, detail))
 
@@ -387,7 +396,6 @@ class MainWindow(QMainWindow):
         if errors:
             return next(iter(errors.values()))
         panel = getattr(self, "classification_panel", None)
-        from manifold_studio.gui.missing_values import missing_blocker
         return (panel.blocker(algo) if panel is not None else "") or missing_blocker(self, algo)
 
     def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
@@ -442,7 +450,6 @@ class MainWindow(QMainWindow):
 
     def _fit_partial(self, run_id: int, result) -> None:
         """An intermediate result of a running fit: a training curve or a map preview."""
-        from manifold_studio.gui.fit_partials import route_partial
         route_partial(self, run_id, result)
 
     def _fit_done(self, run_id: int, outcome) -> None:

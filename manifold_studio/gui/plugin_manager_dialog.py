@@ -16,12 +16,23 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMessageBox,
-    QPlainTextEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
-from manifold_studio.plugins import manager as pm
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins.host import reload_host
 
 COLUMNS = ("Enabled", "Plugin", "Origin", "Version", "Provides", "Status")
 ERROR_COLOR = QColor("#b00020")
@@ -180,7 +191,6 @@ class PluginManagerDialog(QDialog):
             QTimer.singleShot(300, self, self._retry)
             return
         self._pending = None
-        from manifold_studio.plugins.host import reload_host
 
         host = reload_host()
         self.window.host = host

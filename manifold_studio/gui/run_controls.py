@@ -7,8 +7,15 @@ tooltip then says why).
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
-
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 #: from this many rows, algorithms whose fit holds the GIL (``holds_gil``) run in a separate
 #: process by default (below, a fit is short and the process start-up of about a second dominates)

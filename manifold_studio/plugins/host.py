@@ -31,10 +31,10 @@ from typing import Any, Callable
 import pluggy
 
 from manifold_studio import hookspecs
-from manifold_studio.plugins import manager
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
 from manifold_studio.data import Loader, Sample
-from manifold_studio.errors import PluginError, UnknownAlgorithmError
+from manifold_studio.errors import DataError, PluginError, UnknownAlgorithmError
+from manifold_studio.plugins import folder as plugin_folder
 
 DISABLE_ENV = "MANIFOLD_STUDIO_DISABLE_PLUGINS"
 OWN_DISTRIBUTION = "manifold-studio"
@@ -73,7 +73,7 @@ class PluginSource:
 def ensure_plugin_path() -> list[str]:
     """Put every sub-folder of the user plugin folder on ``sys.path`` (and drop the ones that
     were uninstalled); returns the folders."""
-    root = manager.plugin_dir()
+    root = plugin_folder.plugin_dir()
     try:
         folders = sorted(str(p) for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError:
@@ -89,15 +89,15 @@ def ensure_plugin_path() -> list[str]:
 
 def _origin(dist, builtin: bool) -> str:
     if builtin:
-        return manager.BUILTIN
+        return plugin_folder.BUILTIN
     try:
         where = os.path.realpath(str(dist.locate_file("")))
-        root = os.path.realpath(str(manager.plugin_dir()))
+        root = os.path.realpath(str(plugin_folder.plugin_dir()))
         if where == root or where.startswith(root + os.sep):
-            return manager.USER
+            return plugin_folder.USER
     except Exception:  # noqa: BLE001 - odd distribution objects: call it pip
         pass
-    return manager.PIP
+    return plugin_folder.PIP
 
 
 class PluginImportTimeout(PluginError, TimeoutError):
@@ -154,8 +154,8 @@ class PluginHost:
         """Load every entry point of ``group`` (user plugin folder included), isolating failures."""
         only_builtin = third_party_disabled()
         ensure_plugin_path()
-        disabled = manager.disabled_names()
-        timeout = manager.import_timeout()
+        disabled = plugin_folder.disabled_names()
+        timeout = plugin_folder.import_timeout()
         seen = set()
         for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
@@ -165,8 +165,8 @@ class PluginHost:
                 continue
             seen.add(ep.name)
             self.sources[ep.name] = PluginSource(dist_name, dist.version if dist is not None else None,
-                                                 _origin(dist, builtin) if dist is not None else manager.PIP)
-            if (only_builtin and not builtin) or manager.is_disabled(ep.name, dist_name, disabled):
+                                                 _origin(dist, builtin) if dist is not None else plugin_folder.PIP)
+            if (only_builtin and not builtin) or plugin_folder.is_disabled(ep.name, dist_name, disabled):
                 self.disabled.append(ep.name)
                 continue
             self.load_entry_point(ep, dist_name, builtin, None if builtin else timeout)
@@ -176,7 +176,7 @@ class PluginHost:
                          timeout: float | None = None) -> PluginInfo | None:
         """Import one entry point (time-boxed when ``timeout`` is given) and register it."""
         if ep.name not in self.sources:
-            self.sources[ep.name] = PluginSource(distribution, None, manager.BUILTIN if builtin else manager.PIP)
+            self.sources[ep.name] = PluginSource(distribution, None, plugin_folder.BUILTIN if builtin else plugin_folder.PIP)
         try:
             obj = ep.load() if timeout is None else load_timeboxed(ep, timeout)
         except BaseException as exc:  # noqa: BLE001 - a plugin must never take the host down
@@ -276,7 +276,6 @@ class PluginHost:
             if loader.can_load(Path(path)):
                 return loader
         known = sorted({e for l in self.loaders.values() for e in l.extensions})
-        from manifold_studio.errors import DataError
 
         raise DataError(f"No loader reads '{suffix or Path(path).name}' files ({Path(path).name}); "
                         f"known extensions: {', '.join(known) or 'none'}.")
@@ -312,7 +311,7 @@ def reload_host() -> PluginHost:
     """Rediscover every plugin without restarting (after install, uninstall, enable, disable):
     modules imported from the user plugin folder are forgotten first so that a replaced plugin
     is imported again. Objects already created from old classes keep them."""
-    root = manager.plugin_dir()
+    root = plugin_folder.plugin_dir()
     if root.is_dir():
-        manager.forget_modules(root)
+        plugin_folder.forget_modules(root)
     return reset_host(PluginHost().discover())

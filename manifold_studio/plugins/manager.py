@@ -1,21 +1,12 @@
 """The plugin manager (Qt-free): install plugin wheels into a per-user plugin folder, uninstall,
 enable/disable and list plugins. Used by ``manifold-studio plugins ...`` and Tools ▸ Plugins.
 
-Folders
--------
-- **Plugin folder**: ``MANIFOLD_STUDIO_PLUGIN_DIR`` if set, else ``platformdirs.user_data_dir(
-  "manifold-studio") / "plugins"`` when platformdirs is importable, else the documented fallback
-  ``%LOCALAPPDATA%\\Manifold Studio\\plugins`` (Windows), ``~/Library/Application Support/Manifold
-  Studio/plugins`` (macOS), ``$XDG_DATA_HOME/manifold-studio/plugins`` (others, default
-  ``~/.local/share``). Every installed wheel is unpacked into its own sub-folder
-  ``<plugin folder>/<normalised distribution name>/`` (which the plugin host puts on ``sys.path``
-  and reads with ``importlib.metadata.distributions(path=[...])``), so uninstalling is removing
-  that one folder and it works the same from pip and inside the frozen application.
-- **Settings** (the disabled plugins, JSON): ``MANIFOLD_STUDIO_PLUGIN_SETTINGS`` if set; else,
-  when ``MANIFOLD_STUDIO_PLUGIN_DIR`` is set, ``<plugin folder>/settings.json``; else
-  ``plugins.json`` in the user config folder (platformdirs' ``user_config_dir`` or the fallback
-  ``%APPDATA%\\Manifold Studio``, ``~/Library/Preferences/Manifold Studio``,
-  ``$XDG_CONFIG_HOME/manifold-studio``).
+The plugin folder and the settings are :mod:`manifold_studio.plugins.folder`. Every installed
+wheel is unpacked into its own sub-folder ``<plugin folder>/<normalised distribution name>/``
+(which the plugin host puts on ``sys.path`` and reads with ``importlib.metadata.distributions(
+path=[...])``), so uninstalling is removing that one folder, and it works the same from pip and
+inside the frozen application. Only folders recorded in the manifest ``.installed.json`` (the ones
+this manager created) are ever replaced or removed.
 
 Installing a wheel (:func:`install_wheel`) validates it first (reading and checking the wheel
 itself is :mod:`manifold_studio.plugins.wheels`) and changes nothing when it is
@@ -31,7 +22,6 @@ with pip is refused (upgrade it with pip).
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -42,112 +32,48 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from manifold_studio.plugins.folder import (  # noqa: F401 - the manager's public names
+    APP_NAME,
+    APP_TITLE,
+    BUILTIN,
+    DEFAULT_IMPORT_TIMEOUT,
+    IMPORT_TIMEOUT_ENV,
+    PIP,
+    PLUGIN_DIR_ENV,
+    SETTINGS_ENV,
+    USER,
+    _imported_from,
+    disabled_names,
+    forget_modules,
+    import_timeout,
+    is_disabled,
+    plugin_dir,
+    read_settings,
+    settings_path,
+    write_settings,
+)
+from manifold_studio.plugins.host import PluginHost, current_host, ensure_plugin_path
 from manifold_studio.plugins.wheels import (  # noqa: F401 - re-exported
-    GROUP, OWN_DISTRIBUTION, PluginInstallError, WheelInfo, check_wheel, normalise, read_wheel,
+    GROUP,
+    OWN_DISTRIBUTION,
+    PluginInstallError,
+    WheelInfo,
+    check_wheel,
+    normalise,
+    read_wheel,
     valid_distribution_name,
 )
 
-PLUGIN_DIR_ENV = "MANIFOLD_STUDIO_PLUGIN_DIR"
-SETTINGS_ENV = "MANIFOLD_STUDIO_PLUGIN_SETTINGS"
-IMPORT_TIMEOUT_ENV = "MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT"
-DEFAULT_IMPORT_TIMEOUT = 10.0
 MAX_BYTES_ENV = "MANIFOLD_STUDIO_PLUGIN_MAX_BYTES"
 MAX_FILES_ENV = "MANIFOLD_STUDIO_PLUGIN_MAX_FILES"
 DEFAULT_MAX_BYTES = 512 * 2**20   # unpacked size of one wheel
 DEFAULT_MAX_FILES = 20_000        # members of one wheel
 MANIFEST = ".installed.json"      # the folders this manager created: the only ones it replaces or removes
-APP_NAME = "manifold-studio"
-APP_TITLE = "Manifold Studio"
-
-BUILTIN, USER, PIP = "built-in", "user folder", "pip"
-
-
-
-
 # --------------------------------------------------------------------------------------
 # folders and settings
 # --------------------------------------------------------------------------------------
-def _platformdirs():
-    try:
-        import platformdirs
-    except ImportError:
-        return None
-    return platformdirs
-
-
-def _fallback_base(config: bool) -> Path:
-    if sys.platform.startswith("win"):
-        var = "APPDATA" if config else "LOCALAPPDATA"
-        sub = "Roaming" if config else "Local"
-        return Path(os.environ.get(var) or Path.home() / "AppData" / sub) / APP_TITLE
-    if sys.platform == "darwin":
-        lib = "Preferences" if config else "Application Support"
-        return Path.home() / "Library" / lib / APP_TITLE
-    var, default = ("XDG_CONFIG_HOME", ".config") if config else ("XDG_DATA_HOME", ".local/share")
-    return Path(os.environ.get(var) or Path.home() / default) / APP_NAME
-
-
-def plugin_dir() -> Path:
-    """The per-user plugin folder (see the module docstring); not created here."""
-    env = os.environ.get(PLUGIN_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    pd = _platformdirs()
-    base = Path(pd.user_data_dir(APP_NAME, appauthor=False)) if pd else _fallback_base(False)
-    return base / "plugins"
-
-
-def settings_path() -> Path:
-    env = os.environ.get(SETTINGS_ENV)
-    if env:
-        return Path(env).expanduser()
-    if os.environ.get(PLUGIN_DIR_ENV):
-        return plugin_dir() / "settings.json"
-    pd = _platformdirs()
-    base = Path(pd.user_config_dir(APP_NAME, appauthor=False)) if pd else _fallback_base(True)
-    return base / "plugins.json"
-
-
-def import_timeout() -> float:
-    try:
-        return max(0.01, float(os.environ.get(IMPORT_TIMEOUT_ENV, DEFAULT_IMPORT_TIMEOUT)))
-    except ValueError:
-        return DEFAULT_IMPORT_TIMEOUT
-
-
-def _read_settings() -> dict:
-    try:
-        data = json.loads(settings_path().read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def disabled_names() -> set[str]:
-    """Names (entry-point names or normalised distribution names) the user disabled."""
-    return {normalise(n) for n in _read_settings().get("disabled", []) if isinstance(n, str)}
-
-
-def is_disabled(entry_point: str, distribution: str | None, disabled: set[str] | None = None) -> bool:
-    disabled = disabled_names() if disabled is None else disabled
-    return normalise(entry_point) in disabled or (distribution is not None and normalise(distribution) in disabled)
-
-
-def _write_settings(data: dict) -> None:
-    path = settings_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise PluginInstallError(f"cannot save the plugin settings to {path}: {exc.strerror or exc}") from None
-
-
 def _known_names() -> dict[str, tuple[str, str | None]]:
     """Every entry point of the group (and user-folder ones): normalised name -> (name, dist)."""
-    from manifold_studio.plugins.host import ensure_plugin_path
-
     ensure_plugin_path()
     names = {}
     for ep in metadata.entry_points(group=GROUP):
@@ -174,7 +100,7 @@ def set_enabled(name: str, enabled: bool) -> str:
     if key == OWN_DISTRIBUTION and not enabled:
         raise PluginInstallError("Manifold Studio itself cannot be disabled; disable its plugins "
                                  "one by one (e.g. builtin_kmeans)")
-    data = _read_settings()
+    data = read_settings()
     current = {normalise(n) for n in data.get("disabled", []) if isinstance(n, str)}
     if enabled:  # enabling an entry point also lifts a ban on its whole distribution
         current.discard(key)
@@ -183,7 +109,7 @@ def set_enabled(name: str, enabled: bool) -> str:
     else:
         current.add(key)
     data["disabled"] = sorted(current)
-    _write_settings(data)
+    write_settings(data)
     shown = known.get(key, (name,))[0]
     return f"{shown} {'enabled' if enabled else 'disabled'}"
 
@@ -327,26 +253,8 @@ def _pip_distribution(name: str):
     return None
 
 
-def _imported_from(folder: Path) -> list[str]:
-    # both spellings: a module imported through a linked plugin folder keeps the link's path
-    prefixes = tuple({str(folder.absolute()) + os.sep, str(folder.resolve()) + os.sep})
-    return [name for name, mod in list(sys.modules.items())
-            if (getattr(mod, "__file__", None) or "").startswith(prefixes)]
-
-
-def forget_modules(folder: Path) -> bool:
-    """Drop the modules imported from ``folder`` from sys.modules (for reloading); True if any."""
-    names = _imported_from(folder)
-    for name in names:
-        sys.modules.pop(name, None)
-    importlib.invalidate_caches()
-    return bool(names)
-
-
 def _probe(staging: Path, info: WheelInfo, replacing: str | None):
     """Import the staged plugin in a fresh host; refuse id clashes. Returns the probe host."""
-    from manifold_studio.plugins.host import PluginHost, current_host
-
     host = current_host()
     owner = {}
     for pname, pinfo in host.plugins.items():
@@ -522,8 +430,6 @@ class PluginRecord:
 
 def list_plugins(host=None) -> list[PluginRecord]:
     """Every plugin the host saw: loaded, disabled and failed, with origin and version."""
-    from manifold_studio.plugins.host import current_host
-
     host = current_host() if host is None else host
     records = []
     for name, src in sorted(host.sources.items()):

@@ -19,7 +19,9 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from manifold_studio.algorithms.conformance import default_data
 from manifold_studio.plugins import manager
+from manifold_studio.plugins.host import PluginHost
 
 TEMPLATE_NAME = "plugin-template"
 
@@ -27,7 +29,7 @@ TEMPLATE_NAME = "plugin-template"
 def template_dir() -> Path | None:
     """``examples/plugin-template`` of a source checkout (or next to a frozen executable)."""
     here = Path(__file__).resolve()
-    candidates = [here.parents[1] / "examples" / TEMPLATE_NAME]
+    candidates = [here.parents[2] / "examples" / TEMPLATE_NAME]
     if getattr(sys, "frozen", False):
         base = Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent))
         candidates.insert(0, base / "examples" / TEMPLATE_NAME)
@@ -111,8 +113,6 @@ def check_plugin_wheel(wheel: Path | None = None, *, log=print) -> list[str]:
     host and the user's real plugin folder are left untouched."""
     import numpy as np
 
-    from manifold_studio.algorithms.conformance import default_data
-    from manifold_studio.plugins.host import PluginHost
 
     lines = []
 

@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from manifold_studio.errors import PluginError
+from manifold_studio.version import __version__
 
 GROUP = "manifold_studio.plugins"
 OWN_DISTRIBUTION = "manifold-studio"
@@ -83,7 +84,9 @@ def _interpreter_tags() -> tuple[set[str], set[str], set[str]]:
     abis = {"none", "abi3", f"{impl}{major}{minor}"}
     plats = {"any"}
     try:
-        from packaging import tags as ptags  # exact platform tags when packaging is present
+        from packaging import (
+            tags as ptags,  # exact platform tags when packaging is present
+        )
 
         for t in ptags.sys_tags():
             plats.add(t.platform)
@@ -138,8 +141,6 @@ def _have(name: str, specifier) -> bool:
 
 
 def _own_version() -> str:
-    from manifold_studio import __version__
-
     return __version__
 
 

@@ -22,8 +22,14 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from manifold_studio.files.export_paths import IMAGE_EXTENSIONS, ExportError, check_image_size, \
-    check_output_path, parse_size, write_file
+from manifold_studio.files.export_paths import (
+    IMAGE_EXTENSIONS,
+    ExportError,
+    check_image_size,
+    check_output_path,
+    parse_size,
+    write_file,
+)
 from manifold_studio.render.colors import LabelColors, label_colors
 
 MAX_LEGEND = 20

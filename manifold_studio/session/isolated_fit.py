@@ -15,6 +15,7 @@ window can run — built in, installed or in a user plugin folder — runs there
 """
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import os
 import signal
@@ -27,7 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.errors import FitCancelled, ManifoldStudioError
+from manifold_studio.errors import FitCancelled, ManifoldStudioError, error_message
+from manifold_studio.files.model_file import model_bytes, model_from_bytes
+from manifold_studio.session.fitting import fit_estimator
+from manifold_studio.session.records import FitOutcome
 
 #: seconds a cancelled child gets to reach a checkpoint before it is ended by force
 CANCEL_GRACE_S = 5.0
@@ -75,11 +79,6 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
         except (ImportError, ValueError, OSError):  # pragma: no cover - not on this platform
             pass
     try:
-        import importlib
-
-        from manifold_studio.files.model_file import model_bytes
-        from manifold_studio.session.model import error_message, fit_estimator
-
         obj = importlib.import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
@@ -129,8 +128,6 @@ def describe_exit(code: int | None) -> str:
 def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
                       cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None):
     """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome."""
-    from manifold_studio.files.model_file import model_from_bytes
-    from manifold_studio.session.model import FitOutcome
 
     progress = as_progress(progress)
     name = getattr(algorithm_cls, "name", "") or algorithm_cls.__name__

@@ -33,67 +33,28 @@ from typing import Callable
 
 import numpy as np
 
-from manifold_studio.algorithms.progress import as_progress
+from manifold_studio import load_data
 from manifold_studio.data import Dataset
-from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError
-
-__all__ = ["Session", "Run", "Extension", "SessionEvent", "LogEntry", "FitOutcome",
-           "fit_estimator", "extend_estimator", "load_dataset", "error_message",
-           "QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "RUN_STATUSES", "FINISHED_STATUSES", "EVENT_KINDS"]
-
-from manifold_studio.session.records import (  # noqa: E402,F401  (the session's records, re-exported)
-    CANCELLED, DONE, EVENT_KINDS, FAILED, FINISHED_STATUSES, QUEUED, RUN_STATUSES, RUNNING, Extension,
-    FitOutcome, LogEntry, Run, SessionEvent, error_message,
+from manifold_studio.errors import (
+    DataError,
+    FitCancelled,
+    ManifoldStudioError,
+    error_message,
 )
-
-
-# -- Qt-free tasks (run on a worker thread by the GUI, directly by scripts) -------------------
-
-def fit_estimator(algorithm_cls, params: dict, X: np.ndarray, y=None, progress=None) -> FitOutcome:
-    """Create, fit and read out an estimator. Pure: touches no session state."""
-    progress = as_progress(progress)
-    est = algorithm_cls(**params)
-    start = time.perf_counter()
-    est.fit(X, y, progress)
-    embedding = getattr(est, "embedding_", None)
-    labels = getattr(est, "labels_", None)
-    if labels is None and getattr(est, "kind", "") == "classification":
-        labels = est.predict(X, progress)
-    try:
-        summary = dict(est.result_summary())
-    except Exception as exc:  # noqa: BLE001 - a summary must never lose a finished fit
-        summary = {"summary_error": error_message(exc)}
-    return FitOutcome(est, None if embedding is None else np.asarray(embedding),
-                      None if labels is None else np.asarray(labels), summary,
-                      time.perf_counter() - start)
-
-
-def extend_estimator(estimator, X: np.ndarray, progress=None) -> np.ndarray:
-    """Extend a fitted estimator to ``X`` (chunked, with progress and cancel). Pure."""
-    return np.asarray(estimator.extend(X, progress=progress))
-
-
-def load_dataset(source: str, host=None, progress=None, **options) -> Dataset:
-    """Load ``sample:NAME`` or a file with the host's loaders. Pure (no session state)."""
-    progress = as_progress(progress)
-    progress.checkpoint(0.0, f"Loading {source}")
-    if host is None:
-        from manifold_studio import load_data
-
-        ds = load_data(source, **options)
-    elif isinstance(source, str) and source.startswith("sample:"):
-        sample_id = source.split(":", 1)[1]
-        if sample_id not in host.samples:
-            raise DataError(f"Unknown sample data set '{sample_id}': available are "
-                            f"{', '.join(sorted(host.samples)) or 'none'}.")
-        ds = host.samples[sample_id].load(**options)
-    else:
-        ds = host.loader_for(source).load(source, **options)
-    if not isinstance(ds, Dataset):
-        raise DataError(f"The loader for {source} returned {type(ds).__name__}, not a Dataset.")
-    progress.checkpoint(1.0, f"Loaded {ds.describe()}")
-    return ds
-
+from manifold_studio.plugins.host import get_host
+from manifold_studio.session.fitting import extend_estimator, fit_estimator
+from manifold_studio.session.isolated_fit import fit_in_subprocess
+from manifold_studio.session.records import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    RUNNING,
+    Extension,
+    FitOutcome,
+    LogEntry,
+    Run,
+    SessionEvent,
+)
 
 # -- the session ------------------------------------------------------------------------------
 
@@ -114,8 +75,6 @@ class Session:
     @property
     def host(self):
         if self._host is None:
-            from manifold_studio.plugins.host import get_host
-
             self._host = get_host()
         return self._host
 
@@ -214,7 +173,7 @@ class Session:
         """Load a sample (``sample:NAME``) or a file and add it. On failure the error is logged
         and raised; everything already loaded stays."""
         try:
-            ds = load_dataset(source, self.host, **options)
+            ds = load_data(source, self.host, **options)
         except Exception as exc:
             self.log(f"Could not load {source}: {error_message(exc)}", "error",
                      detail=traceback.format_exc())
@@ -303,8 +262,6 @@ class Session:
         else:
             y_fit = y
         if isolated:
-            from manifold_studio.session.isolated_fit import fit_in_subprocess
-
             return functools.partial(fit_in_subprocess, cls, dict(run.params), X, y_fit)
         return functools.partial(fit_estimator, cls, dict(run.params), X, y_fit)
 

@@ -11,8 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from manifold_studio.errors import ManifoldStudioError
-
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 RUN_STATUSES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
 FINISHED_STATUSES = (DONE, FAILED, CANCELLED)
@@ -20,14 +18,6 @@ FINISHED_STATUSES = (DONE, FAILED, CANCELLED)
 #: event kinds sent to observers
 EVENT_KINDS = ("dataset_added", "dataset_removed", "dataset_changed", "current_dataset", "run_added",
                "run_updated", "run_removed", "current_run", "extension_added", "log")
-
-
-def error_message(exc: BaseException) -> str:
-    """A one-line message for a user: our own errors as they are, others with their type."""
-    if isinstance(exc, ManifoldStudioError):
-        return str(exc) or type(exc).__name__
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass

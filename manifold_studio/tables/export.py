@@ -13,7 +13,12 @@ import csv
 
 import numpy as np
 
-from manifold_studio.files.export_paths import TABLE_EXTENSIONS, check_output_path, write_file
+from manifold_studio.files.export_paths import (
+    TABLE_EXTENSIONS,
+    check_output_path,
+    write_file,
+)
+from manifold_studio.tables.dataset_columns import dataset_columns
 from manifold_studio.tables.result_table import cell_text
 
 CHUNK_ROWS = 50_000
@@ -21,7 +26,6 @@ CHUNK_ROWS = 50_000
 
 def dataset_table(session, name: str) -> tuple[list[str], list[np.ndarray]]:
     """(header, columns) of data set ``name``: every column of ``dataset_columns``."""
-    from manifold_studio.tables.dataset_columns import dataset_columns
 
     cols = dataset_columns(session, name)
     return [c.name for c in cols], [np.asarray(c.values) for c in cols]

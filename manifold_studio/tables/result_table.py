@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError
+from manifold_studio.files.atomic import is_special_file
 
 
 def cell_text(value) -> str:
@@ -77,7 +78,6 @@ class ResultWriter:
         self._writer = None
         self._dtype = None
         self._row_shape: tuple[int, ...] | None = None
-        from manifold_studio.files.atomic import is_special_file
 
         if self.path != "-" and is_special_file(self.path):  # /dev/null, a named pipe: write in place
             self.npy = False

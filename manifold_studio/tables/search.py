@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from manifold_studio.tables.dataset_columns import LABEL
 from manifold_studio.errors import InvalidParameterError
+from manifold_studio.tables.dataset_columns import LABEL
 
 ROW_COLUMN = "row"
 

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
-from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.analysis.cluster_tasks import ContingencyResult, contingency_task
+from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label

@@ -18,13 +18,16 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
-
-from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from scipy.cluster import hierarchy
 
 from manifold_studio.analysis.cluster_tasks import (
-    DENDROGRAM_MAX_LEAVES, DendrogramResult, cut_labels, dendrogram_task, n_clusters_at,
+    DENDROGRAM_MAX_LEAVES,
+    DendrogramResult,
+    cut_labels,
+    dendrogram_task,
+    n_clusters_at,
 )
+from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob

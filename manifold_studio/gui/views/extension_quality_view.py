@@ -16,13 +16,28 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSpinBox, QTableWidget,
-    QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from manifold_studio.extend.tasks import quality_report_task
 from manifold_studio.gui.views.base import ResultView, register_view
-from manifold_studio.gui.widgets import ERROR_STYLE, heading_label, message_label, seed_spin_box
+from manifold_studio.gui.widgets import (
+    ERROR_STYLE,
+    heading_label,
+    message_label,
+    seed_spin_box,
+)
 
 META_KEY = "extension_quality"
 SERIES = {  # name: (legend, colour, symbol, x offset)

@@ -20,22 +20,38 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QLabel, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
-from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
-    COLOR_DATA, COLOR_NONE, COLOR_RUN, COLUMN_PREFIX, FIXED_COLOR_ENTRIES, SYMBOL_ALPHA, ColumnCache,
-    EncodingControls, EncodingLegend, MapEncodingMixin, brushes_for, column_scale, size_range, value_text,
+    COLOR_DATA,
+    COLOR_NONE,
+    COLOR_RUN,
+    COLUMN_PREFIX,
+    FIXED_COLOR_ENTRIES,
+    SYMBOL_ALPHA,
+    ColumnCache,
+    EncodingControls,
+    EncodingLegend,
+    MapEncodingMixin,
+    brushes_for,
+    column_scale,
+    size_range,
+    value_text,
     visible_mask,
 )
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
+from manifold_studio.render.map_coords import as_map_xy
 from manifold_studio.render.spatial_grid import GridIndex
 
 #: above this many points the map switches to the cheap FastPointsItem

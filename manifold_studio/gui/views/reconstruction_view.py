@@ -13,12 +13,22 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFormLayout, QHBoxLayout, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
+    QFormLayout,
+    QHBoxLayout,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
+from manifold_studio.analysis.reconstruction import (
+    image_shape,
+    reconstruction_series,
+    supports_reconstruction,
+)
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.widgets import heading_label, message_label
-from manifold_studio.analysis.reconstruction import image_shape, reconstruction_series, supports_reconstruction
 
 _MAX_COMPONENTS_SHOWN = 16
 _LABEL_STYLE = {"color": "#333", "size": "8pt"}

@@ -18,8 +18,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout
 
-from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.analysis.cluster_tasks import SilhouetteResult, silhouette_task
+from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView, register_view
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
