@@ -30,7 +30,7 @@ from manifold_studio.session.records import CANCELLED, DONE, FAILED
 from manifold_studio.gui.error_handling import ExceptionHandler  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402
 from manifold_studio.gui.param_form import ParamForm  # noqa: E402
-from manifold_studio.gui.views import ResultView, register_view, unregister_view  # noqa: E402
+from manifold_studio.gui.views.base import ResultView, register_view, unregister_view  # noqa: E402
 from manifold_studio.gui.views.map_view import FAST_THRESHOLD, MapView  # noqa: E402
 from manifold_studio.gui.worker import JobRunner  # noqa: E402
 

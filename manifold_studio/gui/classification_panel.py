@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 from manifold_studio.algorithms.labels import looks_continuous
 from manifold_studio.analysis.classification_tasks import evaluation_task
 from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
-from manifold_studio.gui.views import confusion_view, decision_view, training_curve_view  # noqa: F401 (register)
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
     COLOR_DATA,
@@ -64,7 +64,6 @@ DENSITY_DELAY_MS = 40
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-@register_view
 class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     view_id = "map"
     title = "Map"
