@@ -609,3 +609,32 @@ def test_cancel_keeps_the_result_of_a_method_that_can_stop_early(qtbot, make_win
     assert w.run_log.item(w.run_log.rowCount() - 1, 4).text() == "stopped early"
     assert "stopped early" in w.map_view.title_label.text()
     assert "Stopped early on Cancel: after" in w.message_log.toPlainText()
+
+
+def test_one_path_from_click_to_result(qtbot, make_window, host, monkeypatch):
+    """A fit started in the window looks its algorithm class up once and builds one estimator:
+    the run spec the session hands to the worker holds the estimator create_run validated."""
+    from manifold_studio.session.run_spec import RunSpec
+
+    w = make_window(host)
+    _load_iris(qtbot, w)
+    lookups, built = [], []
+    real_lookup = type(host).algorithm_class
+    monkeypatch.setattr(type(host), "algorithm_class",
+                        lambda self, algorithm_id: lookups.append(algorithm_id) or real_lookup(self, algorithm_id))
+    pca_cls = real_lookup(host, "pca")
+    real_init = pca_cls.__init__
+
+    def counting_init(self, *args, **kwargs):
+        built.append(self)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(pca_cls, "__init__", counting_init)
+    specs = []
+    real_fit_task = w.session.fit_task
+    monkeypatch.setattr(w.session, "fit_task", lambda run, **kw: specs.append(real_fit_task(run, **kw)) or specs[-1])
+    run = w.run_algorithm("pca", {"n_components": 2})
+    wait_last_run(qtbot, w)
+    assert lookups == ["pca"]
+    assert len(built) == 1 and isinstance(specs[0], RunSpec) and specs[0].estimator is built[0]
+    assert run.estimator is built[0] and run.embedding.shape == (150, 2)

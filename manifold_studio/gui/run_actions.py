@@ -43,8 +43,13 @@ class RunActions:
         if not algo:
             self.report_error("Pick an algorithm first.", log=False)
             return None
+        try:
+            cls = self.host.algorithm_class(algo)  # resolved once: the run, the checks and the task use it
+        except Exception as exc:  # noqa: BLE001 - an unknown id: say why, start nothing
+            self.report_error(f"Cannot run {algo}: {error_message(exc)}")
+            return None
         panel = getattr(self, "classification_panel", None)
-        if panel is not None and not panel.confirm_run(algo):
+        if panel is not None and not panel.confirm_run(algo, cls):
             return None
         try:
             if params is None:
@@ -52,12 +57,12 @@ class RunActions:
             selector = getattr(self.algorithm_panel, "input_selector", None)
             if source_run is None and algorithm_id is None and selector is not None and rows is None:
                 source_run = selector.source_run()
-            run = self.session.create_run(algo, params, dataset_name, rows=rows, source_run=source_run)
+            run = self.session.create_run(cls, params, dataset_name, rows=rows, source_run=source_run)
         except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
         try:
-            isolated = self.run_controls.isolated_for(algo)
+            isolated = self.run_controls.isolated_for(algo, cls)
             task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
         except Exception as exc:  # noqa: BLE001
             self.session.fail_run(run.id, exc)
