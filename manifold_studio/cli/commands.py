@@ -270,20 +270,20 @@ def cmd_apply(args) -> int:
 
     console = Console(args.quiet, info_to_stderr=args.out == "-")
     _check_writable(args.out, "--out")
-    est, meta = load_model_with_metadata(args.model)
-    if args.dask is not None:
-        written, n, seconds = apply_on_dask(args, est, meta, console)
+    if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
+        written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
         console.flush_notes()
-        console.info(f"{est.id} model from {Path(args.model).name} applied on Dask to {n:,} rows in "
+        console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "
                      f"{format_seconds(seconds)}; wrote {written}")
         return EXIT_OK
+    est, meta = load_model_with_metadata(args.model)
     train = meta.get("training_data") or {}
     options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
     label = f"{est.id} extend"
     progress = console.progress(label)
     try:
         rep = extend_source(est, args.data, options=options, out=args.out,
-                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows,
+                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
                             progress=progress)
     finally:
         console.end_progress()

@@ -324,11 +324,12 @@ class MainWindow(RunActions, QMainWindow):
         self.show_status("Cancelling…")
 
     # -- data -----------------------------------------------------------------------------------
-    def load_source(self, source: str, options: dict | None = None) -> Job:
+    def load_source(self, source: str, options: dict | None = None, loader=None) -> Job:
         """Load ``sample:NAME`` or a file on a worker thread; the result is added to the
-        session, a failure is reported and changes nothing."""
+        session, a failure is reported and changes nothing. ``loader``: the file's loader when
+        the caller has resolved it already."""
         label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
-        task = functools.partial(load_data, source, self.host, **(options or {}))
+        task = functools.partial(load_data, source, self.host, loader=loader, **(options or {}))
         return self.start_job(task, title=f"Loading {label}", on_success=self._loaded,
                               on_failure=lambda msg, detail, source=source: self._load_failed(source, msg, detail))
 
@@ -361,7 +362,7 @@ class MainWindow(RunActions, QMainWindow):
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
             options = dlg.form.values()
-        return self.load_source(str(path), options)
+        return self.load_source(str(path), options, loader)
 
     def dragEnterEvent(self, event):
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
