@@ -52,3 +52,27 @@ def test_decorations_never_widen_the_map_and_a_new_run_starts_at_its_extent(qtbo
     view.plot_item.getViewBox().scaleBy((4, 4))         # the user zooms out, then View ▸ Zoom to fit
     zoom_to_fit(w)
     assert_extent_fits(view, view.xy)
+
+
+def test_the_legend_sits_in_the_emptiest_corner(qtbot, make_window, host):
+    """Points crowd the top right (where the legend used to be): the legend moves to a corner
+    where it covers none of them."""
+    from PySide6.QtCore import QPointF
+
+    w = make_window(host)
+    rng = np.random.default_rng(1)
+    crowd = np.vstack([rng.uniform(0.5, 1.0, size=(300, 2)), [[0.0, 0.0]]])
+    w.session.add_dataset(Dataset("crowd", crowd, labels=np.arange(len(crowd)) % 3))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(crowd, data_labels=np.arange(len(crowd)) % 3, title="crowded top right")
+    qtbot.waitUntil(lambda: view.legend.isVisible() and view.legend.boundingRect().width() > 0)
+    qtbot.wait(50)  # the placement runs once the legend has its size
+    vb = view.plot_item.getViewBox()
+    legend_rect = view.legend.sceneBoundingRect()
+    covered = sum(legend_rect.contains(vb.mapViewToScene(QPointF(float(x), float(y)))) for x, y in crowd)
+    assert covered == 0, f"the legend covers {covered} points"
+    from manifold_studio.render.legend_corner import emptiest_corner
+
+    assert emptiest_corner(crowd, (0, 1), (0, 1), (0.3, 0.3)) != (1, 0)  # not the top right
