@@ -76,3 +76,21 @@ def test_the_legend_sits_in_the_emptiest_corner(qtbot, make_window, host):
     from manifold_studio.render.legend_corner import emptiest_corner
 
     assert emptiest_corner(crowd, (0, 1), (0, 1), (0.3, 0.3)) != (1, 0)  # not the top right
+
+
+def test_the_hover_tip_stays_inside_the_plot_and_above_the_legend(qtbot, make_window, host):
+    w = make_window(host)
+    xy = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    w.session.add_dataset(Dataset("corners", xy, labels=np.array([0, 1, 2, 0, 1])))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(xy, data_labels=np.array([0, 1, 2, 0, 1]), title="corners")
+    qtbot.wait(50)
+    box = view.plot_item.getViewBox().sceneBoundingRect()
+    for x, y in xy:
+        assert view.hover_at(x, y) >= 0
+        tip = view._hover_text.sceneBoundingRect()
+        assert box.contains(tip), f"the tip of ({x}, {y}) leaves the plot: {tip} not in {box}"
+    assert view._hover_text.parentItem() is None  # a scene item: drawn above the legend
+    assert view._hover_text.zValue() > view.legend.zValue()

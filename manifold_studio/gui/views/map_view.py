@@ -157,9 +157,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.plot.addItem(self._highlight, ignoreBounds=True)
         self._hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 224, 230),
                                        border=pg.mkPen(120, 120, 120), anchor=(0, 1))
-        self._hover_text.setZValue(1001)
+        self._hover_text.setZValue(1e6)  # a top-level scene item: above the legend and every plot item
         self._hover_text.hide()
-        self.plot.addItem(self._hover_text, ignoreBounds=True)
+        self.plot.scene().addItem(self._hover_text)
         self._mouse_proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30,
                                            slot=self._on_mouse_moved)
         self._density_timer = QTimer(self)
