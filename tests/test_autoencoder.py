@@ -25,7 +25,7 @@ def plane():
 @pytest.mark.parametrize("activation", ["identity", "relu"])
 def test_a_linear_autoencoder_spans_the_principal_subspace(plane, activation):
     # with no hidden layer only the code layer is left, and it is linear whatever the activation
-    # (a relu code used to die: its 3 units stuck at 0 for about half of the points)
+    # (a relu code clipped the points below its kinks: 100x PCA's error after these 400 epochs)
     ae = ms.get_algorithm("autoencoder", n_components=3, hidden_layer_sizes=(), activation=activation,
                           max_iter=400, tol=0.0, random_state=0).fit(plane)
     pca = ms.get_algorithm("pca", n_components=3).fit(plane)
