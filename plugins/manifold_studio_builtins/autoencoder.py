@@ -83,10 +83,10 @@ class Autoencoder(EmbeddingAlgorithm):
         Int("batch_size", 64, "Rows per mini-batch.", low=1),
         Float("alpha", 0.0, "L2 penalty on the weights.", low=0.0),
         max_iter_param(200, "Epochs at most."),
-        tol_param(1e-5, "Minimum improvement of the mean squared error per value (of the scaled data, "
-                  "whose total is 1), as scikit-learn's MLP: stop when the error has not fallen below "
-                  "its best minus tol for more than n_iter_no_change epochs. With tol 0 only epochs "
-                  "that do not lower the error at all count."),
+        tol_param(1e-5, "Improvement of the mean squared reconstruction error (on the data scaled to "
+                  "mean square 1) that counts, as in scikit-learn's MLP: stop when the error has not "
+                  "fallen below its best minus tol for more than n_iter_no_change epochs in a row "
+                  "(tol 0: any decrease counts)."),
         Int("n_iter_no_change", 10, "Epochs without an improvement of tol tolerated before stopping "
             "(n_iter_no_change >= max_iter: always max_iter epochs).", low=1),
         Bool("early_stopping", False, "Hold out validation_fraction of the rows, stop when their "
