@@ -230,8 +230,6 @@ class Autoencoder(EmbeddingAlgorithm):
 
     def restore_state(self, state):
         super().restore_state(state)
-        if not hasattr(self, "code_activation_"):
-            self.code_activation_ = self.activation_  # saved before the code layer became linear
         self._net = None
         self.params_ = np.asarray(self.params_, dtype=float)
         self._set_decoder_weights()
