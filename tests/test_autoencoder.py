@@ -65,7 +65,7 @@ def test_the_stopping_rule_is_scikit_learns_and_max_iter_is_honoured(plane):
 
 def test_early_stopping_is_declared_as_the_mlps(capsys):
     """`manifold-studio list` showed off/on for the autoencoder and True/False for the MLP."""
-    from manifold_studio.cli import main
+    from manifold_studio.cli.main import main
 
     declared = [ms.algorithm_class(a).param_constraints()["early_stopping"] for a in ("autoencoder", "mlp")]
     assert all(type(p) is Bool and p.default is False for p in declared)
