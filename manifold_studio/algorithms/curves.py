@@ -57,7 +57,7 @@ class CurvePublisher:
         self.min_interval = min_interval
         self.x: list[float] = []
         self.series: dict[str, list[float]] = {}
-        self._last = 0.0
+        self._last = -float("inf")   # the first point is always published
 
     def add(self, x: float, **values: float) -> None:
         """One point for each named series (every series must get a value at each x)."""
