@@ -27,7 +27,7 @@ from manifold_studio.algorithms.kernels import (
 )
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
-from manifold_studio.algorithms.smo import solve_smo
+from manifold_studio.algorithms.smo import iteration_bound, solve_smo
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -69,7 +69,8 @@ class SVM(ClassificationAlgorithm):
     tol : float
         Stop when the maximal KKT violation is below tol.
     max_iter : int
-        Limit of SMO steps per pair of classes (−1: none); a ConvergenceWarning when reached.
+        Limit of SMO steps per pair of classes; −1 (default): libsvm's bound max(10⁷, 100·n)
+        (n: the points of the pair), as scikit-learn's SVC. A ConvergenceWarning when reached.
     shrinking : bool
         Shrink the active set as libsvm (same solution, faster).
     probability : bool
@@ -113,7 +114,8 @@ class SVM(ClassificationAlgorithm):
         Int("degree", 3, "Degree of the polynomial kernel.", low=0),
         Float("coef0", 0.0, "Constant term of the poly and sigmoid kernels."),
         tol_param(1e-3, "Stop when the largest violation of the optimality (KKT) conditions is below this."),
-        Int("max_iter", -1, "Limit of SMO steps per pair of classes (−1: no limit).", low=-1),
+        Int("max_iter", -1, "Limit of SMO steps per pair of classes (−1: libsvm's bound, the larger of "
+            "10,000,000 and 100 x the number of points, as scikit-learn); a warning when reached.", low=-1),
         Bool("shrinking", True, "Shrink the set of active variables during SMO (same result, faster)."),
         Bool("probability", False, "Compute class probabilities by Platt scaling (fits extra "
              "models by 5-fold cross-validation)."),
@@ -168,7 +170,7 @@ class SVM(ClassificationAlgorithm):
             viol.append(res.violation[-1])
             pub.add(steps[-1], **{"KKT violation": viol[-1], "−dual objective": -obj[-1]})
 
-        alphas, rhos, n_iter, converged = [], [], [], True
+        alphas, rhos, n_iter, converged, bounds = [], [], [], True, []
         self.probA_, self.probB_ = np.zeros(len(pairs)), np.zeros(len(pairs))
         rng = check_random_state(p["random_state"]) if p["probability"] else None
         for q, (i, j) in enumerate(pairs):
@@ -186,6 +188,8 @@ class SVM(ClassificationAlgorithm):
             rhos.append(res.rho)
             n_iter.append(res.n_iter)
             converged &= res.converged
+            if not res.converged:
+                bounds.append(iteration_bound(p["max_iter"], idx.size))
             if p["probability"]:
                 progress.checkpoint((q + 1) / len(pairs), f"Platt scaling ({name})")
                 self.probA_[q], self.probB_[q] = self._platt(Kq, u, rng)
@@ -199,8 +203,11 @@ class SVM(ClassificationAlgorithm):
         if not p["probability"]:
             del self.probA_, self.probB_
         if not converged:
-            self._warn(f"SMO reached max_iter={p['max_iter']} before the KKT violation fell below "
-                       f"tol={p['tol']:g}; the solution is approximate.", ConvergenceWarning)
+            what = (f"max_iter={p['max_iter']}" if p["max_iter"] >= 0 else
+                    f"its iteration bound ({max(bounds):,} steps: max_iter=-1 means max(10,000,000, 100 x n) as libsvm)")
+            self._warn(f"SMO reached {what} before the KKT violation fell below tol={p['tol']:g} "
+                       f"({len(bounds)} of {len(pairs)} pair(s) of classes); the solution is approximate. "
+                       "Standardising the features usually helps.", ConvergenceWarning)
 
     def _platt(self, K, u, rng, n_folds: int = 5):
         """Platt's A, B from decision values of 5-fold cross-validation (libsvm's procedure);
