@@ -233,3 +233,26 @@ def test_conformance_kit():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_algorithm(ms.algorithm_class("svm"))
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_precomputed_kernel_equals_sklearn_precomputed(k):
+    from manifold_studio.algorithms.kernels import combined_kernel
+
+    X, y = make_classification(90, 5, n_informative=3, n_classes=k, n_clusters_per_class=1, random_state=11)
+    X_new = X[:15] + 0.2
+    K = combined_kernel(X, None, "rbf", gamma=0.2)
+    K_new = combined_kernel(X_new, X, "rbf", gamma=0.2)       # (m, n): new points against training
+    m = svm(kernel="precomputed", C=2.0, tol=1e-8).fit(K, y)
+    ref = SVC(kernel="precomputed", C=2.0, tol=1e-8).fit(K, y)
+    np.testing.assert_array_equal(m.support_, ref.support_)
+    np.testing.assert_array_equal(m.n_support_, ref.n_support_)
+    # libsvm caches the kernel in float32: agreement to about 1e-5
+    np.testing.assert_allclose(m.dual_coef_, ref.dual_coef_, atol=5e-5)
+    np.testing.assert_allclose(m.intercept_, ref.intercept_, atol=5e-5)
+    np.testing.assert_allclose(m.decision_function(K_new), ref.decision_function(K_new), atol=5e-5)
+    np.testing.assert_array_equal(m.predict(K_new), ref.predict(K_new))
+    assert m.support_vectors_.shape == (0, 90)
+    # the same model as the rbf kernel computed inside
+    inside = svm(kernel="rbf", gamma=0.2, C=2.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(K_new), inside.decision_function(X_new), atol=1e-9)

@@ -28,6 +28,7 @@ from manifold_studio.algorithms.kernels import (
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
 from manifold_studio.algorithms.smo import iteration_bound, solve_smo
+from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -52,7 +53,7 @@ class KernelChoice(Choice):
         return super()._describe() + ", or sums (+) and products (*) of linear, rbf, poly, sigmoid, set"
 
 
-class SVM(ClassificationAlgorithm):
+class SVM(SparseInput, ClassificationAlgorithm):
     """Soft-margin support vector machine solved by SMO (libsvm's recipe).
 
     Parameters
@@ -150,6 +151,9 @@ class SVM(ClassificationAlgorithm):
         # rows grouped by class, so the kernel of a pair of classes is four contiguous blocks
         order = np.argsort(y_idx, kind="stable")
         if self._precomputed:
+            if is_sparse(X):
+                raise DataError("kernel='precomputed' needs the kernel matrix as a dense array, not a "
+                                "sparse matrix.")
             check_precomputed(X)
             self.gamma_ = 0.0
             K = np.ascontiguousarray(X[np.ix_(order, order)], dtype=float)
@@ -251,6 +255,7 @@ class SVM(ClassificationAlgorithm):
         self.dual_coef_ = dual
         self.intercept_ = intercept
         self.support_vectors_ = (np.empty((0, X.shape[1])) if self._precomputed
+                                 else X[self.support_] if is_sparse(X)    # sparse stays sparse
                                  else np.ascontiguousarray(X[self.support_]))
         if self._p["kernel"] == "linear":
             self.coef_ = self._pair_coefs(self.support_vectors_)
@@ -259,13 +264,13 @@ class SVM(ClassificationAlgorithm):
         """Per pair Σ coef · SV (the ovo decision of a linear kernel is coef·x + intercept)."""
         k = len(self.classes_)
         if k == 2:
-            return self.dual_coef_ @ SV
+            return np.asarray(self.dual_coef_ @ SV)
         start = np.concatenate([[0], np.cumsum(self.n_support_)])
         out = []
         for i in range(k):
             for j in range(i + 1, k):
                 si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
-                out.append(self.dual_coef_[j - 1, si] @ SV[si] + self.dual_coef_[i, sj] @ SV[sj])
+                out.append(np.asarray(self.dual_coef_[j - 1, si] @ SV[si] + self.dual_coef_[i, sj] @ SV[sj]).ravel())
         return np.asarray(out)
 
     # -- scores ---------------------------------------------------------------------------------
