@@ -177,7 +177,7 @@ def test_precomputed_refusals(blobs):
         HierarchicalClustering(method="average", metric="precomputed").fit(D[:, :20])
     with pytest.raises(DataError, match="not symmetric"):
         HierarchicalClustering(method="average", metric="precomputed").fit(D + np.triu(np.ones_like(D)))
-    with pytest.raises(DataError, match="negative"):
+    with pytest.raises(DataError, match="Negative values"):
         HierarchicalClustering(method="average", metric="precomputed").fit(-D)
     with pytest.raises(InvalidParameterError, match="metric"):
         HierarchicalClustering(method="average", metric="cosine").fit(X)

@@ -191,7 +191,8 @@ def check_distance_matrix(D: np.ndarray) -> None:
         raise DataError(f"metric='precomputed' needs the square (n, n) matrix of distances between the "
                         f"training points; got shape {D.shape}.")
     if (D < 0).any():
-        raise DataError("metric='precomputed': the distance matrix has negative entries; distances must be >= 0.")
+        raise DataError("Negative values in data passed to hierarchical clustering with metric='precomputed': "
+                        "distances must be >= 0.")
     scale = float(np.abs(D).max()) or 1.0
     if not np.allclose(D, D.T, rtol=0.0, atol=1e-10 * scale):
         raise DataError("metric='precomputed': the distance matrix is not symmetric (D[i, j] != D[j, i]).")
@@ -316,6 +317,12 @@ class HierarchicalClustering(ClusteringAlgorithm):
         dev = X - self.cluster_centers_[labels]
         self.inertia_ = float(np.einsum("ij,ij->", dev, dev))
         progress.checkpoint(1.0, f"{K} clusters")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.metric == "precomputed"   # X is the (n, n) matrix of the training points
+        tags.input_tags.positive_only = self.metric == "precomputed"
+        return tags
 
     def _extend(self, X):
         if self._p["metric"] != "precomputed":

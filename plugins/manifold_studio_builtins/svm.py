@@ -138,8 +138,18 @@ class SVM(SparseInput, ClassificationAlgorithm):
     def _check_new_data(self, X, what: str = "extend"):
         if self.is_fitted and getattr(self, "_p", None) and self._precomputed:
             K = check_data(X, name="X_new", min_samples=1)
-            check_precomputed(K, int(self.n_features_in_))
+            n = int(self.n_features_in_)
+            if K.shape[1] != n:   # scikit-learn's wording, then what a precomputed kernel needs
+                raise DataError(f"X has {K.shape[1]} features, but {type(self).__name__} is expecting {n} "
+                                f"features as input: kernel='precomputed' needs an (m, {n}) matrix for new "
+                                f"points (their kernel values with the {n} training points).")
         return super()._check_new_data(X, what)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"   # X is the (n, n) matrix of the training points
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        return tags
 
     # -- fitting ------------------------------------------------------------------------------
     def _fit_classes(self, X, y_idx, progress):
