@@ -126,3 +126,17 @@ def test_sparse_input_messages(data):
     np.testing.assert_allclose(ms.get_algorithm("svm", kernel="set").fit(A, ya).decision_function(A),
                                ms.get_algorithm("svm", kernel="set").fit(A.toarray(), ya).decision_function(A.toarray()),
                                atol=1e-9)
+
+
+@pytest.mark.parametrize("algorithm_id,params", [("svm", {}), ("perceptron", {"kernel": "rbf"})])
+def test_model_fitted_on_sparse_data_saves_and_loads(data, tmp_path, algorithm_id, params):
+    from manifold_studio.model_io import load_model, save_model
+
+    X, _, y3, X_new = data
+    m = ms.get_algorithm(algorithm_id, **params).fit(sparse.csr_matrix(X), y3)
+    assert sparse.issparse(m.support_vectors_)
+    back = load_model(save_model(m, tmp_path / "model.npz"))
+    assert sparse.issparse(back.support_vectors_)
+    np.testing.assert_array_equal(back.support_vectors_.toarray(), m.support_vectors_.toarray())
+    np.testing.assert_allclose(back.decision_function(sparse.csr_matrix(X_new)),
+                               m.decision_function(X_new), rtol=0, atol=1e-12)

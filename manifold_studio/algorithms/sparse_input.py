@@ -73,6 +73,26 @@ class SparseInput:
         check_n_features(X, self.n_features_in_, type(self).__name__)
         return X
 
+    # a sparse fitted attribute (support vectors of a model fitted on sparse data) is saved as its
+    # three CSR arrays and its shape, so model and project files stay pickle-free
+    _CSR_PARTS = ("data", "indices", "indptr", "shape")
+
+    def fitted_state(self):
+        state = super().fitted_state()
+        for key, value in vars(self).items():
+            if key.endswith("_") and not key.startswith("_") and sparse.issparse(value):
+                value = sparse.csr_matrix(value)
+                for part, arr in zip(self._CSR_PARTS, (value.data, value.indices, value.indptr, value.shape)):
+                    state[f"{key}csr_{part}"] = np.asarray(arr)
+        return state
+
+    def restore_state(self, state):
+        state = dict(state)
+        for key in [k[:-len("csr_data")] for k in state if k.endswith("_csr_data")]:
+            data, indices, indptr, shape = (state.pop(f"{key}csr_{part}") for part in self._CSR_PARTS)
+            state[key] = sparse.csr_matrix((data, indices, indptr), shape=tuple(int(v) for v in shape))
+        return super().restore_state(state)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
