@@ -60,6 +60,9 @@ def row_sq_norms(X) -> np.ndarray:
 class SparseInput:
     """Mixin: the algorithm accepts scipy.sparse X in fit, extend and its score methods."""
 
+    #: discoverable flag (``getattr(cls, "accepts_sparse", False)``)
+    accepts_sparse = True
+
     def _check_training_data(self, X):
         if not sparse.issparse(X):
             return super()._check_training_data(X)

@@ -12,7 +12,8 @@ penalised). Solvers: ``lbfgs`` (scipy's L-BFGS-B with the analytic gradient; the
 has a closed form, the ridge normal equations, used instead) and ``seed`` (the seed's
 per-example rule, compiled in :mod:`manifold_studio.algorithms.linear_loops`). scipy.sparse
 input is used through products only (L-BFGS), the normal equations with implicit centring
-(ridge), or the per-example rule on the stored values (:mod:`~manifold_studio.algorithms.sparse_loops`).
+(ridge: the squared loss with lbfgs solves a dense d × d system, so it suits up to a few thousand
+features), or the per-example rule on the stored values (:mod:`~manifold_studio.algorithms.sparse_loops`).
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ kernel on sets 2^|A∩A′| for 0/1 feature vectors, sums and products of these 
 "rbf*poly"), or a precomputed kernel matrix. Several classes: one-vs-one with voting, as
 libsvm; optional probabilities by Platt scaling (:mod:`manifold_studio.algorithms.platt`).
 Attributes follow scikit-learn's SVC (``support_``, ``dual_coef_``, ``intercept_``, ...).
+scipy.sparse input: the kernels are formed from sparse products (never a dense copy of X) and the
+support vectors stay sparse. ``max_iter=-1`` bounds SMO at libsvm's max(10⁷, 100·n) steps per pair
+with a ConvergenceWarning (an unscaled polynomial kernel can otherwise stall for ever).
 """
 from __future__ import annotations
 
