@@ -130,7 +130,7 @@ def test_sparse_input_messages(data):
 
 @pytest.mark.parametrize("algorithm_id,params", [("svm", {}), ("perceptron", {"kernel": "rbf"})])
 def test_model_fitted_on_sparse_data_saves_and_loads(data, tmp_path, algorithm_id, params):
-    from manifold_studio.model_io import load_model, save_model
+    from manifold_studio.files.model_file import load_model, save_model
 
     X, _, y3, X_new = data
     m = ms.get_algorithm(algorithm_id, **params).fit(sparse.csr_matrix(X), y3)
