@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, n_init_param, random_state_param, tol_param,
@@ -95,6 +96,15 @@ class GaussianMixture(ClusteringAlgorithm):
             "a k-means partition. Unlike k-means it captures elongated clusters of different "
             "sizes and gives soft memberships; the log-likelihood of held-out data helps "
             "choosing the number of components. New points go to their most probable component.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "weights_": Fitted(shape=("n_mixture",), required=True),
+        "means_": Fitted(shape=("n_mixture", "n_features_in_"), required=True),
+        "covariances_": Fitted(required=True),
+        "precisions_cholesky_": Fitted(required=True),
+        "labels_": Fitted(shape=(None,), kinds="iu"),
+    }
+
     params = (
         n_components_param(3, "Number of Gaussian components (clusters)."),
         Choice("covariance_type", "full",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm
 from manifold_studio.algorithms.params import (
     max_iter_param, n_clusters_param, n_init_param, random_state_param, tol_param,
@@ -70,6 +71,12 @@ class KMeans(ClusteringAlgorithm):
             "local minimum, so the algorithm is restarted from several random initialisations and "
             "the best partition kept. Fast and simple; finds compact, roughly spherical clusters "
             "of similar spread. New points go to the nearest centre.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "cluster_centers_": Fitted(shape=("n_clusters_", "n_features_in_"), required=True),
+        "labels_": Fitted(shape=(None,), kinds="iu"),
+    }
+
     params = (
         n_clusters_param(3, "Number of clusters k."),
         Choice("init", "k-means++",

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Float
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
@@ -163,6 +164,13 @@ class LinearClassifier(SparseInput, ClassificationAlgorithm):
             "which also gives class probabilities. Unlike the perceptron it converges when the "
             "classes overlap. C is the inverse of the penalty's strength (large C: fit the data "
             "closely). Several classes: one-vs-rest, or multinomial (softmax) for the logistic loss.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "classes_": Fitted(shape=(None,), required=True),
+        "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
+        "intercept_": Fitted(shape=("n_outputs",), required=True),
+    }
+
     params = (
         Choice("loss", "squared", "'squared': the seed's error ½(a·x + b − u)² (Widrow–Hoff); "
                "'logistic': log(1 + e^(−u(a·x + b))), with class probabilities.",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
@@ -96,6 +97,13 @@ class Perceptron(SparseInput, ClassificationAlgorithm):
             "epoch without a mistake. It converges when the classes are linearly separable and "
             "otherwise stops at the epoch limit with a warning. Several classes are learned "
             "one-vs-rest. A kernel gives the kernel perceptron (non-linear boundaries).")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "classes_": Fitted(shape=(None,), required=True),
+        "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
+        "intercept_": Fitted(shape=("n_outputs",), required=True),
+    }
+
     params = (
         Float("tau", 1.0, "Step τ of the update a ← a + τ u x, b ← b + τ u.", low=0.0, low_open=True,
               log=True),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.params import (
@@ -78,6 +79,14 @@ class PPCA(EmbeddingAlgorithm):
             "subspace as PCA plus a noise level and a likelihood (score) for any point. With "
             "method 'em' it is fitted by expectation-maximisation and accepts data with missing "
             "values, which it can fill in (impute) from the model.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "mean_": Fitted(shape=("n_features_in_",), required=True),
+        "components_": Fitted(shape=("n_components_", "n_features_in_"), required=True),
+        "explained_variance_": Fitted(shape=("n_components_",)),
+        "embedding_": Fitted(shape=(None, "n_components_")),
+    }
+
     params = (
         n_components_param(2, "Latent dimension: number of principal axes kept."),
         Choice("method", "closed_form",
