@@ -47,13 +47,13 @@ class Fitted:
     """The rules for one fitted attribute.
 
     ``kinds``: the numpy dtype kinds an array may have (``b`` bool, ``i``/``u`` integers, ``f``
-    floats, ``U`` text); ``scalar``: whether a JSON scalar (or a list of them) is allowed instead
-    of an array; ``shape``: see the module's description (None: any shape); ``finite``: float
+    floats, ``U`` text; numbers by default); ``scalar``: whether a JSON scalar (or a list of
+    them) is allowed instead of an array (never when a ``shape`` is declared); ``shape``: see the module's description (None: any shape); ``finite``: float
     values must be finite; ``required``: the state must hold it.
     """
 
     shape: tuple | None = None
-    kinds: str = "biufU"
+    kinds: str = "biuf"
     scalar: bool = True
     finite: bool = True
     required: bool = False
@@ -63,7 +63,8 @@ class Fitted:
         return not self.scalar
 
 
-ANY = Fitted()
+#: the rules of a fitted attribute only the code names (derived): any array or JSON value
+ANY = Fitted(kinds="biufU")
 _CACHE: dict[type, dict[str, Fitted]] = {}
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*_\Z")
 
@@ -172,19 +173,19 @@ def validate_state(cls, params: dict[str, Any], state: dict[str, Any], what: str
             if want is None:
                 continue
             if isinstance(want, int):
-                expected, source = want, None
+                expected, why = want, ""
             else:
                 fixed = scalars.get(want, params.get(want))
                 if isinstance(fixed, (int, np.integer)) and not isinstance(fixed, bool):
-                    expected, source = int(fixed), f"'{want}' is {int(fixed)}"
+                    expected, why = int(fixed), f" ({want} is {int(fixed)})"
                 elif want in bound:
-                    expected, source = bound[want][0], f"member '{bound[want][1]}' has {bound[want][0]}"
+                    expected, why = bound[want][0], f" ({want}, as in member '{bound[want][1]}')"
                 else:
                     bound[want] = (size, name)
                     continue
             if size != expected:
-                raise StateError(f"member '{name}' has shape {value.shape}: its axis {axis} should have "
-                                 f"{expected} ({want}{'' if source is None else '; ' + source}).")
+                raise StateError(f"member '{name}' has shape {value.shape}, but its axis {axis} should have "
+                                 f"{expected}{why}.")
 
 
 def _check_member(name: str, value, spec: Fitted) -> None:
@@ -197,7 +198,7 @@ def _check_member(name: str, value, spec: Fitted) -> None:
         if spec.finite and value.dtype.kind == "f" and not np.isfinite(value).all():
             raise StateError(f"member '{name}' holds NaN or infinite values, which a fitted model cannot have.")
         return
-    if not spec.scalar:
+    if not spec.scalar or spec.shape is not None:
         raise StateError(f"member '{name}' must be an array, not {_describe(value)}.")
     items = value if isinstance(value, list) else [value]
     for item in items:

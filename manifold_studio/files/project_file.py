@@ -261,10 +261,17 @@ class _ProjectReader:
             prefix = f"run/{run.id}/model/"
             where = f"{self.path.name} (run #{run.id})"
             try:
+                problem = model_mismatch(run, r["model"], None)
+                if problem:
+                    raise ModelFileError(f"{where}: {problem}.")
                 cls = model_class(r["model"], where)
                 names = [k[len(prefix):] for k in self.npz.files if k.startswith(prefix)]
                 check_state_names(cls, names, where)
                 run.estimator = unpack_estimator(r["model"], read_arrays(self.npz, self.path, prefix), where)
+                problem = model_mismatch(run, r["model"], ds)
+                if problem:
+                    run.estimator = None
+                    raise ModelFileError(f"{where}: {problem}.")
             except ManifoldStudioError as exc:
                 self.problems.append(f"Run #{run.id} ({run.algorithm_id}): its results are kept but its "
                                      f"model cannot be restored: {exc}")
@@ -278,7 +285,8 @@ class _ProjectReader:
 
 
 def rows_mismatch(what: str, values, rows, ds) -> str:
-    """Why ``values`` (one per row of ``ds``, or per index in ``rows``) do not fit ``ds``, or ''."""
+    """Why ``values`` (one per row of ``ds``, or per index in ``rows``) do not fit ``ds``, or ''.
+    ``what`` names them in messages ("embedding", "labels", "extension")."""
     if rows is not None:
         if rows.ndim != 1 or rows.dtype.kind not in "iu":
             return f"its rows are not a list of row numbers (shape {rows.shape}, type {rows.dtype})"
@@ -286,15 +294,14 @@ def rows_mismatch(what: str, values, rows, ds) -> str:
             return f"its rows go beyond the {ds.n_samples:,} rows of data set '{short_text(ds.name)}'"
     if values is None:
         return ""
+    has = "have" if what == "labels" else "has"
     if values.ndim == 0:
-        return f"its {what} is a single value"
+        return f"its {what} {has} a single value"
     expected = len(rows) if rows is not None else ds.n_samples if ds is not None else None
     if expected is not None and values.shape[0] != expected:
         of = (f"the {expected:,} rows it was fitted on" if rows is not None
               else f"the {expected:,} rows of data set '{short_text(ds.name)}'")
-        return f"its {what} has {values.shape[0]:,} rows for {of}"
-    if values.dtype.kind == "f" and values.ndim == 2 and values.shape[1] == 0:
-        return f"its {what} has no columns"
+        return f"its {what} {has} {values.shape[0]:,} rows for {of}"
     return ""
 
 
@@ -304,10 +311,23 @@ def result_mismatch(run: Run, ds) -> str:
         problem = rows_mismatch(what, values, run.rows, ds)
         if problem:
             return problem
-    if run.embedding is not None and run.embedding.ndim != 2:
-        return f"its embedding has shape {run.embedding.shape}, not (rows, columns)"
+    emb = run.embedding
+    if emb is not None and (emb.ndim != 2 or emb.shape[1] == 0 or emb.dtype.kind not in "biuf"):
+        return f"its embedding is {emb.dtype} of shape {emb.shape}, not numbers in (rows, columns)"
     if run.labels is not None and run.labels.ndim != 1:
         return f"its labels have shape {run.labels.shape}, not one value per row"
+    return ""
+
+
+def model_mismatch(run: Run, model_meta: dict, ds) -> str:
+    """Why a run's saved model cannot belong to it, or ''."""
+    if model_meta.get("algorithm") != run.algorithm_id:
+        return (f"its model is of algorithm '{short_text(model_meta.get('algorithm'))}', not the run's "
+                f"'{short_text(run.algorithm_id)}'")
+    est = run.estimator
+    if est is not None and ds is not None and run.source_run is None and est.n_features_in_ != ds.n_features:
+        return (f"its model takes {est.n_features_in_} features, but data set '{short_text(ds.name)}' has "
+                f"{ds.n_features}")
     return ""
 
 

@@ -132,7 +132,8 @@ def parse_json(text: str, what: str) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise SchemaError(f"the {what} is not valid JSON ({str(exc).splitlines()[0][:80]}).") from None
+        where = f" at character {exc.pos:,}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise SchemaError(f"the {what} is not valid JSON (it breaks off or is malformed{where}).") from None
 
 
 _STR = Field(("str",))

@@ -166,7 +166,7 @@ class LinearClassifier(SparseInput, ClassificationAlgorithm):
             "closely). Several classes: one-vs-rest, or multinomial (softmax) for the logistic loss.")
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
-        "classes_": Fitted(shape=(None,), required=True),
+        "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
         "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
         "intercept_": Fitted(shape=("n_outputs",), required=True),
     }

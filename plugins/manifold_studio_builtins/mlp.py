@@ -149,7 +149,7 @@ class MLP(ClassificationAlgorithm):
             "improves. Learns non-linear boundaries; scale the features first.")
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
-        "classes_": Fitted(shape=(None,), required=True),
+        "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
         "n_layers_": Fitted(kinds="iu", required=True),
         # the weights of layer i (saved by fitted_state as coefs_0, intercepts_0, ...)
         "coefs_#": Fitted(shape=(None, None), scalar=False),

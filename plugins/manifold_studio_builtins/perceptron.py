@@ -99,7 +99,7 @@ class Perceptron(SparseInput, ClassificationAlgorithm):
             "one-vs-rest. A kernel gives the kernel perceptron (non-linear boundaries).")
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
-        "classes_": Fitted(shape=(None,), required=True),
+        "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
         "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
         "intercept_": Fitted(shape=("n_outputs",), required=True),
     }

@@ -118,7 +118,7 @@ class SVM(SparseInput, ClassificationAlgorithm):
             "probabilities by Platt scaling.")
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
-        "classes_": Fitted(shape=("n_classes",), required=True),
+        "classes_": Fitted(shape=("n_classes",), kinds="biufU", required=True),
         "support_vectors_": Fitted(shape=("n_support_vectors", "n_features_in_"), required=True),
         "dual_coef_": Fitted(shape=(None, "n_support_vectors"), required=True),
         "intercept_": Fitted(shape=(None,), required=True),
