@@ -191,10 +191,10 @@ def test_an_invalid_requires_dist_names_the_wheel_and_field(tmp_path, monkeypatc
 
 
 def test_cli_messages_are_one_bounded_line(tmp_path):
-    from manifold_studio.cli.main import MAX_MESSAGE, _one_line
+    from manifold_studio.cli.console import MAX_MESSAGE, one_line
 
-    assert _one_line("a\nb\tc") == "a b c"
-    assert len(_one_line("x" * 5000)) == MAX_MESSAGE and _one_line("x" * 5000).endswith("...")
+    assert one_line("a\nb\tc") == "a b c"
+    assert len(one_line("x" * 5000)) == MAX_MESSAGE and one_line("x" * 5000).endswith("...")
     res = subprocess.run([sys.executable, "-m", "manifold_studio", "run", "pca", "--data", "sample:iris",
                           "-p", "n_components=" + "9" * 3000, "--out", "-"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
