@@ -66,7 +66,7 @@ def test_human_bytes_and_bounded_lists():
 def test_a_400_byte_npy_declaring_29_tib_is_refused_unallocated(tmp_path):
     path = lying_npy(tmp_path / "huge.npy", (2_000_000, 2_000_000))  # 4·10¹² float64
     assert path.stat().st_size < 400
-    with pytest.raises(DataError, match=r"huge\.npy: its header declares shape \(2,000,000, 2,000,000\) of <f8 "
+    with pytest.raises(DataError, match=r"huge\.npy is truncated or forged: its header declares shape \(2,000,000, 2,000,000\) of <f8 "
                                         r"\(29\.1 TiB\), but it holds only 64 bytes of data"):
         ms.load_data(path)
     with pytest.raises(DataError, match="29.1 TiB"):  # the chunked reader (apply) too
@@ -87,7 +87,7 @@ def test_an_npy_larger_than_the_limit_is_refused_by_size(tmp_path, monkeypatch):
 def test_an_npz_member_whose_header_lies_is_named(tmp_path):
     path = write_members(tmp_path / "lie.npz", {"X.npy": npy_header((10**6, 10**6)) + b"\0" * 80,
                                                 "y.npy": npy_bytes(np.arange(3))})
-    with pytest.raises(DataError, match=r"lie\.npz: member 'X': its header declares shape \(1,000,000, 1,000,000\) "
+    with pytest.raises(DataError, match=r"lie\.npz: member 'X' is truncated or forged: its header declares shape \(1,000,000, 1,000,000\) "
                                         r"of <f8 \(7\.3 TiB\), but it holds only 80 bytes"):
         ms.load_data(path)
 

@@ -154,9 +154,9 @@ def _check_declared(where: str, shape, dtype, offset: int, available: int, limit
         return 0  # refused by numpy itself (allow_pickle=False), with the caller's message
     size = declared_bytes(shape, dtype)
     if size > max(available - offset, 0):
-        raise DataError(f"{where}: its header declares shape {_shape(shape)} of {dtype.str} "
-                        f"({human_bytes(size)}), but it holds only {human_bytes(max(available - offset, 0))} "
-                        "of data: the file is damaged or forged.")
+        raise DataError(f"{where} is truncated or forged: its header declares shape {_shape(shape)} of "
+                        f"{dtype.str} ({human_bytes(size)}), but it holds only "
+                        f"{human_bytes(max(available - offset, 0))} of data.")
     if size > limit:
         raise DataError(f"{where}: it would need {human_bytes(size)} (shape {_shape(shape)}), more than the "
                         f"load limit of {human_bytes(limit)} (set {ENV_VAR} to raise it).")
