@@ -199,3 +199,15 @@ def test_cli_messages_are_one_bounded_line(tmp_path):
                           "-p", "n_components=" + "9" * 3000, "--out", "-"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert len(res.stderr.strip()) <= len("manifold-studio: error: ") + MAX_MESSAGE
+
+
+def test_dask_csv_output_escapes_labels(tmp_path):
+    da = pytest.importorskip("dask.array")
+    from manifold_studio.extend.dask_extend import write_output
+
+    result = da.from_array(np.array([[1.0, -2.0], [3.0, 4.0]]), chunks=1)
+    labels = da.from_array(np.array([EVIL, "-1.5"], dtype=object), chunks=1)
+    write_output(result, str(tmp_path / "d.csv"), "pca", "embedding", labels, "@label")
+    assert _rows(tmp_path / "d.csv") == [["pca_1", "pca_2", "'@label"], ["1.0", "-2.0", "'" + EVIL], ["3.0", "4.0", "-1.5"]]
+    write_output(result, str(tmp_path / "raw.csv"), "pca", "embedding", labels, "@label", escape_formulas=False)
+    assert _rows(tmp_path / "raw.csv") == [["pca_1", "pca_2", "@label"], ["1.0", "-2.0", EVIL], ["3.0", "4.0", "-1.5"]]

@@ -43,12 +43,12 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms.base import EmbeddingAlgorithm
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 
 __all__ = ["SpectralProblem", "leading_eigenpairs", "SpectralMixin", "SpectralEmbedding",

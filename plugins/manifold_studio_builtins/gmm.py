@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, n_init_param, random_state_param, tol_param,

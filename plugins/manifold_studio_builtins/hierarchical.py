@@ -35,11 +35,11 @@ from scipy.cluster import hierarchy
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import squareform
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import assign_nearest, count_distinct_rows, kmeans
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 

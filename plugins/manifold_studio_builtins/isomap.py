@@ -5,7 +5,6 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Bool, Choice, Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import rows_per_block
@@ -17,6 +16,7 @@ from manifold_studio.algorithms.spectral import (
 )
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import SubProgress
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 

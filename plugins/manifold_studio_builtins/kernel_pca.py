@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, Float
 from manifold_studio.algorithms.params import n_components_param
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 

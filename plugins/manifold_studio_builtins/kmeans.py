@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm
 from manifold_studio.algorithms.params import (
     max_iter_param, n_clusters_param, n_init_param, random_state_param, tol_param,
 )
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.hookspecs import hookimpl
 
 

@@ -21,7 +21,6 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Float
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve

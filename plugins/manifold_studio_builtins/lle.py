@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.neighbors import knn_query, neighbor_rows
@@ -12,6 +11,7 @@ from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, FitCancelled, Float, Int, IntTuple
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, epoch_curve
 from manifold_studio.algorithms.neural_net import FeedForwardNetwork, make_optimizer, train_epoch
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 

@@ -11,7 +11,6 @@ import weakref
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, FitCancelled
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.nmf_updates import (
@@ -20,6 +19,7 @@ from manifold_studio.algorithms.nmf_updates import (
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, random_state_param, tol_param,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 

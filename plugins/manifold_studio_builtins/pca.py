@@ -8,10 +8,10 @@ or randomized SVD) is chosen by :mod:`manifold_studio.algorithms.pca_solvers`.
 from __future__ import annotations
 
 import numpy as np
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.params import random_state_param
 from manifold_studio.algorithms.pca_solvers import SOLVERS, principal_axes, project
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 

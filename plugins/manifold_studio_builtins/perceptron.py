@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.params import (
@@ -24,6 +23,7 @@ from manifold_studio.algorithms.params import (
 )
 from manifold_studio.algorithms.pca_solvers import SOLVERS, fix_signs, principal_axes
 from manifold_studio.algorithms.ppca_em import em, impute, posterior
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import label_vector
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.params import tol_param
 from manifold_studio.algorithms.smo import solve_smo
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 

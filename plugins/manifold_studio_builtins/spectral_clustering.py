@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
     n_clusters_param, n_init_param, n_neighbors_param, random_state_param,
@@ -17,6 +16,7 @@ from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 

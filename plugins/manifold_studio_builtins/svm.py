@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import AnyOf, Bool, Choice, ClassificationAlgorithm, Float, Int
 from manifold_studio.algorithms.checks import check_data, check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve

@@ -8,11 +8,11 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.neighbors import NeighborIndex
 from manifold_studio.algorithms.params import AnyOf, max_iter_param, n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms.tsne_affinities import (exact_affinities, neighbour_affinities,
                                                         sparse_affinities)
 from manifold_studio.algorithms.tsne_gradient import (FixedRepulsion, exact_kl_gradient,
