@@ -252,3 +252,20 @@ def test_ordinary_files_still_read(tmp_path, model_path, project_path):
     contents = read_project(project_path)
     assert contents.problems == [] and contents.session.runs[1].embedding.shape == (150, 2)
     assert PROJECT_KEY in read_members(project_path)
+
+
+def test_out_of_memory_while_restoring_says_how_much(model_path, project_path, monkeypatch):
+    from manifold_studio.files import model_file
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 3.00 GiB for an array with shape (400000000,) and data type float64")
+
+    monkeypatch.setattr(model_file, "unpack_estimator", no_memory)
+    with pytest.raises(ModelFileError, match=r"m\.npz: not enough memory to load it \(3\.00 GiB asked for"):
+        load_model(model_path)
+    blob = model_file.model_bytes(ms.get_algorithm("pca").fit(np.eye(4)))
+    with pytest.raises(ModelFileError, match=r"the model bytes: not enough memory to load it \(3\.00 GiB asked for"):
+        model_file.model_from_bytes(blob)
+    monkeypatch.setattr("manifold_studio.files.project_file._ProjectReader.read", no_memory)
+    with pytest.raises(ModelFileError, match=r"p\.msproj: not enough memory to load it \(3\.00 GiB asked for"):
+        read_project(project_path)

@@ -100,13 +100,23 @@ def _assigned_names(cls) -> set[str]:
     return {n for n in names if _NAME.match(n)}
 
 
+def _class_level(cls, name: str) -> bool:
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            value = vars(klass)[name]
+            return callable(value) or hasattr(value, "__get__")
+    return False
+
+
 def declared_state(cls) -> dict[str, Fitted]:
     """Name (or ``prefix#`` pattern) -> :class:`Fitted` for every attribute the class may restore."""
     cls = cls if isinstance(cls, type) else type(cls)
     cached = _CACHE.get(cls)
     if cached is not None:
         return cached
-    declared: dict[str, Fitted] = {name: ANY for name in sorted(_assigned_names(cls))}
+    # a name the class itself defines (a method, a property such as n_classes_) is no instance state
+    derived = (n for n in _assigned_names(cls) if not _class_level(cls, n))
+    declared: dict[str, Fitted] = {name: ANY for name in sorted(derived)}
     declared.update({name: ANY for name in BASE_NAMES})
     declared["n_features_in_"] = Fitted(kinds="iu", required=True)
     for klass in reversed(cls.__mro__):

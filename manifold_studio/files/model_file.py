@@ -369,7 +369,7 @@ def load_model_with_metadata(path):
         try:
             return _read_model(npz, path, path.name)
         except MemoryError as exc:
-            raise out_of_memory(path.name, None, exc) from None
+            raise ModelFileError(str(out_of_memory(path.name, None, exc))) from None
 
 
 def read_arrays(npz, path: Path, prefix: str, keys=None) -> dict[str, np.ndarray]:

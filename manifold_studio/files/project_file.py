@@ -178,7 +178,7 @@ def read_project(path, host=None) -> ProjectContents:
         try:
             return _ProjectReader(npz, path, host).read(meta)
         except MemoryError as exc:
-            raise out_of_memory(path.name, None, exc) from None
+            raise ModelFileError(str(out_of_memory(path.name, None, exc))) from None
 
 
 class _ProjectReader:
