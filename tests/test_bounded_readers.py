@@ -189,10 +189,29 @@ def test_a_fifo_is_refused_at_once_by_every_reader(fifo, tmp_path):
             os.mkfifo(path)
         with pytest.raises(DataError, match=rf"{name} is a named pipe \(FIFO\), not a regular data file"):
             ms.load_data(path)
+    csv_loader = ms._host().loader_for(str(fifo))
+    for read in (lambda: csv_loader.preview(fifo), lambda: next(csv_loader.iter_chunks(fifo, 10)),
+                 lambda: next(ms._host().loader_for(str(tmp_path / "pipe.npy")).iter_chunks(tmp_path / "pipe.npy", 10))):
+        with pytest.raises(DataError, match=r"pipe\.(csv|npy) is a named pipe \(FIFO\), not a regular"):
+            read()
     with pytest.raises(ModelFileError, match=r"pipe\.npz is a named pipe \(FIFO\), not a regular model file"):
         load_model(tmp_path / "pipe.npz")
     with pytest.raises(ModelFileError, match=r"pipe\.npz is a named pipe \(FIFO\), not a regular project file"):
         read_project(tmp_path / "pipe.npz")
+
+
+def test_a_fifo_in_an_image_folder_is_skipped(tmp_path):
+    from PIL import Image
+
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i in range(3):
+        Image.fromarray(np.full((4, 4), 60 * i, dtype=np.uint8)).save(folder / f"{i}.png")
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes on this system")
+    os.mkfifo(folder / "pipe.png")
+    ds = ms.load_data(folder)
+    assert ds.X.shape == (3, 16) and any("pipe.png" in r for r in ds.report)
 
 
 def test_a_device_is_refused(tmp_path):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from manifold_studio.errors import DataError
+from manifold_studio.files.bounded import check_regular_file
 
 #: tokens read as a missing value (compared case-insensitively, after stripping blanks)
 
@@ -85,6 +86,7 @@ def text_encoding(path: Path) -> str:
 
 
 def read_text(path: Path, notes: list[str], limit: int | None = None) -> str:
+    check_regular_file(path, "CSV/TSV file")  # a FIFO or a device would block or never end
     try:
         with open(path, "rb") as fh:
             raw = fh.read() if limit is None else fh.read(limit)

@@ -26,7 +26,7 @@ import numpy as np
 from manifold_studio.algorithms.params import Param
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError, InvalidParameterError
-from manifold_studio.files.bounded import BoundedNpz, check_npy_file, name_list, out_of_memory
+from manifold_studio.files.bounded import BoundedNpz, check_npy_file, check_regular_file, name_list, out_of_memory
 from manifold_studio.hookspecs import hookimpl
 
 NPY_MAGIC = b"\x93NUMPY"
@@ -65,6 +65,7 @@ _OBJECT_MESSAGE = ("holds Python objects (an object array), which are refused fo
 
 
 def _sniff(path: Path) -> str:
+    check_regular_file(path, "NumPy file")  # a FIFO would block the read below
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
