@@ -23,6 +23,7 @@ from manifold_studio.algorithms.params import (
 )
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.analysis.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky

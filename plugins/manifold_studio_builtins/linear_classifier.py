@@ -32,6 +32,7 @@ from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_r
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse, row_sq_norms
 from manifold_studio.algorithms.sparse_loops import gradient_epoch_csr, softmax_epoch_csr
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, FitCancelled, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 

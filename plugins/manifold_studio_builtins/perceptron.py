@@ -32,6 +32,7 @@ from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_r
 from manifold_studio.algorithms.params import random_state_param
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.algorithms.sparse_loops import perceptron_epoch_csr
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
 from manifold_studio.hookspecs import hookimpl
 

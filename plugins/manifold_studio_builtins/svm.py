@@ -32,6 +32,7 @@ from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
 from manifold_studio.algorithms.smo import iteration_bound, solve_smo
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
