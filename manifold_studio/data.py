@@ -16,6 +16,7 @@ import numpy as np
 
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError
+from manifold_studio.files.bounded import check_regular_file, out_of_memory
 
 
 @dataclass
@@ -91,9 +92,13 @@ class Loader:
         opts.update(validate_params(self.options, options))
         if not path.exists():
             raise DataError(f"File not found: {path}")
+        check_regular_file(path, "data file")  # a FIFO or a device would block or never end
         if path.is_file() and path.stat().st_size == 0:
             raise DataError(f"{path.name} is empty (0 bytes).")
-        return self._load(path, **opts)
+        try:
+            return self._load(path, **opts)
+        except MemoryError as exc:
+            raise out_of_memory(path.name, None, exc) from None
 
     def _load(self, path: Path, **options) -> Dataset:  # pragma: no cover - abstract
         raise NotImplementedError

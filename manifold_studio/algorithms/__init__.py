@@ -6,9 +6,11 @@ from manifold_studio.algorithms.params import AnyOf, Bool, Choice, Float, Int, I
 from manifold_studio.algorithms.progress import (
     CallbackProgress, FitCancelled, NullProgress, Progress, SubProgress, as_progress,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 
 __all__ = [
     "Algorithm", "EmbeddingAlgorithm", "ClusteringAlgorithm", "ClassificationAlgorithm", "KINDS",
     "Param", "Int", "Float", "Bool", "Choice", "IntTuple", "AnyOf",
     "Progress", "FitCancelled", "NullProgress", "CallbackProgress", "SubProgress", "as_progress",
+    "Fitted",
 ]

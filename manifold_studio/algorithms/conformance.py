@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.state_schema import validate_state
 from manifold_studio.algorithms.params import (
     AnyOf,
     Bool,
@@ -226,6 +227,17 @@ class Checker:
                 "print(','.join(bad)); sys.exit(1 if bad else 0)")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, f"module {module} imports Qt: {res.stdout.strip() or res.stderr[-500:]}"
+
+    def check_state_meets_its_schema(self):
+        """The fitted state names only declared attributes and meets the declared shape
+        relations, so a saved model of this algorithm can be loaded back (see
+        ``Algorithm.fitted_schema``)."""
+        est = self.fitted()
+        try:
+            validate_state(self.cls, est.validate_params(), est.fitted_state())
+        except ValueError as exc:
+            raise AssertionError(f"fitted_state() breaks the declared fitted state: {exc} (declare it "
+                                 "in fitted_schema, see manifold_studio.algorithms.state_schema)") from None
 
     def check_state_round_trip(self):
         est = self.fitted()

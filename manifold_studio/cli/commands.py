@@ -5,6 +5,7 @@ parser, the console and ``main``."""
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,21 +22,24 @@ from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.bounded import check_regular_file
 from manifold_studio.files.model_file import load_model_with_metadata, save_model
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.tables.result_table import cell_text, result_table
+from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
 
 
-def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
-    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically."""
+def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True) -> None:
+    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically.
+    Text cells that a spreadsheet would run as formulas get a leading ``'`` unless
+    ``escape_formulas`` is False (``--no-escape-formulas``)."""
     n = len(columns[0]) if columns else 0
 
     def emit(fh):
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
+        writer.writerow(escape_cells(header, escape_formulas))
         for i in range(n):
-            writer.writerow([cell_text(c[i]) for c in columns])
+            writer.writerow([cell_text(c[i], escape_formulas) for c in columns])
 
     if path == "-":
         emit(sys.stdout)
@@ -46,6 +50,48 @@ def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
     if not folder.is_dir():
         raise UsageError(f"cannot write {path}: the folder {folder} does not exist")
     atomic_write(path, emit, binary=False)
+
+
+def check_inputs(args, flags: tuple[str, ...]) -> None:
+    """Refuse at once an input that is a FIFO, a device or a socket (reading it could block)."""
+    for flag in flags:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is None or value == "-" or str(value).startswith("sample:"):
+            continue
+        try:
+            check_regular_file(value, "data file" if flag != "--model" else "model file")
+        except DataError as exc:
+            raise UsageError(f"{flag} {value}: {exc}") from None
+
+
+def check_outputs_differ(args, outputs: tuple[str, ...], inputs: tuple[str, ...]) -> None:
+    """Refuse an output (``--out``...) that is one of the input files (``--data``...), compared
+    after resolving links and relative paths: writing the result would replace the input."""
+    sources: list[tuple[str, Path]] = []
+    for flag in inputs:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is None or value == "-" or str(value).startswith("sample:"):
+            continue
+        try:
+            parts = data_parts(value) if flag != "--model" else [Path(value)]
+        except DataError:  # a missing input is reported by its reader
+            parts = [Path(value)]
+        sources += [(flag, p) for p in parts]
+    for out_flag in outputs:
+        out = getattr(args, out_flag.lstrip("-").replace("-", "_"), None)
+        if out is None or out == "-":
+            continue
+        target = Path(out)
+        for flag, source in sources:
+            same = os.path.realpath(target) == os.path.realpath(source)
+            if not same and target.exists() and source.exists():
+                try:
+                    same = os.path.samefile(target, source)
+                except OSError:
+                    same = False
+            if same:
+                raise UsageError(f"{out_flag} {out} is the input file of {flag}: writing the result would "
+                                 "replace it; choose another output file")
 
 
 def _check_writable(path: str | None, flag: str) -> None:
@@ -170,6 +216,8 @@ def _timed(console: Console, label: str, func, source: str):
 
 def cmd_run(args) -> int:
     console = Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
+    check_inputs(args, ("--data", "--extend"))
+    check_outputs_differ(args, ("--out", "--extend-out", "--save-model"), ("--data", "--extend"))
     cls = ms.algorithm_class(args.algorithm)
     params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
     est = ms.get_algorithm(cls.id, **params)
@@ -226,10 +274,10 @@ def cmd_run(args) -> int:
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
-    write_csv(args.out, header, columns)
+    write_csv(args.out, header, columns, args.escape_formulas)
     if new is not None:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name)
-        write_csv(args.extend_out, header, columns)
+        write_csv(args.extend_out, header, columns, args.escape_formulas)
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params()) if plot_size else ""
@@ -269,6 +317,8 @@ def cmd_apply(args) -> int:
     """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
 
     console = Console(args.quiet, info_to_stderr=args.out == "-")
+    check_inputs(args, ("--model", "--data"))
+    check_outputs_differ(args, ("--out",), ("--data", "--model"))
     _check_writable(args.out, "--out")
     if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
         written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
@@ -284,7 +334,7 @@ def cmd_apply(args) -> int:
     try:
         rep = extend_source(est, args.data, options=options, out=args.out,
                             train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
-                            progress=progress)
+                            progress=progress, escape_formulas=args.escape_formulas)
     finally:
         console.end_progress()
     for note in rep.notes:

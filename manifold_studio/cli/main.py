@@ -163,6 +163,21 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {2**32 - 1}, got {text[:40]!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {2**32 - 1}, got {value}")
+    return value
+
+
+_NO_ESCAPE_HELP = ("write text cells exactly as they are; by default a label or header starting with =, +, -, @, "
+                   "a tab or a carriage return gets a leading ' so that spreadsheets do not run it as a formula "
+                   "(numbers are never changed)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog=PROG, description="Dimensionality reduction, manifold learning and "
                      "clustering with out-of-sample extension. Without a command, starts the GUI.")
@@ -204,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fit-sample", type=_positive_int, metavar="M",
                    help="fit on M randomly chosen points and extend the model to all the others "
                    "(the output gets a 'fitted' column: 1 for the fitted points)")
-    p.add_argument("--sample-seed", type=int, default=0, metavar="SEED",
+    p.add_argument("--sample-seed", type=_seed, default=0, metavar="SEED",
                    help="random seed choosing the points of --fit-sample (default 0)")
     p.add_argument("--cv", type=_positive_int, metavar="K",
                    help="classifiers: also estimate the accuracy by stratified K-fold cross-validation "
@@ -216,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit on the --fit-sample rows drawn by Dask and extend to all rows on Dask: a "
                    "scheduler address, or none for a local cluster with one worker per core (needs "
                    "pip install \"manifold-studio[dask]\"; data: Parquet, .npy parts, CSV, Zarr)")
+    p.add_argument("--no-escape-formulas", dest="escape_formulas", action="store_false", help=_NO_ESCAPE_HELP)
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
 
@@ -237,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extend on Dask: a scheduler address, or none for a local cluster with one worker "
                    "per core (data: Parquet, .npy parts, CSV, Zarr; out: .parquet, .npy, .csv or a folder "
                    "of .npy parts)")
+    p.add_argument("--no-escape-formulas", dest="escape_formulas", action="store_false", help=_NO_ESCAPE_HELP)
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 

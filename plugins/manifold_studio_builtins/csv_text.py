@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from manifold_studio.errors import DataError
+from manifold_studio.files.bounded import check_regular_file
 
 #: tokens read as a missing value (compared case-insensitively, after stripping blanks)
 
@@ -85,6 +86,7 @@ def text_encoding(path: Path) -> str:
 
 
 def read_text(path: Path, notes: list[str], limit: int | None = None) -> str:
+    check_regular_file(path, "CSV/TSV file")  # a FIFO or a device would block or never end
     try:
         with open(path, "rb") as fh:
             raw = fh.read() if limit is None else fh.read(limit)
@@ -237,6 +239,20 @@ class _Table:
     notes: list[str] = field(default_factory=list)
 
 
+def _csv_problem(exc: Exception) -> str:
+    """What a csv.Error means, in the words of this application (never the module's own text)."""
+    text = str(exc).lower()
+    if "new-line" in text or "newline" in text:
+        return "a line break inside an unquoted field"
+    if "nul" in text:
+        return "it holds NUL bytes: is it a binary file?"
+    if "field larger than" in text:
+        return "a field is longer than 128 KiB: is a quote left open?"
+    if "quote" in text or "delimiter" in text or "escape" in text:
+        return "a quoted field is malformed"
+    return "malformed CSV"
+
+
 def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[str],
                 max_rows: int | None = None, strict: bool = True, line_offset: int = 0) -> _Table:
     """Split ``text`` into a header and rows of fields. ``line_offset`` is added to every line
@@ -262,7 +278,8 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
                 if max_rows is not None and len(rows) > max_rows:
                     break
     else:
-        reader = csv.reader(io.StringIO(text), delimiter=char, skipinitialspace=True)
+        # newline=None: universal line ends (a Mac's CR-only file reads like any other)
+        reader = csv.reader(io.StringIO(text, newline=None), delimiter=char, skipinitialspace=True)
         start = 1
         try:
             for fields in reader:  # fields keep trailing blanks: stripped where it matters
@@ -274,7 +291,7 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
                 start = reader.line_num + 1
         except csv.Error as exc:
             raise DataError(f"{path.name}, line {reader.line_num + line_offset}: cannot be read as CSV "
-                            f"({exc}).") from None
+                            f"({_csv_problem(exc)}).") from None
     if not rows:
         raise DataError(f"{path.name} is empty: it holds no data rows.")
 
