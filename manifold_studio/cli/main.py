@@ -47,6 +47,8 @@ from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
+from manifold_studio.plugins.probe import PROBE_FLAG
+from manifold_studio.plugins.probe_child import child_main as plugin_probe
 
 
 def cmd_list(args) -> int:
@@ -64,7 +66,8 @@ def cmd_list(args) -> int:
             "samples": [{"id": s.id, "name": s.name, "description": s.description,
                          "options": [_jsonable_param(p) for p in s.options]}
                         for _, s in sorted(host.samples.items())],
-            "failures": [{"plugin": f.plugin, "stage": f.stage, "error": f.error} for f in host.failures],
+            "failures": [{"plugin": f.plugin, "stage": f.stage, "error": f.error, "quarantined": f.quarantined}
+                         for f in host.failures],
             "disabled": list(host.disabled),
         }
         print(json.dumps(data, indent=2, default=str))
@@ -107,7 +110,8 @@ def cmd_list(args) -> int:
         out.append("")
         out.append("Plugin problems")
         for failure in host.failures:
-            out.append(f"    {failure.plugin} ({failure.stage}): {failure.error}")
+            state = "quarantined" if failure.quarantined else failure.stage
+            out.append(f"    {failure.plugin} ({state}): {failure.error}")
         for name in host.disabled:
             out.append(f"    {name}: disabled (third-party plugins are off)")
     print("\n".join(out))
@@ -254,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    if argv[:1] == [PROBE_FLAG]:  # hidden: the frozen application acting as a plugin's import probe
+        plugin_probe()
     try:
         if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
             return self_test(argv[1:])

@@ -94,7 +94,9 @@ class PluginManagerDialog(QDialog):
         for row, r in enumerate(self.records):
             check = QTableWidgetItem()
             check.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            check.setCheckState(Qt.CheckState.Unchecked if r.status == "disabled" else Qt.CheckState.Checked)
+            # a quarantined plugin is not loaded: ticking it retries its import probe
+            check.setCheckState(Qt.CheckState.Unchecked if r.status in ("disabled", "quarantined")
+                                else Qt.CheckState.Checked)
             self.table.setItem(row, 0, check)
             status = r.status if not r.error else f"{r.status}: {r.error}"
             cells = (r.name if not r.distribution or r.origin == pm.BUILTIN else f"{r.name} ({r.distribution})",

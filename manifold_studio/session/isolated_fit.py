@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 import multiprocessing as mp
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.errors import FitCancelled, ManifoldStudioError, error_message
+from manifold_studio.errors import FitCancelled, ManifoldStudioError, describe_exit, error_message
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
 from manifold_studio.session.fitting import fit_estimator
 from manifold_studio.session.records import FitOutcome
@@ -105,25 +104,6 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
 
 
 # -- the parent -----------------------------------------------------------------------------------
-
-def describe_exit(code: int | None) -> str:
-    """What an exit code of a dead child means, in words."""
-    if code is None:
-        return "did not end"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        meaning = {"SIGSEGV": "a crash (segmentation fault) in the plugin's code",
-                   "SIGBUS": "a crash (bus error) in the plugin's code",
-                   "SIGABRT": "the plugin's code aborted",
-                   "SIGKILL": "it was killed — usually by the system when memory runs out",
-                   "SIGFPE": "a crash (arithmetic fault) in the plugin's code",
-                   "SIGILL": "a crash (illegal instruction) in the plugin's code"}.get(name, "it was stopped")
-        return f"ended by {name}: {meaning}"
-    return f"exited with code {code} without returning a result (the plugin ended its own process)"
-
 
 def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
                       cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None):
