@@ -79,7 +79,8 @@ def _list(as_json: bool, verbose: bool) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
     for r in records:
         if r.error:
-            print(f"\n{r.name} ({r.distribution or '?'}): {r.error}")
+            state = "quarantined, not loaded: " if r.status == "quarantined" else ""
+            print(f"\n{r.name} ({r.distribution or '?'}): {state}{r.error}")
             if verbose and r.traceback:
                 print(r.traceback.rstrip())
     return 0

@@ -211,7 +211,7 @@ class PluginHost:
                     continue
                 reason = verdict.reason if verdict is not None else "its import probe gave no verdict"
                 self.failures.append(PluginFailure(
-                    ep.name, "import", f"{reason}; not loaded: {quarantine.retry_hint(ep.name)}",
+                    ep.name, "import", f"{reason}; {quarantine.retry_hint(ep.name)}",
                     verdict.detail if verdict is not None else "", quarantined=True))
         return passed
 
