@@ -24,6 +24,9 @@ from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.model_file import load_model_with_metadata, save_model
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
+from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
+
+NOTHING_WRITTEN = "No output file was written."
 from manifold_studio.tables.result_table import cell_text, result_table
 
 
@@ -208,12 +211,20 @@ def cmd_run(args) -> int:
 
     evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
+    # a third-party plugin fits in a worker process (as in the window): its crash ends the run, not us
+    isolated = None if args.in_process or not get_host().is_third_party(cls.id) else _isolated_fit(cls, params)
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
-                                           progress=progress, clone=False), args.data)
-        result, fitted_mask = sampled.output, sampled.fitted_mask
+                                           progress=progress, clone=False,
+                                           fit=isolated and (lambda *a: isolated(*a).estimator)), args.data)
+        result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
+    elif isolated is not None:
+        outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
+        est = outcome.estimator
+        result = next((r for r in (outcome.embedding, outcome.labels) if r is not None), None)
+        result = _training_result(est, ds.X) if result is None else np.asarray(result)
     else:
         _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
         result = _training_result(est, ds.X)
@@ -263,6 +274,20 @@ def cmd_run(args) -> int:
     if plotted:
         console.info(plotted)
     return EXIT_OK
+
+
+def _isolated_fit(cls, params: dict):
+    """``fit(X, y, progress) -> FitOutcome`` in a worker process; a worker that dies or fails
+    raises PluginProcessError saying so, and that nothing was written."""
+
+    def fit(X, y, progress):
+        try:
+            return fit_in_subprocess(cls, params, X, y, progress, unaffected=NOTHING_WRITTEN)
+        except PluginProcessError as exc:
+            text = str(exc)
+            raise PluginProcessError(text if NOTHING_WRITTEN in text else
+                                     f"{cls.id}: {text.rstrip('.')}. {NOTHING_WRITTEN}") from None
+    return fit
 
 
 def cmd_apply(args) -> int:

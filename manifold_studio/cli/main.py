@@ -15,7 +15,9 @@
 Results are CSV files with a header (``-`` writes to standard output). Bad input (unknown
 algorithm or parameter, invalid value, missing or unreadable file, unusable data) exits
 with status 2 and one line ``manifold-studio: error: ...`` on standard error; Ctrl-C exits
-with 130. Qt is imported only when the GUI starts.
+with 130. A third-party plugin's algorithm fits in a worker process (``--in-process`` opts out):
+when that process dies, exits early or ends without a result, the run fails with status 1 and a
+line naming the signal or exit code, and no output file is written. Qt is imported only when the GUI starts.
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
 from manifold_studio.plugins.probe import PROBE_FLAG
 from manifold_studio.plugins.probe_child import child_main as plugin_probe
+from manifold_studio.session.isolated_fit import PluginProcessError
 
 
 def cmd_list(args) -> int:
@@ -220,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit on the --fit-sample rows drawn by Dask and extend to all rows on Dask: a "
                    "scheduler address, or none for a local cluster with one worker per core (needs "
                    "pip install \"manifold-studio[dask]\"; data: Parquet, .npy parts, CSV, Zarr)")
+    p.add_argument("--in-process", action="store_true",
+                   help="fit a third-party plugin's algorithm in this process (by default it fits in a worker "
+                   "process, so that a crash in the plugin ends the run with a message, not the command)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
 
@@ -294,6 +300,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
+        return EXIT_INTERNAL
+    except PluginProcessError as exc:  # a plugin's worker process died: a failed run, nothing written
+        if debug:
+            raise
+        print_error(f"the run failed: {exc}")
         return EXIT_INTERNAL
     except (UsageError, ManifoldStudioError, ValueError) as exc:
         if debug:

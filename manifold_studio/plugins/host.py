@@ -303,6 +303,15 @@ class PluginHost:
         self.failures.append(PluginFailure(plugin, stage, msg, detail))
 
     # -- lookup ---------------------------------------------------------------------
+    def is_third_party(self, algorithm_id: str) -> bool:
+        """Whether the algorithm comes from a plugin installed from another distribution (pip or
+        the user plugin folder): its fits run in a worker process by default. Built-in plugins,
+        and plugins registered by code already running in this process (a script, a test), do not."""
+        for info in self.plugins.values():
+            if algorithm_id in info.algorithms:
+                return bool(info.distribution) and not info.builtin
+        return False
+
     def algorithm_class(self, algorithm_id: str) -> type[Algorithm]:
         try:
             return self.algorithms[algorithm_id]

@@ -93,6 +93,9 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
     except MemoryError:
         conn.send(("error", "the plugin ran out of memory (its process reached its memory limit)",
                    traceback.format_exc()))
+    except SystemExit as exc:  # sys.exit() inside a fit: not a result, whatever the code
+        conn.send(("error", f"the plugin's fit raised SystemExit({exc.code!r}) (it tried to end its "
+                   "process) instead of returning a result", traceback.format_exc()))
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the window
         try:
             message = error_message(exc)
@@ -106,8 +109,10 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
 # -- the parent -----------------------------------------------------------------------------------
 
 def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
-                      cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None):
-    """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome."""
+                      cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None,
+                      unaffected: str = "The window and your data are unaffected."):
+    """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome.
+    ``unaffected`` ends the message of a worker process that died (what it could not harm)."""
 
     progress = as_progress(progress)
     name = getattr(algorithm_cls, "name", "") or algorithm_cls.__name__
@@ -145,7 +150,7 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
                     if msg is None:
                         proc.join(5)
                         raise PluginProcessError(f"The worker process of {name} {describe_exit(proc.exitcode)}. "
-                                                 "The window and your data are unaffected.")
+                                                 + unaffected)
                     kind = msg[0]
                     if kind == "progress":
                         fraction, message = msg[1], msg[2]
@@ -171,7 +176,7 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
                     if parent.poll(0):  # its last words arrived just now
                         continue
                     raise PluginProcessError(f"The worker process of {name} {describe_exit(proc.exitcode)}. "
-                                             "The window and your data are unaffected.")
+                                             + unaffected)
                 # after every message or pause: report, and pass Cancel on
                 if cancel_at is None:
                     try:
