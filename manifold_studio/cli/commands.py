@@ -16,6 +16,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
+from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
@@ -60,6 +61,7 @@ def _check_writable(path: str | None, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
     if target.is_dir():
         raise UsageError(f"{flag} {path} is a folder; give a file name")
+    clean_next_to(target)  # what killed writes of this file left behind (a day old, our names only)
 
 
 # --------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from typing import Sequence
 import manifold_studio as ms
 from manifold_studio.algorithms import KINDS
 from manifold_studio.cli.commands import cmd_apply, cmd_run
+from manifold_studio.cli.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
     DEBUG_ENV,
     EXIT_INTERNAL,
@@ -266,6 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     if argv[:1] == [PROBE_FLAG]:  # hidden: the frozen application acting as a plugin's import probe
         plugin_probe()
+    clean_own_folders()  # stale temporaries of killed writes and installs (a day old, our names only)
     try:
         if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
             return self_test(argv[1:])
