@@ -26,6 +26,16 @@ class _Base(EmbeddingAlgorithm):
     help = "A deliberately broken algorithm for the command line's worker-process tests."
 
     def _extend(self, X):
+        if os.environ.get("CLI_EXTEND_PID_FILE"):
+            with open(os.environ["CLI_EXTEND_PID_FILE"], "w") as fh:
+                fh.write(str(os.getpid()))
+        how = os.environ.get("CLI_CRASH_IN_EXTEND")
+        if how == "segv":
+            ctypes.string_at(0)
+        elif how == "exit3":
+            os._exit(3)
+        elif how == "sysexit0":
+            raise SystemExit(0)
         return X[:, :2] * 2.0
 
     def _fit(self, X, y, progress):
@@ -163,3 +173,43 @@ def test_a_dying_fit_is_a_failed_run_and_writes_nothing(tmp_path, env, algo, exp
     assert line.endswith("No output file was written.")
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "m.npz").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.csv")]  # no temporary either
+
+
+def apply(env, tmp_path, model, *more):
+    proc = subprocess.Popen([sys.executable, "-m", "manifold_studio", "apply", "--model", str(model), "--data",
+                             "sample:iris", "--out", str(tmp_path / "applied.csv"), *more], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=300)
+    return proc.returncode, out, err, proc.pid
+
+
+@pytest.mark.parametrize("how, expected", [
+    ("", None),
+    ("segv", "ended by SIGSEGV"),
+    ("exit3", "exited with code 3 without returning a result"),
+    ("sysexit0", "cli_good: the plugin's extension raised SystemExit(0)"),
+])
+def test_apply_extends_a_third_party_model_in_a_worker_process(tmp_path, env, how, expected):
+    model = tmp_path / "m.npz"
+    code, _, err, _ = run(env, *iris_args(tmp_path, "cli_good", "--save-model", str(model)))
+    assert code == 0, err
+    env["CLI_CRASH_IN_EXTEND"] = how  # the fit worked; now its extension crashes
+    env["CLI_EXTEND_PID_FILE"] = str(tmp_path / "extend.pid")
+    code, out, err, pid = apply(env, tmp_path, model)
+    with open(env["CLI_EXTEND_PID_FILE"]) as fh:
+        assert int(fh.read()) != pid  # extended in another process
+    if expected is None:
+        assert code == 0, err
+        import manifold_studio as ms
+
+        table = np.loadtxt(tmp_path / "applied.csv", delimiter=",", skiprows=1, usecols=(0, 1))
+        np.testing.assert_allclose(table, ms.load_data("sample:iris").X[:, :2] * 2.0)
+        code, _, err, pid = apply(env, tmp_path, model, "--in-process")
+        with open(env["CLI_EXTEND_PID_FILE"]) as fh:
+            assert code == 0 and int(fh.read()) == pid  # --in-process: here
+        return
+    assert code == 1, (out, err)
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("manifold-studio: error: the run failed: ") and expected in line, err
+    assert line.endswith("No output file was written.")
+    assert not [p.name for p in tmp_path.iterdir() if "applied" in p.name]  # no file, no .partial

@@ -19,10 +19,11 @@ from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+from manifold_studio.extend.isolated_apply import apply_in_subprocess
 from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.model_file import load_model_with_metadata, save_model
+from manifold_studio.files.model_file import load_model_with_metadata, read_metadata, save_model
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
 from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
@@ -286,10 +287,14 @@ def _isolated_fit(cls, params: dict):
         try:
             return fit_in_subprocess(cls, params, X, y, progress, unaffected=NOTHING_WRITTEN)
         except PluginProcessError as exc:
-            text = str(exc)
-            raise PluginProcessError(text if NOTHING_WRITTEN in text else
-                                     f"{cls.id}: {text.rstrip('.')}. {NOTHING_WRITTEN}") from None
+            raise _nothing_written(cls.id, exc) from None
     return fit
+
+
+def _nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:
+    text = str(exc)
+    return PluginProcessError(text if NOTHING_WRITTEN in text else
+                              f"{algorithm_id}: {text.rstrip('.')}. {NOTHING_WRITTEN}")
 
 
 def cmd_apply(args) -> int:
@@ -297,21 +302,33 @@ def cmd_apply(args) -> int:
 
     console = Console(args.quiet, info_to_stderr=args.out == "-")
     _check_writable(args.out, "--out")
-    est, meta = load_model_with_metadata(args.model)
+    meta = read_metadata(args.model)
+    algo_id = str(meta["algorithm"])
+    # a third-party plugin's model is read and extended in a worker process, as its fit runs:
+    # even restoring it runs the plugin's code
+    isolate = args.dask is None and not args.in_process and get_host().is_third_party(algo_id)
+    est = None if isolate else load_model_with_metadata(args.model)[0]
     if args.dask is not None:
         written, n, seconds = apply_on_dask(args, est, meta, console)
         console.flush_notes()
-        console.info(f"{est.id} model from {Path(args.model).name} applied on Dask to {n:,} rows in "
+        console.info(f"{algo_id} model from {Path(args.model).name} applied on Dask to {n:,} rows in "
                      f"{format_seconds(seconds)}; wrote {written}")
         return EXIT_OK
     train = meta.get("training_data") or {}
     options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
-    label = f"{est.id} extend"
-    progress = console.progress(label)
+    progress = console.progress(f"{algo_id} extend")
     try:
-        rep = extend_source(est, args.data, options=options, out=args.out,
-                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows,
-                            progress=progress)
+        if not isolate:
+            rep = extend_source(est, args.data, options=options, out=args.out,
+                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows,
+                                progress=progress)
+        else:
+            try:
+                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
+                                          train_feature_names=train.get("feature_names"),
+                                          chunk_rows=args.chunk_rows, progress=progress, unaffected=NOTHING_WRITTEN)
+            except PluginProcessError as exc:
+                raise _nothing_written(algo_id, exc) from None
     finally:
         console.end_progress()
     for note in rep.notes:
@@ -320,7 +337,7 @@ def cmd_apply(args) -> int:
     console.flush_notes()
     parts = f"{len(rep.parts)} parts of " if len(rep.parts) > 1 else ""
     name = Path(args.data).stem if len(rep.parts) == 1 else args.data
-    console.info(f"{est.id} model from {Path(args.model).name} applied to {parts}{name} "
+    console.info(f"{algo_id} model from {Path(args.model).name} applied to {parts}{name} "
                  f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {format_seconds(rep.seconds)}; peak memory "
                  f"{rep.peak_memory_mb:,.0f} MB" + (f"; wrote {rep.n_rows:,} rows to {args.out}" if args.out != "-" else ""))
     if rep.correct is not None:

@@ -248,6 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extend on Dask: a scheduler address, or none for a local cluster with one worker "
                    "per core (data: Parquet, .npy parts, CSV, Zarr; out: .parquet, .npy, .csv or a folder "
                    "of .npy parts)")
+    p.add_argument("--in-process", action="store_true",
+                   help="extend with a third-party plugin's model in this process (by default it runs in a "
+                   "worker process, so that a crash in the plugin ends the command with a message)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 
