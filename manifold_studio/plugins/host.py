@@ -13,9 +13,12 @@ The per-user plugin folder of :mod:`manifold_studio.plugins.manager` (wheels ins
 Tools ▸ Plugins or ``manifold-studio plugins install``) is added to ``sys.path`` before
 discovery (:func:`ensure_plugin_path`), so its entry points are found like pip-installed ones.
 Plugins the user disabled are skipped (listed in :attr:`PluginHost.disabled`). A third-party
-plugin is imported in a thread with a time limit (``MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT``
-seconds, default 10): one that hangs is reported as a failure "did not finish importing within
-N s" and the application starts without it. :func:`reload_host` rediscovers without restarting.
+plugin (user folder or pip) is imported here only once its import probe has passed
+(:mod:`manifold_studio.plugins.quarantine`: a short-lived process imports it first, again whenever
+its files change): one whose probe crashed, hung (``MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT``
+seconds, default 10) or raised is recorded as a *quarantined* failure, with the reason and how to
+retry, and the application starts without it. The import itself is still time-boxed in a thread.
+:func:`reload_host` rediscovers without restarting.
 """
 from __future__ import annotations
 
