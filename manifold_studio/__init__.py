@@ -59,10 +59,10 @@ def list_samples() -> list[str]:
     return sorted(_host().samples)
 
 
-def load_data(source: str, host=None, progress=None, **options) -> Dataset:
+def load_data(source: str, host=None, progress=None, *, loader=None, **options) -> Dataset:
     """Load ``sample:NAME`` or a file path with the loader registered for its extension
     (``host``: the plugin host to use, default the process-wide one; ``progress``: reports the
-    start and the end)."""
+    start and the end; ``loader``: the loader when the caller has resolved it already)."""
     progress = as_progress(progress)
     progress.checkpoint(0.0, f"Loading {source}")
     host = _host() if host is None else host
@@ -73,7 +73,7 @@ def load_data(source: str, host=None, progress=None, **options) -> Dataset:
                             f"{', '.join(sorted(host.samples)) or 'none'}.")
         ds = host.samples[sample_id].load(**options)
     else:
-        ds = host.loader_for(source).load(source, **options)
+        ds = (host.loader_for(source) if loader is None else loader).load(source, **options)
     if not isinstance(ds, Dataset):
         raise DataError(f"The loader for {source} returned {type(ds).__name__}, not a Dataset.")
     progress.checkpoint(1.0, f"Loaded {ds.describe()}")

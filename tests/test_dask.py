@@ -183,6 +183,27 @@ def test_command_line_run_fit_sample_and_apply_on_dask(client, tmp_path, data, c
     assert cli_main(["run", "isomap", "--data", str(tmp_path / "p*.parquet"), "--dask", address,
                      "--out", str(tmp_path / "x.parquet")]) != 0
     assert "give --fit-sample M" in capsys.readouterr().err
+    # the local reader's options are refused on Dask, never silently ignored
+    for extra in (["--chunk-rows", "10"], ["--data-option", "delimiter=;"]):
+        assert cli_main(["apply", "--model", str(tmp_path / "iso.npz"), "--data", str(tmp_path / "p*.parquet"),
+                         "--dask", address, "--out", str(tmp_path / "no.npy"), *extra]) == 2
+        assert f"{extra[0]} do not apply with --dask" in capsys.readouterr().err
+    assert not (tmp_path / "no.npy").exists()
+
+
+def test_the_dask_path_sends_the_model_file_bytes_as_they_are(client, tmp_path, data, monkeypatch):
+    """apply --dask reads the model file once and ships its bytes: no second serialisation."""
+    from manifold_studio.extend import dask_extend
+    from manifold_studio.files.model_file import save_model
+
+    X, _y, _new = data
+    est = ms.get_algorithm("pca", n_components=2).fit(X)
+    save_model(est, tmp_path / "pca.npz", data={"feature_names": list("abcd")})
+    pd.DataFrame(X, columns=list("abcd"))[list("dcba")].to_parquet(tmp_path / "new.parquet")  # other order
+    monkeypatch.setattr(dask_extend, "model_bytes", lambda model: pytest.fail("the model was serialised again"))
+    assert cli_main(["apply", "--model", str(tmp_path / "pca.npz"), "--data", str(tmp_path / "new.parquet"),
+                     "--dask", client.scheduler.address, "--out", str(tmp_path / "p.npy")]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "p.npy"), est.extend(X), rtol=1e-12, atol=1e-12)
 
 
 def test_a_scheduler_that_does_not_answer_is_reported_quickly():

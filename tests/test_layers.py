@@ -191,3 +191,24 @@ def test_no_module_over_500_lines():
     long = [f"{p.relative_to(ROOT)}: {n}" for p in _sources("manifold_studio", "plugins")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500]
     assert not long, "\n".join(long)
+
+
+def test_readme_layout_table_matches_the_tree():
+    """Every package of manifold_studio is in the README's layout table, and every path the
+    table names exists."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("| path |", text.index("## Layout"))
+    end = text.find("\n\n", start)
+    table = text[start:end if end >= 0 else len(text)]
+    named = set()
+    for row in table.splitlines()[2:]:  # after the header and the |---| line
+        cells = re.findall(r"`([^`]+)`", row.split("|")[1])
+        base = cells[0].rsplit("/", 1)[0] if cells and "/" in cells[0].rstrip("/") else ""
+        for i, cell in enumerate(cells):
+            path = cell if i == 0 or "/" in cell else f"{base}/{cell}"
+            assert (ROOT / path).exists(), f"the README's layout table names {path}, which does not exist"
+            named.add(path.rstrip("/"))
+    packages = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "manifold_studio").glob("*/__init__.py")}
+    assert packages <= named, f"packages missing from the README's layout table: {sorted(packages - named)}"

@@ -302,31 +302,32 @@ def cmd_apply(args) -> int:
 
     console = Console(args.quiet, info_to_stderr=args.out == "-")
     _check_writable(args.out, "--out")
+    if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
+        written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
+        console.flush_notes()
+        console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "
+                     f"{format_seconds(seconds)}; wrote {written}")
+        return EXIT_OK
     meta = read_metadata(args.model)
     algo_id = str(meta["algorithm"])
     # a third-party plugin's model is read and extended in a worker process, as its fit runs:
     # even restoring it runs the plugin's code
-    isolate = args.dask is None and not args.in_process and get_host().is_third_party(algo_id)
+    isolate = not args.in_process and get_host().is_third_party(algo_id)
     est = None if isolate else load_model_with_metadata(args.model)[0]
-    if args.dask is not None:
-        written, n, seconds = apply_on_dask(args, est, meta, console)
-        console.flush_notes()
-        console.info(f"{algo_id} model from {Path(args.model).name} applied on Dask to {n:,} rows in "
-                     f"{format_seconds(seconds)}; wrote {written}")
-        return EXIT_OK
     train = meta.get("training_data") or {}
     options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
     progress = console.progress(f"{algo_id} extend")
     try:
         if not isolate:
             rep = extend_source(est, args.data, options=options, out=args.out,
-                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows,
+                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
                                 progress=progress)
         else:
             try:
                 rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
                                           train_feature_names=train.get("feature_names"),
-                                          chunk_rows=args.chunk_rows, progress=progress, unaffected=NOTHING_WRITTEN)
+                                          chunk_rows=args.chunk_rows or 50_000, progress=progress,
+                                          unaffected=NOTHING_WRITTEN)
             except PluginProcessError as exc:
                 raise _nothing_written(algo_id, exc) from None
     finally:

@@ -4,6 +4,7 @@ distributed (:mod:`manifold_studio.extend.dask_extend`)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -15,15 +16,9 @@ from manifold_studio.extend.dask_extend import (
     sample_rows,
     write_output,
 )
-from manifold_studio.files.model_file import save_model
-
-
-def _select_columns(X, names: list[str] | None, train_names: list[str] | None, console):
-    """Columns of ``X`` in the training order, by name when the training names are all present."""
-    if train_names and names and list(names) != list(train_names) and set(train_names) <= set(names):
-        console.note(f"columns matched to the training data by name ({', '.join(train_names)}).")
-        return X[:, [names.index(c) for c in train_names]]
-    return X
+from manifold_studio.cli.console import UsageError
+from manifold_studio.extend.out_of_core import match_columns
+from manifold_studio.files.model_file import model_from_bytes, save_model
 
 
 def _describe_client(client) -> str:
@@ -31,17 +26,31 @@ def _describe_client(client) -> str:
     return f"{len(workers)} Dask worker(s) at {client.scheduler.address}"
 
 
-def apply_on_dask(args, est, meta, console) -> tuple[str, int, float]:
-    """Extend ``est`` to ``args.data`` on Dask and write ``args.out``: (what was written, rows, seconds)."""
+def refuse_chunk_options(args) -> None:
+    """--data-option and --chunk-rows configure the local reader, not Dask's: refuse them."""
+    given = [flag for flag, value in (("--data-option", getattr(args, "data_option", None)),
+                                      ("--chunk-rows", getattr(args, "chunk_rows", None))) if value]
+    if given:
+        raise UsageError(f"{' and '.join(given)} do not apply with --dask (Dask reads the data in its own "
+                         f"blocks: CSV/TSV with a header, .npy, Parquet); leave {'them' if len(given) > 1 else 'it'} out")
 
+
+def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
+    """Extend the model (``model_blob``: the model file's bytes, read once) to ``args.data`` on
+    Dask and write ``args.out``: (what was written, rows, seconds)."""
+    refuse_chunk_options(args)
+    est, meta = model_from_bytes(model_blob, Path(args.model).name, with_metadata=True)
     X, labels, names = read_input(args.data, args.label_column)
     train = meta.get("training_data") or {}
-    X = _select_columns(X, names, train.get("feature_names"), console)
+    idx = match_columns(names, train.get("feature_names"))
+    if idx is not None:
+        console.note(f"columns matched to the training data by name ({', '.join(train['feature_names'])}).")
+        X = X[:, idx]
     client = connect(args.dask or None)
     try:
         console.note(f"running on {_describe_client(client)}")
         start = time.perf_counter()
-        result = extend_dask(est, X)
+        result = extend_dask(est, X, blob=model_blob)
         written = write_output(result, args.out, est.id, est.kind, labels, args.label_column)
         return written, int(result.shape[0]), time.perf_counter() - start
     finally:
@@ -52,6 +61,7 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
     """Fit ``est`` on ``--fit-sample`` rows drawn by Dask, extend to all rows on Dask, write
     ``--out`` (and ``--save-model``): (what was written, rows, sample size, seconds)."""
 
+    refuse_chunk_options(args)
     if args.fit_sample is None:
         raise DataError("--dask fits on a sample and extends to all rows: give --fit-sample M.")
     if args.extend is not None:

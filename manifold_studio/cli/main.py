@@ -242,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", required=True, metavar="FILE",
                    help="the result: CSV (with the data's labels, if any), .npy (the result only) or '-' "
                    "(CSV on standard output); written as the chunks go")
-    p.add_argument("--chunk-rows", type=_positive_int, default=50_000, metavar="N",
+    p.add_argument("--chunk-rows", type=_positive_int, default=None, metavar="N",
                    help="rows read and extended at a time (memory is bounded by N; default 50,000)")
     p.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER",
                    help="extend on Dask: a scheduler address, or none for a local cluster with one worker "

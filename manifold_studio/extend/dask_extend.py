@@ -99,14 +99,16 @@ def _client():
         return None
 
 
-def extend_dask(model, X, columns=None):
-    """A lazy dask array of ``model.extend`` over the rows of ``X`` (see the module docstring)."""
+def extend_dask(model, X, columns=None, blob: bytes | None = None):
+    """A lazy dask array of ``model.extend`` over the rows of ``X`` (see the module docstring).
+    ``blob``: the model file's bytes when the caller read them (sent to the workers as they are,
+    instead of serialising the model again)."""
 
     X = as_dask_array(X, columns)
     n_features = int(getattr(model, "n_features_in_"))
     if X.shape[1] != n_features:
         raise DataError(f"The data have {X.shape[1]} column(s) but the model was fitted on {n_features}.")
-    blob = model_bytes(model)
+    blob = model_bytes(model) if blob is None else blob
     digest = hashlib.sha256(blob).hexdigest()
     # the result's shape and type, from the model itself (no data computed)
     probe = np.asarray(model.extend(np.zeros((1, n_features))))

@@ -93,12 +93,21 @@ def data_parts(source: str) -> list[Path]:
     return [path]
 
 
+def match_columns(names: list[str] | None, train_names: list[str] | None) -> list[int] | None:
+    """Where each training column is among ``names`` (new data matched to the training data by
+    name, in any order), or None when they cannot be matched by name (no names, a training
+    column missing) or need no reordering."""
+    if not train_names or not names or list(names) == list(train_names) or not set(train_names) <= set(names):
+        return None
+    return [list(names).index(c) for c in train_names]
+
+
 def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) -> tuple[np.ndarray, str | None]:
     """(the matrix of ``ds`` with columns in the training order, a note when they were matched
     by name). Columns are matched by name when the training names are all present."""
     X, names = ds.X, ds.feature_names
-    if train_names and names and list(names) != list(train_names) and set(train_names) <= set(names):
-        idx = [names.index(c) for c in train_names]
+    idx = match_columns(names, train_names)
+    if idx is not None:
         note = None
         if len(names) != len(train_names) or idx != list(range(len(idx))):
             note = f"{ds.name}: columns matched to the training data by name ({', '.join(train_names)})."

@@ -188,8 +188,9 @@ def model_bytes(estimator) -> bytes:
 ARCHIVE_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
 
 
-def model_from_bytes(blob: bytes, where: str = "the model bytes"):
-    """The estimator of :func:`model_bytes` (read with ``allow_pickle=False``)."""
+def model_from_bytes(blob: bytes, where: str = "the model bytes", *, with_metadata: bool = False):
+    """The estimator of :func:`model_bytes` or of a model file's bytes (read with
+    ``allow_pickle=False``); ``(estimator, metadata)`` with ``with_metadata``."""
     import io
 
     try:
@@ -200,7 +201,8 @@ def model_from_bytes(blob: bytes, where: str = "the model bytes"):
         path = Path(where)
         meta = _read_meta(npz, path)
         arrays = read_arrays(npz, path, ARRAY_PREFIX)
-    return unpack_estimator(meta, arrays, where)
+    est = unpack_estimator(meta, arrays, where)
+    return (est, meta) if with_metadata else est
 
 
 def _model_arrays(estimator, data, extra) -> dict[str, np.ndarray]:

@@ -226,7 +226,7 @@ class ClusterOverlay(QObject):
                                       name="cluster centres")
             item.setZValue(50)
             item.setToolTip(result.note)
-            view.plot.addItem(item)
+            view.plot.addItem(item, ignoreBounds=True)  # a decoration: never widens the map's extent
             self._item = item
             self._recolour()
         self.centresChanged.emit(result)

@@ -231,7 +231,7 @@ def open_methods(window, algorithm_id: str | None = None) -> MethodsDialog:
 def zoom_to_fit(window) -> None:
     view = getattr(window, "map_view", None)
     if view is not None:
-        view.plot_item.autoRange()
+        view.fit_to_points()
 
 
 def install_help_pages(window) -> None:

@@ -12,10 +12,9 @@ from manifold_studio.errors import error_message
 from manifold_studio.session.records import FitOutcome
 
 
-def fit_estimator(algorithm_cls, params: dict, X: np.ndarray, y=None, progress=None) -> FitOutcome:
-    """Create, fit and read out an estimator. Pure: touches no session state."""
+def fit_estimator(est, X: np.ndarray, y=None, progress=None) -> FitOutcome:
+    """Fit an (unfitted, parameterised) estimator and read it out. Pure: touches no session state."""
     progress = as_progress(progress)
-    est = algorithm_cls(**params)
     start = time.perf_counter()
     est.fit(X, y, progress)
     embedding = getattr(est, "embedding_", None)

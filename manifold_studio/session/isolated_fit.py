@@ -112,7 +112,7 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
             obj = getattr(obj, part)
         X = np.load(x_path, allow_pickle=False)
         y = np.load(y_path, allow_pickle=False) if y_path else None
-        outcome = fit_estimator(obj, params, X, y, PipeProgress(conn))
+        outcome = fit_estimator(obj(**params), X, y, PipeProgress(conn))
         est = outcome.estimator
         return (model_bytes(est), outcome.embedding, outcome.labels, outcome.summary,
                 outcome.fit_time, list(getattr(est, "fit_warnings_", []) or []),

@@ -42,8 +42,8 @@ from manifold_studio.errors import (
     error_message,
 )
 from manifold_studio.plugins.host import get_host
-from manifold_studio.session.fitting import extend_estimator, fit_estimator
-from manifold_studio.session.isolated_fit import fit_in_subprocess
+from manifold_studio.session.fitting import extend_estimator
+from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.records import (
     CANCELLED,
     DONE,
@@ -70,6 +70,7 @@ class Session:
         self.history: list[LogEntry] = []
         self._observers: list[Callable[[SessionEvent], None]] = []
         self._ids = itertools.count(1)
+        self._estimators: dict[int, object] = {}  # run id -> its unfitted estimator (until it is fitted)
 
     # -- plumbing -------------------------------------------------------------------------
     @property
@@ -212,11 +213,14 @@ class Session:
                 return run
         return None
 
-    def create_run(self, algorithm_id: str, params: dict | None = None, dataset_name: str | None = None,
+    def create_run(self, algorithm, params: dict | None = None, dataset_name: str | None = None,
                    *, rows=None, source_run: int | None = None) -> Run:
-        """Validate and record a run request (status ``queued``). Raises on invalid input
-        without recording anything."""
-        cls = self.host.algorithm_class(algorithm_id)
+        """Validate and record a run request (status ``queued``). ``algorithm`` is an algorithm
+        id or an algorithm class already resolved by the caller (the window resolves it once).
+        The estimator is built and its parameters validated here, once; :meth:`fit_task` hands
+        that estimator to the worker. Raises on invalid input without recording anything."""
+        cls = self.host.algorithm_class(algorithm) if isinstance(algorithm, str) else algorithm
+        algorithm_id = cls.id
         ds = self.dataset(dataset_name)
         est = cls()
         est.set_params(**(params or {}))
@@ -237,6 +241,7 @@ class Session:
         run = Run(next(self._ids), algorithm_id, dict(normalised), ds.name, kind=cls.kind,
                   algorithm_name=cls.name, rows=rows, source_run=source_run)
         run.timings["created"] = time.time()
+        self._estimators[run.id] = est
         self.runs[run.id] = run
         self._notify(SessionEvent("run_added", run=run, dataset=run.dataset_name))
         return run
@@ -249,21 +254,23 @@ class Session:
             return self.run_by_id(run.source_run).embedding, y
         return (ds.X if run.rows is None else ds.X[run.rows]), y
 
-    def fit_task(self, run: Run, isolated: bool = False) -> Callable[..., FitOutcome]:
-        """A Qt-free callable ``task(progress=None) -> FitOutcome`` that touches no session
-        state (safe on a worker thread). ``isolated``: fit in a separate worker process
-        (:mod:`manifold_studio.session.isolated_fit`), so a crashing plugin cannot take the caller down."""
-        cls = self.host.algorithm_class(run.algorithm_id)
+    def fit_task(self, run: Run, isolated: bool = False) -> RunSpec:
+        """The run's :class:`~manifold_studio.session.run_spec.RunSpec`: a Qt-free callable
+        ``spec(progress=None) -> FitOutcome`` that touches no session state (safe on a worker
+        thread), holding the estimator :meth:`create_run` built. ``isolated``: fit in a separate
+        worker process (:mod:`manifold_studio.session.isolated_fit`), so a crashing plugin cannot
+        take the caller down."""
+        est = self._estimators.pop(run.id, None)
+        if est is None:  # a run recorded otherwise (a project, a script): build it from its record
+            est = self.host.algorithm_class(run.algorithm_id)(**run.params)
         X, y = self.training_data(run)
-        if not cls.requires_labels:
+        if not type(est).requires_labels:
             y_fit = None
         elif y is None:
-            raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
+            raise DataError(f"{type(est).name} needs labels, and data set '{run.dataset_name}' has none.")
         else:
             y_fit = y
-        if isolated:
-            return functools.partial(fit_in_subprocess, cls, dict(run.params), X, y_fit)
-        return functools.partial(fit_estimator, cls, dict(run.params), X, y_fit)
+        return RunSpec(est, X, y_fit, isolated)
 
     def _update(self, run: Run) -> None:
         self._notify(SessionEvent("run_updated", run=run, dataset=run.dataset_name))
@@ -306,6 +313,7 @@ class Session:
 
     def fail_run(self, run_id: int, error: BaseException | str, detail: str = "") -> Run:
         """Record a failure; earlier runs and their results are untouched."""
+        self._estimators.pop(run_id, None)
         run = self.run_by_id(run_id)
         if isinstance(error, BaseException):
             detail = detail or "".join(traceback.format_exception(type(error), error, error.__traceback__))
@@ -318,6 +326,7 @@ class Session:
         return run
 
     def cancel_run(self, run_id: int) -> Run:
+        self._estimators.pop(run_id, None)
         run = self.run_by_id(run_id)
         run.status, run.error = CANCELLED, "Cancelled by the user."
         self._stamp_end(run)
@@ -337,6 +346,7 @@ class Session:
         return run
 
     def remove_run(self, run_id: int) -> Run:
+        self._estimators.pop(run_id, None)
         run = self.run_by_id(run_id)
         if run.status == RUNNING:
             raise ManifoldStudioError(f"Run #{run_id} is still running: cancel it first.")

@@ -70,6 +70,19 @@ class GaussianMixture(ClusteringAlgorithm):
     log_likelihood_ : mean log-likelihood per training sample of the fitted model.
     log_likelihood_history_ : mean log-likelihood after each E-step of the best run.
     n_iter_ : EM iterations of the best run. converged_ : whether it met ``tol``.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("gmm", n_components=3, random_state=0).fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "gmm"

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.analysis.procrustes import Alignment, align
 from manifold_studio.errors import DataError
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
     SmallMap,
@@ -96,7 +96,6 @@ def embedding_runs(session, dataset_name: str | None) -> list:
             and np.ndim(r.embedding) in (1, 2) and len(r.embedding)]
 
 
-@register_view
 class CompareView(ResultView):
     view_id = "compare"
     title = "Compare runs"

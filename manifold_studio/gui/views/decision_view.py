@@ -21,7 +21,7 @@ from manifold_studio.analysis.classification_tasks import (
     decision_grid_task,
 )
 from manifold_studio.evaluation import label_indices
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say
 from manifold_studio.gui.worker import LatestJob
@@ -47,7 +47,6 @@ def _text(v) -> str:
     return str(v)
 
 
-@register_view
 class DecisionView(ResultView):
     view_id = "decision"
     title = "Decision regions"

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.extend.tasks import quality_report_task
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import (
     ERROR_STYLE,
     heading_label,
@@ -61,7 +61,6 @@ def _parse_fractions(text: str) -> list[float]:
     return [v / 100.0 for v in values]
 
 
-@register_view
 class ExtensionQualityView(ResultView):
     view_id = "extension_quality"
     title = "Extension quality"

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
     COLOR_DATA,
@@ -47,6 +47,7 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
+from manifold_studio.gui.views.map_layout import fit_to_points, place_legend
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
@@ -64,7 +65,6 @@ DENSITY_DELAY_MS = 40
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-@register_view
 class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     view_id = "map"
     title = "Map"
@@ -154,12 +154,12 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
 
         self._highlight = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None)
         self._highlight.setZValue(1000)
-        self.plot.addItem(self._highlight)
+        self.plot.addItem(self._highlight, ignoreBounds=True)
         self._hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 224, 230),
                                        border=pg.mkPen(120, 120, 120), anchor=(0, 1))
-        self._hover_text.setZValue(1001)
+        self._hover_text.setZValue(1e6)  # a top-level scene item: above the legend and every plot item
         self._hover_text.hide()
-        self.plot.addItem(self._hover_text, ignoreBounds=True)
+        self.plot.scene().addItem(self._hover_text)
         self._mouse_proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30,
                                            slot=self._on_mouse_moved)
         self._density_timer = QTimer(self)
@@ -222,8 +222,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.color_combo.setCurrentIndex(max(idx, 0))
         self.color_combo.blockSignals(False)
         self._redraw()
-        self.plot_item.enableAutoRange()
-        self.plot_item.autoRange()
+        self.fit_to_points()
         if n > FAST_THRESHOLD:
             self.spatial_index()  # start building the hover index in the background
             QTimer.singleShot(0, self.encoding_legend.prepare_colorbar)
@@ -240,7 +239,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
                                       pen=pg.mkPen(20, 20, 20, 220, width=1.5),
                                       brush=pg.mkBrush(255, 255, 255, 0), name=name)
             item.setZValue(10)
-            self.plot.addItem(item)  # a named item: PlotItem.addItem puts it in the legend
+            self.plot.addItem(item, ignoreBounds=True)  # a decoration: never widens the extent
             if not any(sample.item is item for sample, _label in self.legend.items):
                 self.legend.addItem(item, name)
             self._overlays.append(item)
@@ -266,7 +265,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.title_label.setText(f"{run.title()} — running… (intermediate result)")
         self._redraw()
         if not keep_range:
-            self.plot_item.autoRange()
+            self.fit_to_points()
         return True
 
     # -- ResultView -------------------------------------------------------------------------
@@ -357,7 +356,11 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     # -- drawing ----------------------------------------------------------------------------
     def _set_aspect(self, on: bool) -> None:
         self.plot_item.getViewBox().setAspectLocked(bool(on))
-        self.plot_item.autoRange()
+        self.fit_to_points()
+
+    def fit_to_points(self) -> None:
+        """Show the data points' extent (:func:`.map_layout.fit_to_points`)."""
+        fit_to_points(self)
 
     def _current_labels(self):
         """(values per drawn point, title, cache key) of the colour source."""
@@ -465,6 +468,11 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.encoding_legend.draw(c, self.hidden_classes, notes, self._overlays, density=density)
         if density:
             self.encoding_legend.show_density_bar(color_map(self.encoding.cmap()), int(self._density.counts.max(initial=0)))
+        QTimer.singleShot(0, self.place_legend)  # once the legend has its size
+
+    def place_legend(self) -> None:
+        """Put the legend in the plot's emptiest corner (:func:`.map_layout.place_legend`)."""
+        place_legend(self)
 
     def update_density(self) -> None:
         """Re-bin the density image over the current view range (density mode only)."""

@@ -27,7 +27,7 @@ from manifold_studio.analysis.reconstruction import (
     reconstruction_series,
     supports_reconstruction,
 )
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label
 
 _MAX_COMPONENTS_SHOWN = 16
@@ -44,7 +44,6 @@ def reconstruction_task(estimator, X, *, max_points, progress=None):
     return reconstruction_series(estimator, X, max_points=max_points, progress=progress)
 
 
-@register_view
 class ReconstructionView(ResultView):
     view_id = "reconstruction"
     title = "Reconstruction"

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
     SmallMap,
@@ -155,7 +155,6 @@ def gl_positions(xyz: np.ndarray) -> np.ndarray:
     return np.nan_to_num((xyz - centre) * (GL_EXTENT / half)).astype(np.float32)
 
 
-@register_view
 class Scatter3DView(ResultView):
     view_id = "scatter3d"
     title = "3-D"

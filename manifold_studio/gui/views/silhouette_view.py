@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QVBoxLayout
 
 from manifold_studio.analysis.cluster_tasks import SilhouetteResult, silhouette_task
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
@@ -89,7 +89,6 @@ class SilhouetteSelection(SelectionOverlay):
             self.plot_item.addItem(self._highlight)
 
 
-@register_view
 class SilhouetteView(ResultView):
     view_id = "silhouette"
     title = "Silhouette"

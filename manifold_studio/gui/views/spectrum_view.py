@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label
 
 KEPT_COLOR = (52, 101, 164)
@@ -74,7 +74,6 @@ def spectrum_of(estimator) -> dict | None:
             "solver": getattr(estimator, "eigen_solver_", "")}
 
 
-@register_view
 class SpectrumView(ResultView):
     view_id = "spectrum"
     title = "Eigenvalues"
