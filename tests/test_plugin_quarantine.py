@@ -202,3 +202,24 @@ def test_frozen_application_is_its_own_probe(tmp_path, monkeypatch):
     found = probe.run_probe([("a", "frozen_segv"), ("b", "frozen_ok")], [str(mods)] + sys.path, timeout=30)
     assert not found["a"].ok and "SIGSEGV" in found["a"].reason
     assert found["b"].ok and found["b"].algorithms == ["frozen_ok"]
+
+
+def test_a_probe_that_cannot_run_condemns_nothing_for_good(tmp_path, monkeypatch):
+    """When the probe process itself fails (cannot start, dies before importing anything), the
+    plugins are kept out this time but nothing is remembered: the next start tries again."""
+    monkeypatch.setenv("MANIFOLD_STUDIO_PLUGIN_SETTINGS", str(tmp_path / "settings.json"))
+    (tmp_path / "fine_a.py").write_text("x = 1\n")
+    (tmp_path / "fine_b.py").write_text("x = 2\n")
+    eps = [("a", "fine_a"), ("b", "fine_b")]
+    for command, reason in (([str(tmp_path / "no-such-program")], "could not start"),
+                            ([sys.executable, "-c", "import sys; sys.exit(5)"], "exited with code 5 before starting")):
+        monkeypatch.setattr(probe, "probe_command", lambda command=command: command)
+        found = quarantine.verdicts("fine", None, eps, sys_path=[str(tmp_path)] + sys.path)
+        assert sorted(found) == ["a", "b"]
+        assert all(not v.ok and v.transient and reason in v.reason and "tried again" in v.reason
+                   for v in found.values())
+        assert quarantine.read_cache() == {}
+    monkeypatch.undo()
+    monkeypatch.setenv("MANIFOLD_STUDIO_PLUGIN_SETTINGS", str(tmp_path / "settings.json"))
+    found = quarantine.verdicts("fine", None, eps, sys_path=[str(tmp_path)] + sys.path)
+    assert all(v.ok for v in found.values()) and list(quarantine.read_cache()) == ["fine"]

@@ -50,6 +50,8 @@ class EntryVerdict:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    #: the probe itself could not run (not the plugin's fault): not remembered, tried again
+    transient: bool = False
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -116,8 +118,8 @@ def _probe_once(todo, sys_path, distribution, timeout) -> dict[str, EntryVerdict
             proc = subprocess.Popen(probe_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=err, env=_child_env())
         except OSError as exc:
-            why = f"its import probe could not start ({exc.strerror or exc})"
-            return {name: EntryVerdict(name, False, why) for name, _ in todo}
+            why = f"its import probe could not start ({exc.strerror or exc}); it is tried again at the next start"
+            return {name: EntryVerdict(name, False, why, transient=True) for name, _ in todo}
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
         reason = ""
@@ -144,7 +146,6 @@ def _probe_once(todo, sys_path, distribution, timeout) -> dict[str, EntryVerdict
                         code = None
                     what = describe_exit(code, "before finishing the import" if started else "before starting")
                     reason = f"the probe process importing it {what}"
-
                     break
                 try:
                     event = json.loads(line)
@@ -166,6 +167,9 @@ def _probe_once(todo, sys_path, distribution, timeout) -> dict[str, EntryVerdict
         err.seek(0, os.SEEK_END)
         err.seek(max(0, err.tell() - _STDERR_TAIL))
         tail = err.read().decode("utf-8", "replace").strip()
+    if not started:  # the probe itself failed, not a plugin: nothing is condemned for good
+        return {**verdicts, **{n: EntryVerdict(n, False, f"{reason}; it is tried again at the next start", tail,
+                                               transient=True) for n, _ in todo if n not in verdicts}}
     if current in verdicts:  # it died after its last verdict: the next one is to blame
         rest = [n for n, _ in todo if n not in verdicts]
         if not rest:

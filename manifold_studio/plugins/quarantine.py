@@ -113,6 +113,9 @@ def verdicts(key: str, dist, entry_points: list[tuple[str, str]], folder: Path |
 
 
 def remember(key: str, fp: str, found: dict[str, EntryVerdict]) -> None:
+    """Record the verdicts on one distribution (not when the probe itself could not run)."""
+    if any(v.transient for v in found.values()):
+        return
     cache = read_cache()
     cache[key] = {"fingerprint": fp, "probed_at": time.time(),
                   "entry_points": {n: v.as_dict() for n, v in found.items()}}
