@@ -148,6 +148,9 @@ class PluginManagerDialog(QDialog):
             self.refresh()
             return False
         self._apply(text)
+        row = self.row_of(name)
+        if enabled and row >= 0 and self.records[row].status == "quarantined":  # its probe was retried
+            self._say(f"{self.records[row].name} is still quarantined: {self.records[row].error}", error=True)
         return True
 
     def choose_wheel(self) -> None:
