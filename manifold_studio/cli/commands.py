@@ -17,16 +17,21 @@ import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
+from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+from manifold_studio.extend.isolated_apply import apply_in_subprocess
 from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import check_regular_file
-from manifold_studio.files.model_file import load_model_with_metadata, save_model
+from manifold_studio.files.model_file import load_model_with_metadata, read_metadata, save_model
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
+from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
 from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
+
+NOTHING_WRITTEN = "No output file was written."
 
 
 def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True) -> None:
@@ -103,6 +108,7 @@ def _check_writable(path: str | None, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
     if target.is_dir():
         raise UsageError(f"{flag} {path} is a folder; give a file name")
+    clean_next_to(target)  # what killed writes of this file left behind (a day old, our names only)
 
 
 # --------------------------------------------------------------------------------------
@@ -256,12 +262,20 @@ def cmd_run(args) -> int:
 
     evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
+    # a third-party plugin fits in a worker process (as in the window): its crash ends the run, not us
+    isolated = None if args.in_process or not get_host().is_third_party(cls.id) else _isolated_fit(cls, params)
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
-                                           progress=progress, clone=False), args.data)
-        result, fitted_mask = sampled.output, sampled.fitted_mask
+                                           progress=progress, clone=False,
+                                           fit=isolated and (lambda *a: isolated(*a).estimator)), args.data)
+        result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
+    elif isolated is not None:
+        outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
+        est = outcome.estimator
+        result = next((r for r in (outcome.embedding, outcome.labels) if r is not None), None)
+        result = _training_result(est, ds.X) if result is None else np.asarray(result)
     else:
         _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
         result = _training_result(est, ds.X)
@@ -313,6 +327,24 @@ def cmd_run(args) -> int:
     return EXIT_OK
 
 
+def _isolated_fit(cls, params: dict):
+    """``fit(X, y, progress) -> FitOutcome`` in a worker process; a worker that dies or fails
+    raises PluginProcessError saying so, and that nothing was written."""
+
+    def fit(X, y, progress):
+        try:
+            return fit_in_subprocess(cls, params, X, y, progress, unaffected=NOTHING_WRITTEN)
+        except PluginProcessError as exc:
+            raise _nothing_written(cls.id, exc) from None
+    return fit
+
+
+def _nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:
+    text = str(exc)
+    return PluginProcessError(text if NOTHING_WRITTEN in text else
+                              f"{algorithm_id}: {text.rstrip('.')}. {NOTHING_WRITTEN}")
+
+
 def cmd_apply(args) -> int:
     """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
 
@@ -326,15 +358,28 @@ def cmd_apply(args) -> int:
         console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "
                      f"{format_seconds(seconds)}; wrote {written}")
         return EXIT_OK
-    est, meta = load_model_with_metadata(args.model)
+    meta = read_metadata(args.model)
+    algo_id = str(meta["algorithm"])
+    # a third-party plugin's model is read and extended in a worker process, as its fit runs:
+    # even restoring it runs the plugin's code
+    isolate = not args.in_process and get_host().is_third_party(algo_id)
+    est = None if isolate else load_model_with_metadata(args.model)[0]
     train = meta.get("training_data") or {}
     options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
-    label = f"{est.id} extend"
-    progress = console.progress(label)
+    progress = console.progress(f"{algo_id} extend")
     try:
-        rep = extend_source(est, args.data, options=options, out=args.out,
-                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
-                            progress=progress, escape_formulas=args.escape_formulas)
+        if not isolate:
+            rep = extend_source(est, args.data, options=options, out=args.out,
+                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
+                                progress=progress, escape_formulas=args.escape_formulas)
+        else:
+            try:
+                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
+                                          train_feature_names=train.get("feature_names"),
+                                          chunk_rows=args.chunk_rows or 50_000, progress=progress,
+                                          unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)
+            except PluginProcessError as exc:
+                raise _nothing_written(algo_id, exc) from None
     finally:
         console.end_progress()
     for note in rep.notes:
@@ -343,7 +388,7 @@ def cmd_apply(args) -> int:
     console.flush_notes()
     parts = f"{len(rep.parts)} parts of " if len(rep.parts) > 1 else ""
     name = Path(args.data).stem if len(rep.parts) == 1 else args.data
-    console.info(f"{est.id} model from {Path(args.model).name} applied to {parts}{name} "
+    console.info(f"{algo_id} model from {Path(args.model).name} applied to {parts}{name} "
                  f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {format_seconds(rep.seconds)}; peak memory "
                  f"{rep.peak_memory_mb:,.0f} MB" + (f"; wrote {rep.n_rows:,} rows to {args.out}" if args.out != "-" else ""))
     if rep.correct is not None:

@@ -295,7 +295,7 @@ class MainWindow(RunActions, QMainWindow):
     def _report_plugin_failures(self) -> None:
         failures = list(self.host.failures)
         for f in failures:
-            self.session.log(f"Plugin failed to load: {f}", "error", detail=f.detail)
+            self.session.log(f"Plugin {'not loaded' if f.quarantined else 'failed to load'}: {f}", "error", detail=f.detail)
         if not failures:
             return
         self.statusBar().showMessage(f"{len(failures)} plugin(s) could not be loaded: see Messages.")

@@ -80,10 +80,7 @@ class RunControls(QWidget):
         dataset = self.window.session.current_dataset
         if getattr(cls, "holds_gil", False) and dataset is not None and dataset.n_samples >= ISOLATE_GIL_ROWS:
             return True   # its library calls would freeze the window (and ignore Cancel) for seconds
-        for info in getattr(host, "plugins", {}).values():
-            if algorithm_id in getattr(info, "algorithms", ()):
-                return bool(getattr(info, "distribution", None)) and not getattr(info, "builtin", True)
-        return False
+        return host.is_third_party(algorithm_id)
 
     def show_algorithm(self, algorithm_id: str | None) -> None:
         """Set the check box for the algorithm now selected."""
