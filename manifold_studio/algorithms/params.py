@@ -233,8 +233,11 @@ class IntTuple(Param):
         return "none" if value is None else ", ".join(str(v) for v in value)
 
     def _describe(self):
-        length = f"at least {self.min_length}" if self.max_length is None else f"{self.min_length} to {self.max_length}"
-        return f"a comma-separated list ({length} items) of integers {_range_text(self.low, self.high, False, False)}"
+        if self.max_length is None:
+            length = "" if self.min_length <= 0 else f" (at least {self.min_length} item{'s' if self.min_length > 1 else ''})"
+        else:
+            length = f" ({self.min_length} to {self.max_length} items)"
+        return f"a comma-separated list{length} of integers {_range_text(self.low, self.high, False, False)}"
 
 
 @dataclass(frozen=True)

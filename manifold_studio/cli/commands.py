@@ -161,8 +161,10 @@ def _folder_loader(source: str) -> bool:
 
 def load_dataset(source: str, label_column: str | None = None,
                  data_options: list[tuple[str, str]] | None = None, console: Console | None = None,
-                 label_optional: bool = False):
-    """Load ``sample:NAME`` or a file, with --label-column and --data-option values."""
+                 label_optional: bool = False, strict: bool = False):
+    """Load ``sample:NAME`` or a file, with --label-column and --data-option values. ``strict``
+    (--strict): anything the loader had to change (a column left out, rows dropped, a text cell
+    in a numeric column) is an error instead of a note."""
     is_sample = source.startswith("sample:")
     if not is_sample and not Path(source).exists():
         raise DataError(f"File not found: {source}")
@@ -180,8 +182,14 @@ def load_dataset(source: str, label_column: str | None = None,
         ds = ms.load_data(source, **options)
         if console:
             console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
+    remarks = [line for line in (ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report)
+               if line.strip()]
+    if strict and remarks:
+        more = f" (and {len(remarks) - 1} more remark(s))" if len(remarks) > 1 else ""
+        raise DataError(f"{Path(source).name if not source.startswith('sample:') else source}: {remarks[0].rstrip('.')}{more}; "
+                        "--strict refuses data the loader had to change (without --strict it is read with a note)")
     if console:
-        for line in ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report:
+        for line in remarks:
             console.note(line)
     return ds
 
@@ -195,12 +203,16 @@ def _align_features(ds, train_names: list[str] | None, n_features: int, console:
     return X
 
 
+def _result_first(kind: str, embedding, labels):
+    """The run's result as its kind defines it: the labels of a clustering or a classifier (a
+    spectral clustering also has coordinates, which are not its result), else the embedding."""
+    order = (labels, embedding) if kind in ("clustering", "classification") else (embedding, labels)
+    return next((np.asarray(r) for r in order if r is not None), None)
+
+
 def _training_result(est, X):
-    for attr in ("embedding_", "labels_"):
-        value = getattr(est, attr, None)
-        if value is not None:
-            return np.asarray(value)
-    return np.asarray(est.extend(X))
+    result = _result_first(est.kind, getattr(est, "embedding_", None), getattr(est, "labels_", None))
+    return np.asarray(est.extend(X)) if result is None else result
 
 
 # --------------------------------------------------------------------------------------
@@ -250,7 +262,7 @@ def cmd_run(args) -> int:
 
     # read everything first, compute, and write only when all of it worked
     data_options = _pairs(args.data_option, "--data-option")
-    ds = load_dataset(args.data, args.label_column, data_options, console)
+    ds = load_dataset(args.data, args.label_column, data_options, console, strict=getattr(args, "strict", False))
     y = ds.labels if cls.requires_labels else None
     if cls.requires_labels and y is None:
         raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
@@ -274,8 +286,8 @@ def cmd_run(args) -> int:
     elif isolated is not None:
         outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
         est = outcome.estimator
-        result = next((r for r in (outcome.embedding, outcome.labels) if r is not None), None)
-        result = _training_result(est, ds.X) if result is None else np.asarray(result)
+        result = _result_first(cls.kind, outcome.embedding, outcome.labels)
+        result = _training_result(est, ds.X) if result is None else result
     else:
         _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
         result = _training_result(est, ds.X)
@@ -365,7 +377,11 @@ def cmd_apply(args) -> int:
     isolate = not args.in_process and get_host().is_third_party(algo_id)
     est = None if isolate else load_model_with_metadata(args.model)[0]
     train = meta.get("training_data") or {}
-    options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
+    label_column = args.label_column
+    if label_column is None and _has_column(args.data, train.get("label_name")):
+        label_column = train["label_name"]  # kept in the output, as 'run --extend' keeps it
+        console.note(f"the training data's label column '{label_column}' is kept in the output")
+    options = _chunk_options(args.data, label_column, _pairs(args.data_option, "--data-option"))
     progress = console.progress(f"{algo_id} extend")
     try:
         if not isolate:
@@ -395,6 +411,22 @@ def cmd_apply(args) -> int:
         console.info(f"accuracy on {name}: {rep.accuracy:.4f} "
                      f"({rep.correct[0]:,} of {rep.correct[1]:,} correct)")
     return EXIT_OK
+
+
+def _has_column(source: str, name) -> bool:
+    """Whether the header line of a CSV/TSV ``source`` (its first part) names the column ``name``."""
+    if not isinstance(name, str) or not name or source.startswith("sample:"):
+        return False
+    try:
+        first = data_parts(source)[0]
+        if first.suffix.lower() not in (".csv", ".tsv", ".txt"):
+            return False
+        with open(first, encoding="utf-8", errors="replace", newline="") as fh:
+            header = fh.readline(1 << 16)
+    except (OSError, DataError, IndexError):
+        return False
+    cells = {c.strip().strip('"').strip("'") for c in header.replace("\t", ",").replace(";", ",").split(",")}
+    return name in cells
 
 
 def _chunk_options(source: str, label_column, pairs) -> dict:

@@ -133,8 +133,10 @@ def _param_lines(params, indent: str, verbose: bool, wrap) -> list[str]:
     if not params:
         return lines
     name_width = max(len(p.name) for p in params)
+    # the defaults' column as wide as the widest default (up to 24 characters): columns stay aligned
+    value_width = min(max(8, *(len(p.format(p.default)) for p in params)), 24)
     for p in params:
-        lines.append(f"{indent}{p.name:<{name_width}}  = {p.format(p.default):<8} {p.describe()}")
+        lines.append(f"{indent}{p.name:<{name_width}}  = {p.format(p.default):<{value_width}} {p.describe()}")
         if verbose and p.help:
             lines.append(wrap(p.help, indent + " " * (name_width + 4)))
     return lines
@@ -240,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "scheduler address, or none for a local cluster with one worker per core (needs "
                    "pip install \"manifold-studio[dask]\"; data: Parquet, .npy parts, CSV, Zarr)")
     p.add_argument("--no-escape-formulas", dest="escape_formulas", action="store_false", help=_NO_ESCAPE_HELP)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse data the loader had to change (a non-numeric column left out, rows with "
+                   "missing values dropped, a text cell in a numeric column): without it they are notes")
     p.add_argument("--in-process", action="store_true",
                    help="fit a third-party plugin's algorithm in this process (by default it fits in a worker "
                    "process, so that a crash in the plugin ends the run with a message, not the command)")

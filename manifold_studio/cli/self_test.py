@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import traceback
 import warnings
@@ -176,7 +177,7 @@ def fit_and_extend(cls, X, y, X_new, y_new) -> str:
     messages = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     if messages:
         more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""
-        text += f"; warning: {messages[0][:120]}{more}"
+        text += f"; warning: {textwrap.shorten(messages[0], width=160, placeholder=' …')}{more}"  # whole words
     return text
 
 

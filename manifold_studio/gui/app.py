@@ -20,7 +20,7 @@ from manifold_studio.gui.preferences import startup_sample
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="manifold-studio-gui",
+    p = argparse.ArgumentParser(prog="manifold-studio gui",
                                 description="Manifold Studio: point-and-click manifold learning.")
     p.add_argument("--sample", default=None, metavar="NAME",
                    help="sample data set loaded and embedded at start (default: the one chosen in "
