@@ -136,3 +136,19 @@ def test_the_selected_algorithm_row_is_wholly_visible(qtbot, make_window, host):
         qtbot.wait(20)
         row = tree.visualItemRect(tree.currentItem())
         assert tree.viewport().rect().contains(row), f"{algo}'s row {row} is not wholly in {tree.viewport().rect()}"
+
+
+def test_run_says_why_it_is_off_in_words_and_the_load_report_grows(qtbot, make_window, host):
+    from manifold_studio.data import Dataset
+
+    w = make_window(host)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    X[3, 1] = np.nan
+    report = [f"remark {i}: something the loader had to say about column c{i}" for i in range(8)]
+    w.session.add_dataset(Dataset("gappy", X, report=report))
+    w.algorithm_panel.select_algorithm("pca")
+    qtbot.wait(20)
+    controls = w.run_controls
+    assert not controls.run_button.isEnabled()
+    assert controls.reason_label.isVisible() and "missing" in controls.reason_label.text().lower()
+    assert w.data_panel.report.maximumHeight() > w.data_panel.report.fontMetrics().lineSpacing() * 6
