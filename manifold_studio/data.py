@@ -149,6 +149,19 @@ class Dataset:
         table.set_target(name)
         return self._rebuild(table)
 
+    def set_missing(self, missing: str) -> "Dataset":
+        """Change what is done with rows holding missing values ('drop', 'keep' as NaN for an
+        impute step, 'error') and recompute (in place; returns self)."""
+        if missing not in MISSING_POLICIES:
+            raise DataError(f"Invalid missing {missing!r}: allowed are {', '.join(MISSING_POLICIES)}.")
+        table = self._require_table("changing how missing values are handled").copy()
+        old, self.missing = self.missing, missing
+        try:
+            return self._rebuild(table)
+        except DataError:
+            self.missing = old
+            raise
+
     def _rebuild(self, table: Table) -> "Dataset":
         new = Dataset.from_table(table, name=self.name, source=self.source, missing=self.missing,
                                  scope=self.table_scope, images=None, summary=False)

@@ -13,6 +13,12 @@ Saving is atomic: a temporary file in the same folder, then ``os.replace``.
     save_model(est, "model.npz", data=dataset)
     est = load_model("model.npz")
     est.extend(X_new)
+
+A pipeline (:mod:`manifold_studio.algorithms.pipeline`) is saved the same way: the metadata's
+``algorithm`` is ``"pipeline"`` and ``steps`` holds each fitted step's description (a preparation
+step's ``preprocessor`` id or an algorithm's ``algorithm`` id, parameters and scalar state), its
+arrays stored as ``state/<step index>/<attribute>``; ``columns_in`` and ``categories_in`` are the
+training columns that new data are matched to by name.
 """
 from __future__ import annotations
 
@@ -73,6 +79,69 @@ def _data_reference(data) -> dict | None:
     return ref
 
 
+def _pack_pipeline(pipe) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    arrays: dict[str, np.ndarray] = {}
+    parts = []
+    for i, (_name, step) in enumerate(pipe.steps_):
+        part_arrays, part = pack_estimator(step)
+        if getattr(step, "kind", "") == "preprocessing":
+            part = {"preprocessor": part.pop("algorithm"), **part}
+        arrays.update({f"{i}/{k}": v for k, v in part_arrays.items()})
+        parts.append(part)
+    meta = {"algorithm": "pipeline", "algorithm_name": "Pipeline", "kind": pipe.kind, "params": {},
+            "scalars": {}, "arrays": sorted(arrays), "steps": parts, "columns_in": list(pipe.columns_in_),
+            "categories_in": _jsonable(pipe.categories_in_)}
+    return arrays, meta
+
+
+def _unpack_pipeline(meta: dict, arrays: dict[str, np.ndarray], where: str):
+    from manifold_studio.algorithms.pipeline import Pipeline
+    from manifold_studio.plugins import get_host
+
+    parts, steps = meta.get("steps"), []
+    if not isinstance(parts, list) or not parts:
+        raise ModelFileError(f"{where}: the saved pipeline has no steps.")
+    for i, part in enumerate(parts):
+        prefix = f"{i}/"
+        own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        if not isinstance(part, dict):
+            raise ModelFileError(f"{where}: step {i} of the saved pipeline is damaged.")
+        if "preprocessor" in part:
+            steps.append(_unpack_step(part, own, where, get_host()))
+        else:
+            steps.append(unpack_estimator(part, own, where, check=False))
+    try:
+        pipe = Pipeline.from_fitted(steps, list(meta.get("columns_in") or []), dict(meta.get("categories_in") or {}))
+    except (InvalidParameterError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"{where}: the saved pipeline cannot be rebuilt: {exc}") from None
+    return pipe
+
+
+def _unpack_step(part: dict, arrays: dict, where: str, host):
+    step_id = part["preprocessor"]
+    if step_id not in host.preprocessors:
+        raise UnknownAlgorithmError(
+            f"{where} holds a pipeline with the preparation step '{step_id}', which no loaded plugin provides "
+            f"(available: {', '.join(sorted(host.preprocessors)) or 'none'}); install or enable the plugin "
+            "that provides it.")
+    cls = host.preprocessors[step_id]
+    constraints = cls.param_constraints()
+    state: dict[str, Any] = dict(part.get("scalars") or {})
+    state.update(arrays)
+    try:
+        step = cls()
+        step.set_params(**{k: constraints[k].validate(v) for k, v in (part.get("params") or {}).items()
+                           if k in constraints})
+        step.validate_params()
+        step.restore_state(state)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where}: the saved step {step_id} cannot be restored by this version of its "
+                             f"plugin: {exc}") from None
+    if not step.is_fitted:
+        raise ModelFileError(f"{where}: the saved step {step_id} has no fitted state.")
+    return step
+
+
 def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Split a fitted estimator into arrays and a JSON-able description, without pickle.
 
@@ -86,6 +155,8 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     algo_id = getattr(estimator, "id", "")
     if not algo_id:
         raise ManifoldStudioError(f"Cannot save {type(estimator).__name__}: it has no algorithm id.")
+    if algo_id == "pipeline" and hasattr(estimator, "steps_"):
+        return _pack_pipeline(estimator)
     arrays: dict[str, np.ndarray] = {}
     scalars: dict[str, Any] = {}
     for key, value in estimator.fitted_state().items():
@@ -110,11 +181,17 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     return arrays, meta
 
 
-def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file"):
-    """Rebuild a fitted estimator from :func:`pack_estimator`'s output through the plugin host."""
+def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file", check: bool = True):
+    """Rebuild a fitted estimator (or pipeline) from :func:`pack_estimator`'s output through the
+    plugin host; ``check`` extends one point to catch inconsistent arrays."""
     from manifold_studio import algorithm_class, list_algorithms
 
     algo_id = meta["algorithm"]
+    if algo_id == "pipeline":
+        pipe = _unpack_pipeline(meta, arrays, where)
+        if check:
+            _check_usable(pipe, where, "pipeline")
+        return pipe
     try:
         cls = algorithm_class(algo_id)
     except UnknownAlgorithmError:
@@ -137,7 +214,8 @@ def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "th
                              f"version of its plugin: {exc}") from None
     if not est.is_fitted:
         raise ModelFileError(f"{where}: the saved {algo_id} model has no fitted state.")
-    _check_usable(est, where, algo_id)
+    if check:
+        _check_usable(est, where, algo_id)
     return est
 
 

@@ -33,6 +33,7 @@ import pluggy
 from manifold_studio import hookspecs
 from manifold_studio import plugin_manager as manager
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
 from manifold_studio.data import Loader, Sample
 from manifold_studio.errors import PluginError, UnknownAlgorithmError
 
@@ -59,6 +60,7 @@ class PluginInfo:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    preprocessors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -143,6 +145,7 @@ class PluginHost:
         self.algorithms: dict[str, type[Algorithm]] = {}
         self.loaders: dict[str, Loader] = {}
         self.samples: dict[str, Sample] = {}
+        self.preprocessors: dict[str, type[Preprocessor]] = {}
         self.failures: list[PluginFailure] = []
         self.plugins: dict[str, PluginInfo] = {}
         self.disabled: list[str] = []
@@ -202,6 +205,7 @@ class PluginHost:
         self._collect(plugin, name, "register_algorithms", self._add_algorithm, info.algorithms)
         self._collect(plugin, name, "register_loaders", self._add_loader, info.loaders)
         self._collect(plugin, name, "register_samples", self._add_sample, info.samples)
+        self._collect(plugin, name, "register_preprocessors", self._add_preprocessor, info.preprocessors)
         return info
 
     def _collect(self, plugin, name: str, hook_name: str, add: Callable, record: list) -> None:
@@ -236,6 +240,14 @@ class PluginHost:
         self.algorithms[cls.id] = cls
         return cls.id
 
+    def _add_preprocessor(self, cls, plugin: str) -> str:
+        validate_preprocessor_class(cls)
+        if cls.id in self.preprocessors:
+            raise PluginError(f"preparation step id '{cls.id}' is already provided by "
+                              f"{self.preprocessors[cls.id].__module__}")
+        self.preprocessors[cls.id] = cls
+        return cls.id
+
     def _add_loader(self, loader, plugin: str) -> str:
         # a loader declares its extensions, or decides itself (a folder loader overrides can_load)
         if not isinstance(loader, Loader) or not loader.id or not (
@@ -267,6 +279,21 @@ class PluginHost:
             raise UnknownAlgorithmError(
                 f"Unknown algorithm '{algorithm_id}': available are "
                 f"{', '.join(sorted(self.algorithms)) or 'none (no plugin loaded)'}.") from None
+
+    def preprocessor_class(self, step_id: str) -> type[Preprocessor]:
+        try:
+            return self.preprocessors[step_id]
+        except KeyError:
+            raise UnknownAlgorithmError(
+                f"Unknown preparation step '{step_id}': available are "
+                f"{', '.join(sorted(self.preprocessors)) or 'none (no plugin loaded)'}.") from None
+
+    def get_preprocessor(self, step_id: str, **params) -> Preprocessor:
+        """A new, validated preparation step ``step_id`` with ``params``."""
+        step = self.preprocessor_class(step_id)()
+        step.set_params(**params)
+        step.validate_params()
+        return step
 
     def loader_for(self, path) -> Loader:
         from pathlib import Path

@@ -17,7 +17,7 @@ _ALIASES = {",": "comma", "\t": "tab", "\\t": "tab", ";": "semicolon", "|": "pip
 _ROLE_ALIASES = {"skip": "skipped", "label": "target", "ignore": "skipped", "features": "feature"}
 
 __all__ = ["ColumnRef", "DelimiterChoice", "RoleMap", "LABEL_COLUMN", "ID_COLUMN", "ROLES_OPTION", "MISSING",
-           "TABLE_OPTIONS"]
+           "TABLE_OPTIONS", "SheetRef", "SHEET"]
 
 
 def _fail(name, value, allowed):
@@ -42,6 +42,13 @@ class ColumnRef(Param):
 
     def _describe(self):
         return "a column name or a 0-based column index"
+
+
+class SheetRef(ColumnRef):
+    """An Excel sheet by name or 0-based index; ``none`` for the only sheet."""
+
+    def _describe(self):
+        return "a sheet name or a 0-based sheet index"
 
 
 class DelimiterChoice(Choice):
@@ -110,4 +117,6 @@ MISSING = Choice("missing", "drop",
                  "them in the report, 'keep' them as NaN (for an impute step, or probabilistic PCA with "
                  "method=em; other methods refuse NaN), or refuse the file with an 'error'.",
                  choices=("drop", "keep", "error"), label="Missing values")
+SHEET = SheetRef("sheet", None, "The sheet to read; none when the workbook has only one (with several, "
+                 "the message lists them).", allow_none=True, label="Sheet")
 TABLE_OPTIONS = (LABEL_COLUMN, ID_COLUMN, ROLES_OPTION, MISSING)
