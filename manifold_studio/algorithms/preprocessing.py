@@ -160,7 +160,7 @@ class Preprocessor:
 
             X = match_columns(X, self.columns_in_, f"step '{self.id}'")
             X = frame_to_matrix(X, self.categories_in_)[0]
-        X, _, _ = as_named_matrix(X, self.columns_in_)
+        X, _, _ = as_named_matrix(X, what=f"The data for step '{self.id}'")
         if X.shape[1] != self.n_features_in_:
             raise self._error(f"the data have {X.shape[1]} features, but the step was fitted on "
                               f"{self.n_features_in_} ({', '.join(self.columns_in_)}).")

@@ -37,7 +37,7 @@ _ID_NAME = re.compile(r"^(id|ids|index|idx|row|rowid|row_id|row id|row_number|no
 _DATE_PART_NAME = re.compile(r"^(year|yr|month|day|week|quarter)$", re.IGNORECASE)
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$")
 
-__all__ = ["table_from_frame", "MAX_CATEGORIES", "lines_text"]
+__all__ = ["table_from_frame", "table_from_block", "MAX_CATEGORIES", "lines_text"]
 
 
 def lines_text(lines, limit: int = _REPORT_LIMIT) -> str:
@@ -85,7 +85,8 @@ def _integer_like(values: np.ndarray) -> bool:
 
 def _numeric_column(name, values, role, note, lines, report, where) -> Column:
     values = np.asarray(values, dtype=np.float64)
-    if role == FEATURE and _integer_like(values) and len(values) > 1:
+    if role == FEATURE and (_ID_NAME.match(name) or _DATE_PART_NAME.match(name)) and len(values) > 1 \
+            and _integer_like(values):
         present = values[~np.isnan(values)]
         if _ID_NAME.match(name) and len(np.unique(present)) == len(present) and len(present) == len(values):
             report.append(f"column {quote(name)} looks like a row id (unique whole numbers): kept as meta, "
@@ -149,7 +150,7 @@ def _infer_text_column(name, series, role, lines, report, where, fixed_numeric: 
 def table_from_frame(frame, lines: np.ndarray, *, where: str, name: str = "", source: str = "",
                      label_column: str | None = None, roles: dict | None = None, types: dict | None = None,
                      id_column: str | None = None, report: list[str] | None = None,
-                     fixed: dict[str, str] | None = None, block_names: list[str] | None = None) -> Table:
+                     fixed: dict[str, str] | None = None) -> Table:
     """Build a :class:`Table` from a DataFrame whose rows came from ``lines`` of a file.
 
     ``label_column`` (a column name) becomes the current target. ``roles`` ({name: role}) and
@@ -157,35 +158,19 @@ def table_from_frame(frame, lines: np.ndarray, *, where: str, name: str = "", so
     that column the row id (unique, or refused naming the first repeated value). ``fixed``
     ({name: type}) is the schema of an earlier chunk of the same file: a numeric column must then
     stay numeric (text in it is refused with its line). ``where`` names the file in messages.
-    When ``block_names`` is given, the frame's columns of those names are all float64 and are
-    gathered into one 2-D array shared with ``X`` (see :class:`Table`).
     """
     import pandas as pd
 
     report = [] if report is None else report
     lines = np.asarray(lines)
     columns: list[Column] = []
-    block = None
-    if block_names:
-        arr = np.empty((len(frame), len(block_names)), dtype=np.float64)
-        for j, nm in enumerate(block_names):  # column by column: no second full-size temporary
-            arr[:, j] = frame[nm].to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            arr[bad] = np.nan
-        block = (list(block_names), arr)
-        positions = {nm: j for j, nm in enumerate(block_names)}
     for col_name in frame.columns:
         nm = str(col_name)
         role = TARGET if nm == label_column else FEATURE
         series = frame[col_name]
         if fixed is not None and nm not in fixed:
             continue
-        if block is not None and nm in positions:
-            col = _numeric_column(nm, block[1][:, positions[nm]], role, "", lines, report, where)
-            if col.type != NUMERIC:  # an id or a date part: not part of the shared block
-                block = None
-        elif pd.api.types.is_bool_dtype(series.dtype):
+        if pd.api.types.is_bool_dtype(series.dtype):
             col = Column(nm, NUMERIC, series.to_numpy(dtype=np.float64, na_value=np.nan), role)
         elif pd.api.types.is_numeric_dtype(series.dtype):
             vals = series.to_numpy(dtype=np.float64, na_value=np.nan).copy()
@@ -206,11 +191,32 @@ def table_from_frame(frame, lines: np.ndarray, *, where: str, name: str = "", so
                 report.append(f"column {quote(nm)} is empty: left out.")
             col = Column(nm, NUMERIC, np.full(len(frame), np.nan), SKIPPED, None, "empty")
         columns.append(col)
-    if block is not None:  # the numeric columns must be views of the block (no second copy)
-        for k, c in enumerate(columns):
-            if c.name in positions:
-                columns[k] = Column(c.name, c.type, block[1][:, positions[c.name]], c.role, None, c.note)
-    table = Table(columns, lines, name=name, source=source, report=report, block=block)
+    table = Table(columns, lines, name=name, source=source, report=report)
+    return _apply_choices(table, label_column, types, roles, id_column)
+
+
+def table_from_block(block: np.ndarray, names: list[str], lines: np.ndarray, *, where: str, name: str = "",
+                     source: str = "", label_column: str | None = None, roles: dict | None = None,
+                     types: dict | None = None, id_column: str | None = None,
+                     report: list[str] | None = None) -> Table:
+    """A table whose columns are all numbers, given as one C-ordered float64 array (NaN for
+    missing): the numeric columns are views of ``block``, which is shared with ``X`` when the
+    features are exactly these columns (no second copy of a large file)."""
+    report = [] if report is None else report
+    columns = []
+    for j, nm in enumerate(names):
+        values = block[:, j]
+        role = TARGET if nm == label_column else FEATURE
+        if np.isnan(values).all():
+            report.append(f"column {quote(nm)} is empty: left out.")
+            columns.append(Column(nm, NUMERIC, values, SKIPPED, None, "empty"))
+        else:
+            columns.append(_numeric_column(nm, values, role, "", lines, report, where))
+    table = Table(columns, lines, name=name, source=source, report=report, block=(list(names), block))
+    return _apply_choices(table, label_column, types, roles, id_column)
+
+
+def _apply_choices(table: Table, label_column, types, roles, id_column) -> Table:
     if label_column is not None:
         table.set_target(label_column)
     for col_name, type_ in (types or {}).items():

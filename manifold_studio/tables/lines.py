@@ -17,8 +17,6 @@ import numpy as np
 from manifold_studio.errors import DataError
 
 _BLOCK = 1 << 23
-_WS = np.zeros(256, dtype=bool)
-_WS[[9, 10, 13, 32]] = True
 
 __all__ = ["record_lines"]
 
@@ -31,7 +29,7 @@ def _ragged(where: str, line: int, expected: int, found: int, has_header: bool) 
 
 def _scan_bytes(path, char: str):
     """(line numbers, field counts, None) of the non-blank lines, or None when the file holds a
-    quote character."""
+    quote character. A line with a delimiter is never blank; the others are checked for content."""
     delim = ord(char)
     lines_out, fields_out = [], []
     done = 0  # lines completed before the current block
@@ -41,11 +39,9 @@ def _scan_bytes(path, char: str):
             chunk = fh.read(_BLOCK)
             last = not chunk
             buf = carry + chunk if not last else carry + b"\n"
-            if not buf.strip() and last:
-                break
-            a = np.frombuffer(buf, dtype=np.uint8)
-            if (a == 34).any():
+            if buf.find(b'"') >= 0:
                 return None
+            a = np.frombuffer(buf, dtype=np.uint8)
             nl = np.flatnonzero(a == 10)
             if not len(nl):
                 carry = buf
@@ -53,9 +49,11 @@ def _scan_bytes(path, char: str):
             starts = np.empty(len(nl), dtype=np.int64)
             starts[0] = 0
             starts[1:] = nl[:-1] + 1
-            body = a[:nl[-1] + 1]
-            nonblank = np.add.reduceat(~_WS[body], starts, dtype=np.int64) > 0
-            fields = np.add.reduceat(body == delim, starts, dtype=np.int64) + 1
+            dpos = np.flatnonzero(a[:nl[-1] + 1] == delim)
+            fields = np.searchsorted(dpos, nl) - np.searchsorted(dpos, starts) + 1
+            nonblank = fields > 1
+            for k in np.flatnonzero(~nonblank):  # lines without a delimiter: blank unless they hold text
+                nonblank[k] = bool(buf[starts[k]:nl[k]].strip())
             numbers = np.arange(done + 1, done + len(nl) + 1, dtype=np.int64)
             lines_out.append(numbers[nonblank])
             fields_out.append(fields[nonblank])

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError
-from manifold_studio.tables.infer import table_from_frame
+from manifold_studio.tables.infer import table_from_block, table_from_frame
 from manifold_studio.tables.lines import record_lines
 from manifold_studio.tables.model import ReadResult, quote
 from manifold_studio.tables.sniff import (
@@ -62,6 +62,14 @@ def _check_encoding(encoding: str) -> str:
 
 def _na_values(extra) -> list[str]:
     return NA_SPELLINGS + [str(v) for v in (extra or ())]
+
+
+class EncodingChanged(Exception):
+    """Raised by :meth:`CsvPlan.chunks` after switching to Latin-1: read the file again."""
+
+
+#: rows per chunk of the all-numbers fast path (bounded temporary memory)
+FAST_CHUNK_ROWS = 65_536
 
 
 @dataclass
@@ -97,6 +105,24 @@ class CsvPlan:
         except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeError, OSError) as exc:
             text = str(exc).strip()
             raise DataError(f"{path.name} cannot be read as {self.delimiter}-separated text: "
+                            f"{text.splitlines()[-1] if text else type(exc).__name__}.") from None
+
+    def chunks(self, rows: int):
+        """The file as DataFrames of at most ``rows`` rows (failures as DataError). When the file
+        turns out not to be in the sniffed encoding, the plan switches to Latin-1 (noted) and
+        :class:`EncodingChanged` is raised: read again."""
+        import pandas as pd
+
+        try:
+            with pd.read_csv(self.path, encoding=self.encoding, chunksize=rows, **self.kwargs) as reader:
+                yield from reader
+        except UnicodeDecodeError:
+            self.notes.append(f"{self.path.name} is not {self.encoding} text past its first 256 KiB: read as Latin-1.")
+            self.encoding = "latin-1"
+            raise EncodingChanged() from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeError, OSError) as exc:
+            text = str(exc).strip()
+            raise DataError(f"{self.path.name} cannot be read as {self.delimiter}-separated text: "
                             f"{text.splitlines()[-1] if text else type(exc).__name__}.") from None
 
     def fix_decimal_commas(self, frame) -> None:
@@ -157,6 +183,13 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
                     na_values=na_values)
     label = _column_name(label_column, plan.names, path)
     id_name = _column_name(id_column, plan.names, path)
+    choices = dict(label_column=label, roles=roles, types=types, id_column=id_name, report=plan.notes)
+    extra = {"delimiter": plan.delimiter, "has_header": plan.has_header}
+    block = None if plan.decimal_names else _numeric_block(plan)
+    if block is not None:
+        table = table_from_block(block, plan.names, plan.lines, where=path.name, name=path.stem,
+                                 source=str(path), **choices)
+        return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
     frame = plan.read()
     lines = plan.lines
     if len(frame) != len(lines):  # line ends pandas and the scan see differently (a lone \r)
@@ -168,12 +201,29 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
     if not len(frame):
         raise DataError(f"{path.name} holds a header but no data rows.")
     plan.fix_decimal_commas(frame)
-    block = [nm for nm in plan.names if nm != label and frame[nm].dtype.kind in "fiu" and frame[nm].notna().any()]
-    table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path),
-                             label_column=label, roles=roles, types=types, id_column=id_name, report=plan.notes,
-                             block_names=block if len(block) > 1 else None)
-    return ReadResult(table, plan.detail, {"delimiter": plan.delimiter, "has_header": plan.has_header,
-                                           "encoding": plan.encoding})
+    table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path), **choices)
+    return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
+
+
+def _numeric_block(plan: CsvPlan) -> np.ndarray | None:
+    """The whole file as one C-ordered float64 array (infinite values as NaN) when every column
+    is numbers, read chunk by chunk into an array sized by the line count (peak memory about
+    the array and one chunk); None when a column holds text or the rows do not match the lines."""
+    n, k = len(plan.lines), len(plan.names)
+    block = np.empty((n, k), dtype=np.float64)
+    pos = 0
+    try:
+        for chunk in plan.chunks(FAST_CHUNK_ROWS):
+            if any(dt.kind not in "fiu" for dt in chunk.dtypes) or pos + len(chunk) > n:
+                return None
+            part = chunk.to_numpy(dtype=np.float64, na_value=np.nan)
+            if not np.isfinite(part).all():
+                part[np.isinf(part)] = np.nan
+            block[pos:pos + len(chunk)] = part
+            pos += len(chunk)
+    except EncodingChanged:
+        return None
+    return block if pos == n else None
 
 
 def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None, roles: dict | None = None,
@@ -186,7 +236,7 @@ def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None,
     label = _column_name(label_column, plan.names, path)
     id_name = _column_name(id_column, plan.names, path)
     fixed, first_table, offset = None, None, 0
-    for frame in plan.read(chunksize=max(1, int(chunk_rows))):
+    for frame in _chunks_once(plan, max(1, int(chunk_rows))):
         lines = plan.lines[offset:offset + len(frame)]
         offset += len(frame)
         plan.fix_decimal_commas(frame)
@@ -204,6 +254,14 @@ def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None,
         yield table, plan, table is first_table
     if first_table is None:
         raise DataError(f"{path.name} holds a header but no data rows.")
+
+
+def _chunks_once(plan: CsvPlan, rows: int):
+    try:
+        yield from plan.chunks(rows)
+    except EncodingChanged:
+        raise DataError(f"{plan.path.name} is not UTF-8 text past its first 256 KiB: save it as UTF-8 to read "
+                        "it in chunks.") from None
 
 
 def excel_sheets(path) -> list[str]:
