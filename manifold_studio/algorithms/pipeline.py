@@ -149,8 +149,9 @@ class Pipeline:
     id = PIPELINE_ID
     name = "Pipeline"
 
-    def __init__(self, steps):
-        items = list(steps)
+    def __init__(self, steps, **params):
+        items = [it[1] if isinstance(it, tuple) and len(it) == 2 and isinstance(it[0], str)
+                 and isinstance(it[1], (Preprocessor, Algorithm)) else it for it in steps]
         if not items:
             raise InvalidParameterError("A pipeline needs at least one step.")
         resolved = [_resolve_step(it, k == len(items) - 1) for k, it in enumerate(items)]
@@ -159,6 +160,8 @@ class Pipeline:
             seen[obj.id] = seen.get(obj.id, 0) + 1
             named.append((obj.id if seen[obj.id] == 1 else f"{obj.id}_{seen[obj.id]}", obj))
         self.steps = named
+        if params:  # <step>__<parameter> values, as get_params() gives them (cloning)
+            self.set_params(**params)
 
     # -- structure --------------------------------------------------------------------
     @property
@@ -187,7 +190,9 @@ class Pipeline:
 
     # -- parameters -------------------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"steps": list(self.steps)}
+        """``steps`` ([(name, step), ...]) and, when ``deep``, every ``<step>__<parameter>``:
+        ``Pipeline(**pipe.get_params())`` rebuilds the pipeline with the same parameters."""
+        out: dict[str, Any] = {"steps": [(n, type(s)(**s.get_params())) for n, s in self.steps]}
         if deep:
             for name, step in self.steps:
                 for k, v in step.get_params().items():
