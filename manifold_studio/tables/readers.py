@@ -216,10 +216,10 @@ def _numeric_block(plan: CsvPlan) -> np.ndarray | None:
         for chunk in plan.chunks(FAST_CHUNK_ROWS):
             if any(dt.kind not in "fiu" for dt in chunk.dtypes) or pos + len(chunk) > n:
                 return None
-            part = chunk.to_numpy(dtype=np.float64, na_value=np.nan)
+            part = block[pos:pos + len(chunk)]
+            part[...] = chunk.to_numpy(dtype=np.float64, na_value=np.nan)
             if not np.isfinite(part).all():
                 part[np.isinf(part)] = np.nan
-            block[pos:pos + len(chunk)] = part
             pos += len(chunk)
     except EncodingChanged:
         return None
