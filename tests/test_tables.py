@@ -148,6 +148,8 @@ def test_csv_options_decimal_encoding_and_na_values(tmp_path):
     assert ds.labels.tolist() == ["café", "thé"] and not any("Latin-1" in r for r in ds.report)
     t = read_csv_table(write(tmp_path, "na.csv", "a,b\n1,-999\n2,3\n"), na_values=["-999"]).table
     assert np.isnan(t.column("b").values[0])
+    ds = ms.load_data(tmp_path / "na.csv", na_values="-999, missing", missing="keep")
+    assert np.isnan(ds.X[0, 1]) and ds.X[1, 1] == 3
 
 
 def test_excel_single_and_several_sheets(tmp_path):

@@ -30,93 +30,21 @@ from typing import Any
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm
-from manifold_studio.algorithms.preprocessing import Preprocessor, as_named_matrix
+from manifold_studio.algorithms.named_columns import (  # noqa: F401  (frame_to_matrix: public here too)
+    as_named_matrix, frame_to_matrix, match_columns, table_matrix,
+)
+from manifold_studio.algorithms.preprocessing import Preprocessor
+from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
+from manifold_studio.tables.model import Table
 
 __all__ = ["Pipeline", "make_pipeline", "frame_to_matrix", "match_columns"]
 
 PIPELINE_ID = "pipeline"
 
 
-def match_columns(frame, names: list[str], what: str):
-    """``frame`` (a DataFrame) restricted to ``names`` in that order; a missing one is refused."""
-    have = [str(c) for c in frame.columns]
-    missing = [n for n in names if n not in have]
-    if missing:
-        raise DataError(f"The new data lack column {', '.join(repr(m) for m in missing)}, which {what} was "
-                        f"fitted with (the data have: {', '.join(repr(h) for h in have[:30])}"
-                        f"{' ...' if len(have) > 30 else ''}).")
-    frame = frame.copy()
-    frame.columns = have
-    return frame[names]
-
-
-def _encode(values, categories: list) -> np.ndarray:
-    """Category values (numbers) or indices (text) of ``values``; unknown or missing → NaN."""
-    numeric = all(isinstance(c, (int, float, np.integer, np.floating)) and not isinstance(c, bool)
-                  for c in categories)
-    out = np.full(len(values), np.nan)
-    if numeric:
-        lookup = {float(c): float(c) for c in categories}
-        for i, v in enumerate(values):
-            try:
-                out[i] = lookup.get(float(v), np.nan)
-            except (TypeError, ValueError):
-                pass
-    else:
-        lookup = {str(c): float(k) for k, c in enumerate(categories)}
-        for i, v in enumerate(values):
-            if v is not None and not (isinstance(v, float) and np.isnan(v)):
-                out[i] = lookup.get(str(v).strip(), np.nan)
-    return out
-
-
-def frame_to_matrix(frame, categories: dict | None = None):
-    """``(float64 matrix, names, categories)`` of a DataFrame. Columns in ``categories`` are
-    encoded with those categories; other non-numeric columns become categorical with their
-    sorted distinct values (learned here)."""
-    import pandas as pd
-
-    categories = dict(categories or {})
-    names = [str(c) for c in frame.columns]
-    if len(set(names)) != len(names):
-        raise DataError(f"Column names repeat: {sorted({n for n in names if names.count(n) > 1})}.")
-    out = np.empty((len(frame), len(names)))
-    for j, (nm, col) in enumerate(zip(names, frame.columns)):
-        series = frame[col]
-        if nm in categories:
-            out[:, j] = _encode(series.to_numpy(dtype=object), categories[nm])
-        elif pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
-            out[:, j] = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        elif pd.api.types.is_datetime64_any_dtype(series.dtype):
-            vals = series.to_numpy(dtype="datetime64[ns]")
-            out[:, j] = np.where(np.isnat(vals), np.nan, vals.astype(np.int64) / 1e9)
-        else:
-            present = series.dropna().astype(str).str.strip()
-            cats = sorted(set(present.tolist()))
-            categories[nm] = cats
-            out[:, j] = _encode(series.to_numpy(dtype=object), cats)
-    return out, names, categories
-
-
-def _table_matrix(table, names: list[str], categories: dict, what: str) -> np.ndarray:
-    missing = [n for n in names if n not in table]
-    if missing:
-        raise DataError(f"The new data lack column {', '.join(repr(m) for m in missing)}, which {what} was "
-                        f"fitted with (the data have: {', '.join(repr(h) for h in table.names)}).")
-    out = np.empty((table.n_rows, len(names)))
-    for j, nm in enumerate(names):
-        col = table.column(nm)
-        if nm in categories and col.type != "numeric":
-            out[:, j] = _encode(col.decoded() if col.type == "categorical" else col.values, categories[nm])
-        elif nm in categories:
-            out[:, j] = _encode(col.values, categories[nm])
-        else:
-            out[:, j] = col.as_float()
-    return out
-
-
 def _resolve_step(item, last: bool):
+    # the plugin host is reached at call time: it sits above the algorithms layer
     from manifold_studio.plugins import get_host
 
     host = get_host()
@@ -213,8 +141,6 @@ class Pipeline:
 
     # -- data -------------------------------------------------------------------------
     def _training_matrix(self, X, columns, y):
-        from manifold_studio.data import Dataset
-
         if isinstance(X, Dataset):
             if y is None:
                 y = X.labels
@@ -227,15 +153,12 @@ class Pipeline:
         return arr, names, cats, y
 
     def _new_matrix(self, X) -> np.ndarray:
-        from manifold_studio.data import Dataset
-        from manifold_studio.tables.model import Table
-
         self.check_is_fitted()
         names, cats = self.columns_in_, self.categories_in_
         if isinstance(X, Dataset):
             X = X.table if X.table is not None else X.X
         if isinstance(X, Table):
-            return _table_matrix(X, names, cats, "the pipeline")
+            return table_matrix(X, names, cats, "the pipeline")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
             return frame_to_matrix(match_columns(X, names, "the pipeline"), cats)[0]
         arr = np.asarray(X, dtype=np.float64)

@@ -34,40 +34,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, _make_init
+from manifold_studio.algorithms.named_columns import as_named_matrix, frame_to_matrix, match_columns
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
 
-__all__ = ["Preprocessor", "NumericScaler", "validate_preprocessor_class", "as_named_matrix", "KIND"]
+__all__ = ["Preprocessor", "NumericScaler", "validate_preprocessor_class", "KIND"]
 
 KIND = "preprocessing"
-
-
-def as_named_matrix(X, columns=None, categories=None, what: str = "X"):
-    """``(float64 matrix, column names, categories)`` from an array, a DataFrame or a
-    :class:`~manifold_studio.tables.Table` (its feature columns)."""
-    from manifold_studio.tables.model import Table
-
-    if isinstance(X, Table):
-        names = X.feature_names
-        cats = {k: v for k, v in X.categories().items() if k in names}
-        return X.feature_matrix(names), names, cats
-    frame_columns = getattr(X, "columns", None)
-    if frame_columns is not None and hasattr(X, "dtypes"):
-        from manifold_studio.algorithms.pipeline import frame_to_matrix
-
-        return frame_to_matrix(X, categories or {})
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{what} must be numbers: {exc}.") from None
-    if arr.ndim != 2:
-        raise DataError(f"{what} must be a 2-D matrix (rows × columns), got shape {arr.shape}.")
-    names = [f"x{j}" for j in range(arr.shape[1])] if columns is None else [str(c) for c in columns]
-    if len(names) != arr.shape[1]:
-        raise DataError(f"{len(names)} column names for {arr.shape[1]} columns.")
-    if len(set(names)) != len(names):
-        raise DataError(f"Column names repeat: {sorted({n for n in names if names.count(n) > 1})}.")
-    return arr, names, dict(categories or {})
 
 
 class Preprocessor:
@@ -156,8 +129,6 @@ class Preprocessor:
             raise not_fitted(f"This {self.name or type(self).__name__} step is not fitted yet: call fit(X) "
                              "before transform().")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
-            from manifold_studio.algorithms.pipeline import frame_to_matrix, match_columns
-
             X = match_columns(X, self.columns_in_, f"step '{self.id}'")
             X = frame_to_matrix(X, self.categories_in_)[0]
         X, _, _ = as_named_matrix(X, what=f"The data for step '{self.id}'")

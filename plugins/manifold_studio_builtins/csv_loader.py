@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from manifold_studio.algorithms.params import Choice, validate_params
+from manifold_studio.algorithms.params import Choice, TextList, validate_params
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -53,26 +53,28 @@ OPTIONS = (
            "BOM, or else Latin-1 (reported).", choices=("auto", "utf-8", "utf-16", "latin-1", "cp1252")),
     ID_COLUMN,
     ROLES_OPTION,
+    TextList("na_values", None, "More spellings of a missing value (comma-separated, e.g. -999, missing), "
+             "besides empty, NA, N/A, NaN, null, None, ? and #N/A.", allow_none=True, label="Missing-value codes"),
 )
 
 
 def read_csv(path, label_column=None, delimiter="auto", header="auto", missing="drop", decimal="auto",
-             encoding="auto", id_column=None, roles=None) -> Dataset:
+             encoding="auto", id_column=None, roles=None, na_values=None) -> Dataset:
     """Read a CSV/TSV file into a :class:`Dataset` with its table (see the module docstring)."""
     result = read_csv_table(path, delimiter=delimiter, header=header, decimal=decimal, encoding=encoding,
-                            label_column=label_column, id_column=id_column, roles=roles)
+                            label_column=label_column, id_column=id_column, roles=roles, na_values=na_values)
     return Dataset.from_table(result.table, missing=missing, detail=result.detail)
 
 
 def iter_csv_chunks(path, chunk_rows: int = 100_000, label_column=None, delimiter="auto", header="auto",
-                    missing="drop", decimal="auto", encoding="auto", id_column=None, roles=None):
+                    missing="drop", decimal="auto", encoding="auto", id_column=None, roles=None, na_values=None):
     """A CSV/TSV file as consecutive Dataset chunks (memory bounded by ``chunk_rows``), with the
     rules of :func:`read_csv`: delimiter, header, column types and roles are fixed by the first
     rows, and every later chunk must agree (text in a numeric column is refused with its line)."""
     step = max(1, int(chunk_rows))
     for table, plan, first in iter_csv_tables(path, step, label_column=label_column, id_column=id_column,
                                               roles=roles, delimiter=delimiter, header=header, decimal=decimal,
-                                              encoding=encoding):
+                                              encoding=encoding, na_values=na_values):
         ds = Dataset.from_table(table, missing=missing, summary=first, in_chunks=True)
         if first:
             lab = f", labels: '{table.current_target}'" if table.current_target else ""
