@@ -289,11 +289,11 @@ class Text(Param):
 
 @dataclass(frozen=True)
 class TextList(Param):
-    """A tuple of non-empty strings (column names); from text, separated by commas."""
+    """A tuple of non-empty strings (column names); text is split at commas."""
 
     def _check(self, value):
         if isinstance(value, str):
-            value = (value,)
+            value = self._parse(value)
         try:
             items = tuple(value)
         except TypeError:
