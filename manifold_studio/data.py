@@ -27,7 +27,7 @@ import numpy as np
 
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError
-from manifold_studio.tables.model import FEATURE, NUMERIC, TARGET, ColumnInfo, Table, quote
+from manifold_studio.tables.model import CATEGORICAL, FEATURE, NUMERIC, TARGET, TEXT, ColumnInfo, Table, quote
 
 MISSING_POLICIES = ("drop", "keep", "error")
 _REPORT_LIMIT = 10
@@ -194,7 +194,9 @@ class Dataset:
         if not features:
             kinds = ", ".join(quote(c.name) + (" (label)" if c.name == target else
                                                " (row id)" if c.note == "looks like a row id" else
-                                               f" ({c.type})" if c.type != "categorical" else " (text)")
+                                               " (text)" if c.type == TEXT or (c.type == CATEGORICAL and
+                                                                               not c.numeric_categories) else
+                                               f" ({c.type})")
                               for c in table.columns)
             ids = [c.name for c in table.columns if c.note == "looks like a row id"]
             hint = (f"; its only numeric column(s) {', '.join(quote(i) for i in ids)} look like row ids "

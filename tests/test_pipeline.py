@@ -139,3 +139,23 @@ def test_evaluate_accepts_a_pipeline_factory(rng):
     y = np.where(X[:, 0] + X[:, 1] / 10 > 0, 1, 0)
     res = evaluate(ms.make_pipeline("standardize", ms.get_algorithm("linear_classifier")), X, y, KFOLD)
     assert res.fold_accuracy.shape == (5,) and res.mean_accuracy > 0.85
+
+
+def test_categorical_features_of_a_table_are_matched_by_category_not_by_code(tmp_path):
+    """A new file with fewer categories codes them differently: the pipeline must map its values
+    through the training categories."""
+    train = tmp_path / "train.csv"
+    rows = [("Biscoe", 4.5), ("Dream", 3.7), ("Torgersen", 3.6)] * 8
+    pd.DataFrame(rows, columns=["island", "mass"]).assign(bill=np.linspace(35, 50, 24)).to_csv(train, index=False)
+    ds = ms.load_data(train, roles="island=feature")
+    assert ds.feature_names == ["island", "mass", "bill"] and ds.X[:3, 0].tolist() == [0, 1, 2]
+    pipe = ms.make_pipeline("one_hot", ms.get_algorithm("pca", n_components=2)).fit(ds)
+    assert pipe.preparation[0][1].columns_out_[:3] == ["island=Biscoe", "island=Dream", "island=Torgersen"]
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"bill": [40.0, 41.0], "mass": [3.7, 3.6], "island": ["Torgersen", "Dream"]}).to_csv(new, index=False)
+    new_ds = ms.load_data(new, roles="island=feature")
+    assert new_ds.X[:, new_ds.feature_names.index("island")].tolist() == [1, 0]  # its own codes
+    expected = pipe.extend(pd.DataFrame({"island": ["Torgersen", "Dream"], "mass": [3.7, 3.6], "bill": [40.0, 41.0]}))
+    np.testing.assert_allclose(pipe.extend(new_ds), expected, rtol=1e-12)
+    prepared = pipe.prepare(new_ds)
+    np.testing.assert_array_equal(prepared[:, :3], [[0, 0, 1], [0, 1, 0]])

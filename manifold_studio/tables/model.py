@@ -341,7 +341,8 @@ class Table:
             self._replace(name, Column(name, NUMERIC, col.as_float().copy(), col.role, None, "declared numeric"))
         else:
             raise DataError(f"Column {quote(name)} ({col.type}) cannot be made {type_}.")
-        self.block = None if self.block is None or name not in self.block[0] else None
+        if self.block is not None and name in self.block[0]:  # the block no longer holds this column
+            self.block = None
         return self
 
     def set_id_column(self, name: str) -> "Table":
