@@ -126,6 +126,14 @@ class Dataset:
                                   int(len(np.unique(self.labels.astype(str)))), 0))
         return out
 
+    def column_values(self, name: str) -> np.ndarray:
+        """The values of any column of the table (feature, target, meta or skipped) for the rows
+        of X, in order: numbers as float64 (NaN where missing), categories and text decoded (None
+        where missing), dates as datetime64 — for colouring, hover, the table view and export."""
+        col = self._require_table(f"column {quote(name)}").column(name)
+        rows = np.arange(self.table.n_rows) if self.table_rows is None else self.table_rows
+        return col.take(rows).decoded()
+
     def _require_table(self, what: str) -> Table:
         if self.table is None:
             raise DataError(f"Data set '{self.name}' has no table of columns ({what} needs one: it was "

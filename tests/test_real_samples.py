@@ -75,6 +75,9 @@ def test_penguins_columns_roles_and_row_ids():
     assert np.bincount(island.values).tolist() == [168, 124, 52]
     assert ds.table.column("sex").n_missing == 11
     assert ds.table.column("year").categories.tolist() == [2007, 2008, 2009]
+    sex = ds.column_values("sex")  # a meta column, on the rows of X
+    assert len(sex) == 342 and sex[:2].tolist() == ["male", "female"] and sum(v is None for v in sex) == 9
+    assert ds.column_values("year")[:1].tolist() == [2007]
     ds.set_target("island")  # a meta column can become the label
     assert sorted(set(ds.labels)) == ["Biscoe", "Dream", "Torgersen"]
 
