@@ -179,7 +179,13 @@ class Pipeline:
     def fit(self, X, y=None, progress=None, columns=None):
         """Fit every step in turn, then the final estimator on the prepared data; returns self.
         A Dataset brings its labels as ``y`` unless ``y`` is given."""
+        self._fit(X, y, progress, columns)
+        return self
+
+    def _fit(self, X, y, progress, columns) -> np.ndarray:
+        """Fit; returns the prepared training matrix (not kept: it may be large)."""
         arr, names, cats, y = self._training_matrix(X, columns, y)
+        self.__dict__.pop("steps_", None)
         self.columns_in_, self.categories_in_ = list(names), {k: list(v) for k, v in cats.items()}
         for _, step in self.preparation:
             step.fit(arr, names, cats)
@@ -190,8 +196,7 @@ class Pipeline:
             self.final.fit(arr, y, progress)
         self.n_features_in_ = len(self.columns_in_)
         self.steps_ = list(self.steps)
-        self.prepared_ = arr
-        return self
+        return arr
 
     @property
     def is_fitted(self) -> bool:
@@ -208,7 +213,8 @@ class Pipeline:
         return prepared if self.final is None else self.final.extend(prepared, progress)
 
     def __getattr__(self, name):
-        if name.endswith("_") and not name.startswith("_") and "steps" in self.__dict__:
+        """Fitted attributes of the final estimator (``embedding_``, ``labels_``, ...) once fitted."""
+        if name.endswith("_") and not name.startswith("_") and "steps_" in self.__dict__:
             final = self.__dict__["steps"][-1][1]
             if isinstance(final, Algorithm):
                 return getattr(final, name)
@@ -220,8 +226,8 @@ class Pipeline:
         return self.extend(X, progress)
 
     def fit_transform(self, X, y=None, progress=None, columns=None):
-        self.fit(X, y, progress, columns)
-        return self.prepared_ if self.final is None else self.final.embedding_
+        prepared = self._fit(X, y, progress, columns)
+        return prepared if self.final is None else self.final.embedding_
 
     def predict(self, X, progress=None):
         if self.kind not in ("clustering", "classification"):
@@ -229,10 +235,10 @@ class Pipeline:
         return self.extend(X, progress)
 
     def fit_predict(self, X, y=None, progress=None, columns=None):
-        self.fit(X, y, progress, columns)
+        prepared = self._fit(X, y, progress, columns)
         if self.kind == "clustering":
             return self.final.labels_
-        return self.final.predict(self.prepared_)
+        return self.final.predict(prepared)
 
     def decision_function(self, X, progress=None):
         return self.final.decision_function(self.prepare(X), progress)
