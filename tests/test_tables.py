@@ -212,3 +212,22 @@ def test_table_model_checks_and_float_forms():
     assert t.column("x").categories.tolist() == [1, 2, 4] and t.column("x").as_float()[3] == 4.0
     frame = t.to_frame()
     assert list(frame.columns) == ["x", "c", "k"] and frame.index.name == "row"
+
+
+def test_preview_reads_only_the_first_rows_with_proposed_roles(tmp_path):
+    from manifold_studio.tables import preview_table
+
+    lines = ["id;size;kind;when"] + [f"{i};{i * 1.5:.1f};k{i % 2};2024-02-{i % 28 + 1:02d}" for i in range(5000)]
+    lines[3] = "2;oops;k0;2024-02-03"
+    path = write(tmp_path, "big.csv", "\n".join(lines) + "\n")
+    result = preview_table(path, max_rows=50, label_column="kind")
+    t = result.table
+    assert t.n_rows == 50 and t.row_ids[:3].tolist() == [2, 3, 4]
+    assert [(i.name, i.type, i.role) for i in t.infos()] == [
+        ("id", "numeric", "meta"), ("size", "numeric", "feature"), ("kind", "categorical", "target"),
+        ("when", "datetime", "meta")]
+    assert any("'oops' on line 4" in r for r in t.report) and "delimiter: semicolon" in result.detail
+    assert list(t.to_frame().columns) == ["id", "size", "kind", "when"]
+    xlsx = tmp_path / "p.xlsx"
+    pd.DataFrame({"a": range(300), "b": [0.5] * 300}).to_excel(xlsx, index=False)
+    assert preview_table(xlsx, max_rows=20).table.n_rows == 20

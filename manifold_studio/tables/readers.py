@@ -43,7 +43,7 @@ EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
 PARQUET_EXTENSIONS = (".parquet", ".pq")
 DECIMALS = ("auto", "point", "comma")
 
-__all__ = ["read_table", "read_csv_table", "plan_csv", "iter_csv_tables", "CsvPlan", "read_excel_table", "read_parquet_table", "excel_sheets",
+__all__ = ["read_table", "preview_table", "read_csv_table", "plan_csv", "iter_csv_tables", "CsvPlan", "read_excel_table", "read_parquet_table", "excel_sheets",
            "NA_SPELLINGS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS", "DECIMALS"]
 
 
@@ -138,8 +138,9 @@ class CsvPlan:
 
 
 def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
-             encoding: str = "auto", na_values=()) -> CsvPlan:
-    """Sniff a delimited file (first 256 KiB), number its records and check they are not ragged."""
+             encoding: str = "auto", na_values=(), head_rows: int | None = None) -> CsvPlan:
+    """Sniff a delimited file (first 256 KiB), number its records and check they are not ragged.
+    With ``head_rows``, only that many first rows are planned (a preview: no scan of the file)."""
     path = Path(path)
     if decimal not in DECIMALS:
         raise DataError(f"Invalid decimal {decimal!r}: allowed are {', '.join(DECIMALS)}.")
@@ -153,12 +154,16 @@ def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: st
     else:
         enc = text_encoding(path)
     sniff_notes: list[str] = []
-    first = parse_table(path, head, delimiter, header, sniff_notes, max_rows=SNIFF_LINES, strict=False)
+    first = parse_table(path, head, delimiter, header, sniff_notes, strict=False,
+                        max_rows=SNIFF_LINES if head_rows is None else max(SNIFF_LINES, int(head_rows)))
     decimal_columns = first.decimal_columns if decimal == "auto" else []
     if decimal == "auto":
         notes.extend(sniff_notes)
     char = DELIMITERS[first.delimiter]
-    lines = record_lines(path, enc, char, first.has_header, path.name)
+    if head_rows is None:
+        lines = record_lines(path, enc, char, first.has_header, path.name)
+    else:
+        lines = np.asarray(first.line_numbers[:max(int(head_rows), 0)], dtype=np.int64)
     if not len(lines):
         raise DataError(f"{path.name} holds a header but no data rows.")
     names = first.names
@@ -166,7 +171,8 @@ def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: st
                   names=names, index_col=False, usecols=list(range(len(names))), na_values=_na_values(na_values),
                   keep_default_na=False, skipinitialspace=True, engine="c",
                   dtype={names[j]: "str" for j in decimal_columns} or None,
-                  decimal="," if decimal == "comma" else ".", thousands="." if decimal == "comma" else None)
+                  decimal="," if decimal == "comma" else ".", thousands="." if decimal == "comma" else None,
+                  nrows=None if head_rows is None else len(lines))
     return CsvPlan(path, first.delimiter, first.has_header, enc, names, lines,
                    [names[j] for j in decimal_columns], kwargs, notes)
 
@@ -277,7 +283,8 @@ def excel_sheets(path) -> list[str]:
 
 
 def read_excel_table(path, *, sheet=None, header: str = "yes", na_values=(), label_column=None,
-                     id_column=None, roles: dict | None = None, types: dict | None = None) -> ReadResult:
+                     id_column=None, roles: dict | None = None, types: dict | None = None,
+                     max_rows: int | None = None) -> ReadResult:
     """Read one sheet of an .xlsx workbook. ``sheet`` is a sheet name or 0-based index; a workbook
     with several sheets needs one (the message lists them). Row ids are the sheet's row numbers."""
     import pandas as pd
@@ -300,7 +307,7 @@ def read_excel_table(path, *, sheet=None, header: str = "yes", na_values=(), lab
     has_header = header != "no"
     try:
         frame = pd.read_excel(path, sheet_name=sheet, header=0 if has_header else None, engine="openpyxl",
-                              na_values=_na_values(na_values), keep_default_na=False)
+                              na_values=_na_values(na_values), keep_default_na=False, nrows=max_rows)
     except Exception as exc:  # noqa: BLE001
         raise DataError(f"{path.name}, sheet {quote(sheet)}: cannot be read ({type(exc).__name__}: {exc}).") from None
     if not has_header:
@@ -317,7 +324,7 @@ def read_excel_table(path, *, sheet=None, header: str = "yes", na_values=(), lab
 
 
 def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict | None = None,
-                       types: dict | None = None) -> ReadResult:
+                       types: dict | None = None, max_rows: int | None = None) -> ReadResult:
     """Read a Parquet file (all its columns); row ids are row numbers from 1."""
     import pandas as pd
 
@@ -327,6 +334,8 @@ def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict |
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds for a damaged file
         raise DataError(f"{path.name} is not a readable Parquet file ({type(exc).__name__}: {exc}).") from None
     frame.columns = [str(c) for c in frame.columns]
+    if max_rows is not None:
+        frame = frame.head(max_rows)
     if not len(frame):
         raise DataError(f"{path.name} holds no data rows.")
     names = list(frame.columns)
@@ -335,6 +344,33 @@ def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict |
                              label_column=_column_name(label_column, names, path), roles=roles, types=types,
                              id_column=_column_name(id_column, names, path), report=[])
     return ReadResult(table, "Parquet", {})
+
+
+def preview_table(path, max_rows: int = 100, **options) -> ReadResult:
+    """The first ``max_rows`` rows of a CSV/TSV, Excel or Parquet file as a typed table with
+    proposed roles (cheap: a CSV's first 256 KiB at most, no scan of the whole file), for an
+    import dialog: ``result.table.infos()`` gives one line per column (type, role, distinct
+    values, missing count) and ``result.table.to_frame()`` the preview rows. Options as
+    :func:`read_table`."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in EXCEL_EXTENSIONS:
+        return read_excel_table(path, max_rows=max_rows, **options)
+    if suffix in PARQUET_EXTENSIONS:
+        return read_parquet_table(path, max_rows=max_rows, **options)
+    plan_options = {k: options.pop(k) for k in ("delimiter", "header", "decimal", "encoding", "na_values")
+                    if k in options}
+    plan = plan_csv(path, head_rows=max_rows, **plan_options)
+    frame = plan.read()
+    plan.fix_decimal_commas(frame)
+    lines = plan.lines[:len(frame)]
+    if len(lines) != len(frame):
+        lines = np.arange(len(frame), dtype=np.int64) + (2 if plan.has_header else 1)
+    table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path), report=plan.notes,
+                             label_column=_column_name(options.pop("label_column", None), plan.names, path),
+                             id_column=_column_name(options.pop("id_column", None), plan.names, path), **options)
+    return ReadResult(table, plan.detail, {"delimiter": plan.delimiter, "has_header": plan.has_header,
+                                           "encoding": plan.encoding})
 
 
 def read_table(path, **options) -> ReadResult:
