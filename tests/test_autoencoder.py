@@ -70,7 +70,7 @@ def test_curves_are_published_live_and_cancel_keeps_the_network(plane):
 
 
 def test_model_round_trip_and_bad_input(plane, tmp_path):
-    from manifold_studio.model_io import load_model, save_model
+    from manifold_studio.files.model_file import load_model, save_model
 
     ae = ms.get_algorithm("autoencoder", n_components=2, max_iter=5, random_state=0).fit(plane)
     save_model(ae, tmp_path / "ae.npz")
@@ -83,7 +83,7 @@ def test_model_round_trip_and_bad_input(plane, tmp_path):
 
 
 def test_reconstruction_view_applies(plane):
-    from manifold_studio.reconstruction import reconstruction_series
+    from manifold_studio.analysis.reconstruction import reconstruction_series
 
     series = reconstruction_series(ms.get_algorithm("autoencoder", max_iter=5, random_state=0), plane[:200],
                                    counts=(1, 2))

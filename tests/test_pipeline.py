@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 import manifold_studio as ms
 from manifold_studio.algorithms.pipeline import Pipeline
 from manifold_studio.errors import DataError, InvalidParameterError, NotFittedError
-from manifold_studio.model_io import load_model, read_metadata, save_model
+from manifold_studio.files.model_file import load_model, read_metadata, save_model
 from procrustes import procrustes_residual
 
 

@@ -10,7 +10,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms import ppca_em
 from manifold_studio.algorithms.conformance import STEP_CHECKS, StepChecker
 from manifold_studio.errors import DataError, InvalidParameterError, UnknownAlgorithmError
-from manifold_studio.plugins import get_host
+from manifold_studio.plugins.host import get_host
 
 STEPS = ["drop_constant", "impute", "log", "minmax", "normalize_rows", "one_hot", "robust_scale",
          "select_columns", "standardize"]

@@ -14,7 +14,6 @@ checks (:class:`StepChecker`): ``check_preprocessor(MyStep)``, or ``iter_step_ch
 """
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from typing import Callable, Iterator
@@ -22,9 +21,24 @@ from typing import Callable, Iterator
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
-from manifold_studio.algorithms.params import AnyOf, Bool, Choice, Float, Int, IntTuple, Param, Text, TextList
+from manifold_studio.algorithms.params import (
+    AnyOf,
+    Bool,
+    Choice,
+    Float,
+    Int,
+    IntTuple,
+    Param,
+    Text,
+    TextList,
+)
 from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
-from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError, NotFittedError
+from manifold_studio.errors import (
+    DataError,
+    FitCancelled,
+    InvalidParameterError,
+    NotFittedError,
+)
 
 QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy", "superqt", "shiboken6")
 

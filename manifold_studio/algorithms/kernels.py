@@ -20,6 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.distances import (  # noqa: F401
+    BLOCK_ELEMENTS,
+    rows_per_block,
+    squared_distances,
+)
+from manifold_studio.algorithms.neighbors import knn_query
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError
 
@@ -27,30 +33,6 @@ KERNELS = ("rbf", "poly", "sigmoid", "linear")
 
 #: exp(-x) underflows to exactly 0 in float64 for x larger than about this
 _EXP_UNDERFLOW = 745.0
-#: elements per temporary block (about 32 MB of float64)
-BLOCK_ELEMENTS = 4_000_000
-
-
-def rows_per_block(n_cols: int, budget: int = BLOCK_ELEMENTS) -> int:
-    """How many rows of an (·, n_cols) float64 block fit in the temporary-memory budget."""
-    return max(1, int(budget // max(int(n_cols), 1)))
-
-
-def squared_distances(X: np.ndarray, Y: np.ndarray, x_sq: np.ndarray | None = None,
-                      y_sq: np.ndarray | None = None) -> np.ndarray:
-    """Squared Euclidean distances between the rows of X and Y (clipped at 0)."""
-    if x_sq is None:
-        x_sq = np.einsum("ij,ij->i", X, X)
-    if y_sq is None:
-        y_sq = np.einsum("ij,ij->i", Y, Y)
-    D = X @ Y.T
-    D *= -2.0
-    D += x_sq[:, None]
-    D += y_sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    return D
-
-
 def resolve_gamma(gamma, n_features: int) -> float:
     return 1.0 / max(int(n_features), 1) if gamma is None else float(gamma)
 
@@ -145,7 +127,6 @@ def min_offdiagonal_sq_distance(X: np.ndarray) -> float:
     """Smallest squared distance between two *different* points of X (0 if duplicates).
 
     Uses a k-d tree for low dimensions, blockwise brute force otherwise."""
-    from manifold_studio.algorithms.neighbors import knn_query
 
     if X.shape[0] < 2:
         return float("inf")

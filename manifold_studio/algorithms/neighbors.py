@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from manifold_studio.algorithms.jit import jit
-from manifold_studio.algorithms.kernels import rows_per_block, squared_distances
+from manifold_studio.algorithms.distances import rows_per_block, squared_distances
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError
 

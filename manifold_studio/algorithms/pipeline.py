@@ -21,7 +21,7 @@ algorithm (an estimator, or an algorithm id). The pipeline has the estimator con
 New data are matched to the training columns by name (a DataFrame, a Table or a Dataset; any
 order, extra columns ignored); a missing column is refused with a message naming it. A plain
 array must have the training columns in the training order. The pipeline is saved and loaded by
-the pickle-free model file (:mod:`manifold_studio.model_io`).
+the pickle-free model file (:mod:`manifold_studio.files.model_file`).
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from manifold_studio.algorithms.named_columns import (  # noqa: F401  (frame_to_
 from manifold_studio.algorithms.preprocessing import Preprocessor
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
+from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.model import Table
 
 __all__ = ["Pipeline", "make_pipeline", "frame_to_matrix", "match_columns"]
@@ -44,9 +45,6 @@ PIPELINE_ID = "pipeline"
 
 
 def _resolve_step(item, last: bool):
-    # the plugin host is reached at call time: it sits above the algorithms layer
-    from manifold_studio.plugins import get_host
-
     host = get_host()
     if isinstance(item, (Preprocessor, Algorithm)):
         if isinstance(item, Algorithm) and not last:

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, _make_init
+from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.named_columns import as_named_matrix, frame_to_matrix, match_columns
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
@@ -59,6 +60,8 @@ class Preprocessor:
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__:
             cls.__init__ = _make_init(tuple(cls.params))
+        if "params" in cls.__dict__:  # the Parameters section, from the constraints (as for algorithms)
+            cls.__doc__ = with_parameters(cls.__dict__.get("__doc__") or cls.__dict__.get("help"), cls.params)
 
     # parameters: the same as for algorithms
     param_constraints = Algorithm.__dict__["param_constraints"]  # the classmethods themselves

@@ -1,4 +1,6 @@
-"""Tables with typed columns and roles, and the readers that build them (Qt-free).
+"""Tables (Qt-free): typed columns with roles and the readers that build them; the columns of a
+data set, result tables, search and export (:mod:`.dataset_columns`, :mod:`.result_table`,
+:mod:`.search`, :mod:`.export`).
 
 Public names::
 
@@ -20,11 +22,11 @@ from manifold_studio.tables.model import (
     ColumnInfo, ReadResult, Table,
 )
 from manifold_studio.tables.readers import (
-    DECIMALS, EXCEL_EXTENSIONS, NA_SPELLINGS, PARQUET_EXTENSIONS, excel_sheets, preview_table, read_csv_table,
-    read_excel_table, read_parquet_table, read_table,
+    DECIMALS, EXCEL_EXTENSIONS, NA_SPELLINGS, PARQUET_EXTENSIONS, excel_sheets, preview_table,
+    read_csv_table, read_excel_table, read_parquet_table, read_table,
 )
 
-__all__ = ["Table", "Column", "ColumnInfo", "ReadResult", "read_table", "preview_table", "read_csv_table", "read_excel_table",
-           "read_parquet_table", "excel_sheets", "table_from_frame", "COLUMN_TYPES", "ROLES", "NUMERIC",
+__all__ = ["Table", "Column", "ColumnInfo", "ReadResult", "read_table", "preview_table", "read_csv_table",
+           "read_excel_table", "read_parquet_table", "excel_sheets", "table_from_frame", "COLUMN_TYPES", "ROLES", "NUMERIC",
            "CATEGORICAL", "TEXT", "DATETIME", "FEATURE", "TARGET", "META", "SKIPPED", "MAX_CATEGORIES",
            "NA_SPELLINGS", "DECIMALS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS"]

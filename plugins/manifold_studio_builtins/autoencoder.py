@@ -31,6 +31,17 @@ class Autoencoder(EmbeddingAlgorithm):
     mean squared errors per epoch, published live as a training curve. ``decoder_weights_``
     (last layer, one row per unit feeding the output) can be drawn as images; with no hidden
     layer they are the code's directions and also ``components_``.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("autoencoder", n_components=2, max_iter=20, random_state=0).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "autoencoder"

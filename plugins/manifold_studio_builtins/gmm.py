@@ -25,7 +25,7 @@ from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
+from manifold_studio.analysis.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
 
 
 class _CheckpointOnly:
@@ -70,6 +70,19 @@ class GaussianMixture(ClusteringAlgorithm):
     log_likelihood_ : mean log-likelihood per training sample of the fitted model.
     log_likelihood_history_ : mean log-likelihood after each E-step of the best run.
     n_iter_ : EM iterations of the best run. converged_ : whether it met ``tol``.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("gmm", n_components=3, random_state=0).fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "gmm"

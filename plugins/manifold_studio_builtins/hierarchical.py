@@ -181,6 +181,19 @@ class HierarchicalClustering(ClusteringAlgorithm):
         ``fcluster(linkage_matrix_, t, ...)[labels_]`` merges clusters.
     cluster_sizes_ : (K,) number of training points in each cluster.
     linkage_leaves_ : "points" or "clusters", what the leaves of ``linkage_matrix_`` are.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("hierarchical", n_clusters=3, method="ward").fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "hierarchical"

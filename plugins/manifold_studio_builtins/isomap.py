@@ -58,6 +58,17 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     ``extend`` uses the generalised kernel of section 5.1.3: a new point reaches the graph
     through its k nearest training points, ``d_G(x, x_i) = min_z (|x - z| + d_G(z, x_i))``,
     and never shortens paths between training points (the training geodesics are fixed).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("isomap", n_neighbors=10, n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "isomap"

@@ -54,6 +54,17 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     fixed rescaling); with ``'random_walk'`` (default: Belkin–Niyogi's generalised problem
     ``L y = l D y``, as scikit-learn) they are ``sqrt(n) f_k(x) sqrt(mean(d) / d(x))`` with
     ``d(x)`` the same degree function the kernel uses (the training degree at training points).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("laplacian_eigenmaps", n_neighbors=10, n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "laplacian_eigenmaps"

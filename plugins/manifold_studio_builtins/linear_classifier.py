@@ -137,6 +137,17 @@ class LinearClassifier(ClassificationAlgorithm):
         current coefficients are kept (problems not reached keep a = 0, b = 0 and are named in
         ``fit_warnings_``).
     converged_ : bool.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> clf = ms.get_algorithm("linear_classifier", loss="logistic").fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
     id = "linear_classifier"

@@ -61,6 +61,17 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     sparse matrix. Coordinates are ``sqrt(n) v_ik`` (unit mean square, eq. 4.13). A new
     point is extended through its reconstruction weights from its k nearest training points
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("lle", n_neighbors=12, n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "lle"

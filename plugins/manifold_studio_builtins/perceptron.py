@@ -70,6 +70,18 @@ class Perceptron(ClassificationAlgorithm):
         a = 0, b = 0 and are named in ``fit_warnings_``).
     support_vectors_, dual_coef_, mistake_counts_ : kernel perceptron only — the training rows
         with a mistake in some problem, τ·N(x)·u for each problem (P, n_sv), and N(x) (P, n_sv).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> X, y = X[y != "virginica"], y[y != "virginica"]
+    >>> clf = ms.get_algorithm("perceptron").fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
     id = "perceptron"

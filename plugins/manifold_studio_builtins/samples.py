@@ -44,6 +44,7 @@ from manifold_studio.algorithms.params import Choice, Float, Int
 from manifold_studio.data import Dataset, Sample
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
+from manifold_studio.tables.readers import read_csv_table
 
 MAX_SAMPLES = 10_000_000
 N_DIGITS = 1797
@@ -231,8 +232,6 @@ class Digits(Sample):
 
 def read_table_sample(file_name: str, title: str, label: str, missing: str = "drop", roles=None) -> Dataset:
     """A shipped CSV read through the table reader (typed columns, roles, row ids)."""
-    from manifold_studio.tables.readers import read_csv_table
-
     try:
         with _data_file(file_name) as path:
             result = read_csv_table(path, label_column=label, roles=roles)

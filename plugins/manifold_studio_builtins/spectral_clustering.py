@@ -35,6 +35,19 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
     affinities to the training points divided by the square roots of both points' degrees),
     normalised, then the label of the nearest k-means centre. ``spectral_embedding_`` holds E
     and :meth:`extend_embedding` its extension (the quantity compared in section 5.4).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("spectral_clustering", n_clusters=3, random_state=0).fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "spectral_clustering"

@@ -88,6 +88,17 @@ class SVM(ClassificationAlgorithm):
     n_iter_ : (n_pairs,) SMO steps; converged_ : bool.
     curve_steps_, objective_curve_, kkt_violation_curve_ : after every SMO slice.
     probA_, probB_ : Platt parameters per pair (with ``probability``).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> clf = ms.get_algorithm("svm", kernel="rbf", C=1.0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
     id = "svm"

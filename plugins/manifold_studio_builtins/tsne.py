@@ -73,6 +73,17 @@ class TSNE(EmbeddingAlgorithm):
     each new point alone (attraction to its neighbours, repulsion from all training points
     normalised per point), so extension is sample-wise. A new point equal to a training point
     gets that point's place.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("tsne", perplexity=20, max_iter=300, random_state=0).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "tsne"

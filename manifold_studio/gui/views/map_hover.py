@@ -1,5 +1,5 @@
 """Hover on the map: the nearest visible point within a few screen pixels, found with a grid
-index (:class:`~manifold_studio.spatial_grid.GridIndex`) built once per point set — at once up
+index (:class:`~manifold_studio.render.spatial_grid.GridIndex`) built once per point set — at once up
 to :data:`SYNC_INDEX_LIMIT` points, in a background thread above (a vectorised scan answers until it
 is ready) — and a tip with the row's labels, the colour / size column values and its features.
 
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from manifold_studio.gui.views.map_encoding import row_summary, value_text
 from manifold_studio.gui.views.palette import label_text
-from manifold_studio.spatial_grid import GridIndex, brute_force_nearest
+from manifold_studio.render.spatial_grid import GridIndex, brute_force_nearest
 
 HOVER_RADIUS_PX = 12
 #: up to this many points the index is built at once (about 20 ms at 100k points)

@@ -5,7 +5,7 @@ outlines); above it with :class:`FastPointsItem` (1–3 px points rasterised wit
 image: about 20 ms a frame at a million points); the density mode draws a 2-D histogram instead
 (:mod:`~manifold_studio.gui.views.density_item`). Colour, size and opacity encodings, the legend
 and the colour bar live in :mod:`~manifold_studio.gui.views.map_encoding`. Hover finds the
-nearest point in screen pixels with a grid index (:mod:`manifold_studio.spatial_grid`, built in
+nearest point in screen pixels with a grid index (:mod:`manifold_studio.render.spatial_grid`, built in
 the background for large maps) and shows the row's labels and values.
 
 What is drawn for a run:
@@ -20,23 +20,39 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QLabel, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
-from manifold_studio.gui.map_coords import as_map_xy
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
-    COLOR_DATA, COLOR_NONE, COLOR_RUN, COLUMN_PREFIX, FIXED_COLOR_ENTRIES, SYMBOL_ALPHA, ColumnCache,
-    EncodingControls, EncodingLegend, MapEncodingMixin, brushes_for, column_scale, size_range, value_text,
+    COLOR_DATA,
+    COLOR_NONE,
+    COLOR_RUN,
+    COLUMN_PREFIX,
+    FIXED_COLOR_ENTRIES,
+    SYMBOL_ALPHA,
+    ColumnCache,
+    EncodingControls,
+    EncodingLegend,
+    MapEncodingMixin,
+    brushes_for,
+    column_scale,
+    size_range,
+    value_text,
     visible_mask,
 )
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
-from manifold_studio.spatial_grid import GridIndex
+from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.render.spatial_grid import GridIndex
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000
@@ -48,7 +64,6 @@ DENSITY_DELAY_MS = 40
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-@register_view
 class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     view_id = "map"
     title = "Map"
@@ -138,7 +153,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
 
         self._highlight = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None)
         self._highlight.setZValue(1000)
-        self.plot.addItem(self._highlight)
+        self.plot.addItem(self._highlight, ignoreBounds=True)
         self._hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 224, 230),
                                        border=pg.mkPen(120, 120, 120), anchor=(0, 1))
         self._hover_text.setZValue(1001)
@@ -206,8 +221,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.color_combo.setCurrentIndex(max(idx, 0))
         self.color_combo.blockSignals(False)
         self._redraw()
-        self.plot_item.enableAutoRange()
-        self.plot_item.autoRange()
+        self.fit_to_points()
         if n > FAST_THRESHOLD:
             self.spatial_index()  # start building the hover index in the background
             QTimer.singleShot(0, self.encoding_legend.prepare_colorbar)
@@ -224,7 +238,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
                                       pen=pg.mkPen(20, 20, 20, 220, width=1.5),
                                       brush=pg.mkBrush(255, 255, 255, 0), name=name)
             item.setZValue(10)
-            self.plot.addItem(item)  # a named item: PlotItem.addItem puts it in the legend
+            self.plot.addItem(item, ignoreBounds=True)  # a decoration: never widens the extent
             if not any(sample.item is item for sample, _label in self.legend.items):
                 self.legend.addItem(item, name)
             self._overlays.append(item)
@@ -250,7 +264,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.title_label.setText(f"{run.title()} — running… (intermediate result)")
         self._redraw()
         if not keep_range:
-            self.plot_item.autoRange()
+            self.fit_to_points()
         return True
 
     # -- ResultView -------------------------------------------------------------------------
@@ -341,7 +355,20 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     # -- drawing ----------------------------------------------------------------------------
     def _set_aspect(self, on: bool) -> None:
         self.plot_item.getViewBox().setAspectLocked(bool(on))
-        self.plot_item.autoRange()
+        self.fit_to_points()
+
+    def fit_to_points(self) -> None:
+        """Show the data points' extent (5% margin): computed from the points alone, so
+        decorations (cluster centres, extended points, the hover ring, a selection) never widen
+        it and a new run always starts at its own extent."""
+        xy = self.xy[np.isfinite(self.xy).all(axis=1)] if len(self.xy) else self.xy
+        if not len(xy):
+            self.plot_item.autoRange()
+            return
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        span = np.where(hi - lo > 0, hi - lo, np.maximum(np.abs(hi), 1.0))  # one point, or a flat map
+        lo, hi = lo - (span - (hi - lo)) / 2, hi + (span - (hi - lo)) / 2
+        self.plot_item.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
 
     def _current_labels(self):
         """(values per drawn point, title, cache key) of the colour source."""
