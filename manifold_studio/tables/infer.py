@@ -37,7 +37,7 @@ _ID_NAME = re.compile(r"^(id|ids|index|idx|row|rowid|row_id|row id|row_number|no
 _DATE_PART_NAME = re.compile(r"^(year|yr|month|day|week|quarter)$", re.IGNORECASE)
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$")
 
-__all__ = ["table_from_frame", "table_from_block", "MAX_CATEGORIES", "lines_text"]
+__all__ = ["table_from_frame", "table_from_block", "columns_from_frame", "columns_from_block", "MAX_CATEGORIES", "lines_text"]
 
 
 def lines_text(lines, limit: int = _REPORT_LIMIT) -> str:
@@ -49,29 +49,32 @@ def lines_text(lines, limit: int = _REPORT_LIMIT) -> str:
 
 def _text_values(series) -> np.ndarray:
     """An object array of stripped str, None where missing (NA spellings included)."""
-    arr = series.to_numpy(dtype=object, na_value=None)
-    out = np.empty(len(arr), dtype=object)
-    for i, v in enumerate(arr):
-        if v is None:
-            out[i] = None
-            continue
-        t = str(v).strip()
-        out[i] = None if t.lower() in MISSING_TOKENS else t
+    out = np.full(len(series), None, dtype=object)
+    s = series.astype("object")
+    present = s.notna().to_numpy()
+    if present.any():
+        t = s[present].astype(str).str.strip()
+        ok = ~t.str.lower().isin(MISSING_TOKENS).to_numpy()
+        out[np.flatnonzero(present)[ok]] = t.to_numpy(dtype=object)[ok]
     return out
+
+
+def _present(text: np.ndarray) -> np.ndarray:
+    return ~np.equal(text, None)
 
 
 def _numeric_from_text(text: np.ndarray):
     """(float values with NaN where missing or not a number, mask of present non-numbers)."""
     import pandas as pd
 
-    present = np.fromiter((v is not None for v in text), dtype=bool, count=len(text))
+    present = _present(text)
     nums = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=np.float64,
                                                                                    na_value=np.nan).copy()
     return nums, present & np.isnan(nums)
 
 
 def _categorical(name, text: np.ndarray, role, note) -> Column:
-    present = np.fromiter((v is not None for v in text), dtype=bool, count=len(text))
+    present = _present(text)
     cats, codes = np.unique(text[present].astype(str), return_inverse=True)
     full = np.full(len(text), -1, dtype=np.int64)
     full[present] = codes
@@ -107,7 +110,7 @@ def _infer_text_column(name, series, role, lines, report, where, fixed_numeric: 
 
     text = _text_values(series)
     nums, stray = _numeric_from_text(text)
-    present = np.fromiter((v is not None for v in text), dtype=bool, count=len(text))
+    present = _present(text)
     n_present, n_stray = int(present.sum()), int(stray.sum())
     if n_present == 0:
         return None
@@ -159,10 +162,18 @@ def table_from_frame(frame, lines: np.ndarray, *, where: str, name: str = "", so
     ({name: type}) is the schema of an earlier chunk of the same file: a numeric column must then
     stay numeric (text in it is refused with its line). ``where`` names the file in messages.
     """
-    import pandas as pd
-
     report = [] if report is None else report
     lines = np.asarray(lines)
+    columns = columns_from_frame(frame, lines, where, label_column, report, fixed)
+    table = Table(columns, lines, name=name, source=source, report=report)
+    return _apply_choices(table, label_column, types, roles, id_column)
+
+
+def columns_from_frame(frame, lines: np.ndarray, where: str, label_column: str | None, report: list[str],
+                       fixed: dict[str, str] | None = None) -> list[Column]:
+    """The typed columns of a DataFrame (see :func:`table_from_frame`)."""
+    import pandas as pd
+
     columns: list[Column] = []
     for col_name in frame.columns:
         nm = str(col_name)
@@ -191,18 +202,12 @@ def table_from_frame(frame, lines: np.ndarray, *, where: str, name: str = "", so
                 report.append(f"column {quote(nm)} is empty: left out.")
             col = Column(nm, NUMERIC, np.full(len(frame), np.nan), SKIPPED, None, "empty")
         columns.append(col)
-    table = Table(columns, lines, name=name, source=source, report=report)
-    return _apply_choices(table, label_column, types, roles, id_column)
+    return columns
 
 
-def table_from_block(block: np.ndarray, names: list[str], lines: np.ndarray, *, where: str, name: str = "",
-                     source: str = "", label_column: str | None = None, roles: dict | None = None,
-                     types: dict | None = None, id_column: str | None = None,
-                     report: list[str] | None = None) -> Table:
-    """A table whose columns are all numbers, given as one C-ordered float64 array (NaN for
-    missing): the numeric columns are views of ``block``, which is shared with ``X`` when the
-    features are exactly these columns (no second copy of a large file)."""
-    report = [] if report is None else report
+def columns_from_block(block: np.ndarray, names: list[str], lines: np.ndarray, where: str,
+                       label_column: str | None, report: list[str]) -> list[Column]:
+    """Numeric columns that are views of the float64 ``block`` (NaN for missing)."""
     columns = []
     for j, nm in enumerate(names):
         values = block[:, j]
@@ -212,6 +217,26 @@ def table_from_block(block: np.ndarray, names: list[str], lines: np.ndarray, *, 
             columns.append(Column(nm, NUMERIC, values, SKIPPED, None, "empty"))
         else:
             columns.append(_numeric_column(nm, values, role, "", lines, report, where))
+    return columns
+
+
+def table_from_block(block: np.ndarray, names: list[str], lines: np.ndarray, *, where: str, name: str = "",
+                     source: str = "", label_column: str | None = None, roles: dict | None = None,
+                     types: dict | None = None, id_column: str | None = None,
+                     report: list[str] | None = None, others=None, order: list[str] | None = None) -> Table:
+    """A table whose numeric columns ``names`` are given as one C-ordered float64 array (NaN for
+    missing): they are views of ``block``, which is shared with ``X`` when the features are
+    exactly these columns (no second copy of a large file). ``others`` is a DataFrame of the
+    remaining columns (text, dates), inferred as in :func:`table_from_frame`; ``order`` is the
+    file's column order."""
+    report = [] if report is None else report
+    lines = np.asarray(lines)
+    columns = columns_from_block(block, names, lines, where, label_column, report)
+    if others is not None and len(others.columns):
+        columns += columns_from_frame(others, lines, where, label_column, report)
+        if order is not None:
+            by_name = {c.name: c for c in columns}
+            columns = [by_name[nm] for nm in order]
     table = Table(columns, lines, name=name, source=source, report=report, block=(list(names), block))
     return _apply_choices(table, label_column, types, roles, id_column)
 

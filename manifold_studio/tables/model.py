@@ -120,7 +120,7 @@ class Column:
             return v < 0
         if self.type == DATETIME:
             return np.isnat(v)
-        return np.fromiter((x is None for x in v), dtype=bool, count=len(v))
+        return np.equal(v, None)
 
     @property
     def n_missing(self) -> int:

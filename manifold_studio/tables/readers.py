@@ -191,10 +191,13 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
     id_name = _column_name(id_column, plan.names, path)
     choices = dict(label_column=label, roles=roles, types=types, id_column=id_name, report=plan.notes)
     extra = {"delimiter": plan.delimiter, "has_header": plan.has_header}
-    block = None if plan.decimal_names else _numeric_block(plan)
-    if block is not None:
-        table = table_from_block(block, plan.names, plan.lines, where=path.name, name=path.stem,
-                                 source=str(path), **choices)
+    read = _chunked_columns(plan)
+    if read is not None:
+        block, numeric, others = read
+        if others is not None:
+            plan.fix_decimal_commas(others)
+        table = table_from_block(block, numeric, plan.lines, where=path.name, name=path.stem, source=str(path),
+                                 others=others, order=plan.names, **choices)
         return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
     frame = plan.read()
     lines = plan.lines
@@ -211,25 +214,44 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
     return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
 
 
-def _numeric_block(plan: CsvPlan) -> np.ndarray | None:
-    """The whole file as one C-ordered float64 array (infinite values as NaN) when every column
-    is numbers, read chunk by chunk into an array sized by the line count (peak memory about
-    the array and one chunk); None when a column holds text or the rows do not match the lines."""
-    n, k = len(plan.lines), len(plan.names)
-    block = np.empty((n, k), dtype=np.float64)
+def _chunked_columns(plan: CsvPlan):
+    """``(block, numeric names, DataFrame of the other columns)`` read chunk by chunk: the columns
+    that are numbers go straight into one C-ordered float64 array sized by the line count
+    (infinite values as NaN; peak memory about the array and one chunk), the others (text,
+    dates, booleans) are gathered as they are. None when a numeric column meets text in a later
+    chunk (the whole-file path then reports the stray cells) or the rows do not match the lines."""
+    import pandas as pd
+
+    n = len(plan.lines)
+    block = numeric = other = None
+    parts: dict[str, list] = {}
     pos = 0
     try:
         for chunk in plan.chunks(FAST_CHUNK_ROWS):
-            if any(dt.kind not in "fiu" for dt in chunk.dtypes) or pos + len(chunk) > n:
+            kinds = [dt.kind in "fiu" for dt in chunk.dtypes]
+            if numeric is None:
+                numeric = [nm for nm, k in zip(plan.names, kinds) if k]  # (a few dozen names: list is fine)
+                other = [nm for nm, k in zip(plan.names, kinds) if not k]
+                block = np.empty((n, len(numeric)), dtype=np.float64)
+                parts = {nm: [] for nm in other}
+            elif any(nm in numeric and not k for nm, k in zip(plan.names, kinds)):
+                return None  # text met in a column that was numbers
+            if pos + len(chunk) > n:
                 return None
             part = block[pos:pos + len(chunk)]
-            part[...] = chunk.to_numpy(dtype=np.float64, na_value=np.nan)
-            if not np.isfinite(part).all():
-                part[np.isinf(part)] = np.nan
+            if numeric:
+                part[...] = chunk[numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+                if not np.isfinite(part).all():
+                    part[np.isinf(part)] = np.nan
+            for nm in other:
+                parts[nm].append(chunk[nm] if chunk[nm].dtype.kind in "Ob" else chunk[nm].astype(object))
             pos += len(chunk)
     except EncodingChanged:
         return None
-    return block if pos == n else None
+    if pos != n or numeric is None:
+        return None
+    others = pd.DataFrame({nm: pd.concat(parts[nm], ignore_index=True) for nm in other}) if other else None
+    return block, numeric, others
 
 
 def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None, roles: dict | None = None,
