@@ -76,6 +76,7 @@ def test_matches_scikit_learns_pipeline(rng):
 def test_new_data_are_matched_by_name_and_a_missing_column_is_refused(rng):
     X = frame(rng)
     pipe = ms.make_pipeline("standardize", ms.get_algorithm("pca", n_components=2)).fit(X)
+    assert pipe.feature_names_in_.tolist() == ["alpha", "beta", "gamma", "delta"]
     shuffled = X[["delta", "alpha", "gamma", "beta"]].assign(extra=1.0)
     np.testing.assert_allclose(pipe.extend(shuffled), pipe.extend(X), rtol=1e-13)
     with pytest.raises(DataError, match=r"The new data lack column 'gamma', which the pipeline was fitted with"):

@@ -200,6 +200,12 @@ class Pipeline:
     def is_fitted(self) -> bool:
         return hasattr(self, "steps_")
 
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The training columns, in order (as scikit-learn names them): new data are matched to these."""
+        self.check_is_fitted("feature_names_in_")
+        return np.asarray(self.columns_in_, dtype=object)
+
     def check_is_fitted(self, what: str = "extend") -> None:
         if not self.is_fitted:
             raise not_fitted(f"This pipeline is not fitted yet: call fit(X) before {what}().")
