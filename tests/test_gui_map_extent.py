@@ -52,3 +52,45 @@ def test_decorations_never_widen_the_map_and_a_new_run_starts_at_its_extent(qtbo
     view.plot_item.getViewBox().scaleBy((4, 4))         # the user zooms out, then View ▸ Zoom to fit
     zoom_to_fit(w)
     assert_extent_fits(view, view.xy)
+
+
+def test_the_legend_sits_in_the_emptiest_corner(qtbot, make_window, host):
+    """Points crowd the top right (where the legend used to be): the legend moves to a corner
+    where it covers none of them."""
+    from PySide6.QtCore import QPointF
+
+    w = make_window(host)
+    rng = np.random.default_rng(1)
+    crowd = np.vstack([rng.uniform(0.5, 1.0, size=(300, 2)), [[0.0, 0.0]]])
+    w.session.add_dataset(Dataset("crowd", crowd, labels=np.arange(len(crowd)) % 3))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(crowd, data_labels=np.arange(len(crowd)) % 3, title="crowded top right")
+    qtbot.waitUntil(lambda: view.legend.isVisible() and view.legend.boundingRect().width() > 0)
+    qtbot.wait(50)  # the placement runs once the legend has its size
+    vb = view.plot_item.getViewBox()
+    legend_rect = view.legend.sceneBoundingRect()
+    covered = sum(legend_rect.contains(vb.mapViewToScene(QPointF(float(x), float(y)))) for x, y in crowd)
+    assert covered == 0, f"the legend covers {covered} points"
+    from manifold_studio.render.legend_corner import emptiest_corner
+
+    assert emptiest_corner(crowd, (0, 1), (0, 1), (0.3, 0.3)) != (1, 0)  # not the top right
+
+
+def test_the_hover_tip_stays_inside_the_plot_and_above_the_legend(qtbot, make_window, host):
+    w = make_window(host)
+    xy = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    w.session.add_dataset(Dataset("corners", xy, labels=np.array([0, 1, 2, 0, 1])))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(xy, data_labels=np.array([0, 1, 2, 0, 1]), title="corners")
+    qtbot.wait(50)
+    box = view.plot_item.getViewBox().sceneBoundingRect()
+    for x, y in xy:
+        assert view.hover_at(x, y) >= 0
+        tip = view._hover_text.sceneBoundingRect()
+        assert box.contains(tip), f"the tip of ({x}, {y}) leaves the plot: {tip} not in {box}"
+    assert view._hover_text.parentItem() is None  # a scene item: drawn above the legend
+    assert view._hover_text.zValue() > view.legend.zValue()

@@ -76,6 +76,7 @@ class RunActions:
             on_success=lambda outcome, rid=rid: self._fit_done(rid, outcome),
             on_failure=lambda msg, detail, rid=rid: self._fit_failed(rid, msg, detail),
             on_cancel=lambda rid=rid: self._fit_cancelled(rid))
+        self.fit_job.run_id = rid  # the run's duration is what the window reports for it
         self.fit_job.partial.connect(lambda result, rid=rid: self._fit_partial(rid, result))
         self.show_status(f"Running {run.title()}…", 0)
         return run

@@ -47,6 +47,7 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
+from manifold_studio.gui.views.map_layout import fit_to_points, place_legend
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
@@ -156,9 +157,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.plot.addItem(self._highlight, ignoreBounds=True)
         self._hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 224, 230),
                                        border=pg.mkPen(120, 120, 120), anchor=(0, 1))
-        self._hover_text.setZValue(1001)
+        self._hover_text.setZValue(1e6)  # a top-level scene item: above the legend and every plot item
         self._hover_text.hide()
-        self.plot.addItem(self._hover_text, ignoreBounds=True)
+        self.plot.scene().addItem(self._hover_text)
         self._mouse_proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30,
                                            slot=self._on_mouse_moved)
         self._density_timer = QTimer(self)
@@ -358,17 +359,8 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.fit_to_points()
 
     def fit_to_points(self) -> None:
-        """Show the data points' extent (5% margin): computed from the points alone, so
-        decorations (cluster centres, extended points, the hover ring, a selection) never widen
-        it and a new run always starts at its own extent."""
-        xy = self.xy[np.isfinite(self.xy).all(axis=1)] if len(self.xy) else self.xy
-        if not len(xy):
-            self.plot_item.autoRange()
-            return
-        lo, hi = xy.min(axis=0), xy.max(axis=0)
-        span = np.where(hi - lo > 0, hi - lo, np.maximum(np.abs(hi), 1.0))  # one point, or a flat map
-        lo, hi = lo - (span - (hi - lo)) / 2, hi + (span - (hi - lo)) / 2
-        self.plot_item.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
+        """Show the data points' extent (:func:`.map_layout.fit_to_points`)."""
+        fit_to_points(self)
 
     def _current_labels(self):
         """(values per drawn point, title, cache key) of the colour source."""
@@ -476,6 +468,11 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.encoding_legend.draw(c, self.hidden_classes, notes, self._overlays, density=density)
         if density:
             self.encoding_legend.show_density_bar(color_map(self.encoding.cmap()), int(self._density.counts.max(initial=0)))
+        QTimer.singleShot(0, self.place_legend)  # once the legend has its size
+
+    def place_legend(self) -> None:
+        """Put the legend in the plot's emptiest corner (:func:`.map_layout.place_legend`)."""
+        place_legend(self)
 
     def update_density(self) -> None:
         """Re-bin the density image over the current view range (density mode only)."""
