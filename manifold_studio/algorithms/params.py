@@ -274,6 +274,47 @@ class AnyOf(Param):
         return " or ".join(parts)
 
 
+@dataclass(frozen=True)
+class Text(Param):
+    """A non-empty string (a column name, a pattern, a fill value)."""
+
+    def _check(self, value):
+        if not isinstance(value, str) or not value.strip():
+            _fail(self.name, value, self.describe())
+        return value.strip()
+
+    def _parse(self, text):
+        return text
+
+    def _describe(self):
+        return "a non-empty text"
+
+
+@dataclass(frozen=True)
+class TextList(Param):
+    """A tuple of non-empty strings (column names); text is split at commas."""
+
+    def _check(self, value):
+        if isinstance(value, str):
+            value = self._parse(value)
+        try:
+            items = tuple(value)
+        except TypeError:
+            _fail(self.name, value, self.describe())
+        if not items or not all(isinstance(i, str) and i.strip() for i in items):
+            _fail(self.name, value, self.describe())
+        return tuple(i.strip() for i in items)
+
+    def _parse(self, text):
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+
+    def format(self, value):
+        return "none" if value is None else ", ".join(value)
+
+    def _describe(self):
+        return "a comma-separated list of names"
+
+
 def validate_params(constraints: Sequence[Param], values: dict) -> dict:
     """Validate a full parameter dict against constraints; return normalised values."""
     by_name = {p.name: p for p in constraints}

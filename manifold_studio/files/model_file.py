@@ -13,6 +13,12 @@ Saving is atomic: a temporary file in the same folder, then ``os.replace``.
     save_model(est, "model.npz", data=dataset)
     est = load_model("model.npz")
     est.extend(X_new)
+
+A pipeline (:mod:`manifold_studio.algorithms.pipeline`) is saved the same way: the metadata's
+``algorithm`` is ``"pipeline"`` and ``steps`` holds each fitted step's description (a preparation
+step's ``preprocessor`` id or an algorithm's ``algorithm`` id, parameters and scalar state), its
+arrays stored as ``state/<step index>/<attribute>``; ``columns_in`` and ``categories_in`` are the
+training columns that new data are matched to by name.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from manifold_studio import __version__, algorithm_class, list_algorithms
+from manifold_studio.algorithms.pipeline import Pipeline
 from manifold_studio.algorithms.state_schema import StateError, spec_for, validate_state
 from manifold_studio.errors import (
     DataError,
@@ -36,6 +43,7 @@ from manifold_studio.errors import (
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import BoundedNpz, check_regular_file, name_list, out_of_memory
 from manifold_studio.files.schemas import MODEL_HEADER, MODEL_STATE, SchemaError, check, parse_json, short
+from manifold_studio.plugins.host import get_host
 
 FORMAT = "manifold-studio-model"
 FORMAT_VERSION = 1
@@ -82,6 +90,66 @@ def _data_reference(data) -> dict | None:
     return ref
 
 
+def _pack_pipeline(pipe) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    arrays: dict[str, np.ndarray] = {}
+    parts = []
+    for i, (_name, step) in enumerate(pipe.steps_):
+        part_arrays, part = pack_estimator(step)
+        if getattr(step, "kind", "") == "preprocessing":
+            part = {"preprocessor": part.pop("algorithm"), **part}
+        arrays.update({f"{i}/{k}": v for k, v in part_arrays.items()})
+        parts.append(part)
+    meta = {"algorithm": "pipeline", "algorithm_name": "Pipeline", "kind": pipe.kind, "params": {},
+            "scalars": {}, "arrays": sorted(arrays), "steps": parts, "columns_in": list(pipe.columns_in_),
+            "categories_in": _jsonable(pipe.categories_in_)}
+    return arrays, meta
+
+
+def _unpack_pipeline(meta: dict, arrays: dict[str, np.ndarray], where: str):
+    parts, steps = meta.get("steps"), []
+    if not isinstance(parts, list) or not parts:
+        raise ModelFileError(f"{where}: the saved pipeline has no steps.")
+    for i, part in enumerate(parts):
+        prefix = f"{i}/"
+        own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        if not isinstance(part, dict):
+            raise ModelFileError(f"{where}: step {i} of the saved pipeline is damaged.")
+        if "preprocessor" in part:
+            steps.append(_unpack_step(part, own, where, get_host()))
+        else:
+            steps.append(unpack_estimator(part, own, where, check_usable=False))
+    try:
+        pipe = Pipeline.from_fitted(steps, list(meta.get("columns_in") or []), dict(meta.get("categories_in") or {}))
+    except (InvalidParameterError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"{where}: the saved pipeline cannot be rebuilt: {exc}") from None
+    return pipe
+
+
+def _unpack_step(part: dict, arrays: dict, where: str, host):
+    step_id = part["preprocessor"]
+    if step_id not in host.preprocessors:
+        raise UnknownAlgorithmError(
+            f"{where} holds a pipeline with the preparation step '{step_id}', which no loaded plugin provides "
+            f"(available: {', '.join(sorted(host.preprocessors)) or 'none'}); install or enable the plugin "
+            "that provides it.")
+    cls = host.preprocessors[step_id]
+    constraints = cls.param_constraints()
+    state: dict[str, Any] = dict(part.get("scalars") or {})
+    state.update(arrays)
+    try:
+        step = cls()
+        step.set_params(**{k: constraints[k].validate(v) for k, v in (part.get("params") or {}).items()
+                           if k in constraints})
+        step.validate_params()
+        step.restore_state(state)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where}: the saved step {step_id} cannot be restored by this version of its "
+                             f"plugin: {exc}") from None
+    if not step.is_fitted:
+        raise ModelFileError(f"{where}: the saved step {step_id} has no fitted state.")
+    return step
+
+
 def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Split a fitted estimator into arrays and a JSON-able description, without pickle.
 
@@ -95,6 +163,8 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     algo_id = getattr(estimator, "id", "")
     if not algo_id:
         raise ManifoldStudioError(f"Cannot save {type(estimator).__name__}: it has no algorithm id.")
+    if algo_id == "pipeline" and hasattr(estimator, "steps_"):
+        return _pack_pipeline(estimator)
     arrays: dict[str, np.ndarray] = {}
     scalars: dict[str, Any] = {}
     for key, value in estimator.fitted_state().items():
@@ -147,12 +217,20 @@ def check_state_names(cls, names, where: str) -> None:
                                  f"a {cls.id} model: the file is damaged or forged.")
 
 
-def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file"):
-    """Rebuild a fitted estimator from :func:`pack_estimator`'s output through the plugin host.
+def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file",
+                     check_usable: bool = True):
+    """Rebuild a fitted estimator (or pipeline) from :func:`pack_estimator`'s output through the
+    plugin host.
 
     ``meta`` is checked against the declared schema (:data:`schemas.MODEL_STATE`) and the state
     against the algorithm's (:meth:`~manifold_studio.algorithms.Algorithm.declared_state`:
-    allowed names, types, shape relations, finite values) before anything is restored."""
+    allowed names, types, shape relations, finite values) before anything is restored (a
+    pipeline: each of its steps); ``check_usable`` then extends one point."""
+    if isinstance(meta, dict) and meta.get("algorithm") == "pipeline":
+        pipe = _unpack_pipeline(meta, arrays, where)
+        if check_usable:
+            _check_usable(pipe, where, "pipeline", arrays)
+        return pipe
     try:
         check(meta, MODEL_STATE, "model")
     except SchemaError as exc:
@@ -186,7 +264,8 @@ def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "th
                              f"version of its plugin: {_one_line(exc)}") from None
     if not est.is_fitted:
         raise ModelFileError(f"{where}: the saved {algo_id} model has no fitted state.")
-    _check_usable(est, where, algo_id, arrays)
+    if check_usable:
+        _check_usable(est, where, algo_id, arrays)
     return est
 
 
@@ -355,11 +434,29 @@ def _read_model(npz, path: Path, where: str):
     """(estimator, metadata) from an open model archive: the header is validated, the array
     members are checked against the algorithm's declared state before any is loaded."""
     meta = _read_meta(npz, path)
-    cls = model_class(meta, where)
     names = [k[len(ARRAY_PREFIX):] for k in npz.files if k.startswith(ARRAY_PREFIX)]
-    check_state_names(cls, names, where)
+    _check_member_names(meta, names, where)
     arrays = read_arrays(npz, path, ARRAY_PREFIX)
     return unpack_estimator(meta, arrays, where), meta
+
+
+def _check_member_names(meta: dict, names: list[str], where: str) -> None:
+    """Refuse undeclared array members before any is loaded: a model's against its algorithm's
+    declared state; a pipeline's, step by step (members ``<step>/<name>``; a preparation step's
+    members are its own)."""
+    if meta.get("algorithm") != "pipeline":
+        check_state_names(model_class(meta, where), names, where)
+        return
+    steps = meta.get("steps") if isinstance(meta.get("steps"), list) else []
+    for name in names:
+        index, _, member = name.partition("/")
+        if not index.isdigit() or int(index) >= len(steps) or not member:
+            raise ModelFileError(f"{where}: member '{short_text(name)}' belongs to no step of the saved "
+                                 "pipeline: the file is damaged or forged.")
+    for i, part in enumerate(steps):
+        if isinstance(part, dict) and "preprocessor" not in part and isinstance(part.get("algorithm"), str):
+            own = [n.partition("/")[2] for n in names if n.partition("/")[0] == str(i)]
+            check_state_names(model_class(part, where), own, where)
 
 
 def load_model_with_metadata(path):

@@ -36,6 +36,7 @@ import pluggy
 
 from manifold_studio import hookspecs
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
 from manifold_studio.data import Loader, Sample
 from manifold_studio.errors import DataError, PluginError, UnknownAlgorithmError
 from manifold_studio.plugins import folder as plugin_folder
@@ -69,6 +70,7 @@ class PluginInfo:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    preprocessors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -158,6 +160,7 @@ class PluginHost:
         self.algorithms: dict[str, type[Algorithm]] = {}
         self.loaders: dict[str, Loader] = {}
         self.samples: dict[str, Sample] = {}
+        self.preprocessors: dict[str, type[Preprocessor]] = {}
         self.failures: list[PluginFailure] = []
         self.plugins: dict[str, PluginInfo] = {}
         self.disabled: list[str] = []
@@ -248,6 +251,7 @@ class PluginHost:
         self._collect(plugin, name, "register_algorithms", self._add_algorithm, info.algorithms)
         self._collect(plugin, name, "register_loaders", self._add_loader, info.loaders)
         self._collect(plugin, name, "register_samples", self._add_sample, info.samples)
+        self._collect(plugin, name, "register_preprocessors", self._add_preprocessor, info.preprocessors)
         return info
 
     def _collect(self, plugin, name: str, hook_name: str, add: Callable, record: list) -> None:
@@ -280,6 +284,14 @@ class PluginHost:
             raise PluginError(f"algorithm id '{cls.id}' is already provided by "
                               f"{self.algorithms[cls.id].__module__}")
         self.algorithms[cls.id] = cls
+        return cls.id
+
+    def _add_preprocessor(self, cls, plugin: str) -> str:
+        validate_preprocessor_class(cls)
+        if cls.id in self.preprocessors:
+            raise PluginError(f"preparation step id '{cls.id}' is already provided by "
+                              f"{self.preprocessors[cls.id].__module__}")
+        self.preprocessors[cls.id] = cls
         return cls.id
 
     def _add_loader(self, loader, plugin: str) -> str:
@@ -322,6 +334,21 @@ class PluginHost:
             raise UnknownAlgorithmError(
                 f"Unknown algorithm '{algorithm_id}': available are "
                 f"{', '.join(sorted(self.algorithms)) or 'none (no plugin loaded)'}.") from None
+
+    def preprocessor_class(self, step_id: str) -> type[Preprocessor]:
+        try:
+            return self.preprocessors[step_id]
+        except KeyError:
+            raise UnknownAlgorithmError(
+                f"Unknown preparation step '{step_id}': available are "
+                f"{', '.join(sorted(self.preprocessors)) or 'none (no plugin loaded)'}.") from None
+
+    def get_preprocessor(self, step_id: str, **params) -> Preprocessor:
+        """A new, validated preparation step ``step_id`` with ``params``."""
+        step = self.preprocessor_class(step_id)()
+        step.set_params(**params)
+        step.validate_params()
+        return step
 
     def loader_for(self, path) -> Loader:
         suffix = Path(path).suffix.lower()

@@ -1,8 +1,9 @@
-"""Reading delimited text: decoding (UTF-8, UTF-16, Latin-1), refusing binary files, sniffing the
-delimiter, detecting the header row, decimal commas, and splitting the text into rows.
+"""Sniffing delimited text: decoding (UTF-8, UTF-16, Latin-1), refusing binary files, finding the
+delimiter, the header row and decimal commas from the first lines, and splitting those lines into
+rows (for the import dialog's preview).
 
-Shared by the CSV loader's whole-file reading, its preview for the import dialog and its chunked
-reading of files larger than memory (:mod:`manifold_studio_builtins.csv_loader`).
+The values of the whole file are read by pandas (:mod:`manifold_studio.tables.readers`) with the
+options found here; :func:`parse_table` only ever sees the first 256 KiB.
 """
 from __future__ import annotations
 
@@ -150,25 +151,29 @@ def is_missing(token: str) -> bool:
 
 
 #: a number written with a decimal comma, optionally with '.' between groups of thousands
-_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?$")
+DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?$")
 
 
-def _read_decimal_commas(rows: list[list[str]], notes: list[str]) -> None:
+def _read_decimal_commas(rows: list[list[str]], notes: list[str]) -> list[int]:
     """Columns whose numbers use decimal commas (1,5 or 1.234,5 — with ';', tab, '|' or blanks
-    between fields) are rewritten with decimal points, in place, and reported."""
+    between fields) are rewritten with decimal points, in place, and reported; returns their
+    indices."""
+    found = []
     width = max(len(r) for r in rows)
     for j in range(width):
         col = [r[j].strip() for r in rows if j < len(r)]
-        start = 0 if col and (_DECIMAL_COMMA.match(col[0]) or is_missing(col[0])) else 1  # a header
+        start = 0 if col and (DECIMAL_COMMA.match(col[0]) or is_missing(col[0])) else 1  # a header
         present = [t for t in col[start:] if not is_missing(t)]
-        if not present or not any("," in t for t in present) or not all(_DECIMAL_COMMA.match(t) for t in present):
+        if not present or not any("," in t for t in present) or not all(DECIMAL_COMMA.match(t) for t in present):
             continue
         example = next(t for t in present if "," in t)
         for r in rows[start:]:
             if j < len(r) and not is_missing(r[j]):
                 r[j] = r[j].strip().replace(".", "").replace(",", ".")
+        found.append(j)
         name = f"'{col[0]}'" if start else f"column_{j}"
         notes.append(f"column {name} uses decimal commas: {example!r} read as {example.replace('.', '').replace(',', '.')}.")
+    return found
 
 
 def _detect_header(rows: list[list[str]]) -> bool:
@@ -237,6 +242,8 @@ class _Table:
     has_header: bool
     header_line: int | None
     notes: list[str] = field(default_factory=list)
+    #: indices of the columns written with decimal commas
+    decimal_columns: list[int] = field(default_factory=list)
 
 
 def _csv_problem(exc: Exception) -> str:
@@ -295,8 +302,7 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
     if not rows:
         raise DataError(f"{path.name} is empty: it holds no data rows.")
 
-    if char != ",":
-        _read_decimal_commas(rows, notes)
+    decimal_columns = _read_decimal_commas(rows, notes) if char != "," else []
     has_header = _detect_header(rows) if header == "auto" else header == "yes"
     if has_header:
         names = _unique_names(rows[0])
@@ -319,4 +325,4 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
         rows[k] = (fields + [""] * expected)[:expected]
     if max_rows is not None:
         rows, line_numbers = rows[:max_rows], line_numbers[:max_rows]
-    return _Table(names, rows, line_numbers, delimiter, has_header, header_line, notes)
+    return _Table(names, rows, line_numbers, delimiter, has_header, header_line, notes, decimal_columns)
