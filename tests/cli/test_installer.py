@@ -2,7 +2,7 @@
 inspected and unpacked with dpkg-deb), the Windows/macOS recipes and the CI workflow parsed.
 
 The full build (PyInstaller bundle, its self-test, .deb installed and removed) runs only with
-MANIFOLD_STUDIO_BUILD_INSTALLER=1: ``MANIFOLD_STUDIO_BUILD_INSTALLER=1 pytest tests/test_installer.py``
+MANIFOLD_STUDIO_BUILD_INSTALLER=1: ``MANIFOLD_STUDIO_BUILD_INSTALLER=1 pytest tests/cli/test_installer.py``
 (.ci/run runs the same steps through installer/ci_build_and_test.sh).
 """
 import importlib.util
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INSTALLER = ROOT / "installer"
 
 
