@@ -106,7 +106,8 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
                 t = head_emb[j, d] - tail_emb[k, d]
                 d2 += t * t
             if d2 > 0.0:
-                coeff = -2.0 * a * b * d2 ** (b - 1.0) / (a * d2 ** b + 1.0)
+                d2b = d2 ** b                       # one power: d2^(b-1) = d2^b / d2
+                coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
             else:
                 coeff = 0.0
             for d in range(dim):
@@ -218,7 +219,10 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
                 for d in range(dim):
                     t = y[d] - Y_tail[c, d]
                     d2 += t * t
-                coeff = -2.0 * a * b * d2 ** (b - 1.0) / (a * d2 ** b + 1.0) if d2 > 0.0 else 0.0
+                coeff = 0.0
+                if d2 > 0.0:
+                    d2b = d2 ** b
+                    coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
                 for d in range(dim):
                     g = coeff * (y[d] - Y_tail[c, d])
                     y[d] += (4.0 if g > 4.0 else (-4.0 if g < -4.0 else g)) * alpha
