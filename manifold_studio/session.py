@@ -296,9 +296,9 @@ class Session:
         (:mod:`manifold_studio.isolated_fit`), so a crashing plugin cannot take the caller down."""
         cls = self.host.algorithm_class(run.algorithm_id)
         X, y = self.training_data(run)
-        if not cls.requires_labels:
+        if not (cls.requires_labels or cls(**run.params).uses_labels()):
             y_fit = None
-        elif y is None:
+        elif y is None and cls.requires_labels:
             raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
         else:
             y_fit = y

@@ -290,3 +290,33 @@ def test_other_metrics_fit_and_extend(metric):
     est = umap(metric=metric, random_state=0, n_epochs=100).fit(X[:250])
     E = est.extend(X[250:])
     assert E.shape == (50, 2) and np.all(np.isfinite(E))
+
+
+# -- labels reach supervised UMAP through the session and the command line ---------------------------
+
+def test_session_passes_labels_only_when_target_weight_asks():
+    from manifold_studio.plugins import PluginHost
+    from manifold_studio.session import Session
+
+    session = Session(PluginHost().discover())
+    ds = session.load("sample:iris")
+    plain = session.run("umap", n_neighbors=10, n_epochs=50, random_state=0)
+    sup = session.run("umap", n_neighbors=10, n_epochs=50, random_state=0, target_weight=0.9)
+    direct = umap(n_neighbors=10, n_epochs=50, random_state=0, target_weight=0.9).fit(ds.X, ds.labels)
+    np.testing.assert_array_equal(sup.embedding, direct.embedding_)
+    np.testing.assert_array_equal(plain.embedding, umap(n_neighbors=10, n_epochs=50, random_state=0).fit(ds.X).embedding_)
+
+
+def test_command_line_supervised_umap(tmp_path):
+    from manifold_studio.cli import main
+
+    out = tmp_path / "map.csv"
+    assert main(["run", "umap", "--data", "sample:iris", "--param", "target_weight=0.9", "--param", "n_epochs=50",
+                 "--param", "random_state=0", "--param", "n_neighbors=10", "--out", str(out), "--quiet"]) == 0
+    ds = ms.load_data("sample:iris")
+    expected = umap(n_neighbors=10, n_epochs=50, random_state=0, target_weight=0.9).fit(ds.X, ds.labels).embedding_
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    got = table[["umap_1", "umap_2"]].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)

@@ -84,6 +84,13 @@ class UMAP(EmbeddingAlgorithm):
     )
 
     # -- fit ----------------------------------------------------------------------------
+    def uses_labels(self) -> bool:
+        """Labels are used (supervised UMAP) when target_weight > 0."""
+        try:
+            return float(self.target_weight) > 0.0
+        except (TypeError, ValueError):
+            return False
+
     def _check(self, X, y):
         p = self._p
         n = X.shape[0]
@@ -149,7 +156,7 @@ class UMAP(EmbeddingAlgorithm):
                                       start=0.4, end=1.0, on_slice=publish)
         except FitCancelled:
             done = reached[0]
-            self._stop_early(f"after about {done:,} of {n_epochs:,} epochs")
+            self._stop_early(f"after {done:,} of {n_epochs:,} epochs")
         self.embedding_ = np.asarray(Y, dtype=float)
         self.a_, self.b_ = a, b
         self.n_epochs_ = int(n_epochs)
