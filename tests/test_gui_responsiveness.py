@@ -34,6 +34,7 @@ PARAMS = {
     "gmm": {"n_components": 10, "random_state": 0}, "hierarchical": {"n_clusters": 10},
     "svm": {}, "mlp": {"max_iter": 30, "random_state": 0},
     "autoencoder": {"max_iter": 20, "random_state": 0}, "nmf": {"random_state": 0},
+    "umap": {"n_epochs": 200, "random_state": 0},
 }
 
 #: measurements per algorithm at most: a stall the code causes recurs in every one; a busy
