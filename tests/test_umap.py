@@ -279,6 +279,15 @@ def test_cosine_refuses_zero_rows():
         umap(metric="cosine").fit(X)
 
 
+def test_cosine_new_zero_row_is_at_distance_one_from_everything():
+    X, _ = blobs(60, 6)
+    index = MetricIndex(X, "cosine")
+    dist, idx = index.query(np.zeros((1, 6)), 5)
+    np.testing.assert_array_equal(dist, np.ones((1, 5)))
+    est = umap(metric="cosine", n_epochs=20, random_state=0).fit(X)
+    assert np.all(np.isfinite(est.extend(np.zeros((2, 6)))))
+
+
 def test_target_weight_without_labels():
     with pytest.raises(DataError, match=r"target_weight=0.5 asks for supervised UMAP, but no labels"):
         umap(target_weight=0.5).fit(blobs(50)[0])
@@ -320,3 +329,14 @@ def test_command_line_supervised_umap(tmp_path):
     table = pd.read_csv(out)
     got = table[["umap_1", "umap_2"]].to_numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_model_file_round_trip(tmp_path):
+    from manifold_studio.model_io import load_model, save_model
+
+    X, y = blobs(250, 12)
+    est = umap(metric="cosine", random_state=0, n_epochs=80, target_weight=0.5).fit(X[:200], y[:200])
+    loaded = load_model(save_model(est, tmp_path / "umap.npz"))
+    assert type(loaded) is type(est) and loaded.get_params() == est.get_params()
+    np.testing.assert_array_equal(loaded.embedding_, est.embedding_)
+    np.testing.assert_array_equal(loaded.extend(X[200:]), est.extend(X[200:]))

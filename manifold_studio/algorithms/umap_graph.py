@@ -35,9 +35,12 @@ MIN_K_DIST_SCALE = 1e-3
 _METRIC_CODE = {"euclidean": 0, "cosine": 1, "manhattan": 2}
 
 
-def _unit_rows(X: np.ndarray, what: str) -> np.ndarray:
+def _unit_rows(X: np.ndarray, what: str, allow_zero: bool = False) -> np.ndarray:
+    """Rows scaled to unit length; all-zero rows refused (training data) or kept as zeros."""
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     zero = np.flatnonzero(norms == 0)
+    if allow_zero:
+        return X / np.where(norms == 0, 1.0, norms)[:, None]
     if zero.size:
         rows = ", ".join(str(int(r)) for r in zero[:5]) + (" ..." if zero.size > 5 else "")
         raise DataError(f"metric='cosine' is undefined for all-zero rows: {what} has {zero.size} "
@@ -114,8 +117,9 @@ class MetricIndex:
         return self.Y.shape[0]
 
     def prepare(self, X: np.ndarray) -> np.ndarray:
+        """New points in the search space (unit rows for cosine; an all-zero row stays zero)."""
         X = np.ascontiguousarray(X, dtype=float)
-        return _unit_rows(X, "the new data") if self.metric == "cosine" else X
+        return _unit_rows(X, "the new data", allow_zero=True) if self.metric == "cosine" else X
 
     def query(self, X: np.ndarray, k: int, *, exclude_self: bool = False, progress=None):
         """(dist, idx), (m, k), increasing distance. ``exclude_self``: X is the reference set
@@ -134,6 +138,9 @@ class MetricIndex:
         idx = np.ascontiguousarray(idx, dtype=np.intp)
         dist = np.empty(idx.shape)
         _row_distances(Xp, self.Y, idx, _METRIC_CODE[self.metric], dist)
+        if self.metric == "cosine" and not exclude_self:
+            # an all-zero new row has cosine distance 1 to every point (umap-learn's convention)
+            dist[~Xp.any(axis=1)] = 1.0
         order = np.argsort(dist, axis=1, kind="stable")  # exact distances may reorder near-ties
         return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
 
