@@ -74,6 +74,19 @@ def test_fuzzy_graph_with_duplicates_matches_umap_learn():
     assert G[10, 11] == 1.0
 
 
+def test_supervised_intersection_equals_umap_learn():
+    from umap.umap_ import discrete_metric_simplicial_set_intersection as reference
+
+    from manifold_studio.algorithms.umap_graph import categorical_intersection
+
+    X, y = blobs(200, 5, centers=3, scale=1.5)
+    G, *_ = fuzzy_simplicial_set(X, 12)
+    for far in (2.5, 5.0, 1e12):
+        ours = categorical_intersection(G, y, far)
+        ref = reference(G.copy(), y, far_dist=far).tocsr()
+        assert abs(ours - ref).max() < 1e-6
+
+
 def test_ab_curve_matches_umap_learn():
     from umap.umap_ import find_ab_params as reference
 
