@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 from scipy.optimize import curve_fit
 from scipy.sparse.csgraph import connected_components
 
@@ -58,8 +59,9 @@ def noisy_scale(Y: np.ndarray, rng: np.random.Generator, max_coord: float = 10.0
 
 
 def spectral_init(graph: sp.csr_matrix, dim: int, rng: np.random.Generator, progress=None):
-    """Starting map from the graph's Laplacian eigenmaps; (Y, how) with how in
-    {'spectral', 'random'} ('random' when the graph is disconnected or too small)."""
+    """Starting map from the graph's Laplacian eigenmaps: (Y, how, number of components), how
+    'spectral', or 'random' when the graph is disconnected, too small, or ARPACK does not
+    converge (umap-learn falls back the same way)."""
     n = graph.shape[0]
     n_comp = connected_components(graph, directed=False)[0]
     if n_comp > 1 or dim + 1 >= n:
@@ -68,7 +70,10 @@ def spectral_init(graph: sp.csr_matrix, dim: int, rng: np.random.Generator, prog
     s = 1.0 / np.sqrt(deg)
     M = (sp.diags(s) @ graph @ sp.diags(s)).tocsr()
     problem = SpectralProblem(dim + 1, matrix=M, skip=1, tol=1e-4)
-    _, vecs, _ = leading_eigenpairs(problem, dim + 1, progress=progress)
+    try:
+        _, vecs, _ = leading_eigenpairs(problem, dim + 1, progress=progress)
+    except (spla.ArpackNoConvergence, spla.ArpackError):
+        return rng.uniform(-10.0, 10.0, size=(n, dim)), "random", n_comp
     return noisy_scale(vecs[:, 1:dim + 1], rng), "spectral", n_comp
 
 

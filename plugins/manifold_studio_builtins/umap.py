@@ -130,12 +130,16 @@ class UMAP(EmbeddingAlgorithm):
         keep = G.data >= G.data.max() / n_epochs
         G.data, G.row, G.col = G.data[keep], G.row[keep], G.col[keep]
         progress.checkpoint(0.3, "Spectral start")
-        Y0, how, n_comp = spectral_init(graph, p["n_components"], rng,
+        # the start is the pruned graph's (as umap-learn: the edges the SGD will sample)
+        Y0, how, n_comp = spectral_init(G.tocsr(), p["n_components"], rng,
                                         SubProgress(progress, 0.3, 0.4, "Spectral start: "))
         if how == "random" and n_comp > 1:
             self._warn(f"The neighbour graph has {n_comp} separate components: the map starts from "
                        "random positions (the spectral start needs a connected graph); their relative "
                        "placement is arbitrary. Increase n_neighbors for a connected graph.")
+        elif how == "random" and n > p["n_components"] + 1:
+            self._warn("The spectral start did not converge (ARPACK): the map starts from random "
+                       "positions.")
         a, b = find_ab_params(p["spread"], p["min_dist"])
         Y = rescale_init(Y0).astype(np.float32)
         t_init = time.perf_counter()
