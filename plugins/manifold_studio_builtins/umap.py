@@ -118,7 +118,7 @@ class UMAP(EmbeddingAlgorithm):
         t0 = time.perf_counter()
         index = MetricIndex(X, p["metric"])
         graph, sigma, rho, dist, idx, mean_d = fuzzy_simplicial_set(
-            X, k, metric=p["metric"], index=index, progress=SubProgress(progress, 0.0, 0.3, "Neighbours: "))
+            X, k, metric=p["metric"], index=index, progress=SubProgress(progress, 0.0, 0.3))
         self._warn_duplicates(dist)
         if p["target_weight"] > 0:
             _, codes = encode_labels(y, n)
