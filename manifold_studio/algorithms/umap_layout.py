@@ -186,7 +186,7 @@ def optimize_layout(Y: np.ndarray, graph: sp.coo_matrix, n_epochs: int, a: float
     return Y32, n_epochs
 
 
-@jit(fastmath=False)
+@jit(fastmath=True)
 def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate, out):
     """Each new point r alone: start at init[r]; its edges to training points idx[r] with
     weights w[r] sampled every w_max(r) / w epochs; negative samples from its own stream."""

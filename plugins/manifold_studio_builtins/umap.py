@@ -79,8 +79,9 @@ class UMAP(EmbeddingAlgorithm):
         Float("target_weight", 0.0, "Supervised UMAP: how strongly the labels pull classes apart "
               "(0 = ignore labels, 1 = cut every edge between different labels); needs labels.",
               low=0.0, high=1.0),
-        Int("extend_epochs", None, "Epochs when placing new points into the fitted map; empty: a "
-            "third of the fit's epochs.", low=0, allow_none=True),
+        Int("extend_epochs", None, "Epochs when placing new points into the fitted map; empty: 100 "
+            "(umap-learn's transform of up to 10,000 points), or a third of n_epochs when n_epochs is "
+            "given.", low=0, allow_none=True),
     )
 
     # -- fit ----------------------------------------------------------------------------
@@ -199,7 +200,7 @@ class UMAP(EmbeddingAlgorithm):
         w = memberships(dist, sigma, rho)
         epochs = p["extend_epochs"]
         if epochs is None:
-            epochs = max(1, self.n_epochs_ // 3)
+            epochs = 100 if p["n_epochs"] is None else max(1, p["n_epochs"] // 3)
         Y = place_points(X, idx, w, self.embedding_, self.a_, self.b_, seed=self.seed_, n_epochs=epochs,
                          learning_rate=p["learning_rate"] / 4.0,
                          negative_sample_rate=p["negative_sample_rate"])
