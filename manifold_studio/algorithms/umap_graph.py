@@ -199,7 +199,7 @@ def _smooth(dist, k_target, local_connectivity, row_k, mean_all, sigma, rho):
                 r = nonzero[index - 1]
                 if interp > SMOOTH_K_TOLERANCE:
                     r += np.float32(interp * (nonzero[index] - nonzero[index - 1]))
-            else:
+            elif nz > 0:
                 r = np.float32(interp * nonzero[0])
         elif nz > 0:
             for j in range(c):

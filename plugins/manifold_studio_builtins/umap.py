@@ -40,11 +40,12 @@ class UMAP(EmbeddingAlgorithm):
     intersection; ``target_weight = 1`` cuts them) and local connectivity is restored.
     ``target_weight = 0`` ignores ``y``.
 
-    ``extend`` links each new point to its ``n_neighbors - 1`` nearest training points with the
-    same memberships, starts it at the membership-weighted mean of their places and moves it
-    alone for ``extend_epochs`` epochs against the fixed map (learning rate / 4, as umap-learn's
-    transform), with a random stream seeded from its own coordinates: extension is sample-wise.
-    A new point equal to a training point gets that point's place.
+    ``extend`` links each new point to its ``n_neighbors - 1`` nearest training points with
+    memberships ``exp(-d / sigma)`` (no local connectivity, as umap-learn's transform), starts
+    it at the membership-weighted mean of their places and moves it alone for ``extend_epochs``
+    epochs against the fixed map (learning rate / 4, as umap-learn's transform), with a random
+    stream seeded from its own coordinates: extension is sample-wise. A new point equal to a
+    training point gets that point's place.
     """
 
     id = "umap"
@@ -196,7 +197,9 @@ class UMAP(EmbeddingAlgorithm):
         index = self._index()
         k = p["n_neighbors"]
         dist, idx = index.query(X, k - 1)
-        sigma, rho, _ = smooth_knn_dist(dist, k, mean_distance=self.mean_distance_)
+        # no local connectivity (rho = 0), as umap-learn's transform: softer memberships, no single
+        # neighbour at 1 (measured: more new points land inside their own cluster)
+        sigma, rho, _ = smooth_knn_dist(dist, k, local_connectivity=0.0, mean_distance=self.mean_distance_)
         w = memberships(dist, sigma, rho)
         epochs = p["extend_epochs"]
         if epochs is None:
