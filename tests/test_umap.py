@@ -320,6 +320,8 @@ def test_session_passes_labels_only_when_target_weight_asks():
     from manifold_studio.plugins import PluginHost
     from manifold_studio.session import Session
 
+    assert umap(target_weight=0.3).uses_labels() and not umap().uses_labels()
+    assert ms.get_algorithm("svm").uses_labels() and not ms.get_algorithm("pca").uses_labels()
     session = Session(PluginHost().discover())
     ds = session.load("sample:iris")
     plain = session.run("umap", n_neighbors=10, n_epochs=50, random_state=0)
