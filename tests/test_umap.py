@@ -124,11 +124,30 @@ def test_clusters_are_separated_and_quality_matches_umap_learn():
     np.testing.assert_allclose([est.a_, est.b_], [ref._a, ref._b], rtol=1e-6)
 
 
-def test_disconnected_graph_starts_at_random_with_a_warning():
-    X, _ = blobs(200, 5, centers=2, scale=100.0)
+def test_disconnected_graph_starts_from_each_components_eigenmap():
+    from manifold_studio.algorithms.umap_layout import spectral_init
+
+    X, y = blobs(200, 5, centers=2, scale=100.0)
     with pytest.warns(UserWarning, match="2 separate components"):
         est = umap(n_neighbors=5, random_state=0, n_epochs=50).fit(X)
-    assert est.init_ == "random" and np.all(np.isfinite(est.embedding_))
+    assert est.init_ == "components" and np.all(np.isfinite(est.embedding_))
+    E = est.embedding_
+    a, b = E[y == 0], E[y == 1]      # the two components apart in the map
+    assert np.linalg.norm(a.mean(0) - b.mean(0)) > 2 * max(a.std(0).max(), b.std(0).max())
+    G, *_ = fuzzy_simplicial_set(X, 5)
+    rng = np.random.default_rng(0)
+    Y, how, n_comp = spectral_init(G, 2, rng)          # without the data: a random start
+    assert (how, n_comp) == ("random", 2) and np.abs(Y).max() <= 10
+    Y, how, _ = spectral_init(G, 2, rng, X=X)
+    assert how == "components" and np.abs(Y).max() == pytest.approx(10.0, abs=1e-3)
+    # each component's start is its own eigenmap: a connected component alone gives the same shape
+    rows = np.flatnonzero(y == 0)
+    alone, how_alone, _ = spectral_init(G[rows][:, rows].tocsr(), 2, np.random.default_rng(1))
+    assert how_alone == "spectral"
+    part = Y[rows] - Y[rows].mean(0)
+    ref = alone - alone.mean(0)
+    cos = np.abs(np.sum(part * ref, axis=0)) / (np.linalg.norm(part, axis=0) * np.linalg.norm(ref, axis=0))
+    assert np.all(cos > 0.99)
 
 
 def test_progress_partial_maps_and_cancel_keeps_the_map():

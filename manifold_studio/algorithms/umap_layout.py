@@ -3,8 +3,9 @@
 * :func:`find_ab_params` — ``a``, ``b`` of ``1 / (1 + a d^(2b))`` fitted (least squares, as
   umap-learn) to 1 below ``min_dist`` and ``exp(-(d - min_dist) / spread)`` above.
 * :func:`spectral_init` — the eigenvectors 2..dim+1 of the normalised graph Laplacian from the
-  project's spectral core (ARPACK, tolerance 1e-4 as umap-learn); a disconnected graph falls
-  back to a uniform random start in [-10, 10]. Scaled and jittered as umap-learn.
+  project's spectral core (ARPACK, tolerance 1e-4 as umap-learn); a disconnected graph gets
+  each component's eigenmap around its centroid's place (umap-learn's multi-component layout),
+  with a uniform random start as the fallback. Scaled and jittered as umap-learn.
 * :func:`optimize_layout` — the fuzzy cross-entropy minimised by SGD: every edge is sampled
   once per ``epochs_per_sample = w_max / w`` epochs (attraction), each sample followed by
   ``negative_sample_rate`` repulsions from uniformly drawn points; learning rate decaying
@@ -58,23 +59,71 @@ def noisy_scale(Y: np.ndarray, rng: np.random.Generator, max_coord: float = 10.0
     return Y + rng.normal(scale=noise, size=Y.shape)
 
 
-def spectral_init(graph: sp.csr_matrix, dim: int, rng: np.random.Generator, progress=None):
-    """Starting map from the graph's Laplacian eigenmaps: (Y, how, number of components), how
-    'spectral', or 'random' when the graph is disconnected, too small, or ARPACK does not
-    converge (umap-learn falls back the same way)."""
-    n = graph.shape[0]
-    n_comp = connected_components(graph, directed=False)[0]
-    if n_comp > 1 or dim + 1 >= n:
-        return rng.uniform(-10.0, 10.0, size=(n, dim)), "random", n_comp
+def _eigenmap(graph: sp.csr_matrix, dim: int, progress=None) -> np.ndarray | None:
+    """Eigenvectors 2..dim+1 of a connected graph's normalised adjacency (None: ARPACK failed)."""
     deg = np.asarray(graph.sum(axis=1)).ravel()
     s = 1.0 / np.sqrt(deg)
     M = (sp.diags(s) @ graph @ sp.diags(s)).tocsr()
-    problem = SpectralProblem(dim + 1, matrix=M, skip=1, tol=1e-4)
     try:
-        _, vecs, _ = leading_eigenpairs(problem, dim + 1, progress=progress)
+        _, vecs, _ = leading_eigenpairs(SpectralProblem(dim + 1, matrix=M, skip=1, tol=1e-4), dim + 1,
+                                        progress=progress)
     except (spla.ArpackNoConvergence, spla.ArpackError):
+        return None
+    return vecs[:, 1:dim + 1]
+
+
+def _component_layout(graph, labels, n_comp, dim, rng, X, progress):
+    """A disconnected graph, as umap-learn lays it out: the components' centroids in the data
+    placed by their principal axes (scaled so the nearest two are 1 apart), each component's own
+    eigenmap (a random square for components too small to have one) scaled to half that gap
+    around its place."""
+    C = np.vstack([X[labels == c].mean(axis=0) for c in range(n_comp)])
+    Cc = C - C.mean(axis=0)
+    U, S, _ = np.linalg.svd(Cc, full_matrices=False)
+    meta = np.zeros((n_comp, dim))
+    r = min(dim, U.shape[1])
+    meta[:, :r] = U[:, :r] * S[:r]
+    from scipy.spatial.distance import pdist
+
+    gaps = pdist(meta)
+    gap = float(gaps[gaps > 0].min()) if np.any(gaps > 0) else 1.0
+    if not np.any(gaps > 0):     # all centroids in one place: spread them on a line
+        meta[:, 0] = np.arange(n_comp)
+    meta /= gap
+    Y = np.empty((graph.shape[0], dim))
+    for c in range(n_comp):
+        progress.checkpoint(c / n_comp, f"Component {c + 1:,}/{n_comp:,}")
+        rows = np.flatnonzero(labels == c)
+        part = None
+        if rows.size > dim + 2:
+            part = _eigenmap(graph[rows][:, rows].tocsr(), dim)
+        if part is None:
+            part = rng.uniform(-1.0, 1.0, size=(rows.size, dim))
+        part = part * (0.25 / max(np.abs(part).max(), np.finfo(float).tiny))
+        Y[rows] = meta[c] + part
+    return Y
+
+
+def spectral_init(graph: sp.csr_matrix, dim: int, rng: np.random.Generator, progress=None,
+                  X: np.ndarray | None = None):
+    """Starting map from the graph's Laplacian eigenmaps: (Y, how, number of components).
+
+    how is 'spectral'; 'components' for a disconnected graph with the data ``X`` given (each
+    component's eigenmap around its centroid's place, as umap-learn); 'random' (uniform in
+    [-10, 10]) when the graph is disconnected without ``X``, too small, or ARPACK does not
+    converge (umap-learn falls back the same way)."""
+    progress = as_progress(progress)
+    n = graph.shape[0]
+    n_comp, labels = connected_components(graph, directed=False)
+    if dim + 1 >= n or (n_comp > 1 and X is None):
         return rng.uniform(-10.0, 10.0, size=(n, dim)), "random", n_comp
-    return noisy_scale(vecs[:, 1:dim + 1], rng), "spectral", n_comp
+    if n_comp > 1:
+        return noisy_scale(_component_layout(graph, labels, n_comp, dim, rng, X, progress), rng), \
+            "components", n_comp
+    vecs = _eigenmap(graph, dim, progress)
+    if vecs is None:
+        return rng.uniform(-10.0, 10.0, size=(n, dim)), "random", n_comp
+    return noisy_scale(vecs, rng), "spectral", n_comp
 
 
 def rescale_init(Y: np.ndarray) -> np.ndarray:

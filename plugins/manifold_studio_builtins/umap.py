@@ -31,9 +31,10 @@ class UMAP(EmbeddingAlgorithm):
     (local connectivity) and ``sigma_i`` set by binary search so memberships sum to
     ``log2(n_neighbors)``; the directed graph is symmetrised by the fuzzy union
     ``A + A^T - A * A^T``. The map starts from the graph's Laplacian eigenmaps (a uniform random
-    start when the graph is disconnected) and minimises the fuzzy cross-entropy with the
+    start if ARPACK fails) and minimises the fuzzy cross-entropy with the
     low-dimensional memberships ``1 / (1 + a d^(2b))`` (``a``, ``b`` fitted to ``min_dist`` and
-    ``spread``) by SGD with negative sampling, as umap-learn.
+    ``spread``) by SGD with negative sampling, as umap-learn. A disconnected graph starts from
+    each component's eigenmap placed around its centroid (umap-learn's multi-component layout).
 
     Supervised: with labels ``y`` and ``target_weight > 0``, edges between different labels
     are weakened by ``exp(-2.5 / (1 - target_weight))`` (umap-learn's categorical
@@ -134,11 +135,11 @@ class UMAP(EmbeddingAlgorithm):
         progress.checkpoint(0.3, "Spectral start")
         # the start is the pruned graph's (as umap-learn: the edges the SGD will sample)
         Y0, how, n_comp = spectral_init(G.tocsr(), p["n_components"], rng,
-                                        SubProgress(progress, 0.3, 0.4, "Spectral start: "))
-        if how == "random" and n_comp > 1:
-            self._warn(f"The neighbour graph has {n_comp} separate components: the map starts from "
-                       "random positions (the spectral start needs a connected graph); their relative "
-                       "placement is arbitrary. Increase n_neighbors for a connected graph.")
+                                        SubProgress(progress, 0.3, 0.4, "Spectral start: "), X=X)
+        if n_comp > 1:
+            self._warn(f"The neighbour graph has {n_comp} separate components: each starts from its own "
+                       "spectral map around its centroid's place; their relative placement means little. "
+                       "Increase n_neighbors for a connected graph.")
         elif how == "random" and n > p["n_components"] + 1:
             self._warn("The spectral start did not converge (ARPACK): the map starts from random "
                        "positions.")
