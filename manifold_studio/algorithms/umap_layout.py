@@ -23,6 +23,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.optimize import curve_fit
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial.distance import pdist
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import as_progress
@@ -83,8 +84,6 @@ def _component_layout(graph, labels, n_comp, dim, rng, X, progress):
     meta = np.zeros((n_comp, dim))
     r = min(dim, U.shape[1])
     meta[:, :r] = U[:, :r] * S[:r]
-    from scipy.spatial.distance import pdist
-
     gaps = pdist(meta)
     gap = float(gaps[gaps > 0].min()) if np.any(gaps > 0) else 1.0
     if not np.any(gaps > 0):     # all centroids in one place: spread them on a line
