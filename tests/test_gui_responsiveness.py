@@ -45,7 +45,7 @@ ATTEMPTS = 3
 #: fits whose library calls hold the GIL for long (scipy's linkage, dijkstra, sparse LU): their
 #: classes say so (``holds_gil``) and the window runs them in a separate process by default on
 #: data of ISOLATE_GIL_ROWS rows or more — so the window never freezes for them either
-GIL_HOLDERS = ("hierarchical", "isomap", "laplacian_eigenmaps", "lle")
+GIL_HOLDERS = ("hierarchical", "isomap", "laplacian_eigenmaps", "lle", "umap")
 
 
 def blobs(n: int, seed: int = 0) -> Dataset:

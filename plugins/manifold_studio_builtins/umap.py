@@ -59,6 +59,9 @@ class UMAP(EmbeddingAlgorithm):
             "finished map by their nearest fitted points.")
     min_samples = 4
     extend_chunk_size = 4096
+    # the spectral start's ARPACK calls hold the GIL (about 0.1 s at 3,000 points on a busy
+    # machine): the window fits large data in a separate process (previews still arrive)
+    holds_gil = True
     params = (
         Int("n_neighbors", 15, "Size of the neighbourhood each point sees, counting the point itself "
             "(as umap-learn): 2 to 100; small values show local detail, large values global structure.",
