@@ -5,7 +5,8 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 (``__manifold_studio_project__``) and the arrays it refers to:
 
 - ``data/<i>/X``, ``data/<i>/labels``, ``data/<i>/images`` for the i-th data set;
-- ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results;
+- ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results, and
+  ``run/<id>/cut_labels`` for the dendrogram cut the user chose (``meta["cut"]`` describes it);
 - ``run/<id>/model/<attribute>`` for its fitted model (see :func:`model_io.pack_estimator`);
 - ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions.
 
@@ -114,6 +115,7 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
             "embedding": _put(arrays, f"{prefix}/embedding", run.embedding),
             "labels": _put(arrays, f"{prefix}/labels", run.labels),
             "rows": _put(arrays, f"{prefix}/rows", run.rows),
+            "cut_labels": _put(arrays, f"{prefix}/cut_labels", run.cut_labels),
             "model": None, "model_error": "", "extensions": [],
         }
         if run.estimator is not None and getattr(run.estimator, "is_fitted", False):
@@ -189,7 +191,7 @@ def read_project(path, host=None) -> ProjectContents:
                       rows=get(r.get("rows")), source_run=r.get("source_run"),
                       embedding=get(r.get("embedding")), labels=get(r.get("labels")),
                       summary=dict(r.get("summary") or {}), timings=dict(r.get("timings") or {}),
-                      meta=dict(r.get("meta") or {}))
+                      meta=dict(r.get("meta") or {}), cut_labels=get(r.get("cut_labels")))
             for e in r.get("extensions", []):
                 run.extensions.append(Extension(e["name"], e.get("dataset_name"), get(e["values"]),
                                                 get(e.get("rows")), e.get("time_s", 0.0),
