@@ -211,6 +211,21 @@ def fit_pca(X, n_components: int = 2):
     return get_algorithm("pca", n_components=n_components).fit(np.asarray(X, dtype=float))
 
 
+def pca_map(X, n_components: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """(coordinates, explained variance ratios) of every row of ``X`` on its PCA map: the ``pca``
+    plugin fitted on the rows without a missing value (``min(n_components, d)`` axes); rows with a
+    missing value get NaN. What a clustering of the raw data is drawn on when it has no map."""
+    X = np.asarray(X, dtype=float)
+    ok = np.isfinite(X).all(axis=1)
+    k = int(min(n_components, X.shape[1], max(int(ok.sum()) - 1, 1)))
+    if ok.sum() < 2:
+        raise DataError("A PCA map needs at least two rows without a missing value.")
+    est = fit_pca(X[ok], k)
+    out = np.full((X.shape[0], est.embedding_.shape[1]), np.nan)
+    out[ok] = est.embedding_
+    return out, np.asarray(est.explained_variance_ratio_)
+
+
 def pca_loadings(X, names=None, n_components: int = 2) -> PcaLoadings:
     """Loadings and biplot coordinates of a PCA of ``X`` on its rows without a missing value."""
     X = np.asarray(X, dtype=float)
