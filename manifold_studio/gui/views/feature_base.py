@@ -1,0 +1,129 @@
+"""The base of the feature views (distribution, scatter plot, scatter-plot matrix, correlations,
+PCA loadings, feature ranking): views of the *current data set*'s columns rather than of a run.
+
+A :class:`FeatureView` follows the session's current data set (and the data set of the run
+shown), offers every numeric column of :func:`~manifold_studio.tables.dataset_columns.dataset_columns`
+(features, a numeric label column, the result columns of finished runs) and splits by the data
+set's labels. It draws lazily: while its dock is hidden (a tab behind another) it only marks
+itself stale and draws when shown; :meth:`redraw` draws at once (tests, export).
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QComboBox
+
+from manifold_studio.gui.views.base import ResultView
+from manifold_studio.gui.views.palette import make_coloring
+from manifold_studio.tables.dataset_columns import FEATURE, dataset_columns
+
+
+def column_combo(object_name: str, tooltip: str) -> QComboBox:
+    combo = QComboBox()
+    combo.setObjectName(object_name)
+    combo.setToolTip(tooltip)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    return combo
+
+
+def refill(combo: QComboBox, names: list[str], default: int = 0) -> None:
+    """Put ``names`` in ``combo``, keeping the chosen one when it is still there."""
+    current = combo.currentText()
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItems(names)
+    idx = names.index(current) if current in names else min(default, len(names) - 1)
+    combo.setCurrentIndex(idx)
+    combo.blockSignals(False)
+
+
+class FeatureView(ResultView):
+    area = "right"
+    #: only the data set's own features (not labels nor results): correlations, PCA, ranking
+    features_only = False
+
+    def __init__(self, window=None, parent=None):
+        super().__init__(window, parent)
+        self.dataset_name: str | None = None
+        self.columns: list = []
+        self._stale = True
+        if window is not None and hasattr(window, "bridge"):
+            window.bridge.datasetsChanged.connect(self.refresh)
+            window.bridge.runChanged.connect(self._run_changed)
+
+    # -- what is shown --------------------------------------------------------------------------
+    def show_run(self, run, dataset) -> None:
+        super().show_run(run, dataset)
+        self.refresh()
+
+    def _run_changed(self, run) -> None:
+        if run is not None and run.finished and run.dataset_name == self.dataset_name:
+            self.refresh()
+
+    @property
+    def session(self):
+        return self.window.session if self.window is not None else None
+
+    def current_dataset(self):
+        """The run's data set, else the session's current one (None: nothing loaded)."""
+        session = self.session
+        if session is None:
+            return None
+        if self.run is not None and self.run.dataset_name in session.datasets:
+            return session.datasets[self.run.dataset_name]
+        return session.current_dataset
+
+    def refresh(self) -> None:
+        """Draw now if visible, else when the view is shown next."""
+        self._stale = True
+        if self.isVisible():
+            self.redraw()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt
+        super().showEvent(event)
+        if self._stale:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Re-read the data set's columns and draw (see :meth:`draw`)."""
+        self._stale = False
+        ds = self.current_dataset()
+        self.dataset = ds
+        self.dataset_name = ds.name if ds is not None else None
+        if ds is None:
+            self.columns = []
+        else:
+            cols = [c for c in dataset_columns(self.session, ds.name) if c.numeric]
+            self.columns = [c for c in cols if c.kind == FEATURE] if self.features_only else cols
+        self.columns_changed([c.name for c in self.columns])
+        self.draw()
+
+    def columns_changed(self, names: list[str]) -> None:
+        """Refill the view's column choosers (names of :attr:`columns`)."""
+
+    def draw(self) -> None:
+        raise NotImplementedError
+
+    # -- helpers --------------------------------------------------------------------------------
+    def column(self, name: str):
+        return next((c for c in self.columns if c.name == name), None)
+
+    def values(self, name: str) -> np.ndarray | None:
+        col = self.column(name)
+        return None if col is None else np.asarray(col.values, dtype=float)
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        return None if self.dataset is None else self.dataset.labels
+
+    def class_coloring(self):
+        """The colouring of the data set's classes (one colour without labels)."""
+        ds = self.dataset
+        n = ds.n_samples if ds is not None else 0
+        return make_coloring(self.labels, n, (ds.label_name or "class") if ds is not None else "",
+                             kind="categorical" if self.labels is not None else None)
+
+    def feature_matrix(self):
+        """(X, names) of the data set's features."""
+        ds = self.dataset
+        names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
+        return ds.X, list(names)
