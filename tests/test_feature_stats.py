@@ -124,3 +124,14 @@ def test_ranking_without_labels_has_only_variance_and_missing():
     assert list(rank.order("variance")) == [0, 1]
     with pytest.raises(ValueError, match="Unknown ranking column"):
         rank.order("gain")
+
+
+def test_kde_of_many_values_is_binned_and_close_to_exact():
+    rng = np.random.default_rng(3)
+    v = np.concatenate([rng.normal(0, 1, 30_000), rng.normal(5, 0.5, 20_000)])
+    grid = np.linspace(-4, 8, 50)
+    binned = fs.kde(v, grid)
+    exact = stats.gaussian_kde(v)(grid)
+    assert v.size > fs.KDE_EXACT
+    np.testing.assert_allclose(binned, exact, atol=1e-4 * exact.max())
+    assert fs.kde(np.ones(5), grid) is None

@@ -185,3 +185,33 @@ def test_every_feature_view_exports_png_and_svg(qtbot, win, tmp_path):
             assert path.exists() and path.stat().st_size > 500, (key, ext)
             head = path.read_bytes()[:200]
             assert head.startswith(b"\x89PNG") if ext == ".png" else b"<svg" in head or b"<?xml" in head
+
+
+def test_large_data_is_computed_on_a_worker_and_drawn_as_a_sample(qtbot, win):
+    from manifold_studio.data import Dataset
+    from manifold_studio.gui.views.feature_base import SYNC_CELLS
+    from manifold_studio.gui.views.small_map import MAX_DRAWN
+
+    w = win
+    rng = np.random.default_rng(0)
+    n = 50_000
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 8)) + y[:, None] * np.linspace(0, 1, 8)
+    assert X.size > SYNC_CELLS and n > MAX_DRAWN
+    w.session.add_dataset(Dataset("big", X, y, [f"f{j}" for j in range(8)]))
+    views = [w.views[k] for k in ("distribution", "correlations", "pca_loadings", "feature_ranking")]
+    for v in views:
+        v.redraw()
+    assert any(v.busy for v in views)  # computed in the background
+    qtbot.waitUntil(lambda: not any(v.busy for v in views), timeout=60_000)
+    dist, corr, _pca, rank = views
+    assert dist.result is not None and dist.result.counts.sum() == n
+    np.testing.assert_allclose(corr.result.r, np.corrcoef(X.T)[np.ix_(corr.result.order, corr.result.order)],
+                               atol=1e-10)
+    f = stats.f_oneway(*[X[y == c, 7] for c in range(3)]).statistic
+    assert rank.ranking.anova_f[7] == pytest.approx(f, rel=1e-10)
+    scatter = _view(w, "scatter")
+    drawn = len(scatter.scatter.data)
+    assert drawn < n and abs(drawn - MAX_DRAWN) < 0.05 * MAX_DRAWN
+    hit = scatter.selection_overlay.select_rect(0, 0, 100, 100)  # selecting uses every point
+    assert len(hit) == int(((X[:, 0] >= 0) & (X[:, 1] >= 0)).sum())

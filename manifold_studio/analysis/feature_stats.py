@@ -25,12 +25,16 @@ from scipy import stats
 from scipy.cluster import hierarchy
 from scipy.spatial.distance import squareform
 
+from manifold_studio import get_algorithm
 from manifold_studio.errors import DataError
 
 PEARSON, SPEARMAN = "pearson", "spearman"
 #: equal-frequency bins of a feature for the mutual information
 MI_BINS = 10
 DENSITY_POINTS = 200
+#: a kernel density is exact up to this many values, binned above (see :func:`kde`)
+KDE_EXACT = 20_000
+KDE_BINS = 2048
 
 
 # -- groups ---------------------------------------------------------------------------------------
@@ -42,26 +46,50 @@ def class_groups(values, labels=None) -> tuple[list[str], list[np.ndarray], list
     if labels is None:
         rows = np.flatnonzero(ok)
         return ["all"], [values[rows]], [rows]
+    classes, codes = label_codes(labels)
+    key = np.where(ok, codes, len(classes))  # rows without a value sort last, in no class
+    order = np.argsort(key, kind="stable")
+    bounds = np.searchsorted(key[order], np.arange(len(classes) + 1))
+    row_sets = [np.sort(order[bounds[c]:bounds[c + 1]]) for c in range(len(classes))]
+    return [str(c) for c in classes], [values[r] for r in row_sets], row_sets
+
+
+def label_codes(labels) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted classes, class index of each row) of ``labels`` (text labels compared as text)."""
     labels = np.asarray(labels)
     text = labels.astype(str) if labels.dtype.kind in "OUS" else labels
-    names, groups, row_sets = [], [], []
-    for cls in np.unique(text):
-        rows = np.flatnonzero((text == cls) & ok)
-        names.append(str(cls))
-        groups.append(values[rows])
-        row_sets.append(rows)
-    return names, groups, row_sets
+    classes, codes = np.unique(text, return_inverse=True)
+    return classes, codes.ravel()
 
 
 def kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
     """Gaussian kernel density of ``values`` on ``grid`` with Scott's bandwidth
-    (σ · n^(-1/5), σ the sample standard deviation); None with fewer than two distinct values."""
+    (σ · n^(-1/5), σ the sample standard deviation), as ``scipy.stats.gaussian_kde``; None with
+    fewer than two distinct values. Exact up to :data:`KDE_EXACT` values; above, the values are
+    first linearly binned onto :data:`KDE_BINS` points (the usual binned KDE: its error is far
+    below a pixel at that many points) so that a million rows cost milliseconds."""
     values = np.asarray(values, dtype=float)
     if values.size < 2 or np.ptp(values) == 0:
         return None
-    bw = values.std(ddof=1) * values.size ** (-1.0 / 5.0)
-    z = (np.asarray(grid, dtype=float)[:, None] - values[None, :]) / bw
-    return np.exp(-0.5 * z * z).sum(axis=1) / (values.size * bw * np.sqrt(2.0 * np.pi))
+    n = values.size
+    bw = values.std(ddof=1) * n ** (-1.0 / 5.0)
+    grid = np.asarray(grid, dtype=float)
+    if n > KDE_EXACT:
+        lo, hi = float(values.min()), float(values.max())
+        centres = np.linspace(lo, hi, KDE_BINS)
+        pos = (values - lo) / (hi - lo) * (KDE_BINS - 1)
+        left = np.minimum(np.floor(pos).astype(np.intp), KDE_BINS - 2)
+        frac = pos - left
+        weights = np.bincount(left, 1.0 - frac, KDE_BINS) + np.bincount(left + 1, frac, KDE_BINS)
+        values, w = centres, weights
+    else:
+        w = None
+    out = np.zeros(grid.size)
+    for start in range(0, grid.size, 64):  # at most 64 × n at a time
+        z = (grid[start:start + 64, None] - values[None, :]) / bw
+        k = np.exp(-0.5 * z * z)
+        out[start:start + 64] = k.sum(axis=1) if w is None else k @ w
+    return out / (n * bw * np.sqrt(2.0 * np.pi))
 
 
 # -- distribution ---------------------------------------------------------------------------------
@@ -207,7 +235,6 @@ class PcaLoadings:
 
 def fit_pca(X, n_components: int = 2):
     """The ``pca`` plugin fitted on ``X`` (found through the plugin host, never imported)."""
-    from manifold_studio import get_algorithm  # the package root imports the plugin host
     return get_algorithm("pca", n_components=n_components).fit(np.asarray(X, dtype=float))
 
 
@@ -248,20 +275,30 @@ def mutual_information(values, labels, bins: int = MI_BINS) -> float:
     feature into at most ``bins`` equal-frequency bins (quantile edges; tied edges merged) and
     taking the plug-in estimate ``Σ p(x, y) log(p(x, y) / (p(x) p(y)))`` of the contingency table
     of bins × classes over the rows where the feature is present. 0 for a constant feature."""
+    return _mutual_information(values, label_codes(labels)[1], bins)
+
+
+def _mutual_information(values, codes: np.ndarray, bins: int) -> float:
     values = np.asarray(values, dtype=float)
     ok = np.isfinite(values)
-    v, y = values[ok], np.asarray(labels)[ok]
+    v, yc = values[ok], codes[ok]
     if v.size == 0:
         return float("nan")
     edges = np.unique(np.quantile(v, np.linspace(0.0, 1.0, bins + 1)))
     xb = np.searchsorted(edges[1:-1], v, side="right")
-    _, yc = np.unique(y.astype(str) if y.dtype.kind in "OUS" else y, return_inverse=True)
-    table = np.zeros((xb.max() + 1, yc.max() + 1))
-    np.add.at(table, (xb, yc.ravel()), 1.0)
+    n_y = int(codes.max()) + 1
+    table = np.bincount(xb * n_y + yc, minlength=(int(xb.max()) + 1) * n_y).reshape(-1, n_y).astype(float)
     p = table / table.sum()
     px, py = p.sum(axis=1, keepdims=True), p.sum(axis=0, keepdims=True)
     nz = p > 0
     return float(np.sum(p[nz] * np.log(p[nz] / (px @ py)[nz])))
+
+
+def _split(values: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
+    """``values`` split by class code (one sort)."""
+    order = np.argsort(codes, kind="stable")
+    cuts = np.searchsorted(codes[order], np.arange(1, int(codes.max(initial=0)) + 1))
+    return np.split(values[order], cuts)
 
 
 RANKING_COLUMNS = ("anova_f", "anova_p", "mutual_info", "variance", "missing_share")
@@ -303,18 +340,19 @@ def feature_ranking(X, labels=None, names=None) -> FeatureRanking:
     f, p, mi = np.full(d, np.nan), np.full(d, np.nan), np.full(d, np.nan)
     var = np.full(d, np.nan)
     missing = (~np.isfinite(X)).mean(axis=0) if X.shape[0] else np.zeros(d)
+    codes = label_codes(labels)[1] if labels is not None else None
     for j in range(d):
         col = X[:, j]
-        present = col[np.isfinite(col)]
+        ok = np.isfinite(col)
+        present = col[ok]
         if present.size > 1:
             var[j] = present.var(ddof=1)
-        if labels is None:
+        if codes is None:
             continue
-        _, groups, _ = class_groups(col, labels)
-        groups = [g for g in groups if g.size]
+        groups = [g for g in _split(present, codes[ok]) if g.size]
         if len(groups) >= 2 and sum(g.size for g in groups) > len(groups):
             with np.errstate(all="ignore"):
                 res = stats.f_oneway(*groups)
             f[j], p[j] = float(res.statistic), float(res.pvalue)
-        mi[j] = mutual_information(col, labels)
+        mi[j] = _mutual_information(col, codes, MI_BINS)
     return FeatureRanking(names, f, p, mi, var, missing)

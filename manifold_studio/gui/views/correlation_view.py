@@ -14,7 +14,6 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
 
 from manifold_studio.analysis.feature_stats import PEARSON, SPEARMAN, correlations
-from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.feature_base import FeatureView
 from manifold_studio.gui.widgets import message_label
 
@@ -72,12 +71,15 @@ class CorrelationView(FeatureView):
             self.info.setText("Correlations between the features: load a data set.")
             return
         X, names = self.feature_matrix()
-        try:
-            self.result = res = correlations(X, names, self.method)
-        except ManifoldStudioError as exc:
+        self.compute(correlations, X, names, self.method, on_done=self._computed, title="Correlations")
+
+    def _computed(self, res, message: str) -> None:
+        self.result = res
+        if res is None:
             self.image.clear()
-            self.info.setText(str(exc))
+            self.info.setText(message)
             return
+        X = self.dataset.X
         d = len(res.names)
         self.image.setImage(np.nan_to_num(res.r, nan=0.0), levels=(-1.0, 1.0))
         self.image.setRect(0, 0, d, d)

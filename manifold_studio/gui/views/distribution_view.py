@@ -13,7 +13,6 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout
 
 from manifold_studio.analysis.feature_stats import distribution
-from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.feature_base import FeatureView, column_combo, refill
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
@@ -85,8 +84,8 @@ class DistributionView(FeatureView):
         self.bins.setRange(0, 500)
         self.bins.setSpecialValueText("auto")
         self.bins.setToolTip("Number of histogram bins (auto: numpy's 'auto' rule).")
-        for w in (self.column_combo, self.mode_combo):
-            w.currentIndexChanged.connect(lambda _i: self.draw())
+        self.column_combo.currentIndexChanged.connect(lambda _i: self.draw())
+        self.mode_combo.currentIndexChanged.connect(lambda _i: self.render())
         self.bins.valueChanged.connect(lambda _v: self.draw())
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
@@ -129,20 +128,29 @@ class DistributionView(FeatureView):
             self.plot.getPlotItem().legend.addItem(item, name)
 
     def draw(self) -> None:
-        self._clear()
         self.result = None
-        self._xy, self._rows = np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
         name = self.column_combo.currentText()
         values = self.values(name) if name else None
         if values is None:
             self.info.setText("The distribution of a column, per class: load a data set.")
-            return self._done()
-        try:
-            self.result = distribution(values, self.labels, bins=self.bins.value() or "auto", column=name)
-        except ManifoldStudioError as exc:
-            self.info.setText(str(exc))
+            return self.render()
+        self.compute(distribution, values, self.labels, bins=self.bins.value() or "auto", column=name,
+                     on_done=self._computed, title=f"Distribution of {name}")
+
+    def _computed(self, result, message: str) -> None:
+        self.result = result
+        if message:
+            self.info.setText(message)
+        self.render()
+
+    def render(self) -> None:
+        """Draw :attr:`result` in the chosen mode."""
+        self._clear()
+        self._xy, self._rows = np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
+        if self.result is None:
             return self._done()
         res, coloring = self.result, self.class_coloring()
+        name = res.column
         missing = f"; {res.n_missing:,} missing values left out" if res.n_missing else ""
         self.info.setText(f"<b>{name}</b> of {self.dataset_name} by {len(res.classes)} class(es){missing}.")
         if self.mode == HISTOGRAM:

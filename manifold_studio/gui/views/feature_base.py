@@ -1,20 +1,32 @@
 """The base of the feature views (distribution, scatter plot, scatter-plot matrix, correlations,
 PCA loadings, feature ranking): views of the *current data set*'s columns rather than of a run.
 
-A :class:`FeatureView` follows the session's current data set (and the data set of the run
-shown), offers every numeric column of :func:`~manifold_studio.tables.dataset_columns.dataset_columns`
+A :class:`FeatureView` follows the session's current data set (the Data panel's), offers every numeric column of :func:`~manifold_studio.tables.dataset_columns.dataset_columns`
 (features, a numeric label column, the result columns of finished runs) and splits by the data
 set's labels. It draws lazily: while its dock is hidden (a tab behind another) it only marks
-itself stale and draws when shown; :meth:`redraw` draws at once (tests, export).
+itself stale and draws when shown; :meth:`redraw` draws at once (tests, export). Its statistics
+(:mod:`manifold_studio.analysis.feature_stats`) are computed by :meth:`compute`: at once for a
+small data set, on a worker thread above :data:`SYNC_CELLS` values (only the latest result is
+drawn).
 """
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtWidgets import QComboBox
 
+from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
+from manifold_studio.gui.worker import LatestJob
 from manifold_studio.tables.dataset_columns import FEATURE, dataset_columns
+
+#: above this many values (rows × features) the statistics are computed on a worker thread
+SYNC_CELLS = 300_000
+
+
+def _call(fn, args, kwargs, progress=None):
+    """A job running ``fn(*args, **kwargs)`` (the statistics take no progress)."""
+    return fn(*args, **kwargs)
 
 
 def column_combo(object_name: str, tooltip: str) -> QComboBox:
@@ -46,6 +58,7 @@ class FeatureView(ResultView):
         self.dataset_name: str | None = None
         self.columns: list = []
         self._stale = True
+        self.latest = LatestJob()
         if window is not None and hasattr(window, "bridge"):
             window.bridge.datasetsChanged.connect(self.refresh)
             window.bridge.runChanged.connect(self._run_changed)
@@ -56,21 +69,46 @@ class FeatureView(ResultView):
         self.refresh()
 
     def _run_changed(self, run) -> None:
-        if run is not None and run.finished and run.dataset_name == self.dataset_name:
-            self.refresh()
+        if not self.features_only and run is not None and run.finished and run.dataset_name == self.dataset_name:
+            self.refresh()  # its result columns appeared, changed or went
+
+    @property
+    def busy(self) -> bool:
+        return self.latest.busy
+
+    def compute(self, fn, *args, on_done, title: str, **kwargs) -> None:
+        """``on_done(fn(*args, **kwargs), "")`` — now for a small data set, else when a worker
+        thread has computed it; ``on_done(None, message)`` when it fails with a clear message."""
+        self.latest.drop()
+        ds = self.dataset
+        if ds is None or ds.X.size <= SYNC_CELLS or not hasattr(self.window, "start_job"):
+            try:
+                result = fn(*args, **kwargs)
+            except ManifoldStudioError as exc:
+                on_done(None, str(exc))
+            else:
+                on_done(result, "")
+            return
+        info = getattr(self, "info", None)
+        if info is not None:
+            info.setText(f"{title}: computing on {ds.n_samples:,} rows…")
+        self.latest.start(self.window, _call, fn, args, kwargs, title=title,
+                          on_success=lambda result: on_done(result, ""),
+                          on_failure=lambda message, _detail: on_done(None, message))
 
     @property
     def session(self):
         return self.window.session if self.window is not None else None
 
     def current_dataset(self):
-        """The run's data set, else the session's current one (None: nothing loaded)."""
+        """The session's current data set (the Data panel's), else the shown run's (None:
+        nothing loaded)."""
         session = self.session
         if session is None:
             return None
-        if self.run is not None and self.run.dataset_name in session.datasets:
-            return session.datasets[self.run.dataset_name]
-        return session.current_dataset
+        if session.current_dataset is not None:
+            return session.current_dataset
+        return session.datasets.get(self.run.dataset_name) if self.run is not None else None
 
     def refresh(self) -> None:
         """Draw now if visible, else when the view is shown next."""

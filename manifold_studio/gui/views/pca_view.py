@@ -16,9 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
 
 from manifold_studio.analysis.feature_stats import pca_loadings
-from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.feature_base import FeatureView
-from manifold_studio.gui.views.scatter_view import point_brushes
+from manifold_studio.gui.views.scatter_view import drawn_points, point_brushes
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
 
@@ -76,14 +75,16 @@ class PcaView(FeatureView):
 
     def draw(self) -> None:
         self.result = None
-        if self.dataset is not None:
-            X, names = self.feature_matrix()
-            try:
-                self.result = pca_loadings(X, names, 2)
-            except ManifoldStudioError as exc:
-                self.info.setText(f"No PCA: {exc}")
-        else:
+        if self.dataset is None:
             self.info.setText("PCA loadings and biplot of the features: load a data set.")
+            return self._redraw_items()
+        X, names = self.feature_matrix()
+        self.compute(pca_loadings, X, names, 2, on_done=self._computed, title="PCA loadings")
+
+    def _computed(self, result, message: str) -> None:
+        self.result = result
+        if message:
+            self.info.setText(f"No PCA: {message}")
         self._redraw_items()
 
     def _clear(self) -> None:
@@ -128,8 +129,9 @@ class PcaView(FeatureView):
         scores = res.scores if res.scores.shape[1] > 1 else np.column_stack([res.scores, np.zeros(len(res.scores))])
         arrows = res.arrows if res.arrows.shape[1] > 1 else np.column_stack([res.arrows, np.zeros(len(res.arrows))])
         self.rows, self.xy = res.rows, scores[:, :2]
-        self._add(pg.ScatterPlotItem(self.xy[:, 0], self.xy[:, 1], size=5, pen=None,
-                                     brush=point_brushes(self.class_coloring(), self.rows, 150)))
+        xy, drawn = drawn_points(self.xy, self.rows)
+        self._add(pg.ScatterPlotItem(xy[:, 0], xy[:, 1], size=5, pen=None,
+                                     brush=point_brushes(self.class_coloring(), drawn, 150)))
         xs = np.column_stack([np.zeros(len(arrows)), arrows[:, 0]]).ravel()
         ys = np.column_stack([np.zeros(len(arrows)), arrows[:, 1]]).ravel()
         self._add(pg.PlotCurveItem(xs, ys, pen=pg.mkPen(180, 20, 20, width=2), connect="pairs"))

@@ -9,7 +9,7 @@ The table is of columns, not rows: it has no row selection to link.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -43,11 +43,11 @@ class RankingModel(QAbstractTableModel):
         self.order = np.arange(len(ranking.names)) if ranking is not None else np.zeros(0, dtype=np.intp)
         self.endResetModel()
 
-    def rowCount(self, parent=QModelIndex()):  # noqa: N802 - Qt
-        return 0 if parent.isValid() else len(self.order)
+    def rowCount(self, parent=None):  # noqa: N802 - Qt
+        return 0 if parent is not None and parent.isValid() else len(self.order)
 
-    def columnCount(self, parent=QModelIndex()):  # noqa: N802 - Qt
-        return 0 if parent.isValid() else 1 + len(RANKING_COLUMNS)
+    def columnCount(self, parent=None):  # noqa: N802 - Qt
+        return 0 if parent is not None and parent.isValid() else 1 + len(RANKING_COLUMNS)
 
     def value(self, row: int, col: int):
         j = int(self.order[row])
@@ -102,6 +102,7 @@ class RankingView(FeatureView):
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
         self.ranking = None
+        self._ranked = None  # the data set the ranking's k and score were chosen for
         self.info = message_label("The features ranked against the class.")
         self.model = RankingModel(self)
         self.table = QTableView()
@@ -133,19 +134,27 @@ class RankingView(FeatureView):
 
     def draw(self) -> None:
         self.ranking = None
-        if self.dataset is not None:
-            X, names = self.feature_matrix()
-            self.ranking = feature_ranking(X, self.labels, names)
-            d = len(names)
+        if self.dataset is None:
+            self.info.setText("The features ranked against the class: load a data set.")
+            return self._computed(None, "")
+        X, names = self.feature_matrix()
+        self.compute(feature_ranking, X, self.labels, names, on_done=self._computed, title="Feature ranking")
+
+    def _computed(self, ranking, message: str) -> None:
+        self.ranking = ranking
+        if message:
+            self.info.setText(message)
+        if ranking is not None:
+            d = len(ranking.names)
+            new_data = self._ranked != self.dataset_name
+            self._ranked = self.dataset_name
             self.k_spin.setRange(1, max(d, 1))
-            if self.k_spin.value() == 1 and d > 1:
-                self.k_spin.setValue(min(d, max(2, d // 2)))
-            by = "anova_f" if self.labels is not None else "variance"
-            self.by_combo.setCurrentIndex(self.by_combo.findData(by))
+            if new_data:  # a new data set: default k and score; kept while the same one is redrawn
+                self.k_spin.setValue(min(d, max(1, d // 2)))
+                by = "anova_f" if self.labels is not None else "variance"
+                self.by_combo.setCurrentIndex(self.by_combo.findData(by))
             cls = "against the class" if self.labels is not None else "(no class: F and mutual information need labels)"
             self.info.setText(f"The {d} features of {self.dataset_name} {cls}. Click a header to sort.")
-        else:
-            self.info.setText("The features ranked against the class: load a data set.")
         self.model.set_ranking(self.ranking)
         self.keep_button.setEnabled(self.ranking is not None)
         if self.ranking is not None:

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QListWidget, QListWidgetItem, QVBoxLayout
 
 from manifold_studio.gui.views.feature_base import FeatureView
-from manifold_studio.gui.views.scatter_view import point_brushes
+from manifold_studio.gui.views.scatter_view import drawn_points, point_brushes
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
 
@@ -133,8 +133,9 @@ class ScatterMatrixView(FeatureView):
                 rows = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
                 self.cell_rows[(i, j)] = rows
                 self.cell_xy[(i, j)] = np.column_stack([x[rows], y[rows]])
-                cell.addItem(pg.ScatterPlotItem(x[rows], y[rows], size=4, pen=None,
-                                                brush=point_brushes(coloring, rows, 170)))
+                xy, drawn = drawn_points(self.cell_xy[(i, j)], rows)
+                cell.addItem(pg.ScatterPlotItem(xy[:, 0], xy[:, 1], size=4, pen=None,
+                                                brush=point_brushes(coloring, drawn, 170)))
         self._attach_overlays()
 
     def _attach_overlays(self) -> None:

@@ -2,7 +2,8 @@
 run's result column (coordinates, cluster) — coloured by class, on chosen axes.
 
 Selection (linked brushing): rectangle, lasso or click on the plot selects rows in the window;
-the window's selection is ringed (:class:`~.selection_overlay.SelectionOverlay`).
+the window's selection is ringed (:class:`~.selection_overlay.SelectionOverlay`). Above
+:data:`~.small_map.MAX_DRAWN` points a fixed sample is drawn; selecting uses every point.
 """
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
 from manifold_studio.gui.views.feature_base import FeatureView, column_combo, refill
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
+from manifold_studio.gui.views.small_map import drawn_sample
 from manifold_studio.gui.widgets import message_label
+
+
+def drawn_points(xy, rows):
+    """(xy, rows) of the points drawn: all, or above :data:`~.small_map.MAX_DRAWN` a fixed sample
+    (the same rows in every plot of the data set). Selecting still uses every point."""
+    idx = drawn_sample(rows)
+    return (xy, rows) if idx is None else (xy[idx], rows[idx])
 
 
 def point_brushes(coloring, rows, alpha=200):
@@ -80,8 +89,8 @@ class ScatterView(FeatureView):
         else:
             self.rows = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
             self.xy = np.column_stack([x[self.rows], y[self.rows]])
-            self.scatter.setData(self.xy[:, 0], self.xy[:, 1],
-                                 brush=point_brushes(self.class_coloring(), self.rows))
+            xy, rows = drawn_points(self.xy, self.rows)
+            self.scatter.setData(xy[:, 0], xy[:, 1], brush=point_brushes(self.class_coloring(), rows))
             left = len(x) - len(self.rows)
             self.info.setText(f"<b>{yname}</b> against <b>{xname}</b> ({len(self.rows):,} rows"
                               + (f"; {left:,} with a missing value left out" if left else "") + ")")
