@@ -65,3 +65,13 @@ def test_subset_with_a_new_matrix_gets_its_own_map(qtbot, make_window, host):
     wait_last_run(qtbot, w)
     qtbot.waitUntil(lambda: w.map_view.run is run and len(w.map_view.xy) == 75, timeout=10_000)
     np.testing.assert_allclose(w.map_view.xy, pca_map(small.X)[0], atol=1e-10)
+
+
+def test_cli_plot_of_a_clustering_uses_the_pca_map_too():
+    from manifold_studio.render.plot import run_map
+    iris = ms.load_data("sample:iris")
+    labels = np.arange(150) % 3
+    plot = run_map(labels, "clustering", "kmeans", iris, {"n_clusters": 3})
+    ref = ms.get_algorithm("pca", n_components=2).fit(iris.X)
+    np.testing.assert_allclose(plot.xy, ref.embedding_, atol=1e-10)
+    assert "drawn on the data's PCA map" in plot.title and plot.axis_names[0].startswith("PC1 (")
