@@ -76,6 +76,24 @@ def test_distribution_histogram_box_violin_and_selection(win):
     view.mode_combo.setCurrentText(HISTOGRAM)
 
 
+def test_distribution_of_the_text_label_counts_its_categories(win):
+    w, ds = win, win.session.current_dataset
+    view = _view(w, "distribution")
+    label = ds.label_name or "label"
+    assert ds.labels.dtype.kind in "OUS" and label in [c.name for c in view.columns]
+    view.column_combo.setCurrentText(label)
+    cats, counts = np.unique(ds.labels.astype(str), return_counts=True)
+    assert view.categorical and list(view.categories) == list(cats)
+    np.testing.assert_array_equal([h[0] for h in view.drawn_counts_by_category], counts)
+    rows = view.selection_overlay.select_rect(0.5, 0, 2.5, 1000)  # the bars of categories 1 and 2
+    np.testing.assert_array_equal(np.sort(rows), np.flatnonzero(np.isin(ds.labels.astype(str), cats[1:])))
+    w.selection.select(ds.name, np.arange(10))
+    np.testing.assert_array_equal(view.selected_counts, np.bincount(np.searchsorted(cats, ds.labels[:10].astype(str)),
+                                                                    minlength=len(cats)))
+    view.column_combo.setCurrentText(ds.feature_names[0])
+    assert not view.categorical and view.result is not None
+
+
 def test_scatter_plot_of_two_columns_including_a_result_column(win):
     w, ds = win, win.session.current_dataset
     pca = w.session.current_run

@@ -1,7 +1,9 @@
 """Distribution of one column per class: a histogram with a density curve per class, or box
 plots, or violins (:func:`~manifold_studio.analysis.feature_stats.distribution`).
 
-Selection (linked brushing): in the histogram a rectangle selects the rows whose value lies in
+A text column (the label) is drawn as one bar per category with its count.
+
+Selection (linked brushing): in the histogram (and the category counts) a rectangle selects the rows whose value lies in
 its x range (whatever its height) and the selected rows are drawn as dark bars over the
 histogram; in box / violin plots every row is the point (class position, value), a rectangle
 or lasso selects those inside and selected rows are ringed.
@@ -34,14 +36,15 @@ class DistributionSelection(SelectionOverlay):
         self.set_mode(RECT)
 
     def rows_in_rect(self, x0, y0, x1, y1, xy, rows):
-        if self.view.mode != HISTOGRAM:
+        if self.view.mode != HISTOGRAM and not self.view.categorical:
             return super().rows_in_rect(x0, y0, x1, y1, xy, rows)
         xa, xb = sorted((x0, x1))
         return rows[(xy[:, 0] >= xa) & (xy[:, 0] <= xb)]
 
     def draw_highlight(self, xy, drawn):
         view = self.view
-        if view.mode != HISTOGRAM or view.result is None:
+        as_bars = view.categorical or (view.mode == HISTOGRAM and view.result is not None)
+        if not as_bars:
             if isinstance(self._highlight, pg.BarGraphItem):
                 self.plot_item.removeItem(self._highlight)
                 self._highlight = None
@@ -52,10 +55,15 @@ class DistributionSelection(SelectionOverlay):
             self.plot_item.removeItem(self._highlight)
             self._highlight = None
         if idx.size:
-            edges = view.result.edges
-            counts = np.histogram(xy[idx, 0], bins=edges)[0]
+            if view.categorical:  # bars of width 0.7 centred on each category
+                counts = np.bincount(xy[idx, 0].astype(np.intp), minlength=len(view.categories))
+                x0, width = np.arange(len(counts)) - 0.35, np.full(len(counts), 0.7)
+            else:
+                edges = view.result.edges
+                counts = np.histogram(xy[idx, 0], bins=edges)[0]
+                x0, width = edges[:-1], np.diff(edges)
             view.selected_counts = counts
-            self._highlight = pg.BarGraphItem(x0=edges[:-1], width=np.diff(edges), height=counts,
+            self._highlight = pg.BarGraphItem(x0=x0, width=width, height=counts,
                                               brush=pg.mkBrush(20, 20, 20, 170), pen=None)
             self._highlight.setZValue(30)
             self.plot_item.addItem(self._highlight)
@@ -67,6 +75,7 @@ class DistributionView(FeatureView):
     view_id = "distribution"
     title = "Distribution"
     order = 60
+    text_labels = True
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
@@ -77,6 +86,8 @@ class DistributionView(FeatureView):
         self.info = message_label("The distribution of a column, per class.")
         self.column_combo = column_combo("distribution_column", "The column to show: a feature, the "
                                          "label (if numeric) or a run's result column.")
+        self.categorical = False  # a text column is drawn: counts per category
+        self.categories, self.category_counts = np.zeros(0, dtype=str), np.zeros(0, dtype=np.int64)
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("distribution_mode")
         self.mode_combo.addItems([HISTOGRAM, BOX, VIOLIN])
@@ -112,7 +123,7 @@ class DistributionView(FeatureView):
         refill(self.column_combo, names)
 
     def points(self):
-        name = self.dataset_name if self.result is not None else None
+        name = self.dataset_name if self.result is not None or self.categorical else None
         return self._xy, self._rows, name
 
     def _clear(self) -> None:
@@ -130,6 +141,9 @@ class DistributionView(FeatureView):
     def draw(self) -> None:
         self.result = None
         name = self.column_combo.currentText()
+        col = self.column(name) if name else None
+        if col is not None and not col.numeric:
+            return self._draw_categories(col)
         values = self.values(name) if name else None
         if values is None:
             self.info.setText("The distribution of a column, per class: load a data set.")
@@ -138,13 +152,15 @@ class DistributionView(FeatureView):
                      on_done=self._computed, title=f"Distribution of {name}")
 
     def _computed(self, result, message: str) -> None:
-        self.result = result
+        self.result, self.categorical = result, False
         if message:
             self.info.setText(message)
         self.render()
 
     def render(self) -> None:
         """Draw :attr:`result` in the chosen mode."""
+        if self.categorical:
+            return self.draw()
         self._clear()
         self._xy, self._rows = np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
         if self.result is None:
@@ -213,6 +229,28 @@ class DistributionView(FeatureView):
         self.plot.setLabel("left", res.column)
         self.plot.getPlotItem().getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(res.classes)]])
 
+    def _draw_categories(self, col) -> None:
+        """A text column (the label): one bar per category with its count; a rectangle over
+        bars selects their rows."""
+        self._clear()
+        text = np.asarray(col.values).astype(str)
+        self.categories, codes, self.category_counts = np.unique(text, return_inverse=True, return_counts=True)
+        codes = codes.ravel()
+        coloring = self.class_coloring()
+        for i, cat in enumerate(self.categories):
+            rows = np.flatnonzero(codes == i)
+            self._add(pg.BarGraphItem(x=[i], height=[self.category_counts[i]], width=0.7,
+                                      brush=pg.mkBrush(*group_color(coloring, rows)[:3], 160), pen=None), cat)
+        self._rows = np.arange(len(text))
+        self._xy = np.column_stack([codes.astype(float), np.zeros(len(text))])
+        self.result = None
+        self.categorical = True
+        self.plot.setLabel("bottom", col.name)
+        self.plot.setLabel("left", "count")
+        self.plot.getPlotItem().getAxis("bottom").setTicks([[(float(i), c) for i, c in enumerate(self.categories)]])
+        self.info.setText(f"<b>{col.name}</b> of {self.dataset_name}: {len(self.categories)} categories.")
+        self._done()
+
     def _done(self) -> None:
         self.plot.getPlotItem().autoRange()
         if self.selection_overlay is not None:
@@ -233,3 +271,9 @@ class DistributionView(FeatureView):
         """Bar heights of every histogram drawn (for tests)."""
         return [np.asarray(item.opts["height"]) for item in self.items
                 if isinstance(item, pg.BarGraphItem) and item.opts.get("x0") is not None]
+
+    @property
+    def drawn_counts_by_category(self) -> list[np.ndarray]:
+        """Bar heights of the category counts drawn, one per category (for tests)."""
+        return [np.asarray(item.opts["height"]) for item in self.items
+                if isinstance(item, pg.BarGraphItem) and item.opts.get("x") is not None]

@@ -18,7 +18,7 @@ from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.tables.dataset_columns import FEATURE, dataset_columns
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, dataset_columns
 
 #: above this many values (rows × features) the statistics are computed on a worker thread
 SYNC_CELLS = 300_000
@@ -52,6 +52,8 @@ class FeatureView(ResultView):
     area = "right"
     #: only the data set's own features (not labels nor results): correlations, PCA, ranking
     features_only = False
+    #: also offer a text label column (the distribution view counts its categories)
+    text_labels = False
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
@@ -130,7 +132,8 @@ class FeatureView(ResultView):
         if ds is None:
             self.columns = []
         else:
-            cols = [c for c in dataset_columns(self.session, ds.name) if c.numeric]
+            cols = [c for c in dataset_columns(self.session, ds.name)
+                    if c.numeric or (self.text_labels and c.kind == LABEL)]
             self.columns = [c for c in cols if c.kind == FEATURE] if self.features_only else cols
         self.columns_changed([c.name for c in self.columns])
         self.draw()
@@ -146,8 +149,9 @@ class FeatureView(ResultView):
         return next((c for c in self.columns if c.name == name), None)
 
     def values(self, name: str) -> np.ndarray | None:
+        """The numeric column ``name`` as floats (None: no such numeric column)."""
         col = self.column(name)
-        return None if col is None else np.asarray(col.values, dtype=float)
+        return None if col is None or not col.numeric else np.asarray(col.values, dtype=float)
 
     @property
     def labels(self) -> np.ndarray | None:
