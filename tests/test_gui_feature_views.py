@@ -188,6 +188,19 @@ def test_feature_ranking_sorts_and_keeps_the_top_k(win):
     assert new.report[-1].startswith(f"Kept the top 2 of the 4 features of '{ds.name}' by ANOVA F")
 
 
+def test_a_view_behind_another_tab_draws_only_when_its_tab_is_chosen(qtbot, win):
+    w = win
+    behind = [k for k in FEATURE_VIEWS if not w.views[k].on_screen()]
+    assert behind  # tabbed docks: at most one of them is on screen
+    key = behind[0]
+    view = w.views[key]
+    w.session.load("sample:iris")  # a new data set: every feature view is out of date
+    assert view._stale
+    w.docks[f"view:{key}"].raise_()
+    qtbot.waitUntil(lambda: not view._stale, timeout=5_000)
+    assert view.dataset is w.session.current_dataset
+
+
 def test_every_feature_view_exports_png_and_svg(qtbot, win, tmp_path):
     w = win
     for key in FEATURE_VIEWS:

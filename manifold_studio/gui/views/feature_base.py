@@ -12,6 +12,7 @@ drawn).
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.errors import ManifoldStudioError
@@ -113,14 +114,36 @@ class FeatureView(ResultView):
         return session.datasets.get(self.run.dataset_name) if self.run is not None else None
 
     def refresh(self) -> None:
-        """Draw now if visible, else when the view is shown next."""
+        """Draw now if on screen, else when the view is shown next (its tab chosen)."""
         self._stale = True
-        if self.isVisible():
+        self._hook_dock()
+        if self.on_screen():
             self.redraw()
+
+    def on_screen(self) -> bool:
+        """Visible and not behind another tab (a tabbed dock's hidden tabs stay "visible")."""
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
+    def _hook_dock(self) -> None:
+        """Draw a stale view when its dock's tab is chosen (the dock exists after the view)."""
+        if getattr(self, "_dock_hooked", False) or self.window is None:
+            return
+        dock = getattr(self.window, "docks", {}).get(f"view:{self.view_id}")
+        if dock is not None:
+            dock.visibilityChanged.connect(self._dock_visibility)
+            self._dock_hooked = True
+
+    def _dock_visibility(self, visible: bool) -> None:
+        if visible:
+            QTimer.singleShot(0, self._draw_if_stale)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt
         super().showEvent(event)
-        if self._stale:
+        self._hook_dock()
+        QTimer.singleShot(0, self._draw_if_stale)  # once laid out: is it the chosen tab?
+
+    def _draw_if_stale(self) -> None:
+        if self._stale and self.on_screen():
             self.redraw()
 
     def redraw(self) -> None:
