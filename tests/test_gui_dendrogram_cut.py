@@ -85,3 +85,37 @@ def test_dragged_cut_is_exported_saved_and_restored(qtbot, make_window, host, tm
     with open(out2, newline="") as fh:
         rows = list(csv.reader(fh))
     assert len({r[col] for r in rows[1:]}) == 3
+
+
+def _session_with_cut(cut):
+    from manifold_studio.data import Dataset
+    from manifold_studio.session.model import Session
+    from manifold_studio.session.records import DONE, Run
+
+    s = Session()
+    X = np.arange(20, dtype=float).reshape(10, 2)
+    s.add_dataset(Dataset("d", X))
+    run = Run(1, "hierarchical", {"n_clusters": 2}, "d", kind="clustering", status=DONE,
+              labels=np.repeat([0, 1], 5), meta={"cut": {"note": "cut", "height": 1.5, "n_clusters": 4}},
+              cut_labels=cut)
+    s.runs[1] = run
+    return s
+
+
+def test_project_file_keeps_the_cut_and_drops_one_that_does_not_fit(tmp_path):
+    from manifold_studio.files.project_file import read_project, save_project
+
+    cut = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3, 3])
+    save_project(_session_with_cut(cut), tmp_path / "a.msproj")
+    back = read_project(tmp_path / "a.msproj")
+    run = back.session.runs[1]
+    np.testing.assert_array_equal(run.cut_labels, cut)
+    np.testing.assert_array_equal(run.shown_labels, cut)
+    assert run.meta["cut"] == {"note": "cut", "height": 1.5, "n_clusters": 4} and not back.problems
+
+    save_project(_session_with_cut(cut[:7]), tmp_path / "b.msproj")  # a cut of 7 labels for 10 points
+    back = read_project(tmp_path / "b.msproj")
+    run = back.session.runs[1]
+    assert run.cut_labels is None and "cut" not in run.meta
+    np.testing.assert_array_equal(run.shown_labels, np.repeat([0, 1], 5))
+    assert any("dendrogram cut has shape (7,)" in p for p in back.problems)

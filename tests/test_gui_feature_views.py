@@ -186,6 +186,7 @@ def test_feature_ranking_sorts_and_keeps_the_top_k(win):
     assert new.feature_names == [ds.feature_names[j] for j in best]
     np.testing.assert_array_equal(new.labels, ds.labels)
     assert new.report[-1].startswith(f"Kept the top 2 of the 4 features of '{ds.name}' by ANOVA F")
+    assert new.report[-1].endswith(f"select_columns with include={','.join(new.feature_names)})")
 
 
 def test_a_view_behind_another_tab_draws_only_when_its_tab_is_chosen(qtbot, win):

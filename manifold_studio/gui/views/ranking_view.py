@@ -171,7 +171,7 @@ class RankingView(FeatureView):
         ds = self.dataset
         names = [self.ranking.names[j] for j in idx]
         line = (f"Kept the top {k} of the {ds.n_features} features of '{ds.name}' by {HEADERS[by]}: "
-                + ", ".join(names))
+                + ", ".join(names) + f" (the preparation step select_columns with include={','.join(names)})")
         new = Dataset(f"{ds.name} top {k}", ds.X[:, idx].copy(), None if ds.labels is None else ds.labels.copy(),
                       names, ds.source, ds.label_name, [*ds.report, line],
                       None if ds.images is None else ds.images)
