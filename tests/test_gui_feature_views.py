@@ -189,6 +189,19 @@ def test_feature_ranking_sorts_and_keeps_the_top_k(win):
     assert new.report[-1].endswith(f"select_columns with include={','.join(new.feature_names)})")
 
 
+def test_meta_columns_of_a_table_are_offered(qtbot, make_window):
+    w = make_window(discovered_host(("pca",), ("penguins",)))
+    ds = w.session.load("sample:penguins")
+    assert "island" in ds.table.meta_names
+    view = _view(w, "distribution")
+    view.column_combo.setCurrentText("island")
+    rows = np.arange(ds.n_samples) if ds.table_rows is None else ds.table_rows
+    island = np.array([str(v) for v in ds.table.column("island").decoded()[rows]])
+    cats, counts = np.unique(island, return_counts=True)
+    assert view.categorical and list(view.categories) == list(cats)
+    np.testing.assert_array_equal([h[0] for h in view.drawn_counts_by_category], counts)
+
+
 def test_a_view_behind_another_tab_draws_only_when_its_tab_is_chosen(qtbot, win):
     w = win
     behind = [k for k in FEATURE_VIEWS if not w.views[k].on_screen()]

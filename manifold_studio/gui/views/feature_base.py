@@ -1,9 +1,10 @@
 """The base of the feature views (distribution, scatter plot, scatter-plot matrix, correlations,
 PCA loadings, feature ranking): views of the *current data set*'s columns rather than of a run.
 
-A :class:`FeatureView` follows the session's current data set (the Data panel's), offers every numeric column of :func:`~manifold_studio.tables.dataset_columns.dataset_columns`
-(features, a numeric label column, the result columns of finished runs) and splits by the data
-set's labels. It draws lazily: while its dock is hidden (a tab behind another) it only marks
+A :class:`FeatureView` follows the session's current data set (the Data panel's), offers every
+numeric column of :func:`~manifold_studio.tables.dataset_columns.dataset_columns` (features, a
+numeric label column, the result columns of finished runs) and the meta columns of the table the
+data set was read from (:func:`meta_columns`), and splits by the data set's labels. It draws lazily: while its dock is hidden (a tab behind another) it only marks
 itself stale and draws when shown; :meth:`redraw` draws at once (tests, export). Its statistics
 (:mod:`manifold_studio.analysis.feature_stats`) are computed by :meth:`compute`: at once for a
 small data set, on a worker thread above :data:`SYNC_CELLS` values (only the latest result is
@@ -19,10 +20,32 @@ from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.tables.dataset_columns import FEATURE, LABEL, dataset_columns
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, Column, dataset_columns
+
+META = "meta"
 
 #: above this many values (rows × features) the statistics are computed on a worker thread
 SYNC_CELLS = 300_000
+
+
+def meta_columns(ds) -> list[Column]:
+    """The meta columns of the table ``ds`` was read from (kept, never fitted), over its rows:
+    numbers (and dates, as seconds) as floats, categories and text as text ("" when missing)."""
+    table = getattr(ds, "table", None)
+    if table is None:
+        return []
+    rows = getattr(ds, "table_rows", None)
+    out = []
+    for name in table.meta_names:
+        col = table.column(name)
+        if col.type in ("numeric", "datetime"):
+            values = col.as_float()
+        else:
+            values = np.array(["" if v is None else str(v) for v in col.decoded()], dtype=object)
+        values = values if rows is None else values[rows]
+        if len(values) == ds.n_samples:
+            out.append(Column(name, values, META))
+    return out
 
 
 def _call(fn, args, kwargs, progress=None):
@@ -155,8 +178,8 @@ class FeatureView(ResultView):
         if ds is None:
             self.columns = []
         else:
-            cols = [c for c in dataset_columns(self.session, ds.name)
-                    if c.numeric or (self.text_labels and c.kind == LABEL)]
+            cols = [c for c in dataset_columns(self.session, ds.name) + meta_columns(ds)
+                    if c.numeric or (self.text_labels and c.kind in (LABEL, META))]
             self.columns = [c for c in cols if c.kind == FEATURE] if self.features_only else cols
         self.columns_changed([c.name for c in self.columns])
         self.draw()
