@@ -441,7 +441,7 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
         axes = ("component 1", "component 2" if xy.shape[1] > 1 else "")
         labels, legend = dataset.labels, dataset.label_name or "label"
     else:
-        xy = dataset.X[:, :2]
+        xy = dataset.dense(cols=slice(0, 2))
         axes = (names[0], names[1] if len(names) > 1 else "")
         labels, legend = result, "predicted" if kind == "classification" else "cluster"
         title += ", drawn on the first two data columns"

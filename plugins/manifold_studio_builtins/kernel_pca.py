@@ -87,7 +87,7 @@ class KernelPCA(SpectralEmbedding):
         EIGEN_SOLVER_PARAM,
     )
     accepts_sparse = True
-    sparse_condition = "kernel " + " or ".join(repr(k) for k in SPARSE_KERNELS)
+    sparse_condition = "kernel is " + " or ".join(repr(k) for k in SPARSE_KERNELS)
     preserves_float32 = True
 
     def accepts_sparse_input(self) -> bool:

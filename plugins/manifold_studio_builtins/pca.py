@@ -106,7 +106,7 @@ class PCA(EmbeddingAlgorithm):
         random_state_param("Seed of the randomized and ARPACK solvers (none: different every run)."),
     )
     accepts_sparse = True
-    sparse_condition = "svd_solver " + ", ".join(repr(s) for s in SPARSE_SOLVERS)
+    sparse_condition = "svd_solver is " + ", ".join(repr(s) for s in SPARSE_SOLVERS[:-1]) + f" or {SPARSE_SOLVERS[-1]!r}"
     preserves_float32 = True
     float32_attributes = ("components_", "mean_", "explained_variance_", "explained_variance_ratio_",
                           "singular_values_")

@@ -348,9 +348,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             axes = ("component 1", "component 2" if k > 1 else "")
             return run.embedding, axes, ""
         if dataset is not None:
-            X = dataset.X[run.point_index]
+            X = dataset.dense(run.point_index, slice(0, 2))
             names = dataset.feature_names or [f"column {i}" for i in range(dataset.n_features)]
-            return X[:, :2], (names[0], names[1] if len(names) > 1 else ""), "drawn on the first two data columns"
+            return X, (names[0], names[1] if len(names) > 1 else ""), "drawn on the first two data columns"
         return None, ("", ""), ""
 
     # -- drawing ----------------------------------------------------------------------------
