@@ -304,7 +304,7 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         raise DataError(f"sample_weight must be non-negative: weight {int(np.argmax(w < 0))} is "
                         f"{w[np.argmax(w < 0)]:g}.")
     if not w.sum() > 0:
-        raise DataError("sample_weight sums to 0: at least one sample needs a positive weight.")
+        raise DataError("sample_weight are all zero (they sum to 0): at least one sample needs a positive weight.")
     return w
 
 

@@ -217,8 +217,9 @@ def _arpack_route(Xc, k, random_state, progress):
 
     n, d = Xc.shape
     if not 1 <= k < min(n, d):
-        raise ValueError(f"svd_solver='arpack' needs 0 < n_components < min(n_samples, n_features) = "
-                         f"{min(n, d)} (got {k}); use svd_solver='covariance' or 'full' for every axis.")
+        raise ValueError(f"svd_solver='arpack' needs 0 < n_components < min(n_samples, n_features) "
+                         f"(here n_samples = {n}, n_features = {d}; got n_components={k}); use "
+                         "svd_solver='covariance' or 'full' for every axis.")
     calls = [0]
 
     def tick():

@@ -215,6 +215,11 @@ class KernelPCA(SpectralEmbedding):
             return self._linear_kernel_times_eigenvectors(X)
         return super()._kernel_times_eigenvectors(X)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"   # X is the (n, n) kernel matrix
+        return tags
+
     def result_summary(self):
         out = super().result_summary()
         out["gamma"] = getattr(self, "gamma_", None)
