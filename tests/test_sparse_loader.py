@@ -133,3 +133,14 @@ def test_cli_refuses_sparse_for_other_methods_in_one_line(files, capsys):
     line = err.strip()
     assert "\n" not in line and "x.mtx" in line and "lle does not take sparse data" in line
     assert "Methods that take sparse data" in line and "kmeans" in line
+
+
+def test_isolated_fit_keeps_sparse_data_sparse(S):
+    from manifold_studio.isolated_fit import PluginProcessError, fit_in_subprocess
+
+    cls = ms.algorithm_class("kmeans")
+    outcome = fit_in_subprocess(cls, {"n_clusters": 3, "random_state": 0}, sp.csr_array(S))
+    direct = ms.get_algorithm("kmeans", n_clusters=3, random_state=0).fit(S)
+    np.testing.assert_array_equal(outcome.labels, direct.labels_)
+    with pytest.raises(PluginProcessError, match="lle does not take sparse data.*take sparse data: .*kmeans"):
+        fit_in_subprocess(ms.algorithm_class("lle"), {}, sp.csr_array(S))
