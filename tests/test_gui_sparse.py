@@ -14,9 +14,9 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from manifold_studio.dataset_columns import SPARSE_TABLE_COLUMNS  # noqa: E402
+from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS  # noqa: E402
 from manifold_studio.gui.views.map_encoding import row_summary  # noqa: E402
-from manifold_studio.session import DONE, FAILED  # noqa: E402
+from manifold_studio.session.records import DONE, FAILED  # noqa: E402
 
 WINDOW_DIALOGS = False
 

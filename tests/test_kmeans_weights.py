@@ -9,7 +9,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import manifold_studio as ms
 from manifold_studio.errors import DataError, InvalidParameterError
-from manifold_studio.model_io import model_bytes, model_from_bytes
+from manifold_studio.files.model_file import model_bytes, model_from_bytes
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import scipy.sparse as sp
 from sklearn.decomposition import PCA as SkPCA
 
 import manifold_studio as ms
-from manifold_studio.cli import main
+from manifold_studio.cli.main import main
 from manifold_studio.data import Dataset
-from manifold_studio.dataset_columns import SPARSE_TABLE_COLUMNS, dataset_columns
+from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS, dataset_columns
 from manifold_studio.errors import DataError
-from manifold_studio.project import read_project, save_project
-from manifold_studio.session import Session
-from manifold_studio.table_export import export_dataset_csv
+from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.session.model import Session
+from manifold_studio.tables.export import export_dataset_csv
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_cli_refuses_sparse_for_other_methods_in_one_line(files, capsys):
 
 
 def test_isolated_fit_keeps_sparse_data_sparse(S):
-    from manifold_studio.isolated_fit import PluginProcessError, fit_in_subprocess
+    from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
 
     cls = ms.algorithm_class("kmeans")
     outcome = fit_in_subprocess(cls, {"n_clusters": 3, "random_state": 0}, sp.csr_array(S))

@@ -31,7 +31,6 @@ LOSSES = ("frobenius", "kl")
 
 def _truncated_svd(X, k, random_state):
     """Leading k singular triplets of the (uncentred) X by a seeded randomized SVD."""
-
     s, Vt = _randomized_route(X, k, random_state, progress=_NoProgress())
     s, Vt = s[:k], Vt[:k]
     U = np.asarray(X @ Vt.T) / np.where(s > 0, s, 1.0)
