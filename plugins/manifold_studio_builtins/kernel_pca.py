@@ -188,7 +188,7 @@ class KernelPCA(SpectralEmbedding):
         self.warning_ = ""
 
     def _check_new_data(self, X, what="extend"):
-        if self._p["kernel"] == "precomputed" and self.is_fitted and X is not None \
+        if self.is_fitted and self._p["kernel"] == "precomputed" and X is not None \
                 and getattr(X, "ndim", 2) == 2 and X.shape[1] != self.n_features_in_:
             raise DataError(f"With kernel='precomputed', each new point must be given by its kernel values "
                             f"to the {self.n_features_in_} training points (rows of {self.n_features_in_} "
