@@ -28,6 +28,7 @@ from manifold_studio.algorithms.checks import (
     sparse_refusal,
 )
 from manifold_studio.algorithms.labels import class_label_vector, encode_labels
+from manifold_studio.algorithms.output import OutputNamesMixin
 from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.algorithms.progress import as_progress
@@ -316,58 +317,22 @@ class Algorithm:
                                          sparse=self.accepts_sparse_input()))
 
 
-class EmbeddingAlgorithm(Algorithm):
+class EmbeddingAlgorithm(OutputNamesMixin, Algorithm):
     """Dimensionality reduction: ``embedding_`` (n, n_components); extend -> coordinates.
 
-    ``get_feature_names_out()`` names the output columns ``<id>0, <id>1, ...`` (scikit-learn's
-    "pca0", "pca1"); ``set_output(transform="pandas")`` makes ``transform`` and ``fit_transform``
-    return pandas DataFrames with those columns (and the input's index), as scikit-learn's
-    pipelines ask with ``Pipeline.set_output``.
+    ``get_feature_names_out()`` names the output columns ``<id>0, <id>1, ...`` and
+    ``set_output(transform="pandas")`` makes ``transform``/``fit_transform`` return DataFrames
+    (:class:`~manifold_studio.algorithms.output.OutputNamesMixin`).
     """
 
     kind = "embedding"
     _estimator_type = "transformer"
-    _OUTPUTS = ("default", "pandas")
 
     def fit_transform(self, X, y=None, progress=None):
         return self._wrap_output(self.fit(X, y, progress).embedding_, X)
 
     def transform(self, X, progress=None):
         return self._wrap_output(self.extend(X, progress), X)
-
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """Names of the output coordinates: ``<id>0 ... <id>(k-1)`` (object array of str)."""
-        self.check_is_fitted("get_feature_names_out")
-        if input_features is not None:
-            names = list(input_features)
-            known = getattr(self, "feature_names_in_", None)
-            if known is not None and list(known) != [str(v) for v in names]:
-                raise ValueError("input_features is not equal to feature_names_in_.")
-            if len(names) != self.n_features_in_:
-                raise ValueError(f"input_features should have length equal to number of features "
-                                 f"({self.n_features_in_}), got {len(names)}.")
-        prefix = self.id or type(self).__name__.lower()
-        return np.asarray([f"{prefix}{i}" for i in range(self.embedding_.shape[1])], dtype=object)
-
-    def set_output(self, *, transform=None):
-        """Container of ``transform`` / ``fit_transform`` results: "default" (numpy) or "pandas";
-        None leaves it unchanged (scikit-learn's set_output API)."""
-        if transform is None:
-            return self
-        if transform not in self._OUTPUTS:
-            raise InvalidParameterError(f"Invalid output container {transform!r} for set_output: "
-                                        f"allowed {', '.join(map(repr, self._OUTPUTS))}.")
-        self._sklearn_output_config = {**getattr(self, "_sklearn_output_config", {}), "transform": transform}
-        return self
-
-    def _wrap_output(self, Z, X):
-        if getattr(self, "_sklearn_output_config", {}).get("transform", "default") != "pandas":
-            return Z
-        import pandas as pd   # deferred: only pandas output needs it
-
-        index = getattr(X, "index", None)
-        return pd.DataFrame(np.asarray(Z), columns=self.get_feature_names_out(),
-                            index=index if index is not None and len(index) == len(Z) else None)
 
 
 class ClusteringAlgorithm(Algorithm):
