@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms import Choice, Float, Int
-from manifold_studio.algorithms.checks import is_sparse
+from manifold_studio.algorithms.checks import check_data, is_sparse
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
 from manifold_studio.algorithms.pca_solvers import CentredSparse
 from manifold_studio.algorithms.spectral import (
@@ -188,12 +188,15 @@ class KernelPCA(SpectralEmbedding):
         self.warning_ = ""
 
     def _check_new_data(self, X, what="extend"):
-        if self.is_fitted and self._p["kernel"] == "precomputed" and X is not None \
-                and getattr(X, "ndim", 2) == 2 and X.shape[1] != self.n_features_in_:
-            raise DataError(f"With kernel='precomputed', each new point must be given by its kernel values "
-                            f"to the {self.n_features_in_} training points (rows of {self.n_features_in_} "
-                            f"values); got rows of {X.shape[1]} values.")
-        return super()._check_new_data(X, what)
+        if not (self.is_fitted and self._p["kernel"] == "precomputed"):
+            return super()._check_new_data(X, what)
+        X = self._check_sparse(X, "X_new", 1) if is_sparse(X) else check_data(X, name="X_new", min_samples=1)
+        n = self.n_features_in_
+        if X.shape[1] != n:
+            raise DataError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting {n} features "
+                            f"as input: with kernel='precomputed', each new point is given by its kernel "
+                            f"values to the {n} training points (rows of {n} values).")
+        return X
 
     def _extend(self, X):
         if is_sparse(X):   # no piecewise kernel here: the Nyström formula on the sparse rows
