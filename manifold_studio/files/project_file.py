@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from manifold_studio import __version__
 from manifold_studio.data import Dataset
@@ -92,6 +93,16 @@ def _put(arrays: dict, key: str, value) -> str | None:
     return key
 
 
+def _put_matrix(arrays: dict, key: str, X) -> dict:
+    """The document fields of a data set's X: a dense array under ``key``; a sparse one as its
+    CSR parts (``key/data``, ``key/indices``, ``key/indptr``) with ``X_sparse_shape`` [n, d]."""
+    if getattr(X, "format", None) != "csr":
+        return {"X": _put(arrays, key, X)}
+    for part in ("data", "indices", "indptr"):
+        arrays[f"{key}/{part}"] = np.asarray(getattr(X, part))
+    return {"X": key, "X_sparse_shape": [int(X.shape[0]), int(X.shape[1])]}
+
+
 def save_project(session: Session, path, view_settings: dict | None = None) -> Path:
     """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path."""
 
@@ -102,7 +113,7 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
         datasets.append({
             "name": ds.name, "source": ds.source, "label_name": ds.label_name,
             "feature_names": ds.feature_names, "report": list(ds.report),
-            "X": _put(arrays, f"data/{i}/X", ds.X),
+            **_put_matrix(arrays, f"data/{i}/X", ds.X),
             "labels": _put(arrays, f"data/{i}/labels", ds.labels),
             "images": _put(arrays, f"data/{i}/images", ds.images),
         })
@@ -190,6 +201,23 @@ class _ProjectReader:
         self.npz, self.path, self.host = npz, path, host
         self.problems: list[str] = []
 
+    def matrix(self, d: dict, field: str):
+        """A data set's X: its array, or the sparse matrix rebuilt from its CSR parts (indices
+        checked against the shape before any sparse routine uses them)."""
+        shape = d.get("X_sparse_shape")
+        if shape is None:
+            return self.array(d["X"], field)
+        key = d["X"]
+        parts = [self.array(f"{key}/{p}", f"{field} ({p})") for p in ("data", "indices", "indptr")]
+        try:
+            if len(shape) != 2:
+                raise ValueError(f"the shape {shape} has {len(shape)} entries")
+            X = sp.csr_array(tuple(parts), shape=(int(shape[0]), int(shape[1])))
+            X.check_format(full_check=True)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise ModelFileError(f"{self.path.name}: {field} is a damaged sparse matrix: {exc}") from None
+        return X
+
     def array(self, key, field: str):
         if key is None:
             return None
@@ -203,7 +231,7 @@ class _ProjectReader:
         for i, d in enumerate(meta["datasets"]):
             field = f"datasets[{i}]"
             try:
-                ds = Dataset(d["name"], self.array(d["X"], f"{field}.X"),
+                ds = Dataset(d["name"], self.matrix(d, f"{field}.X"),
                              self.array(d.get("labels"), f"{field}.labels"), d.get("feature_names"),
                              d.get("source", ""), d.get("label_name"), list(d.get("report") or []),
                              self.array(d.get("images"), f"{field}.images"))
