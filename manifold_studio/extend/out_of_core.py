@@ -209,11 +209,15 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     values, kept, labels_kept, correct, total = [], [], [], 0, 0
     keep_data = keep_data_mb > 0
     first = None
+    # row ids: a table's (its line numbers or id column) when there is one file; else the rows'
+    # positions over all the parts (0, 1, ...), which stay unique
+    by_line = len(files) <= 1
     progress.checkpoint(0.0, f"Extending to {Path(str(source)).name}")
     try:
         for part, ds in iter_source(source, host, options, chunk_rows):
             first = first or ds
             report.notes.extend(ds.report)
+            by_line = by_line and ds.table is not None or not files
             if callable(getattr(estimator, "prepare", None)):  # a pipeline: columns by name
                 X, note = estimator.input_matrix(dataset_table(ds)), None
             else:
@@ -225,8 +229,9 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
                 if out is not None:
                     if writer is None:
                         writer = ResultWriter(out, prefix, estimator.kind, ds.label_name, escape_formulas,
-                                              row_id_name=row_id_header(ds))
-                    writer.write(result, ds.labels, row_ids=ds.row_ids)
+                                              row_id_name=row_id_header(ds) if by_line else "row_id")
+                    writer.write(result, ds.labels, row_ids=ds.row_ids if by_line else
+                                 report.n_rows + np.arange(X.shape[0]))
                 if keep_values:
                     values.append(result)
                 if estimator.kind == "classification" and ds.labels is not None:
