@@ -19,12 +19,15 @@ from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_sec
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.cli.prep_options import (
-    apply_loading_options, apply_roles, chain_imputes, has_column, loading_options, parse_prep, parse_roles, with_chain,
+    apply_loading_options, apply_roles, chain_imputes, has_column, loading_options, parse_prep, parse_roles,
+    roles_for, with_chain,
 )
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.isolated_apply import apply_in_subprocess
-from manifold_studio.extend.out_of_core import align_features, data_parts, dataset_table, extend_source, row_id_header
+from manifold_studio.extend.out_of_core import (
+    align_features, data_parts, dataset_table, extend_source, row_id_header,
+)
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import check_regular_file
@@ -284,7 +287,8 @@ def cmd_run(args) -> int:
                         "choose the label column with --label-column.")
     new = X_new = None
     if args.extend is not None:
-        new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True, **loading)
+        new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True,
+                           **{**loading, "roles": roles_for(args.extend, loading["roles"])})
         X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
     evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None

@@ -157,3 +157,15 @@ def has_column(source: str, name) -> bool:
         return False
     cells = {c.strip().strip('"').strip("'") for c in header.replace("\t", ",").replace(";", ",").split(",")}
     return name in cells
+
+
+def roles_for(source: str, roles: dict[str, str]) -> dict[str, str]:
+    """The --role entries that apply to another file read with the same options (``run
+    --extend``): a CSV/TSV's roles for columns its header lacks (the label, a meta) are left out."""
+    try:
+        first = data_parts(source)[0]
+    except (DataError, IndexError):
+        return roles
+    if first.suffix.lower() not in (".csv", ".tsv", ".txt"):
+        return roles
+    return {k: v for k, v in roles.items() if has_column(str(first), k)}

@@ -192,7 +192,9 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     loaded data set; a large one is not kept). Rows whose cells are missing are dropped by the
     loader's rules and reported. A pipeline gets each chunk's table: its columns are matched to
     the training columns by name (any order) and a missing one is refused naming it. A CSV
-    output starts with the row id column (line numbers or the id column's values). ``escape_formulas``: see :class:`~manifold_studio.tables.result_table.ResultWriter`.
+    output starts with the row id column: one table file's line numbers (or id column values),
+    else the rows' positions over all the parts. ``escape_formulas``: see
+    :class:`~manifold_studio.tables.result_table.ResultWriter`.
     """
 
     if host is None:
