@@ -208,3 +208,16 @@ def test_dask_apply_of_a_saved_chain_equals_the_pipeline(tmp_path, capsys, chain
     finally:
         client.close()
         cluster.close()
+
+
+def test_run_extend_pushes_the_other_file_through_the_chain(tmp_path, capsys, chain_files):
+    train, new = chain_files
+    rc, out, err = run(capsys, "run", "isomap", "--data", tmp_path / "train.csv", "--role", "kind=target",
+                       "--prep", "impute:strategy=median", "--prep", "standardize", "-p", "n_neighbors=10",
+                       "--out", tmp_path / "t.csv", "--extend", tmp_path / "new.csv", "--extend-out", tmp_path / "e.csv")
+    assert rc == 0, err
+    pipe = ms.make_pipeline(("impute", {"strategy": "median"}), "standardize",
+                            ms.get_algorithm("isomap", n_neighbors=10)).fit(train[["a", "b", "c", "d"]])
+    header, rows = read_csv(tmp_path / "e.csv")
+    assert header == ["row_id", "isomap_1", "isomap_2"] and [int(r[0]) for r in rows] == list(range(2, 27))
+    np.testing.assert_allclose(np.array([r[1:] for r in rows], dtype=float), pipe.extend(new), rtol=1e-12, atol=1e-12)
