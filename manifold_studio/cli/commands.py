@@ -193,7 +193,10 @@ def load_dataset(source: str, label_column: str | None = None,
             console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
     ds = apply_roles(ds, later_roles, source)
     remarks = [line for line in (ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report)
-               if line.strip()]
+               if line.strip() and not (keep_missing and " kept as NaN" in line)]
+    kept = [ln.split(" kept as NaN")[0] for ln in ds.report if keep_missing and " kept as NaN" in ln]
+    if kept and console:  # not a change to the data: the chain's impute step fills them
+        console.note(f"{kept[0]} kept for the chain's impute step to fill.")
     if strict and remarks:
         more = f" (and {len(remarks) - 1} more remark(s))" if len(remarks) > 1 else ""
         raise DataError(f"{Path(source).name if not source.startswith('sample:') else source}: {remarks[0].rstrip('.')}{more}; "
