@@ -50,6 +50,7 @@ from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.kernels import rows_per_block, squared_distances
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.errors import DataError, InvalidParameterError
 
 #: above this many features a brute-force (BLAS) search beats a k-d tree
@@ -205,7 +206,8 @@ class NeighborIndex:
             G = X @ self.Y.T
             d2 = np.empty((X.shape[0], k))
             idx = np.empty((X.shape[0], k), dtype=np.intp)
-            _top_k_rows(G, x_sq, self.y_sq, d2, idx)
+            run_shares(lambda a, b: _top_k_rows(G[a:b], x_sq[a:b], self.y_sq, d2[a:b], idx[a:b]),
+                       X.shape[0], 64)
             return np.sqrt(d2), idx
         D = self._block_distances(X)
         if k < self.n:
@@ -306,6 +308,18 @@ def make_index(X: np.ndarray, *, neighbors: str = "auto", metric: str = "euclide
 
         return ApproximateIndex(X, n_neighbors, metric=metric, random_state=random_state, progress=progress)
     return NeighborIndex(X, metric=metric)
+
+
+def neighbour_summary(est) -> dict:
+    """The neighbour search and phase times of a fitted estimator, as scalar log entries."""
+    out = {}
+    if getattr(est, "neighbors_method_", None) is not None:
+        out["neighbours"] = est.neighbors_method_
+    if getattr(est, "neighbors_recall_", None) is not None:
+        out["neighbours_recall_at_10"] = round(float(est.neighbors_recall_), 4)
+    for phase, seconds in getattr(est, "timings_", {}).items():
+        out[f"time_{phase.replace(' ', '_')}_s"] = round(float(seconds), 3)
+    return out
 
 
 class PhaseTimer:
@@ -428,8 +442,11 @@ def check_n_neighbors(k: int, n: int, *, name: str = "n_neighbors", what: str = 
 
 
 def knn_graph(X: np.ndarray, k: int, *, mode: str = "distance", symmetric: bool = True,
-              progress=None, index: NeighborIndex | None = None, return_query: bool = False):
-    """The k-NN graph of X (self excluded) as CSR; symmetric = union of both directions."""
+              progress=None, index: NeighborIndex | None = None, return_query: bool = False,
+              symmetrize: str = "max"):
+    """The k-NN graph of X (self excluded) as CSR; symmetric = union of both directions, with
+    the larger weight of the two (``symmetrize='max'``) or their mean (``'mean'``: an edge
+    found in one direction only has half its weight, as scikit-learn's 0.5 (A + A^T))."""
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
     check_n_neighbors(k, n)
@@ -439,7 +456,7 @@ def knn_graph(X: np.ndarray, k: int, *, mode: str = "distance", symmetric: bool 
     data[data == 0] = np.finfo(float).tiny
     G = neighbor_rows(data, idx, n)
     if symmetric:
-        G = G.maximum(G.T).tocsr()
+        G = (G.maximum(G.T) if symmetrize == "max" else 0.5 * (G + G.T)).tocsr()
     if return_query:
         return G, dist, idx
     return G
