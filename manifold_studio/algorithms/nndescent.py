@@ -471,7 +471,7 @@ class NNDescent:
         seed = int(random_state) & 0x3FFFFFFF
         self.n_trees = n_trees or min(32, 5 + int(round(n ** 0.25)))
         self.leaf_size = leaf_size or max(10, min(k, 60))
-        C = max_candidates or min(60, k)
+        C = max_candidates or min(30, k)   # 60 for k = 90 costs 1.6x the time for recall 0.9999 vs 0.9996
         hd = np.full((n, k), np.inf, dtype=np.float32)
         hi = np.full((n, k), -1, dtype=np.int32)
         hf = np.zeros((n, k), dtype=np.uint8)

@@ -117,12 +117,18 @@ def exact_affinities(X: np.ndarray, perplexity: float, *, symmetric: bool = True
     return (P + P.T) / (2.0 * n)
 
 
-def sparse_affinities(X: np.ndarray, perplexity: float, *, progress=None, index=None) -> sp.csr_matrix:
+def sparse_affinities(X: np.ndarray, perplexity: float, *, progress=None, index=None,
+                      neighbours=None) -> sp.csr_matrix:
     """Symmetric p_ij on the 3*perplexity nearest-neighbour graph (CSR, sums to one); ``index``:
-    the search index over X (exact Euclidean when not given)."""
+    the search index over X (exact Euclidean when not given); ``neighbours``: each point's
+    (dist, idx) of its 3*perplexity nearest others, when already found."""
     n = X.shape[0]
     index = index if index is not None else NeighborIndex(X)
-    Pc, idx = neighbour_affinities(X, perplexity, index=index, exclude_self=True, progress=progress)
+    if neighbours is None:
+        Pc, idx = neighbour_affinities(X, perplexity, index=index, exclude_self=True, progress=progress)
+    else:
+        dist, idx = neighbours
+        Pc, _beta = conditional_probabilities(affinity_distances(dist, index.metric), perplexity)
     k = idx.shape[1]
     C = sp.csr_matrix((Pc.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     P = (C + C.T).tocsr()

@@ -201,12 +201,12 @@ class TSNE(EmbeddingAlgorithm):
                 index = make_index(X, neighbors=p["neighbors"], metric=p["metric"], n_neighbors=k,
                                    random_state=p["random_state"] or 0,
                                    progress=SubProgress(aff, 0.0, 0.5, "Neighbour index: "))
-                index.training_neighbors(k)   # the search itself (cached by approximate indexes)
+                found = index.training_neighbors(k, progress=SubProgress(aff, 0.5, 0.9, "Neighbours: "))
                 self.neighbors_method_ = "approximate" if index.approximate else index.method
                 if index.approximate:
                     self.neighbors_recall_ = index.recall()
             with timer("affinities"):
-                P = sparse_affinities(X, p["perplexity"], progress=SubProgress(aff, 0.5, 1.0), index=index)
+                P = sparse_affinities(X, p["perplexity"], index=index, neighbours=found)
             grad_fn = lambda Y, ex, kl: fft_kl_gradient(Y, P, ex, with_kl=kl)  # noqa: E731
         rng = np.random.default_rng(p["random_state"])
         Y = self._init_map(X, rng)
