@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import prange
+
+from manifold_studio.algorithms.threads import n_threads, run_shares
 
 
 def jit(func=None, **options):
@@ -226,10 +227,11 @@ def _push(hd, hi, hf, d, j, flag):
     return 1
 
 
-@jit(parallel=True)
-def _leaf_join(data, order, leaf_lo, leaf_hi, n_leaves, hd, hi, hf, code):
-    """All pairs inside every leaf of one tree (leaves hold disjoint points: parallel-safe)."""
-    for l in prange(n_leaves):
+@jit
+def _leaf_join(data, order, leaf_lo, leaf_hi, first, last, hd, hi, hf, code):
+    """All pairs inside the leaves first..last of one tree (leaves hold disjoint points, so
+    shares of leaves run in parallel)."""
+    for l in range(first, last):
         lo = leaf_lo[l]
         up = leaf_hi[l]
         for s in range(lo, up):
@@ -298,13 +300,13 @@ def _sample(cand, prio, j, pr):
     cand[pos] = j
 
 
-@jit(parallel=True)
-def _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n, code):
+@jit
+def _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n, code, base):
     """Candidate updates of the points start..stop: pairs (new, new) and (new, old) of each
     point's candidates, kept when closer than either end's current k-th distance."""
     C = new_c.shape[1]
-    for v in prange(start, stop):
-        r = v - start
+    for v in range(start, stop):
+        r = v - base
         cnt = 0
         for a in range(C):
             p = new_c[v, a]
@@ -328,19 +330,17 @@ def _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n
         up_n[r] = cnt
 
 
-@jit(parallel=True)
-def _apply(up_src, up_dst, up_d, up_n, rows, hd, hi, hf, n_parts):
-    """Apply the updates; part s handles the target points p with p % n_parts == s."""
-    changed = np.zeros(n_parts, dtype=np.int64)
-    for s in prange(n_parts):
-        c = 0
-        for r in range(rows):
-            for u in range(up_n[r]):
-                p = up_src[r, u]
-                if p % n_parts == s:
-                    c += _push(hd[p], hi[p], hf[p], up_d[r, u], up_dst[r, u], 1)
-        changed[s] = c
-    return changed.sum()
+@jit
+def _apply(up_src, up_dst, up_d, up_n, rows, hd, hi, hf, s, n_parts):
+    """Apply the updates to the target points p with p % n_parts == s (one part per thread:
+    each heap is written by one thread, in the same order whatever the number of parts)."""
+    c = 0
+    for r in range(rows):
+        for u in range(up_n[r]):
+            p = up_src[r, u]
+            if p % n_parts == s:
+                c += _push(hd[p], hi[p], hf[p], up_d[r, u], up_dst[r, u], 1)
+    return c
 
 
 @jit
@@ -359,58 +359,57 @@ def _sort_heaps(hd, hi):
             hi[i, b + 1] = j
 
 
-@jit(parallel=True)
+@jit
 def _search(data, queries, k, indptr, indices, trees_a, trees_b, trees_child, trees_nodes,
-            trees_order, trees_lo, trees_hi, n_trees, epsilon, code, out_d, out_i, n_parts):
-    """Best-first search of the graph (indptr, indices) for each query (see the module)."""
+            trees_order, trees_lo, trees_hi, n_trees, epsilon, code, out_d, out_i, s, n_parts):
+    """Best-first search of the graph (indptr, indices) for the queries s, s + n_parts, ...
+    (see the module)."""
     m = queries.shape[0]
     n = data.shape[0]
-    for s in prange(n_parts):
-        visited = np.zeros(n, dtype=np.uint8)
-        touched = np.empty(n, dtype=np.int64)
-        cd = np.empty(n, dtype=np.float32)      # candidate min-heap
-        ci = np.empty(n, dtype=np.int64)
-        for qn in range(s, m, n_parts):
-            x = queries[qn]
-            hd = out_d[qn]
-            hi = out_i[qn]
-            hf = np.zeros(k, dtype=np.uint8)
-            hd[:] = np.inf
-            hi[:] = -1
-            nt = 0
-            nc = 0
-            for tr in range(n_trees):
-                leaf = _descend(data, x, trees_a[tr], trees_b[tr], trees_child[tr], trees_nodes[tr])
-                for pos in range(trees_lo[tr, leaf], trees_hi[tr, leaf]):
-                    j = trees_order[tr, pos]
-                    if visited[j]:
-                        continue
-                    visited[j] = 1
-                    touched[nt] = j
-                    nt += 1
-                    d = _dist(x, data[j], code)
+    visited = np.zeros(n, dtype=np.uint8)
+    touched = np.empty(n, dtype=np.int64)
+    cd = np.empty(n, dtype=np.float32)      # candidate min-heap
+    ci = np.empty(n, dtype=np.int64)
+    for qn in range(s, m, n_parts):
+        x = queries[qn]
+        hd = out_d[qn]
+        hi = out_i[qn]
+        hf = np.zeros(k, dtype=np.uint8)
+        hd[:] = np.inf
+        hi[:] = -1
+        nt = 0
+        nc = 0
+        for tr in range(n_trees):
+            leaf = _descend(data, x, trees_a[tr], trees_b[tr], trees_child[tr], trees_nodes[tr])
+            for pos in range(trees_lo[tr, leaf], trees_hi[tr, leaf]):
+                j = trees_order[tr, pos]
+                if visited[j]:
+                    continue
+                visited[j] = 1
+                touched[nt] = j
+                nt += 1
+                d = _dist(x, data[j], code)
+                _push(hd, hi, hf, d, j, 0)
+                nc = _heap_add(cd, ci, nc, d, j)
+        while nc > 0:
+            d0 = cd[0]
+            c = ci[0]
+            nc = _heap_pop(cd, ci, nc)
+            if d0 > hd[0] * (1.0 + epsilon):
+                break
+            for e in range(indptr[c], indptr[c + 1]):
+                j = indices[e]
+                if visited[j]:
+                    continue
+                visited[j] = 1
+                touched[nt] = j
+                nt += 1
+                d = _dist(x, data[j], code)
+                if d < hd[0] * (1.0 + epsilon):
                     _push(hd, hi, hf, d, j, 0)
                     nc = _heap_add(cd, ci, nc, d, j)
-            while nc > 0:
-                d0 = cd[0]
-                c = ci[0]
-                nc = _heap_pop(cd, ci, nc)
-                if d0 > hd[0] * (1.0 + epsilon):
-                    break
-                for e in range(indptr[c], indptr[c + 1]):
-                    j = indices[e]
-                    if visited[j]:
-                        continue
-                    visited[j] = 1
-                    touched[nt] = j
-                    nt += 1
-                    d = _dist(x, data[j], code)
-                    if d < hd[0] * (1.0 + epsilon):
-                        _push(hd, hi, hf, d, j, 0)
-                        nc = _heap_add(cd, ci, nc, d, j)
-            for t in range(nt):
-                visited[touched[t]] = 0
-    _sort_heaps(out_d, out_i)
+        for t in range(nt):
+            visited[touched[t]] = 0
 
 
 @jit
@@ -451,9 +450,7 @@ def _heap_pop(cd, ci, nc):
 
 
 def _n_threads() -> int:
-    import numba
-
-    return max(1, int(numba.get_num_threads()))
+    return n_threads()
 
 
 class NNDescent:
@@ -491,7 +488,8 @@ class NNDescent:
                 progress.checkpoint(0.3 * t / T, f"random-projection tree {t + 1}/{T}")
             self.t_nodes[t], nl = _build_tree(data, self.leaf_size, seed + 7919 * t, self.t_order[t], self.t_a[t],
                                   self.t_b[t], self.t_child[t], self.t_lo[t], self.t_hi[t])
-            _leaf_join(data, self.t_order[t], self.t_lo[t], self.t_hi[t], nl, hd, hi, hf, self.code)
+            order, lo, hi_ = self.t_order[t], self.t_lo[t], self.t_hi[t]
+            run_shares(lambda a, b: _leaf_join(data, order, lo, hi_, a, b, hd, hi, hf, self.code), nl, 64)
         new_c = np.empty((n, C), dtype=np.int32)
         old_c = np.empty((n, C), dtype=np.int32)
         new_p = np.empty((n, C), dtype=np.int64)
@@ -512,8 +510,10 @@ class NNDescent:
             changed = 0
             for start in range(0, n, block):
                 stop = min(n, start + block)
-                _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n, self.code)
-                changed += _apply(up_src, up_dst, up_d, up_n, stop - start, hd, hi, hf, parts)
+                run_shares(lambda a, b: _local_join(data, new_c, old_c, thr, start + a, start + b, up_src,
+                                                    up_dst, up_d, up_n, self.code, start), stop - start, 64)
+                changed += sum(run_shares(lambda a, b: _apply(up_src, up_dst, up_d, up_n, stop - start, hd, hi,
+                                                              hf, a, parts), parts, 1))
             self.n_iter_ = it + 1
             if changed <= delta * n * k:
                 break
@@ -546,8 +546,9 @@ class NNDescent:
         if m == 0:
             return out_d, out_i
         indptr, indices = self.search_graph()
-        _search(self.data, X, int(k), indptr, indices, self.t_a, self.t_b, self.t_child, self.t_nodes,
-                self.t_order,
-                self.t_lo, self.t_hi, self.n_trees, float(epsilon), self.code, out_d, out_i,
-                min(_n_threads(), m))
+        parts = min(_n_threads(), m)
+        run_shares(lambda a, b: _search(self.data, X, int(k), indptr, indices, self.t_a, self.t_b, self.t_child,
+                                        self.t_nodes, self.t_order, self.t_lo, self.t_hi, self.n_trees,
+                                        float(epsilon), self.code, out_d, out_i, a, parts), parts, 1)
+        _sort_heaps(out_d, out_i)
         return out_d, out_i.astype(np.intp)
