@@ -53,7 +53,7 @@ def main(argv=None):
     from sklearn.metrics import adjusted_rand_score, silhouette_score
     from sklearn.mixture import GaussianMixture as SKGaussianMixture
 
-    from manifold_studio import metrics
+    from manifold_studio.analysis import metrics
     from manifold_studio.algorithms.kmeans_core import kmeans
     from manifold_studio_builtins.gmm import GaussianMixture
     from manifold_studio_builtins.hierarchical import HierarchicalClustering

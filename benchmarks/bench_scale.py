@@ -9,7 +9,7 @@ An Isomap model (n_neighbors = 10) is fitted on 5,000 points of a 10-D data set;
 process so that its peak memory is its own:
 
 * **in memory**: ``np.load`` the whole file, one ``extend`` call;
-* **out of core**: ``manifold_studio.out_of_core.extend_source`` reads the .npy through a memory
+* **out of core**: ``manifold_studio.extend.out_of_core.extend_source`` reads the .npy through a memory
   map in chunks of 50,000 rows and writes the result .npy as it goes;
 * **Dask**: a LocalCluster with 2 worker processes (1 thread each), ``extend_dask`` over 50,000-row
   blocks read by the workers themselves (50,000 rows), the result written to a .npy; memory is the sum of the
@@ -41,7 +41,7 @@ def peak_mb() -> float:
 def child(mode: str, model: str, data: str, out: str) -> dict:
     import numpy as np
 
-    from manifold_studio.model_io import load_model
+    from manifold_studio.files.model_file import load_model
 
     est = load_model(model)
     start = time.perf_counter()
@@ -50,14 +50,14 @@ def child(mode: str, model: str, data: str, out: str) -> dict:
         np.save(out, est.extend(X))
         mem = peak_mb()
     elif mode == "out_of_core":
-        from manifold_studio.out_of_core import extend_source
+        from manifold_studio.extend.out_of_core import extend_source
 
         extend_source(est, data, out=out, chunk_rows=50_000)
         mem = peak_mb()
     else:
         from distributed import Client, LocalCluster
 
-        from manifold_studio.dask_extend import extend_dask, read_input, write_output
+        from manifold_studio.extend.dask_extend import extend_dask, read_input, write_output
 
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     import manifold_studio as ms
-    from manifold_studio.model_io import save_model
+    from manifold_studio.files.model_file import save_model
 
     rows = 200_000 if args.quick else args.rows
     lines = [f"# bench_scale: {rows:,} x 10 rows extended with an Isomap model fitted on 5,000 points",

@@ -18,7 +18,7 @@ is sized 1200×900 (the docks hidden) and painted into a QImage of that size
 
 Then every algorithm of ``window.host.algorithms`` is fitted in the window on 20,000 points
 (10 blobs in 10-D, non-negative, labelled) while a 10 ms timer in the main thread measures the
-event loop's stalls (:func:`manifold_studio.gui.stall_meter.measure_fit`): during the fit (until
+event loop's stalls (:func:`benchmarks.stall_meter.measure_fit`): during the fit (until
 the result reaches the window) against the 50 ms target, and at completion (recording the run,
 every view's ``show_run``, the repaint) for information. Each fit starts from the map of the
 data set's PCA (what the window shows after loading data). Each algorithm is first fitted once on
@@ -93,7 +93,7 @@ class Bench:
         self.trace = False
 
     def settle(self, seconds: float = 0.2) -> None:
-        from manifold_studio.gui.stall_meter import spin_until
+        from stall_meter import spin_until
 
         spin_until(lambda: False, seconds)
 
@@ -165,7 +165,7 @@ class Bench:
 
     def map_benchmarks(self, n: int, frames: int, hovers: int) -> None:
         from manifold_studio.data import Dataset
-        from manifold_studio.session import DONE, Run
+        from manifold_studio.session.records import DONE, Run
 
         w, view = self.w, self.w.map_view
         X, y = blobs(n, 2, seed=0, scale=8.0)
@@ -285,8 +285,8 @@ class Bench:
     # -- fits -------------------------------------------------------------------------------
     def fit_benchmarks(self, n: int, cancel_after: float, only=None) -> None:
         from manifold_studio.data import Dataset
-        from manifold_studio.gui.stall_meter import measure_fit, spin_until
-        from manifold_studio.session import Session
+        from stall_meter import measure_fit, spin_until
+        from manifold_studio.session.model import Session
 
         host = self.w.host
         algorithms = sorted(a for a in host.algorithms if not only or a in only)
@@ -392,7 +392,7 @@ def main(argv=None):
 
     app = QApplication.instance() or QApplication([])
     from manifold_studio.gui.main_window import MainWindow
-    from manifold_studio.plugins import PluginHost
+    from manifold_studio.plugins.host import PluginHost
 
     lines: list[str] = []
 

@@ -109,7 +109,7 @@ found="$("${USER_ENV[@]}" sh -c "command -v $PKG")"
 if [ -d examples/plugin-template ] && $PKG plugins --help >/dev/null 2>&1; then
   step "a third-party plugin wheel installed into the installed application"
   mkdir -p "$TMP/wheels"
-  "$PYTHON" -c "import sys; from pathlib import Path; from manifold_studio.plugin_selfcheck import build_pure_wheel; \
+  "$PYTHON" -c "import sys; from pathlib import Path; from manifold_studio.plugins.selfcheck import build_pure_wheel; \
 print(build_pure_wheel(Path('examples/plugin-template'), Path(sys.argv[1])))" "$TMP/wheels"
   WHEEL="$(ls "$TMP"/wheels/*.whl | head -1)"
   # the plugin folder is per user: HOME is the temporary one, so nothing outside $TMP changes

@@ -4,7 +4,7 @@ installation check; every other command of the command line works too)."""
 import multiprocessing
 import sys
 
-from manifold_studio.cli import main
+from manifold_studio.cli.main import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()

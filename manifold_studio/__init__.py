@@ -12,12 +12,17 @@ Scripting API::
 from __future__ import annotations
 
 from manifold_studio.algorithms import FitCancelled
+from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import (
-    DataError, InvalidParameterError, ManifoldStudioError, NotFittedError, UnknownAlgorithmError,
+    DataError,
+    InvalidParameterError,
+    ManifoldStudioError,
+    NotFittedError,
+    UnknownAlgorithmError,
 )
-
-__version__ = "0.1.0"
+from manifold_studio.plugins.host import get_host
+from manifold_studio.version import __version__
 
 __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
            "load_data", "Dataset", "FitCancelled", "DataError", "InvalidParameterError",
@@ -25,8 +30,6 @@ __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders"
 
 
 def _host():
-    from manifold_studio.plugins import get_host
-
     return get_host()
 
 
@@ -56,13 +59,22 @@ def list_samples() -> list[str]:
     return sorted(_host().samples)
 
 
-def load_data(source: str, **options) -> Dataset:
-    """Load ``sample:NAME`` or a file path with the loader registered for its extension."""
-    host = _host()
+def load_data(source: str, host=None, progress=None, *, loader=None, **options) -> Dataset:
+    """Load ``sample:NAME`` or a file path with the loader registered for its extension
+    (``host``: the plugin host to use, default the process-wide one; ``progress``: reports the
+    start and the end; ``loader``: the loader when the caller has resolved it already)."""
+    progress = as_progress(progress)
+    progress.checkpoint(0.0, f"Loading {source}")
+    host = _host() if host is None else host
     if isinstance(source, str) and source.startswith("sample:"):
         sample_id = source.split(":", 1)[1]
         if sample_id not in host.samples:
             raise DataError(f"Unknown sample data set '{sample_id}': available are "
                             f"{', '.join(sorted(host.samples)) or 'none'}.")
-        return host.samples[sample_id].load(**options)
-    return host.loader_for(source).load(source, **options)
+        ds = host.samples[sample_id].load(**options)
+    else:
+        ds = (host.loader_for(source) if loader is None else loader).load(source, **options)
+    if not isinstance(ds, Dataset):
+        raise DataError(f"The loader for {source} returned {type(ds).__name__}, not a Dataset.")
+    progress.checkpoint(1.0, f"Loaded {ds.describe()}")
+    return ds

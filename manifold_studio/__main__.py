@@ -1,3 +1,3 @@
-from manifold_studio.cli import main
+from manifold_studio.cli.main import main
 
 raise SystemExit(main())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -100,7 +100,7 @@ class Loader:
 
     def iter_chunks(self, path, chunk_rows: int = 100_000, **options):
         """The file as consecutive :class:`Dataset` chunks of at most ``chunk_rows`` rows, with the
-        same columns, for files larger than memory (``manifold_studio.out_of_core``). The first
+        same columns, for files larger than memory (``manifold_studio.extend.out_of_core``). The first
         chunk's report holds the load remarks. This default loads the whole file and slices it;
         loaders that can read part of a file (CSV, .npy) override it to keep memory bounded."""
         ds = self.load(path, **options)

@@ -64,3 +64,11 @@ class UnknownAlgorithmError(ManifoldStudioError, KeyError):
 
 class ConvergenceWarning(UserWarning):
     """An iterative fit stopped at its iteration limit before meeting its stopping rule."""
+
+
+def error_message(exc: BaseException) -> str:
+    """A one-line message for a user: our own errors as they are, others with their type."""
+    if isinstance(exc, ManifoldStudioError):
+        return str(exc) or type(exc).__name__
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

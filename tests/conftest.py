@@ -17,8 +17,11 @@ for _var, _prefix in (("MANIFOLD_STUDIO_RECOVERY_DIR", "ms-recovery-"), ("MANIFO
         os.environ[_var] = tempfile.mkdtemp(prefix=_prefix)
 
 TESTS_DIR = Path(__file__).resolve().parent
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
+# tests/ for the shared test helpers; the repository root for benchmarks.stall_meter, the
+# event-loop stall meter shared by the responsiveness tests and benchmarks/bench_ui.py
+for _path in (TESTS_DIR, TESTS_DIR.parent):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -50,7 +53,7 @@ def locked(tmp_path, monkeypatch):
 @pytest.fixture
 def fresh_host():
     """A freshly discovered plugin host installed as the process-wide one (restored after)."""
-    from manifold_studio import plugins
+    from manifold_studio.plugins import host as plugins
 
     old = plugins._host
     host = plugins.reset_host(plugins.PluginHost().discover())

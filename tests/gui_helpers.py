@@ -1,7 +1,7 @@
 """Small helpers shared by the GUI tests."""
 import pytest
 
-from manifold_studio.session import DONE
+from manifold_studio.session.records import DONE
 
 
 def wait_last_run(qtbot, window, status=DONE, timeout=20_000):
@@ -24,7 +24,7 @@ def discovered_host(algorithms=(), samples=()):
         def host():
             return discovered_host(("pca",), ("iris",))
     """
-    from manifold_studio.plugins import PluginHost
+    from manifold_studio.plugins.host import PluginHost
 
     host = PluginHost().discover()
     host.failures.clear()

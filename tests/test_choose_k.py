@@ -5,9 +5,9 @@ import pytest
 from manifold_studio.algorithms.conformance import CancelAfter
 from sklearn.datasets import make_blobs
 
-from manifold_studio.choose_k import SUGGESTION_RULE, choose_k
+from manifold_studio.analysis.choose_k import SUGGESTION_RULE, choose_k
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
-from manifold_studio import metrics
+from manifold_studio.analysis import metrics
 from manifold_studio_builtins.kmeans import KMeans
 
 

@@ -165,8 +165,8 @@ def test_conformance_kit_and_model_state_round_trip_keep_text_classes():
 
 def test_fit_warnings_reach_the_run_log():
     from manifold_studio.data import Dataset
-    from manifold_studio.plugins import PluginHost
-    from manifold_studio.session import Session
+    from manifold_studio.plugins.host import PluginHost
+    from manifold_studio.session.model import Session
 
     host = PluginHost()
     host.algorithms[NearestMean.id] = NearestMean

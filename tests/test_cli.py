@@ -12,7 +12,7 @@ import pytest
 
 import manifold_studio as ms
 from manifold_studio.algorithms import ClassificationAlgorithm, ClusteringAlgorithm, Int
-from manifold_studio.cli import main
+from manifold_studio.cli.main import main
 from manifold_studio.hookspecs import hookimpl
 
 PREFIX = "manifold-studio: error: "
@@ -438,7 +438,7 @@ def test_console_script_bad_input(tmp_path):
 
 
 def test_python_m_list_imports_no_qt(tmp_path):
-    code = ("import sys; from manifold_studio.cli import main; rc = main(['list']); "
+    code = ("import sys; from manifold_studio.cli.main import main; rc = main(['list']); "
             "qt = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')]; "
             "print('QT:', qt); sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -454,11 +454,11 @@ def test_gui_that_cannot_start_is_one_line(monkeypatch, capsys):
 
 
 def test_progress_is_shown_on_a_terminal_only(tmp_path, capsys, monkeypatch):
-    from manifold_studio import cli
+    from manifold_studio.cli import console
 
     rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "a.csv")
     assert rc == 0 and err == ""
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
+    monkeypatch.setattr(console, "isatty", lambda stream: True)
     rc, _, err = run(capsys, "run", "pca", "--data", "sample:iris", "--out", tmp_path / "b.csv")
     assert rc == 0 and "\r\x1b[Kpca: 100%" in err and err.endswith("\r\x1b[K")
 
@@ -487,7 +487,7 @@ def test_run_fit_sample_must_be_positive(capsys):
 
 
 def test_classifier_cross_validation_and_holdout_from_the_command_line(capsys):
-    from manifold_studio.cli import main
+    from manifold_studio.cli.main import main
 
     assert main(["run", "svm", "--data", "sample:iris", "--cv", "5", "--out", "-"]) == 0
     out, err = capsys.readouterr()

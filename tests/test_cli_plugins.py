@@ -5,10 +5,10 @@ import sys
 
 import pytest
 
-from manifold_studio import plugin_manager as pm
-from manifold_studio import plugins
-from manifold_studio.cli import main
-from manifold_studio.plugin_selfcheck import build_pure_wheel, template_dir
+from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins import host as plugins
+from manifold_studio.cli.main import main
+from manifold_studio.plugins.selfcheck import build_pure_wheel, template_dir
 
 DIST, ALGO = "manifold-studio-example-plugin", "example_random_projection"
 
@@ -82,7 +82,7 @@ def test_a_new_process_runs_the_installed_plugin(folder, tmp_path, capsys):
     assert main(["plugins", "install", str(build_pure_wheel(template_dir(), tmp_path / "dist"))]) == 0
     out = tmp_path / "emb.csv"
     env = dict(os.environ, **{pm.PLUGIN_DIR_ENV: str(folder)})
-    proc = subprocess.run([sys.executable, "-c", "from manifold_studio.cli import main; raise SystemExit(main())",
+    proc = subprocess.run([sys.executable, "-c", "from manifold_studio.cli.main import main; raise SystemExit(main())",
                            "run", ALGO, "--data", "sample:iris", "-p", "n_components=3", "--out", str(out), "-q"],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -1,11 +1,21 @@
 """The conformance kit applied to every algorithm the plugin host discovers."""
+import functools
+
 import pytest
 
-from manifold_studio.algorithms.conformance import CHECKS, Checker
-from manifold_studio.plugins import PluginHost
+from manifold_studio.algorithms.conformance import CHECKS, Checker, default_data
+from manifold_studio.plugins.host import PluginHost
 
-HOST = PluginHost().discover()
-ALGORITHMS = sorted(HOST.algorithms)
+
+@functools.cache
+def discovered() -> PluginHost:
+    """The plugins, discovered once when the tests are collected (not when this file is imported)."""
+    return PluginHost().discover()
+
+
+def pytest_generate_tests(metafunc):
+    if "algorithm_id" in metafunc.fixturenames:
+        metafunc.parametrize("algorithm_id", sorted(discovered().algorithms))
 
 # small data needs small neighbourhoods; otherwise defaults are used
 PARAMS = {
@@ -17,7 +27,7 @@ PARAMS = {
 
 
 def test_builtin_algorithms_are_discovered():
-    assert "pca" in ALGORITHMS
+    assert "pca" in discovered().algorithms
 
 
 #: algorithms that need non-negative data get the kit's data made non-negative
@@ -25,11 +35,8 @@ NON_NEGATIVE = {"nmf"}
 
 
 @pytest.mark.parametrize("check", CHECKS)
-@pytest.mark.parametrize("algorithm_id", ALGORITHMS)
 def test_conformance(algorithm_id, check):
-    from manifold_studio.algorithms.conformance import default_data
-
-    cls = HOST.algorithms[algorithm_id]
+    cls = discovered().algorithms[algorithm_id]
     params = {k: v for k, v in PARAMS.get(algorithm_id, {}).items() if k in cls.param_constraints()}
     X = y = None
     if algorithm_id in NON_NEGATIVE:

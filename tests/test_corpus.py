@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import manifold_studio as ms
-from manifold_studio.cli import main as cli_main
+from manifold_studio.cli.main import main as cli_main
 from manifold_studio.errors import InvalidParameterError, ManifoldStudioError
 
 #: outcomes of the cases run, for the summary printed at the end of the session
@@ -132,7 +132,7 @@ FILE_CASES = [
 
 # -- model and project files ------------------------------------------------------------------------
 def _model(tmp):
-    from manifold_studio.model_io import save_model
+    from manifold_studio.files.model_file import save_model
 
     X = np.random.default_rng(0).normal(size=(30, 3))
     return save_model(ms.get_algorithm("pca").fit(X), Path(tmp) / "m.npz")
@@ -164,7 +164,7 @@ def _meta_edit(edit):
 
 def model_case(mutate):
     def run(tmp):
-        from manifold_studio.model_io import load_model
+        from manifold_studio.files.model_file import load_model
 
         path = _model(tmp)
         mutate(path)
@@ -223,7 +223,7 @@ MODEL_CASES = [
     Case("model-inconsistent-shapes", model_case(_bad_shapes), r"m\.npz|components_|shape"),
     Case("model-missing-plugin", model_case(lambda p: _rewrite_member(p, None, _meta_edit(
         lambda m: m.update(algorithm="no_such_plugin")))), r"no_such_plugin"),
-    Case("model-not-a-model", lambda tmp: __import__("manifold_studio.model_io", fromlist=["x"]).load_model(
+    Case("model-not-a-model", lambda tmp: __import__("manifold_studio.files.model_file", fromlist=["x"]).load_model(
         _write(tmp, "m.npz", "hello")), r"m\.npz is not a Manifold Studio model file"),
     Case("project-truncated", lambda tmp: _project_then(tmp, _truncate), r"p\.msproj|p\.npz|project"),
     Case("project-bit-flipped", lambda tmp: _project_then(tmp, _flip_bits), r"p\.msproj|p\.npz|project"),
@@ -231,8 +231,8 @@ MODEL_CASES = [
 
 
 def _project_then(tmp, mutate):
-    from manifold_studio.project import SUFFIX, read_project, save_project
-    from manifold_studio.session import Session
+    from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+    from manifold_studio.session.model import Session
 
     s = Session()
     s.add_dataset(ms.load_data("sample:iris"))

@@ -13,8 +13,8 @@ import dask.array as da  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import manifold_studio as ms  # noqa: E402
-from manifold_studio.cli import main as cli_main  # noqa: E402
-from manifold_studio.dask_extend import (  # noqa: E402
+from manifold_studio.cli.main import main as cli_main  # noqa: E402
+from manifold_studio.extend.dask_extend import (  # noqa: E402
     MissingExtraError, connect, extend_dask, read_input, require_dask, write_output,
 )
 from manifold_studio.errors import DataError  # noqa: E402
@@ -173,7 +173,7 @@ def test_command_line_run_fit_sample_and_apply_on_dask(client, tmp_path, data, c
     assert "fitted on a sample of 200 of 600 rows drawn by Dask" in out
     assert cli_main(["apply", "--model", str(tmp_path / "iso.npz"), "--data", str(tmp_path / "p*.parquet"),
                      "--dask", address, "--out", str(tmp_path / "again.npy")]) == 0
-    from manifold_studio.model_io import load_model
+    from manifold_studio.files.model_file import load_model
 
     est = load_model(tmp_path / "iso.npz")
     np.testing.assert_allclose(np.load(tmp_path / "again.npy"), est.extend(X), rtol=1e-12, atol=1e-12)
@@ -183,6 +183,27 @@ def test_command_line_run_fit_sample_and_apply_on_dask(client, tmp_path, data, c
     assert cli_main(["run", "isomap", "--data", str(tmp_path / "p*.parquet"), "--dask", address,
                      "--out", str(tmp_path / "x.parquet")]) != 0
     assert "give --fit-sample M" in capsys.readouterr().err
+    # the local reader's options are refused on Dask, never silently ignored
+    for extra in (["--chunk-rows", "10"], ["--data-option", "delimiter=;"]):
+        assert cli_main(["apply", "--model", str(tmp_path / "iso.npz"), "--data", str(tmp_path / "p*.parquet"),
+                         "--dask", address, "--out", str(tmp_path / "no.npy"), *extra]) == 2
+        assert f"{extra[0]} do not apply with --dask" in capsys.readouterr().err
+    assert not (tmp_path / "no.npy").exists()
+
+
+def test_the_dask_path_sends_the_model_file_bytes_as_they_are(client, tmp_path, data, monkeypatch):
+    """apply --dask reads the model file once and ships its bytes: no second serialisation."""
+    from manifold_studio.extend import dask_extend
+    from manifold_studio.files.model_file import save_model
+
+    X, _y, _new = data
+    est = ms.get_algorithm("pca", n_components=2).fit(X)
+    save_model(est, tmp_path / "pca.npz", data={"feature_names": list("abcd")})
+    pd.DataFrame(X, columns=list("abcd"))[list("dcba")].to_parquet(tmp_path / "new.parquet")  # other order
+    monkeypatch.setattr(dask_extend, "model_bytes", lambda model: pytest.fail("the model was serialised again"))
+    assert cli_main(["apply", "--model", str(tmp_path / "pca.npz"), "--data", str(tmp_path / "new.parquet"),
+                     "--dask", client.scheduler.address, "--out", str(tmp_path / "p.npy")]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "p.npy"), est.extend(X), rtol=1e-12, atol=1e-12)
 
 
 def test_a_scheduler_that_does_not_answer_is_reported_quickly():
@@ -203,7 +224,7 @@ def test_a_model_whose_plugin_is_missing_on_the_workers_is_named(client, data):
     workers cannot rebuild the model, and the error says which algorithm is missing."""
     import broken_plugins as bp
     from manifold_studio.hookspecs import hookimpl
-    from manifold_studio.plugins import PluginHost, get_host, reset_host
+    from manifold_studio.plugins.host import PluginHost, get_host, reset_host
 
     class Plugin:
         @hookimpl

@@ -131,7 +131,7 @@ def test_evaluate_equals_a_literal_loop_with_sklearn(method):
 
 
 def test_evaluate_with_the_perceptron_plugin_and_cancel():
-    from manifold_studio.plugins import PluginHost
+    from manifold_studio.plugins.host import PluginHost
 
     host = PluginHost().discover()
     if "perceptron" not in host.algorithms:

@@ -9,14 +9,14 @@ import pytest
 from PIL import Image
 
 import manifold_studio as ms
-from manifold_studio import plot_render
-from manifold_studio.cli import main as cli_main
-from manifold_studio.dataset_columns import dataset_columns
-from manifold_studio.export_paths import MAX_SIDE, MIN_SIDE, ExportError, check_image_size, parse_size
-from manifold_studio.label_colors import CATEGORICAL
-from manifold_studio.plot_render import MapPlot, render_png, render_svg, save_map
-from manifold_studio.session import Session
-from manifold_studio.table_export import export_dataset_csv, rows_as_tsv
+from manifold_studio.render import plot as plot_render
+from manifold_studio.cli.main import main as cli_main
+from manifold_studio.tables.dataset_columns import dataset_columns
+from manifold_studio.files.export_paths import MAX_SIDE, MIN_SIDE, ExportError, check_image_size, parse_size
+from manifold_studio.render.colors import CATEGORICAL
+from manifold_studio.render.plot import MapPlot, render_png, render_svg, save_map
+from manifold_studio.session.model import Session
+from manifold_studio.tables.export import export_dataset_csv, rows_as_tsv
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -161,7 +161,7 @@ def test_csv_round_trips_every_column(tmp_path):
 
 def test_csv_write_reports_progress_and_cancel_keeps_the_old_file(tmp_path):
     from manifold_studio.errors import FitCancelled
-    from manifold_studio.table_export import write_table_csv
+    from manifold_studio.tables.export import write_table_csv
 
     path = tmp_path / "t.csv"
     path.write_text("old")

@@ -98,7 +98,7 @@ def test_random_npz_members(members, corrupt):
 
 
 def _model_bytes():
-    from manifold_studio.model_io import model_bytes
+    from manifold_studio.files.model_file import model_bytes
 
     X = np.random.default_rng(0).normal(size=(30, 3))
     return model_bytes(ms.get_algorithm("kmeans", n_clusters=2, random_state=0).fit(X))
@@ -110,7 +110,7 @@ MODEL = _model_bytes()
 @FUZZ
 @given(st.integers(0, len(MODEL) - 1), st.integers(1, 255), st.integers(0, len(MODEL)))
 def test_damaged_model_files(position, xor, cut):
-    from manifold_studio.model_io import load_model
+    from manifold_studio.files.model_file import load_model
 
     data = bytearray(MODEL)
     data[position] ^= xor
@@ -126,8 +126,8 @@ def test_damaged_model_files(position, xor, cut):
 
 
 def _project_bytes():
-    from manifold_studio.project import SUFFIX, save_project
-    from manifold_studio.session import Session
+    from manifold_studio.files.project_file import SUFFIX, save_project
+    from manifold_studio.session.model import Session
 
     s = Session()
     s.add_dataset(ms.load_data("sample:iris"))
@@ -142,8 +142,8 @@ PROJECT, SUFFIX = _project_bytes()
 @settings(max_examples=150, deadline=5000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(st.integers(0, len(PROJECT) - 1), st.integers(1, 255), st.integers(0, len(PROJECT)))
 def test_damaged_project_files_never_change_a_live_session(position, xor, cut):
-    from manifold_studio.project import load_project_into
-    from manifold_studio.session import Session
+    from manifold_studio.files.project_file import load_project_into
+    from manifold_studio.session.model import Session
 
     session = Session()
     session.add_dataset(ms.load_data("sample:moons"))

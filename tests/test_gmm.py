@@ -75,3 +75,34 @@ def test_cancel(blobs):
 
     with pytest.raises(FitCancelled):
         GaussianMixture(n_components=4, tol=0.0, max_iter=50).fit(X, progress=CancelAfter(4))
+
+
+def test_convergence_warning_at_max_iter_is_a_user_warning(blobs):
+    import warnings
+
+    from manifold_studio.errors import ConvergenceWarning
+
+    X, _ = blobs
+    est = GaussianMixture(n_components=6, max_iter=3, tol=1e-12, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3") as record:
+        est.fit(X)
+    assert not est.converged_ and est.n_iter_ == 3 and est.fit_warnings_
+    ref = SKGaussianMixture(6, max_iter=3, tol=1e-12, random_state=0)
+    from sklearn.exceptions import ConvergenceWarning as SKConvergenceWarning
+    with pytest.warns(SKConvergenceWarning):   # scikit-learn warns in the same case
+        ref.fit(X)
+    assert issubclass(ConvergenceWarning, UserWarning) and record[0].category is ConvergenceWarning
+    # scikit-learn-style filters on UserWarning silence it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=UserWarning)
+        GaussianMixture(n_components=6, max_iter=3, tol=1e-12, random_state=0).fit(X)
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    # converged: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ok = GaussianMixture(n_components=4, random_state=0).fit(X)
+    assert ok.converged_ and ok.n_iter_ < 100
+    import manifold_studio.errors as errors
+
+    assert errors.ConvergenceWarning is ConvergenceWarning   # importable where it always was

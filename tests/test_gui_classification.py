@@ -20,7 +20,7 @@ from sklearn.metrics import confusion_matrix as sk_confusion  # noqa: E402
 
 from manifold_studio import evaluation as ev  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
-from manifold_studio.gui.classification_tasks import decision_grid_task  # noqa: E402
+from manifold_studio.analysis.classification_tasks import decision_grid_task  # noqa: E402
 from manifold_studio.gui.views.decision_view import region_image  # noqa: E402
 
 WINDOW_DIALOGS = False

@@ -16,8 +16,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from scipy.cluster import hierarchy  # noqa: E402
 
-from manifold_studio import metrics  # noqa: E402
-from manifold_studio.session import DONE, FAILED  # noqa: E402
+from manifold_studio.analysis import metrics  # noqa: E402
+from manifold_studio.session.records import DONE, FAILED
 
 from manifold_studio.gui.cluster_overlay import MEAN  # noqa: E402
 from manifold_studio.gui.main_window import MainWindow  # noqa: E402

@@ -13,7 +13,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.data import Dataset  # noqa: E402
-from manifold_studio.session import DONE, Run  # noqa: E402
+from manifold_studio.session.records import DONE, Run
 
 from manifold_studio.gui.views import compare_view  # noqa: E402,F401  (registers the view)
 from manifold_studio.gui.views import small_map  # noqa: E402

@@ -19,8 +19,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from manifold_studio.data import Dataset  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.table_search import (  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from manifold_studio.tables.search import (  # noqa: E402
     SearchError, factorize, format_value, search_rows, sort_permutation,
 )
 
@@ -313,7 +313,7 @@ def test_bad_search_input_says_why_and_changes_nothing(qtbot, make_window, host,
 
 
 def test_search_without_a_text_column_explains_what_to_type():
-    from manifold_studio.dataset_columns import Column
+    from manifold_studio.tables.dataset_columns import Column
 
     cols = [Column("x1", np.arange(5.0), "feature")]
     with pytest.raises(SearchError, match="no label or text column"):

@@ -17,7 +17,7 @@ from manifold_studio.gui.help_pages import (  # noqa: E402
 from manifold_studio.gui.preferences import install_preferences  # noqa: E402
 from manifold_studio.gui.recent_files import install_recent_files  # noqa: E402
 from manifold_studio.gui.undo import install_undo  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
 
 WINDOW_DIALOGS = False
 NATIVE = QKeySequence.SequenceFormat.NativeText

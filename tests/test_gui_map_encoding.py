@@ -15,15 +15,16 @@ from PySide6.QtGui import QImage, QPainter  # noqa: E402
 
 from gui_helpers import wait_last_run  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
-from manifold_studio.dataset_columns import dataset_columns  # noqa: E402
+from manifold_studio.tables.dataset_columns import dataset_columns  # noqa: E402
 from manifold_studio.gui.views.density_item import density_counts  # noqa: E402
 from manifold_studio.gui.views.map_encoding import COLUMN_PREFIX, column_coloring  # noqa: E402
 from manifold_studio.gui.views.map_view import FAST_THRESHOLD, HOVER_RADIUS_PX, MapView  # noqa: E402
 from manifold_studio.gui.views.palette import N_CONTINUOUS_LEVELS, NAN_COLOR, make_coloring  # noqa: E402
 from manifold_studio.gui.views.points_item import FastPointsItem, raster_points, rgb_table  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.session import DONE, Run, Session  # noqa: E402
-from manifold_studio.spatial_grid import GridIndex, brute_force_nearest  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from manifold_studio.session.records import DONE, Run
+from manifold_studio.session.model import Session
+from manifold_studio.render.spatial_grid import GridIndex, brute_force_nearest  # noqa: E402
 
 WINDOW_DIALOGS = False
 

@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit
 
 from gui_helpers import wait_idle, wait_last_run
-from manifold_studio import plugin_manager as pm
-from manifold_studio import plugins
+from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins import host as plugins
 from manifold_studio.gui.plugin_manager_dialog import PluginManagerDialog, open_plugin_manager
-from manifold_studio.plugin_selfcheck import build_pure_wheel, template_dir
+from manifold_studio.plugins.selfcheck import build_pure_wheel, template_dir
 
 WINDOW_DIALOGS = False
 DIST, ALGO = "manifold-studio-example-plugin", "example_random_projection"

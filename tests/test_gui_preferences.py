@@ -19,7 +19,7 @@ from manifold_studio.gui.preferences import (  # noqa: E402
     open_preferences, open_settings, startup_sample,
 )
 from manifold_studio.gui.recent_files import MAX_RECENT, install_recent_files  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
 
 WINDOW_DIALOGS = False
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea

@@ -4,8 +4,8 @@ import pytest
 
 from gui_helpers import wait_idle
 
-from manifold_studio.plugins import PluginHost
-from manifold_studio.session import DONE
+from manifold_studio.plugins.host import PluginHost
+from manifold_studio.session.records import DONE
 
 WINDOW_DIALOGS = False
 

@@ -18,9 +18,10 @@ pytest.importorskip("pytestqt")
 
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.gui.run_controls import ISOLATE_GIL_ROWS  # noqa: E402
-from manifold_studio.gui.stall_meter import StallMeter, measure_fit, spin_until  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.session import DONE, Session  # noqa: E402
+from benchmarks.stall_meter import StallMeter, measure_fit, spin_until  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from manifold_studio.session.records import DONE
+from manifold_studio.session.model import Session
 
 WINDOW_DIALOGS = False
 N_POINTS = 3_000
@@ -175,7 +176,7 @@ def test_previews_move_the_drawn_points_and_keep_them_in_view(qtbot, make_window
     axis = view.plot_item.getAxis("left")
     assert axis.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
     # the result shown: a full drawing again, axes no longer cached
-    from manifold_studio.session import FitOutcome
+    from manifold_studio.session.records import FitOutcome
 
     w.session.complete_run(run.id, FitOutcome(None, embedding=Y))
     assert np.array_equal(view.xy, Y) and axis.cacheMode() == QGraphicsItem.CacheMode.NoCache

@@ -109,7 +109,7 @@ GL_SCRIPT = textwrap.dedent("""
     import numpy as np
     from PySide6.QtWidgets import QApplication
     app = QApplication(sys.argv)
-    from manifold_studio.plugins import PluginHost
+    from manifold_studio.plugins.host import PluginHost
     from manifold_studio.gui.views import scatter3d_view
     from manifold_studio.gui.main_window import MainWindow
     w = MainWindow(host=PluginHost().discover(), dialogs=False)
@@ -149,7 +149,7 @@ def test_a_large_run_is_prepared_in_a_job_and_the_pairs_draw_a_sample(qtbot, mak
     if not scatter3d_view.opengl_problem():
         pytest.skip("OpenGL works on this display: the fallback is not taken")
     from manifold_studio.data import Dataset
-    from manifold_studio.session import DONE, Run
+    from manifold_studio.session.records import DONE, Run
 
     w = make_window(host)
     install_scatter3d(w)

@@ -25,7 +25,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QMouseEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from manifold_studio import selection as ops  # noqa: E402
+from manifold_studio.session import selection as ops  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.gui.selection_actions import SELECT_FIRST, install_selection_actions  # noqa: E402
 from manifold_studio.gui.views.selection_overlay import (  # noqa: E402
@@ -355,7 +355,7 @@ def test_silhouette_highlights_the_selection_and_selects_bars_and_clusters(qtbot
     name = km.dataset_name
     assert so.mode == RECT and sorted(sil.bar_rows.tolist()) == list(range(150))
     # the bars are the run's silhouettes: bar k is the row bar_rows[k]
-    from manifold_studio import metrics
+    from manifold_studio.analysis import metrics
     s = metrics.silhouette_samples(w.session.datasets[name].X, km.labels)
     np.testing.assert_allclose(sil._bar_xy[:, 0], s[sil.bar_rows], atol=1e-12)
     # a selection made elsewhere is highlighted bar by bar

@@ -12,9 +12,9 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.gui.stall_meter import StallMeter  # noqa: E402
-from manifold_studio.session import DONE, RUNNING  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from benchmarks.stall_meter import StallMeter  # noqa: E402
+from manifold_studio.session.records import DONE, RUNNING
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def host():
 def warm(host):
     """numba's one-off start (loading LLVM and the compiled t-SNE loops, with the GIL held for
     a few hundred ms) happens once per process, off the measured animation: a tiny fit first."""
-    from manifold_studio.session import Session
+    from manifold_studio.session.model import Session
 
     session = Session(host)
     session.load("sample:iris")

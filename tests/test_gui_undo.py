@@ -11,8 +11,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.gui.undo import install_undo, remove_dataset, remove_run  # noqa: E402
-from manifold_studio.plugins import PluginHost  # noqa: E402
-from manifold_studio.session import RUNNING  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+from manifold_studio.session.records import RUNNING
 
 WINDOW_DIALOGS = False
 

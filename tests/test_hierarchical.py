@@ -102,3 +102,82 @@ def test_cancel_divisive(blobs):
 
     with pytest.raises(FitCancelled):
         HierarchicalClustering(method="divisive", n_clusters=5).fit(X, progress=CancelAfter(2))
+
+
+def _tie_data():
+    rng = np.random.default_rng(0)
+    return {"grid": np.array([[i, j] for i in range(5) for j in range(4)], dtype=float),   # many tied heights
+            "integers": rng.integers(0, 4, size=(40, 2)).astype(float),
+            "normal": rng.normal(size=(60, 3))}
+
+
+def test_distance_threshold_tie_is_not_merged():
+    # issue 22 B1: scikit-learn merges only strictly below the threshold
+    est = HierarchicalClustering(n_clusters=None, distance_threshold=1.0, method="ward").fit([[0.0], [1.0]])
+    ref = AgglomerativeClustering(n_clusters=None, distance_threshold=1.0, linkage="ward").fit([[0.0], [1.0]])
+    assert est.n_clusters_ == ref.n_clusters_ == 2
+    assert HierarchicalClustering(n_clusters=None, distance_threshold=1.0 + 1e-9,
+                                  method="ward").fit([[0.0], [1.0]]).n_clusters_ == 1
+    # divisive: a split whose height equals the threshold is made (sqrt(2 * gain) = 1 here)
+    div = HierarchicalClustering(n_clusters=None, distance_threshold=1.0, method="divisive",
+                                 random_state=0).fit([[0.0], [1.0]])
+    assert div.n_clusters_ == 2
+
+
+@pytest.mark.parametrize("method", ["ward", "average", "complete", "single"])
+def test_cut_matches_sklearn_with_ties(method):
+    for name, X in _tie_data().items():
+        for t in (0.5, 1.0, 1.5, 2.0, 3.0):   # 1.0, 2.0, ... are exact merge heights of the grid
+            est = HierarchicalClustering(method=method, n_clusters=None, distance_threshold=t).fit(X)
+            ref = AgglomerativeClustering(n_clusters=None, distance_threshold=t, linkage=method).fit(X)
+            assert est.n_clusters_ == ref.n_clusters_, (name, t)
+            assert adjusted_rand_score(ref.labels_, est.labels_) == 1.0, (name, t)
+        for k in (2, 3, 5):   # n_clusters cuts in merge order: exactly k even when heights tie
+            est = HierarchicalClustering(method=method, n_clusters=k).fit(X)
+            ref = AgglomerativeClustering(n_clusters=k, linkage=method).fit(X)
+            assert est.n_clusters_ == k
+            assert adjusted_rand_score(ref.labels_, est.labels_) == 1.0, (name, k)
+
+
+@pytest.mark.parametrize("method", ["average", "complete", "single"])
+def test_precomputed_distances_match_sklearn(blobs, method):
+    from scipy.spatial.distance import cdist
+
+    for name, X in {**_tie_data(), "blobs": blobs[0][:150]}.items():
+        D = cdist(X, X)
+        for kw in ({"n_clusters": 4}, {"n_clusters": None, "distance_threshold": 2.0}):
+            est = HierarchicalClustering(method=method, metric="precomputed", **kw).fit(D)
+            ref = AgglomerativeClustering(linkage=method, metric="precomputed", **kw).fit(D)
+            assert est.n_clusters_ == ref.n_clusters_, (name, kw)
+            assert adjusted_rand_score(ref.labels_, est.labels_) == 1.0, (name, kw)
+            assert not hasattr(est, "cluster_centers_")
+    # extension: distances of new points to the training points; the linkage distance decides
+    X = blobs[0][:150]
+    est = HierarchicalClustering(method=method, metric="precomputed", n_clusters=5).fit(cdist(X, X))
+    X_new = X[:20] + 0.3
+    D_new = cdist(X_new, X)
+    reduce = {"single": np.min, "complete": np.max, "average": np.mean}[method]
+    brute = np.argmin([[reduce(row[est.labels_ == c]) for c in range(5)] for row in D_new], axis=1)
+    np.testing.assert_array_equal(est.extend(D_new), brute)
+    np.testing.assert_array_equal(est.extend(cdist(X, X)), est.labels_)   # training points keep their cluster
+    assert all(est.extend(D_new[i:i + 1])[0] == est.extend(D_new)[i] for i in range(20))
+    with pytest.raises(DataError, match="150 features"):
+        est.extend(D_new[:, :10])
+
+
+def test_precomputed_refusals(blobs):
+    from scipy.spatial.distance import cdist
+
+    X = blobs[0][:30]
+    D = cdist(X, X)
+    for method in ("ward", "divisive"):
+        with pytest.raises(InvalidParameterError, match="needs coordinates.*'average', 'complete' or 'single'"):
+            HierarchicalClustering(method=method, metric="precomputed").fit(D)
+    with pytest.raises(DataError, match="square"):
+        HierarchicalClustering(method="average", metric="precomputed").fit(D[:, :20])
+    with pytest.raises(DataError, match="not symmetric"):
+        HierarchicalClustering(method="average", metric="precomputed").fit(D + np.triu(np.ones_like(D)))
+    with pytest.raises(DataError, match="Negative values"):
+        HierarchicalClustering(method="average", metric="precomputed").fit(-D)
+    with pytest.raises(InvalidParameterError, match="metric"):
+        HierarchicalClustering(method="average", metric="cosine").fit(X)

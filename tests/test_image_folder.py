@@ -4,7 +4,7 @@ import pytest
 from PIL import Image
 
 import manifold_studio as ms
-from manifold_studio.cli import main as cli_main
+from manifold_studio.cli.main import main as cli_main
 from manifold_studio.errors import DataError
 
 

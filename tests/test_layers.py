@@ -76,3 +76,139 @@ def test_headless_import_of_everything_but_gui():
             "print(bad); sys.exit(1 if bad else 0)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr[-2000:]
+
+
+# -- 3. no import cycle, counting imports inside functions ------------------------------------
+
+def _module_names() -> dict[str, Path]:
+    mods = {}
+    for path in _sources("manifold_studio"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = path
+    return mods
+
+
+def _import_graph():
+    """{module: {imported project modules}} with every import, at module level or inside a
+    function, plus the list of project imports written inside functions."""
+    mods = _module_names()
+
+    def resolve(name):
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    edges, inside = {}, []
+    for mod, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        in_function = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                targets = [t for t in subs if t in mods] + ([node.module] if any(t not in mods for t in subs) else [])
+            else:
+                continue
+            for target in targets:
+                dep = resolve(target)
+                if dep and dep != mod:
+                    edges.setdefault(mod, set()).add(dep)
+                    if id(node) in in_function:
+                        inside.append((mod, node.lineno, dep))
+    return mods, edges, inside
+
+
+def _cycles(nodes, edges) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycle():
+    mods, edges, _ = _import_graph()
+    cycles = _cycles(sorted(mods), edges)
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles(["a", "b", "c"], {"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles(["a", "b"], {"a": {"b"}}) == []
+
+
+def test_project_imports_inside_functions_only_defer_qt():
+    """An import of a project module inside a function is allowed only to defer Qt (the
+    command line starts the window on demand); everything else is imported at the top."""
+    _, _, inside = _import_graph()
+    offenders = [f"{mod}:{line} imports {dep}" for mod, line, dep in inside
+                 if not (dep.startswith("manifold_studio.gui") and not mod.startswith("manifold_studio.gui"))]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_at_most_ten_loose_modules():
+    loose = sorted(p.name for p in (ROOT / "manifold_studio").glob("*.py"))
+    assert len(loose) <= 10, loose
+
+
+def test_no_module_over_500_lines():
+    long = [f"{p.relative_to(ROOT)}: {n}" for p in _sources("manifold_studio", "plugins")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500]
+    assert not long, "\n".join(long)
+
+
+def test_readme_layout_table_matches_the_tree():
+    """Every package of manifold_studio is in the README's layout table, and every path the
+    table names exists."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("| path |", text.index("## Layout"))
+    end = text.find("\n\n", start)
+    table = text[start:end if end >= 0 else len(text)]
+    named = set()
+    for row in table.splitlines()[2:]:  # after the header and the |---| line
+        cells = re.findall(r"`([^`]+)`", row.split("|")[1])
+        base = cells[0].rsplit("/", 1)[0] if cells and "/" in cells[0].rstrip("/") else ""
+        for i, cell in enumerate(cells):
+            path = cell if i == 0 or "/" in cell else f"{base}/{cell}"
+            assert (ROOT / path).exists(), f"the README's layout table names {path}, which does not exist"
+            named.add(path.rstrip("/"))
+    packages = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "manifold_studio").glob("*/__init__.py")}
+    assert packages <= named, f"packages missing from the README's layout table: {sorted(packages - named)}"

@@ -4,7 +4,7 @@ import pytest
 
 import manifold_studio as ms
 from manifold_studio.errors import DataError, InvalidParameterError
-from manifold_studio.plugins import get_host
+from manifold_studio.plugins.host import get_host
 
 
 def write(tmp_path, name, text, encoding="utf-8"):
@@ -353,7 +353,7 @@ def test_decimal_commas_are_read_when_fields_are_not_comma_separated(tmp_path):
 
 
 def test_loader_remarks_reach_the_command_lines_stderr(tmp_path, capsys):
-    from manifold_studio.cli import main
+    from manifold_studio.cli.main import main
 
     path = write(tmp_path, "dc.csv", "a;b;c\n1,5;2,25;x\n3,0;4;y\n-2,0;1;x\n")
     assert main(["run", "pca", "--data", str(path), "--out", "-"]) == 0

@@ -5,7 +5,7 @@ from scipy.stats import multivariate_normal
 from sklearn import metrics as skm
 from sklearn.datasets import make_blobs
 
-from manifold_studio import metrics as m
+from manifold_studio.analysis import metrics as m
 from manifold_studio.errors import DataError
 
 

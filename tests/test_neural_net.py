@@ -1,6 +1,7 @@
 """The feed-forward network: back-propagation against finite differences for every activation and
 output, one SGD step against a literal hand-written update and against scikit-learn's MLP from
-the same weights, Adam against its formula."""
+the same weights, Adam against its formula; per-layer activations (an autoencoder's linear code);
+scikit-learn's stopping rule."""
 import warnings
 
 import numpy as np
@@ -8,7 +9,8 @@ import pytest
 from sklearn.neural_network import MLPClassifier
 
 from manifold_studio.algorithms.neural_net import (
-    Adam, FeedForwardNetwork, SGD, make_optimizer, train_epoch,
+    WORK_PER_CHECKPOINT, Adam, FeedForwardNetwork, NoImprovement, SGD, batches_per_checkpoint,
+    make_optimizer, train_epoch,
 )
 
 
@@ -24,8 +26,28 @@ def _data(m=7, d=4, k=3, seed=0):
 @pytest.mark.parametrize("output", ["softmax", "identity", "sigmoid", "tanh"])
 @pytest.mark.parametrize("lam", [1.0, 2.5])
 def test_gradient_matches_finite_differences(activation, output, lam):
+    _check_gradient(FeedForwardNetwork((4, 5, 6, 3), activation, output, sigmoid_lambda=lam), activation)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid"])
+def test_per_layer_activations_forward_and_gradient(activation):
+    """An autoencoder's layers: non-linear, linear code, non-linear, linear output."""
+    net = FeedForwardNetwork((4, 5, 2, 6, 3), (activation, "identity", activation), "identity", 1.5)
+    assert net.activations == (activation, "identity", activation, "identity")
+    _check_gradient(net, activation)
+    # the code layer is linear: forward through the first two layers by hand
+    X = _data()[0]
+    f = {"tanh": np.tanh, "relu": lambda z: np.maximum(z, 0), "sigmoid": lambda z: 1 / (1 + np.exp(-1.5 * z))}[activation]
+    code = f(X @ net.coefs[0] + net.intercepts[0]) @ net.coefs[1] + net.intercepts[1]
+    np.testing.assert_allclose(net.forward_layers(X, 0, 2), code, rtol=1e-12)
+    with pytest.raises(ValueError, match="one per hidden layer"):
+        FeedForwardNetwork((4, 5, 2, 3), ("tanh",), "identity")
+    with pytest.raises(ValueError, match="one per hidden layer"):
+        FeedForwardNetwork((4, 5, 3), ("softmax",), "identity")
+
+
+def _check_gradient(net, activation):
     X, _, Y = _data()
-    net = FeedForwardNetwork((4, 5, 6, 3), activation, output, sigmoid_lambda=lam)
     net.init_glorot(np.random.default_rng(1))
     alpha = 0.3
     net.loss_and_gradient(X, Y, alpha)
@@ -137,3 +159,29 @@ def test_shuffled_minibatches_visit_every_row_once():
     assert [len(b) for b in seen] == [5, 5, 5, 5, 3]
     rows = np.concatenate(seen)
     np.testing.assert_array_equal(np.sort(rows, axis=0), np.sort(X, axis=0))
+
+
+def _stops(losses, tol, patience):
+    rule = NoImprovement(tol, patience)
+    return [rule.update(loss) for loss in losses]
+
+
+def test_the_stopping_rule_is_scikit_learns():
+    """scikit-learn's MLP (``_update_no_improvement_count``): an epoch counts as no improvement
+    when its loss > best − tol, the best follows every decrease, stop when the count > patience."""
+    losses = [1.0, 0.95, 0.85, 0.84, 0.83, 0.80]
+    # counts 0, 1 (0.95 > 1.0 − 0.1), 0 (0.85 = 0.95 − 0.1), 1, 2, 3 > 2: stop at the sixth epoch
+    assert _stops(losses, 0.1, 2) == [False] * 5 + [True]
+    # a cumulative rule (the best moved only by tol) would have let 0.80 through; patience 3 does
+    assert not any(_stops(losses, 0.1, 3))
+    # tol 0: only epochs that do not lower the loss count (an equal loss resets, as in scikit-learn)
+    assert _stops([1.0, 1.0, 1.1, 1.2, 0.9, 0.95, 0.95, 0.95], 0.0, 2) == [False] * 7 + [True]
+    # patience at least the number of epochs never stops
+    assert not any(_stops(np.ones(50), 1.0, 50))
+
+
+def test_checkpoints_inside_long_epochs_only():
+    assert batches_per_checkpoint(1000, 100, 50) == 0
+    every = batches_per_checkpoint(100_000, 200, 100_000)
+    assert every == int(WORK_PER_CHECKPOINT // (200 * 100_000)) and every * 200 * 100_000 <= WORK_PER_CHECKPOINT
+    assert batches_per_checkpoint(10, 10, 10**9) == 1  # one long batch: a checkpoint after it

@@ -163,7 +163,7 @@ def test_conformance_kit():
 
 
 def test_training_rows_keep_their_coefficients_through_extend_and_saving(tmp_path):
-    from manifold_studio.model_io import load_model, save_model
+    from manifold_studio.files.model_file import load_model, save_model
 
     X = _data(seed=11)
     est = ms.get_algorithm("nmf", n_components=4, max_iter=50).fit(X)

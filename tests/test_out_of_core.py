@@ -8,9 +8,9 @@ import pytest
 import manifold_studio as ms
 from manifold_studio.algorithms import FitCancelled
 from manifold_studio.algorithms.conformance import CancelAfter
-from manifold_studio.cli import main as cli_main
+from manifold_studio.cli.main import main as cli_main
 from manifold_studio.errors import DataError
-from manifold_studio.out_of_core import extend_source, iter_source
+from manifold_studio.extend.out_of_core import extend_source, iter_source
 
 
 def _write_csv(path, X, labels=None, sep=",", decimal="."):
@@ -135,7 +135,7 @@ def test_command_line_apply_streams_a_csv_with_labels(tmp_path, capsys):
     lines = (tmp_path / "big_map.csv").read_text().splitlines()
     assert lines[0] == "cluster,y" and len(lines) == 601
     est = ms.get_algorithm("kmeans", n_clusters=2)
-    from manifold_studio.model_io import load_model
+    from manifold_studio.files.model_file import load_model
 
     est = load_model(model)
     assert [ln.split(",")[0] for ln in lines[1:121]] == [str(v) for v in est.extend(X)]
@@ -144,7 +144,7 @@ def test_command_line_apply_streams_a_csv_with_labels(tmp_path, capsys):
 
 
 def test_the_windows_extend_to_a_file_streams_and_keeps_only_small_files(tmp_path, fitted_pca):
-    from manifold_studio.gui.extension_tasks import load_and_extend
+    from manifold_studio.extend.tasks import load_and_extend
 
     pca, rng = fitted_pca
     X = rng.normal(size=(500, 5))
@@ -174,7 +174,7 @@ def test_special_files_are_written_in_place_not_replaced(tmp_path, fitted_pca):
         reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
         reader.start()
         if command[0] == "apply":
-            from manifold_studio.model_io import save_model
+            from manifold_studio.files.model_file import save_model
 
             command[2] = str(save_model(pca, tmp_path / "m.npz"))
         assert cli_main(command + ["--out", str(fifo)]) == 0

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import manifold_studio as ms
-from manifold_studio import plugins
-from manifold_studio.plugins import DISABLE_ENV, PluginHost
+from manifold_studio.plugins import host as plugins
+from manifold_studio.plugins.host import DISABLE_ENV, PluginHost
 
 GOOD = '''
 import numpy as np

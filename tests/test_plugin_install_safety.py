@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from manifold_studio import plugin_manager as pm
-from manifold_studio import plugins
-from manifold_studio.plugin_manager import PluginInstallError
-from manifold_studio.plugin_selfcheck import build_pure_wheel, template_dir
+from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins import host as plugins
+from manifold_studio.plugins.manager import PluginInstallError
+from manifold_studio.plugins.selfcheck import build_pure_wheel, template_dir
 
 TEMPLATE_DIST = "manifold-studio-example-plugin"
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from manifold_studio import plugin_manager as pm
-from manifold_studio import plugin_wheels, plugins
-from manifold_studio.plugin_manager import PluginInstallError
-from manifold_studio.plugin_selfcheck import build_pure_wheel, check_plugin_wheel, template_dir
+from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins import wheels as plugin_wheels
+from manifold_studio.plugins import host as plugins
+from manifold_studio.plugins.manager import PluginInstallError
+from manifold_studio.plugins.selfcheck import build_pure_wheel, check_plugin_wheel, template_dir
 
 TEMPLATE = template_dir()
 TEMPLATE_DIST = "manifold-studio-example-plugin"
@@ -330,7 +331,9 @@ def test_failed_plugin_is_listed_with_its_traceback(folder, tmp_path):
 def test_default_folders_without_environment(monkeypatch, tmp_path):
     monkeypatch.delenv(pm.PLUGIN_DIR_ENV, raising=False)
     monkeypatch.delenv(pm.SETTINGS_ENV, raising=False)
-    monkeypatch.setattr(pm, "_platformdirs", lambda: None)
+    from manifold_studio.plugins import folder as plugin_folder
+
+    monkeypatch.setattr(plugin_folder, "_platformdirs", lambda: None)
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

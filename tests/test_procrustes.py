@@ -1,6 +1,5 @@
-"""Orthogonal Procrustes alignment (manifold_studio.procrustes): exact recovery of a similarity
+"""Orthogonal Procrustes alignment (manifold_studio.analysis.procrustes): exact recovery of a similarity
 transform, agreement with scipy.spatial.procrustes, shared rows, padding and clear errors."""
-import time
 
 import numpy as np
 import pytest
@@ -8,7 +7,7 @@ from scipy.spatial import procrustes as scipy_procrustes
 from scipy.stats import special_ortho_group
 
 from manifold_studio.errors import DataError
-from manifold_studio.procrustes import align, procrustes_residual, shared_rows
+from manifold_studio.analysis.procrustes import align, procrustes_residual, shared_rows
 
 
 def similarity(k, rng, scale=2.5, reflect=True):
@@ -132,11 +131,9 @@ def test_non_finite_points_are_left_out_of_the_fit(rng):
     assert np.abs(np.delete(res.aligned, 4, axis=0) - np.delete(X, 4, axis=0)).max() < 1e-9
 
 
-def test_a_million_points_align_quickly(rng):
+def test_a_million_points_align(rng):
+    """Exact at scale (its speed, about 0.1 s here, is not a test's business)."""
     X = rng.normal(size=(1_000_000, 2))
     Y = similar_copy(X, rng)
-    t = time.perf_counter()
     res = align(X, Y)
-    elapsed = time.perf_counter() - t
     assert res.rms < 1e-9
-    assert elapsed < 2.0  # measured about 0.1 s on these machines; the view runs it as a job

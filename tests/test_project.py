@@ -2,9 +2,10 @@
 import numpy as np
 import pytest
 
-from manifold_studio.model_io import ModelFileError
-from manifold_studio.project import load_project, save_project
-from manifold_studio.session import DONE, FAILED, Session
+from manifold_studio.files.model_file import ModelFileError
+from manifold_studio.files.project_file import load_project, save_project
+from manifold_studio.session.records import DONE, FAILED
+from manifold_studio.session.model import Session
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_round_trip(session, tmp_path):
 def test_saving_is_atomic_and_keeps_the_old_file_on_failure(session, tmp_path, monkeypatch):
     path = save_project(session, tmp_path / "study.msproj")
     before = path.read_bytes()
-    import manifold_studio.model_io as mio
+    import manifold_studio.files.model_file as mio
 
     def broken_savez(*args, **kwargs):
         raise OSError("disk full")
@@ -101,7 +102,7 @@ def test_load_into_a_live_session_replaces_contents_and_notifies(session, tmp_pa
     live.run("pca", n_components=1)
     events = []
     live.subscribe(lambda ev: events.append(ev.kind))
-    from manifold_studio.project import load_project_into
+    from manifold_studio.files.project_file import load_project_into
 
     load_project_into(live, path)
     assert list(live.datasets) == list(session.datasets)
@@ -116,7 +117,7 @@ def test_load_into_keeps_everything_when_the_file_is_bad(tmp_path):
     live.run("pca", n_components=1)
     bad = tmp_path / "bad.msproj"
     bad.write_bytes(b"PK\x03\x04 truncated")
-    from manifold_studio.project import load_project_into
+    from manifold_studio.files.project_file import load_project_into
 
     with pytest.raises(ModelFileError, match="bad.msproj"):
         load_project_into(live, bad)

@@ -6,7 +6,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms.conformance import CancelAfter
 from manifold_studio.algorithms import FitCancelled
 from manifold_studio.errors import DataError
-from manifold_studio.reconstruction import (
+from manifold_studio.analysis.reconstruction import (
     component_counts, image_shape, reconstruction_series, unexplained_variance,
 )
 

@@ -4,7 +4,7 @@ import pytest
 
 import manifold_studio as ms
 from manifold_studio.errors import DataError, InvalidParameterError
-from manifold_studio.plugins import get_host
+from manifold_studio.plugins.host import get_host
 
 SAMPLES = ["blobs", "circles", "digits", "iris", "moons", "s_curve", "swiss_roll"]
 GENERATED = [s for s in SAMPLES if s != "iris"]

@@ -14,8 +14,8 @@ import pytest
 import manifold_studio as ms
 from manifold_studio.data import Dataset
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.project import SUFFIX, read_project, save_project
-from manifold_studio.session import Session
+from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+from manifold_studio.session.model import Session
 
 
 def _small_project(path):
@@ -31,8 +31,8 @@ def test_killing_the_process_during_a_large_save_keeps_the_previous_project(tmp_
     script = textwrap.dedent(f"""
         import numpy as np
         from manifold_studio.data import Dataset
-        from manifold_studio.project import save_project
-        from manifold_studio.session import Session
+        from manifold_studio.files.project_file import save_project
+        from manifold_studio.session.model import Session
         s = Session()
         rng = np.random.default_rng(0)
         for i in range(6):   # ~300 MB of incompressible data: the save takes seconds

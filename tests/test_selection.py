@@ -1,11 +1,11 @@
-"""Qt-free selection operations (manifold_studio.selection): set operations, rectangle and
+"""Qt-free selection operations (manifold_studio.session.selection): set operations, rectangle and
 lasso geometry, provenance lines and labelling rows."""
 import time
 
 import numpy as np
 import pytest
 
-from manifold_studio import selection as ops
+from manifold_studio.session import selection as ops
 from manifold_studio.errors import InvalidParameterError
 
 

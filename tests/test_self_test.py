@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from manifold_studio import self_test
+from manifold_studio.cli import self_test
 from manifold_studio.algorithms import EmbeddingAlgorithm
-from manifold_studio.plugins import PluginFailure, PluginHost
+from manifold_studio.plugins.host import PluginFailure, PluginHost
 
 HOST = PluginHost().discover()
 
@@ -18,7 +18,7 @@ HOST = PluginHost().discover()
 @pytest.fixture(autouse=True)
 def undiscovered_host(monkeypatch):
     """The self-test discovers through the process-wide host: start each test without one."""
-    from manifold_studio import plugins
+    from manifold_studio.plugins import host as plugins
 
     monkeypatch.setattr(plugins, "_host", None)
 
@@ -143,7 +143,7 @@ def test_algorithm_that_extends_wrongly_fails_and_stops(monkeypatch):
 
 
 def test_project_step_detects_a_reopened_project_that_differs(monkeypatch):
-    from manifold_studio import project
+    from manifold_studio.files import project_file as project
 
     load = project.load_project
 
@@ -153,11 +153,11 @@ def test_project_step_detects_a_reopened_project_that_differs(monkeypatch):
         run.embedding = run.embedding + 1e-9
         return session, settings
 
-    monkeypatch.setattr(project, "load_project", damaged)
+    monkeypatch.setattr(self_test, "load_project", damaged)
     ds = self_test.load_sample(HOST)
     with pytest.raises(self_test.StepFailed, match="result differs"):
         self_test.step_project(HOST, ds)
-    monkeypatch.setattr(project, "load_project", load)
+    monkeypatch.setattr(self_test, "load_project", load)
     assert "saved and reopened" in self_test.step_project(HOST, ds)
 
 
@@ -219,7 +219,7 @@ def test_data_refused_for_its_domain_is_retried_translated_into_x_ge_0():
 
 
 def test_plugin_wheel_step_installs_the_template_into_a_temporary_folder():
-    from manifold_studio import plugin_manager
+    from manifold_studio.plugins import manager as plugin_manager
 
     before = os.environ.get(plugin_manager.PLUGIN_DIR_ENV)
     text = self_test.step_plugin_wheel()
@@ -228,7 +228,7 @@ def test_plugin_wheel_step_installs_the_template_into_a_temporary_folder():
 
 
 def test_plugin_wheel_step_is_skipped_without_the_template(monkeypatch):
-    from manifold_studio import plugin_selfcheck
+    from manifold_studio.plugins import selfcheck as plugin_selfcheck
 
     monkeypatch.setattr(plugin_selfcheck, "template_dir", lambda: None)
     report_out = io.StringIO()

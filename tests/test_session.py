@@ -14,10 +14,10 @@ from manifold_studio.algorithms.progress import CallbackProgress
 from manifold_studio.data import Dataset, Loader, Sample
 from manifold_studio.errors import DataError, InvalidParameterError, UnknownAlgorithmError
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.plugins import PluginHost
-from manifold_studio.session import (
-    CANCELLED, DONE, FAILED, QUEUED, RUNNING, Session, error_message,
-)
+from manifold_studio.plugins.host import PluginHost
+from manifold_studio.session.records import CANCELLED, DONE, FAILED, QUEUED, RUNNING
+from manifold_studio.session.model import Session
+from manifold_studio.errors import error_message
 
 
 class FirstColumns(EmbeddingAlgorithm):
@@ -142,7 +142,7 @@ def _ds(name="d", n=10, d=4, labels=True):
 def test_session_module_is_qt_free():
     import subprocess
 
-    code = ("import sys, manifold_studio.session; "
+    code = ("import sys, manifold_studio.session.model; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('PySide6', 'PyQt5', 'PyQt6', 'PySide2', 'pyqtgraph', 'shiboken6')]; "
             "assert not bad, bad")

@@ -24,6 +24,15 @@ def _all_algorithms():
     return sorted(set(BUILTIN) | set(ms.list_algorithms()))
 
 
+# the parameters scikit-learn's own checks give the counterparts of the supervised and
+# clustering methods (sklearn.utils._test_common.instance_generator: Perceptron max_iter=5,
+# LogisticRegression max_iter=5, MLPClassifier max_iter=100, GaussianMixture n_init=2,
+# max_iter=5, AgglomerativeClustering n_clusters=2; SVC none)
+SMALL_DATA_PARAMS.update({"perceptron": {"max_epochs": 5}, "linear_classifier": {"max_iter": 5},
+                          "mlp": {"max_iter": 100}, "gmm": {"n_init": 2, "max_iter": 5},
+                          "hierarchical": {"n_clusters": 2}, "svm": {}})
+
+
 @pytest.mark.parametrize("algorithm_id", _all_algorithms())
 def test_check_estimator(algorithm_id):
     # every built-in is installed: a missing one is a failure, not a skip
@@ -34,6 +43,21 @@ def test_check_estimator(algorithm_id):
         results = list(check_estimator(est, on_fail=None))
     failed = {r["check_name"]: str(r["exception"])[:300] for r in results if r["status"] == "failed"}
     assert not set(failed) - KNOWN.get(algorithm_id, set()), failed
+
+
+@pytest.mark.parametrize("algorithm_id,params", [
+    ("svm", {"kernel": "precomputed"}),
+    ("hierarchical", {"metric": "precomputed", "method": "average", "n_clusters": 2}),
+])
+def test_check_estimator_precomputed(algorithm_id, params):
+    # the pairwise tag makes scikit-learn's checks pass square kernel / distance matrices
+    est = ms.get_algorithm(algorithm_id, **params)
+    assert est.__sklearn_tags__().input_tags.pairwise
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = list(check_estimator(est, on_fail=None))
+    failed = {r["check_name"]: str(r["exception"])[:300] for r in results if r["status"] == "failed"}
+    assert not failed and sum(r["status"] == "passed" for r in results) > 35
 
 
 def test_pipeline_and_clone():

@@ -69,3 +69,66 @@ def test_cancel_between_slices():
     with pytest.raises(FitCancelled):
         solve_smo(K, u, 10.0, tol=1e-8, slice_steps=2, progress=prog)
     assert "KKT violation" in prog.messages[0]
+
+
+def _unscaled_poly_problem():
+    # issue 22 B4: a cubic kernel on unscaled data (kernel values ~1e12, rank 4): the rounding of
+    # the gradient keeps the KKT violation at 5-50, far above tol, for ever
+    rng = np.random.default_rng(0)
+    X = rng.normal(loc=100, size=(100, 2))
+    y = rng.integers(0, 2, 100)
+    return X, y
+
+
+def test_default_bound_is_libsvms_and_stops_ill_conditioned_problem(monkeypatch):
+    from manifold_studio.algorithms import smo
+    from manifold_studio.algorithms.kernels import scale_gamma
+
+    assert smo.iteration_bound(-1, 100) == 10_000_000 and smo.iteration_bound(-1, 200_000) == 20_000_000
+    assert smo.iteration_bound(7, 10 ** 9) == 7
+    X, y = _unscaled_poly_problem()
+    u = np.where(y == 1, 1.0, -1.0)
+    K = combined_kernel(X, None, "poly", gamma=scale_gamma("scale", X), degree=3)
+    monkeypatch.setattr(smo, "DEFAULT_MAX_ITER", 30_000)   # the real 10^7 in the slow test below
+    res = solve_smo(K, u, 1.0)
+    assert not res.converged and res.n_iter == 30_000
+    # even unconverged, the iterate is feasible and the dual objective only went down
+    assert res.alpha.min() >= 0 and res.alpha.max() <= 1.0 and abs(res.alpha @ u) < 1e-9
+    assert np.all(np.diff(res.objective) <= 1e-9 * np.abs(res.objective[:-1]))
+    assert res.violation[-1] > 1e-3 and np.isfinite(res.rho)
+    res = solve_smo(K, u, 1.0, max_iter=1234)
+    assert not res.converged and res.n_iter == 1234
+
+
+def test_svm_warns_at_the_bound_on_ill_conditioned_problem(monkeypatch):
+    import warnings
+
+    import manifold_studio as ms
+    from manifold_studio.algorithms import smo
+    from manifold_studio.errors import ConvergenceWarning
+
+    X, y = _unscaled_poly_problem()
+    monkeypatch.setattr(smo, "DEFAULT_MAX_ITER", 20_000)
+    m = ms.get_algorithm("svm", kernel="poly")
+    with pytest.warns(ConvergenceWarning, match=r"iteration bound \(20,000 steps"):
+        m.fit(X, y)
+    assert list(m.n_iter_) == [20_000] and not m.converged_
+    # the same data standardised converges well below the bound, without a warning
+    Xs = (X - X.mean(0)) / X.std(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ok = ms.get_algorithm("svm", kernel="poly").fit(Xs, y)
+    assert ok.converged_ and ok.n_iter_[0] < 20_000
+
+
+@pytest.mark.slow
+def test_svm_default_bound_on_ill_conditioned_problem():
+    # the real default: libsvm's 10^7 steps (about 10 s here); the fit returns with a warning
+    import manifold_studio as ms
+    from manifold_studio.errors import ConvergenceWarning
+
+    X, y = _unscaled_poly_problem()
+    m = ms.get_algorithm("svm", kernel="poly")
+    with pytest.warns(ConvergenceWarning, match=r"iteration bound \(10,000,000 steps"):
+        m.fit(X, y)
+    assert list(m.n_iter_) == [10_000_000] and not m.converged_

@@ -4,8 +4,8 @@ import pytest
 
 import manifold_studio as ms
 from manifold_studio.errors import FitCancelled
-from manifold_studio.extension_quality import extension_quality
-from manifold_studio.sample_fit import fit_on_sample
+from manifold_studio.extend.quality import extension_quality
+from manifold_studio.extend.sample_fit import fit_on_sample
 from spectral_data import circles, swiss_roll
 
 SPECTRAL = ["kernel_pca", "mds", "isomap", "lle", "laplacian_eigenmaps", "spectral_clustering"]
@@ -75,7 +75,7 @@ def test_extension_error_is_small_for_mds():
 
 @pytest.mark.parametrize("algo", SPECTRAL)
 def test_saved_model_extends_identically(algo, tmp_path):
-    from manifold_studio import model_io
+    from manifold_studio.files import model_file as model_io
 
     X, _ = swiss_roll(300) if algo != "spectral_clustering" else circles(300)
     X_new = X[:20] + 0.01

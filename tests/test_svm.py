@@ -83,18 +83,97 @@ def test_string_labels_and_gamma_options():
         assert list(m.predict(X[:5])) == list(s.predict(X[:5]))
 
 
+def _libsvm_coupling(r):
+    """libsvm's multiclass_probability for one sample (svm.cpp, transliterated loop by loop)."""
+    k = r.shape[0]
+    Q = np.zeros((k, k))
+    for t in range(k):
+        for j in range(k):
+            if j != t:
+                Q[t, t] += r[j, t] * r[j, t]
+                Q[t, j] = -r[j, t] * r[t, j]
+    p = np.full(k, 1.0 / k)
+    Qp = np.zeros(k)
+    for _ in range(max(100, k)):
+        Qp = Q @ p
+        pQp = p @ Qp
+        if np.max(np.abs(Qp - pQp)) < 0.005 / k:
+            break
+        for t in range(k):
+            diff = (-Qp[t] + pQp) / Q[t, t]
+            p[t] += diff
+            pQp = (pQp + diff * (diff * Q[t, t] + 2 * Qp[t])) / (1 + diff) / (1 + diff)
+            Qp = (Qp + diff * Q[t]) / (1 + diff)
+            p = p / (1 + diff)
+    return p
+
+
+def _pairwise(m, X):
+    """R[:, i, j] = P(i | i or j) from the fitted Platt sigmoids (libsvm's clipping)."""
+    from manifold_studio.algorithms.platt import sigmoid_predict
+
+    r = np.clip(sigmoid_predict(m.decision_function(X), m.probA_, m.probB_), 1e-7, 1 - 1e-7)
+    k = len(m.classes_)
+    R = np.zeros((X.shape[0], k, k))
+    iu = np.triu_indices(k, 1)
+    R[:, iu[0], iu[1]] = r
+    R[:, iu[1], iu[0]] = 1 - r
+    return R
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_predict_proba_is_sample_wise_and_libsvm_coupling(k):
+    # issue 22 B2: the coupling's stopping test is per row, so a row's probabilities do not
+    # depend on the other rows of the call
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(30 if k == 3 else 60, n_features=3, centers=k, cluster_std=0.1 if k == 3 else 2.0,
+                      random_state=0)
+    m = svm(probability=True, random_state=0, decision_function_shape="ovo").fit(X, y)
+    P = m.predict_proba(X)
+    one_by_one = np.vstack([m.predict_proba(X[i:i + 1]) for i in range(X.shape[0])])
+    np.testing.assert_allclose(P, one_by_one, rtol=0, atol=1e-12)
+    Z = X + np.random.default_rng(1).normal(scale=1.0, size=X.shape)    # rows needing more iterations
+    mixed = np.vstack([X[:5], Z[:5]])
+    np.testing.assert_allclose(m.predict_proba(mixed)[:5], P[:5], rtol=0, atol=1e-12)
+    # libsvm's own loop, sample by sample, on the same pairwise probabilities
+    for data in (X, Z):
+        ref = np.array([_libsvm_coupling(R) for R in _pairwise(m, data)])
+        np.testing.assert_allclose(m.predict_proba(data), ref, rtol=0, atol=1e-12)
+
+
 def test_predict_proba_sane():
+    from scipy.optimize import minimize
+    from sklearn.calibration import CalibratedClassifierCV
+
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=4)
     m = svm(probability=True, random_state=0).fit(X, y)
     P = m.predict_proba(X)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-9)
     assert np.all((P >= 0) & (P <= 1))
     assert np.mean(m.classes_[P.argmax(axis=1)] == m.predict(X)) > 0.9
-    sk = SVC(probability=True, random_state=0).fit(X, y).predict_proba(X)
-    assert np.abs(P - sk).mean() < 0.1                    # same method, other CV folds
+    # scikit-learn 1.9 deprecates SVC(probability=True) (removed in 1.11); its replacement is
+    # sigmoid calibration of the SVC's scores: another method, so only the same ballpark
+    sk = CalibratedClassifierCV(SVC(), ensemble=False, method="sigmoid").fit(X, y).predict_proba(X)
+    assert np.abs(P - sk).mean() < 0.1
     Xb, yb = make_classification(100, 4, random_state=5)
-    Pb = svm(probability=True, random_state=1).fit(Xb, yb).predict_proba(Xb)
+    mb = svm(probability=True, random_state=1).fit(Xb, yb)
+    Pb = mb.predict_proba(Xb)
     assert Pb.shape == (100, 2) and np.allclose(Pb.sum(1), 1)
+    # Platt's A, B maximise the regularised likelihood (checked with a general optimiser)
+    from manifold_studio.algorithms.platt import sigmoid_train
+
+    f = np.random.default_rng(0).normal(size=80) + np.repeat([-1.0, 1.0], 40)
+    pos = np.repeat([False, True], 40)
+    t = np.where(pos, 41 / 42, 1 / 42)
+
+    def nll(ab):
+        z = ab[0] * f + ab[1]
+        return np.sum(t * z + np.logaddexp(0, -z))
+
+    A, B = sigmoid_train(f, pos)
+    opt = minimize(nll, [0.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+    np.testing.assert_allclose([A, B], opt, atol=1e-4)
     with pytest.raises(AttributeError):
         svm().fit(Xb, yb).predict_proba(Xb)
 
@@ -154,3 +233,26 @@ def test_conformance_kit():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_algorithm(ms.algorithm_class("svm"))
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_precomputed_kernel_equals_sklearn_precomputed(k):
+    from manifold_studio.algorithms.kernels import combined_kernel
+
+    X, y = make_classification(90, 5, n_informative=3, n_classes=k, n_clusters_per_class=1, random_state=11)
+    X_new = X[:15] + 0.2
+    K = combined_kernel(X, None, "rbf", gamma=0.2)
+    K_new = combined_kernel(X_new, X, "rbf", gamma=0.2)       # (m, n): new points against training
+    m = svm(kernel="precomputed", C=2.0, tol=1e-8).fit(K, y)
+    ref = SVC(kernel="precomputed", C=2.0, tol=1e-8).fit(K, y)
+    np.testing.assert_array_equal(m.support_, ref.support_)
+    np.testing.assert_array_equal(m.n_support_, ref.n_support_)
+    # libsvm caches the kernel in float32: agreement to about 1e-5
+    np.testing.assert_allclose(m.dual_coef_, ref.dual_coef_, atol=5e-5)
+    np.testing.assert_allclose(m.intercept_, ref.intercept_, atol=5e-5)
+    np.testing.assert_allclose(m.decision_function(K_new), ref.decision_function(K_new), atol=5e-5)
+    np.testing.assert_array_equal(m.predict(K_new), ref.predict(K_new))
+    assert m.support_vectors_.shape == (0, 90)
+    # the same model as the rbf kernel computed inside
+    inside = svm(kernel="rbf", gamma=0.2, C=2.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(K_new), inside.decision_function(X_new), atol=1e-9)

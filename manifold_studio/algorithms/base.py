@@ -25,6 +25,7 @@ import numpy as np
 
 from manifold_studio.algorithms.checks import check_data, check_labels, check_n_features
 from manifold_studio.algorithms.labels import class_label_vector, encode_labels
+from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import InvalidParameterError, not_fitted
@@ -77,6 +78,8 @@ class Algorithm:
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__:
             cls.__init__ = _make_init(tuple(cls.params))
+        if "params" in cls.__dict__:  # the help is written once, in the constraints
+            cls.__doc__ = with_parameters(cls.__dict__.get("__doc__"), cls.params)
 
     # -- parameters ---------------------------------------------------------------
     @classmethod

@@ -11,7 +11,6 @@ Every check builds a fresh estimator; ``params`` overrides defaults (e.g. a smal
 """
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from typing import Callable, Iterator
@@ -19,8 +18,21 @@ from typing import Callable, Iterator
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
-from manifold_studio.algorithms.params import AnyOf, Bool, Choice, Float, Int, IntTuple, Param
-from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError, NotFittedError
+from manifold_studio.algorithms.params import (
+    AnyOf,
+    Bool,
+    Choice,
+    Float,
+    Int,
+    IntTuple,
+    Param,
+)
+from manifold_studio.errors import (
+    DataError,
+    FitCancelled,
+    InvalidParameterError,
+    NotFittedError,
+)
 
 QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy", "superqt", "shiboken6")
 

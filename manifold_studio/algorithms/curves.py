@@ -57,7 +57,7 @@ class CurvePublisher:
         self.min_interval = min_interval
         self.x: list[float] = []
         self.series: dict[str, list[float]] = {}
-        self._last = 0.0
+        self._last: float | None = None  # nothing sent yet (time.monotonic() counts from boot)
 
     def add(self, x: float, **values: float) -> None:
         """One point for each named series (every series must get a value at each x)."""
@@ -65,7 +65,7 @@ class CurvePublisher:
         for name, value in values.items():
             self.series.setdefault(name, []).append(float(value))
         now = time.monotonic()
-        if self._partial is not None and now - self._last >= self.min_interval:
+        if self._partial is not None and (self._last is None or now - self._last >= self.min_interval):
             self._last = now
             self._partial(self.curve())
 

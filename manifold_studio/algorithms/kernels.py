@@ -9,7 +9,8 @@ Every kernel is computed blockwise (bounded temporary memory) from two point set
 ``sigmoid``  tanh(gamma * <x, y> + coef0)
 ``linear``   <x, y>
 
-``gamma=None`` means ``1 / n_features`` (the scikit-learn convention).
+``gamma=None`` means ``1 / n_features`` (the scikit-learn convention). X and Y may be
+scipy.sparse matrices: only their products are formed (the kernel matrix itself is dense).
 :func:`normalised_heat_kernel` is the data-dependent kernel 5.2 of Laplacian eigenmaps and
 spectral clustering between new points and the training points.
 :func:`check_rbf_width` raises a :class:`~manifold_studio.errors.DataError` when a
@@ -19,7 +20,14 @@ underflows to 0 (the kernel matrix would be the identity and the method meaningl
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
+from manifold_studio.algorithms.distances import (  # noqa: F401
+    BLOCK_ELEMENTS,
+    rows_per_block,
+    squared_distances,
+)
+from manifold_studio.algorithms.neighbors import knn_query
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError
 
@@ -27,28 +35,29 @@ KERNELS = ("rbf", "poly", "sigmoid", "linear")
 
 #: exp(-x) underflows to exactly 0 in float64 for x larger than about this
 _EXP_UNDERFLOW = 745.0
-#: elements per temporary block (about 32 MB of float64)
-BLOCK_ELEMENTS = 4_000_000
 
 
-def rows_per_block(n_cols: int, budget: int = BLOCK_ELEMENTS) -> int:
-    """How many rows of an (·, n_cols) float64 block fit in the temporary-memory budget."""
-    return max(1, int(budget // max(int(n_cols), 1)))
+def _as_float(X):
+    """float64 array, or (scipy.sparse input) float64 CSR matrix: kernels only multiply it."""
+    return sparse.csr_matrix(X, dtype=float) if sparse.issparse(X) else np.asarray(X, dtype=float)
 
 
-def squared_distances(X: np.ndarray, Y: np.ndarray, x_sq: np.ndarray | None = None,
-                      y_sq: np.ndarray | None = None) -> np.ndarray:
-    """Squared Euclidean distances between the rows of X and Y (clipped at 0)."""
-    if x_sq is None:
-        x_sq = np.einsum("ij,ij->i", X, X)
-    if y_sq is None:
-        y_sq = np.einsum("ij,ij->i", Y, Y)
-    D = X @ Y.T
-    D *= -2.0
-    D += x_sq[:, None]
-    D += y_sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    return D
+def _row_sq(X) -> np.ndarray:
+    if sparse.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _dot_t(X, Y, out=None) -> np.ndarray:
+    """X Yᵀ as a dense array (written into ``out`` when given); either may be sparse."""
+    if not (sparse.issparse(X) or sparse.issparse(Y)):
+        return np.matmul(X, Y.T, out=out)
+    G = X @ Y.T
+    G = G.toarray() if sparse.issparse(G) else np.asarray(G)
+    if out is None:
+        return G
+    out[...] = G
+    return out
 
 
 def resolve_gamma(gamma, n_features: int) -> float:
@@ -57,11 +66,11 @@ def resolve_gamma(gamma, n_features: int) -> float:
 
 def _apply(name: str, X, Y, gamma, degree, coef0, y_sq=None, out=None):
     """Kernel block written into ``out`` (allocated when None) without temporaries."""
-    G = np.matmul(X, Y.T, out=out)
+    G = _dot_t(X, Y, out=out)
     if name == "linear":
         return G
     if name == "rbf":
-        x_sq = np.einsum("ij,ij->i", X, X)
+        x_sq = _row_sq(X)
         G *= 2.0 * gamma
         G -= (gamma * x_sq)[:, None]
         G -= (gamma * y_sq)[None, :]
@@ -80,8 +89,8 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", *, gamma=None, degree: float =
                   coef0: float = 1.0, out: np.ndarray | None = None, progress=None,
                   block_rows: int | None = None) -> np.ndarray:
     """The (len(X), len(Y)) kernel matrix, computed in row blocks with progress/cancel."""
-    X = np.asarray(X, dtype=float)
-    Y = X if Y is None else np.asarray(Y, dtype=float)
+    X = _as_float(X)
+    Y = X if Y is None else _as_float(Y)
     if kernel not in KERNELS:
         raise ValueError(f"Unknown kernel {kernel!r}: allowed are {', '.join(KERNELS)}.")
     gamma = resolve_gamma(gamma, X.shape[1])
@@ -89,7 +98,7 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", *, gamma=None, degree: float =
     n, m = X.shape[0], Y.shape[0]
     if out is None:
         out = np.empty((n, m), dtype=float)
-    y_sq = np.einsum("ij,ij->i", Y, Y) if kernel == "rbf" else None
+    y_sq = _row_sq(Y) if kernel == "rbf" else None
     step = block_rows or rows_per_block(m)
     for start in range(0, n, step):
         progress.checkpoint(start / max(n, 1), f"Kernel {start:,}/{n:,} rows")
@@ -145,7 +154,6 @@ def min_offdiagonal_sq_distance(X: np.ndarray) -> float:
     """Smallest squared distance between two *different* points of X (0 if duplicates).
 
     Uses a k-d tree for low dimensions, blockwise brute force otherwise."""
-    from manifold_studio.algorithms.neighbors import knn_query
 
     if X.shape[0] < 2:
         return float("inf")
@@ -201,6 +209,13 @@ def parse_kernel(spec: str) -> list[list[str]]:
 
 def check_binary(X: np.ndarray, what: str = "The set kernel") -> None:
     """DataError naming the first column of X holding a value other than 0 and 1."""
+    if sparse.issparse(X):   # only the stored values can differ from 0
+        bad = X.data != 1
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{what} needs 0/1 data (each row the indicator vector of a set), but column "
+                            f"{int(X.indices[k])} holds {float(X.data[k]):g}.")
+        return
     bad = ~((X == 0) | (X == 1))
     if bad.any():
         col = int(np.flatnonzero(bad.any(axis=0))[0])
@@ -211,18 +226,21 @@ def check_binary(X: np.ndarray, what: str = "The set kernel") -> None:
 
 def set_kernel(X, Y=None) -> np.ndarray:
     """k(A, A') = 2^|A ∩ A'| on 0/1 indicator vectors (seed 003: kernels on sets)."""
-    X = np.asarray(X, dtype=float)
-    Y = X if Y is None else np.asarray(Y, dtype=float)
+    X = _as_float(X)
+    Y = X if Y is None else _as_float(Y)
     check_binary(X)
     if Y is not X:
         check_binary(Y)
-    return np.exp2(X @ Y.T)
+    return np.exp2(_dot_t(X, Y))
 
 
 def scale_gamma(gamma, X: np.ndarray) -> float:
     """scikit-learn's SVC convention: 'scale' = 1 / (d · Var(X)), 'auto' = 1 / d, or a number."""
     if gamma == "scale":
-        var = float(np.asarray(X, dtype=float).var())
+        if sparse.issparse(X):   # the variance of every entry, zeros included (as scikit-learn)
+            var = float(X.multiply(X).mean() - X.mean() ** 2)
+        else:
+            var = float(np.asarray(X, dtype=float).var())
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto" or gamma is None:
         return 1.0 / max(int(X.shape[1]), 1)
@@ -233,8 +251,8 @@ def combined_kernel(X, Y=None, spec: str = "rbf", *, gamma: float = 1.0, degree:
                     coef0: float = 0.0, progress=None) -> np.ndarray:
     """The kernel matrix of a kernel expression (sum of products of COMBINABLE kernels)."""
     terms = parse_kernel(spec)
-    X = np.asarray(X, dtype=float)
-    Y = X if Y is None else np.asarray(Y, dtype=float)
+    X = _as_float(X)
+    Y = X if Y is None else _as_float(Y)
     total = None
     for term in terms:
         prod = None

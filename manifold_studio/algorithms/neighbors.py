@@ -47,7 +47,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.jit import jit
-from manifold_studio.algorithms.kernels import rows_per_block, squared_distances
+from manifold_studio.algorithms.distances import rows_per_block, squared_distances
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.threads import run_shares

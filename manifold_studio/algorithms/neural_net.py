@@ -28,7 +28,10 @@ import numpy as np
 from scipy.special import expit
 
 __all__ = ["ACTIVATIONS", "OUTPUTS", "FeedForwardNetwork", "SGD", "Adam", "make_optimizer",
-           "train_epoch"]
+           "train_epoch", "NoImprovement", "batches_per_checkpoint"]
+
+#: rows × weights processed between two progress checkpoints inside an epoch (~0.1 s)
+WORK_PER_CHECKPOINT = 2.0e8
 
 ACTIVATIONS = ("identity", "sigmoid", "tanh", "relu")
 #: output activations: softmax pairs with the cross-entropy, the others with the squared error
@@ -71,6 +74,9 @@ def _times_derivative(D: np.ndarray, A: np.ndarray, activation: str, lam: float,
 class FeedForwardNetwork:
     """Fully connected layers ``layer_sizes = (n_inputs, h_1, …, n_outputs)``.
 
+    ``activation`` is the hidden layers' activation, or a sequence of them, one per hidden layer
+    (an autoencoder's linear code layer between non-linear ones); ``output`` the last layer's.
+
     ``coefs[l]`` (fan_in, fan_out) and ``intercepts[l]`` (fan_out,) are views into the flat
     ``params``; ``grad`` has the same layout (filled by :meth:`loss_and_gradient`).
     """
@@ -80,11 +86,15 @@ class FeedForwardNetwork:
         sizes = tuple(int(s) for s in layer_sizes)
         if len(sizes) < 2 or min(sizes) < 1:
             raise ValueError(f"layer_sizes must hold at least an input and an output size >= 1, got {sizes}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        hidden = ((activation,) * (len(sizes) - 2) if isinstance(activation, str)
+                  else tuple(activation))
+        if len(hidden) != len(sizes) - 2 or any(a not in ACTIVATIONS for a in hidden):
+            raise ValueError(f"activation must be one of {ACTIVATIONS} or a sequence of them, one per "
+                             f"hidden layer ({len(sizes) - 2}), got {activation!r}")
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         self.layer_sizes, self.activation, self.output = sizes, activation, output
+        self.activations = hidden + (output,)  # one per weight layer
         self.sigmoid_lambda = float(sigmoid_lambda)
         shapes = list(zip(sizes[:-1], sizes[1:]))
         self.n_coef = sum(a * b for a, b in shapes)
@@ -111,7 +121,7 @@ class FeedForwardNetwork:
         return len(self.layer_sizes) - 1
 
     def layer_activation(self, layer: int) -> str:
-        return self.output if layer == self.n_layers - 1 else self.activation
+        return self.activations[layer]
 
     # -- weights -----------------------------------------------------------------------------
     def init_glorot(self, rng: np.random.Generator) -> "FeedForwardNetwork":
@@ -220,8 +230,8 @@ class FeedForwardNetwork:
             np.matmul(ones, D[layer], out=self.intercept_grads[layer])
             if layer > 0:
                 np.matmul(D[layer], self.coefs[layer].T, out=D[layer - 1])
-                _times_derivative(D[layer - 1], A[layer - 1], self.activation, self.sigmoid_lambda,
-                                  T[layer - 1])
+                _times_derivative(D[layer - 1], A[layer - 1], self.activations[layer - 1],
+                                  self.sigmoid_lambda, T[layer - 1])
         w = self.params[:self.n_coef]
         if alpha:
             g = self.grad[:self.n_coef]
@@ -322,3 +332,30 @@ def train_epoch(net: FeedForwardNetwork, optimizer, X: np.ndarray, Y: np.ndarray
         if check_every and checkpoint is not None and (k + 1) % check_every == 0:
             checkpoint(stop)
     return total / n
+
+
+def batches_per_checkpoint(n_rows: int, batch_size: int, n_params: int) -> int:
+    """``check_every`` for :func:`train_epoch`: the batches between two checkpoints inside an
+    epoch that does more than WORK_PER_CHECKPOINT rows × weights (0: the epoch is short)."""
+    per_batch = batch_size * n_params
+    if per_batch * np.ceil(n_rows / batch_size) <= WORK_PER_CHECKPOINT:
+        return 0
+    return max(1, int(WORK_PER_CHECKPOINT // per_batch))
+
+
+class NoImprovement:
+    """scikit-learn's MLP stopping rule on a loss (lower is better): an epoch whose loss is not
+    below ``best − tol`` counts as one without improvement, an epoch that is resets the count; the
+    best loss follows every decrease. :meth:`update` is True (stop) once more than ``patience``
+    consecutive epochs went without improvement. ``tol=0`` stops only when the loss has not
+    decreased at all for ``patience + 1`` epochs; ``patience ≥ max_iter`` never stops."""
+
+    def __init__(self, tol: float, patience: int):
+        self.tol, self.patience = float(tol), int(patience)
+        self.best = np.inf
+        self.no_change = 0
+
+    def update(self, loss: float) -> bool:
+        self.no_change = self.no_change + 1 if loss > self.best - self.tol else 0
+        self.best = min(self.best, loss)
+        return self.no_change > self.patience

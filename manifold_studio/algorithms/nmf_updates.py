@@ -15,6 +15,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.pca_solvers import _randomized_route
 
 EPS = np.finfo(np.float64).eps
 LOSSES = ("frobenius", "kl")
@@ -24,7 +25,6 @@ LOSSES = ("frobenius", "kl")
 
 def _truncated_svd(X, k, random_state):
     """Leading k singular triplets of the (uncentred) X by a seeded randomized SVD."""
-    from manifold_studio.algorithms.pca_solvers import _randomized_route
 
     s, Vt = _randomized_route(X, k, random_state, progress=_NoProgress())
     s, Vt = s[:k], Vt[:k]

@@ -71,23 +71,31 @@ def sigmoid_predict(f, A: float, B: float) -> np.ndarray:
 def pairwise_coupling(R: np.ndarray, *, max_iter: int | None = None) -> np.ndarray:
     """Class probabilities (m, k) from pairwise ones R (m, k, k), R[:, i, j] = P(i | i or j).
 
-    The fixed-point iteration of Wu, Lin & Weng (2004, method 2), vectorised over samples."""
+    The fixed-point iteration of Wu, Lin & Weng (2004, method 2) as libsvm runs it, vectorised
+    over samples. Each row stops on its own (libsvm's test max_t |(Qp)_t − pᵀQp| < 0.005 / k on
+    that row alone), so a row's probabilities do not depend on the other rows of the call."""
     m, k, _ = R.shape
     Q = -R.transpose(0, 2, 1) * R                         # Q_tj = −r_jt r_tj
     idx = np.arange(k)
     Q[:, idx, idx] = (R ** 2).sum(axis=1) - R[:, idx, idx] ** 2   # Σ_{j≠t} r_jt²
     p = np.full((m, k), 1.0 / k)
     eps = 0.005 / k
+    rows = np.arange(m)                                   # rows still iterating
     for _ in range(max_iter or max(100, k)):
-        Qp = np.einsum("mtj,mj->mt", Q, p)
-        pQp = np.einsum("mt,mt->m", p, Qp)
-        if np.max(np.abs(Qp - pQp[:, None])) < eps:
+        Qa, pa = Q[rows], p[rows]
+        Qp = np.einsum("mtj,mj->mt", Qa, pa)
+        pQp = np.einsum("mt,mt->m", pa, Qp)
+        going = np.max(np.abs(Qp - pQp[:, None]), axis=1) >= eps
+        if not going.all():
+            rows, Qa, pa, Qp, pQp = rows[going], Qa[going], pa[going], Qp[going], pQp[going]
+        if rows.size == 0:
             break
         for t in range(k):
-            qtt = Q[:, t, t]
+            qtt = Qa[:, t, t]
             diff = (-Qp[:, t] + pQp) / qtt
-            p[:, t] += diff
+            pa[:, t] += diff
             pQp = (pQp + diff * (diff * qtt + 2.0 * Qp[:, t])) / (1.0 + diff) ** 2
-            Qp = (Qp + diff[:, None] * Q[:, t, :]) / (1.0 + diff)[:, None]
-            p /= (1.0 + diff)[:, None]
+            Qp = (Qp + diff[:, None] * Qa[:, t, :]) / (1.0 + diff)[:, None]
+            pa /= (1.0 + diff)[:, None]
+        p[rows] = pa
     return p

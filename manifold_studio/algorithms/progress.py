@@ -49,7 +49,7 @@ class CallbackProgress:
         self._on_partial = on_partial
         self._cancel = threading.Event()
         self._min_interval = min_interval
-        self._last = 0.0
+        self._last: float | None = None  # nothing sent yet (time.monotonic() counts from boot)
         self.fraction = 0.0
         self.message = ""
 
@@ -67,7 +67,8 @@ class CallbackProgress:
         if message:
             self.message = message
         now = time.monotonic()
-        if self._on_progress is not None and (now - self._last >= self._min_interval or self.fraction >= 1.0):
+        if self._on_progress is not None and (self._last is None or now - self._last >= self._min_interval
+                                              or self.fraction >= 1.0):
             self._last = now
             self._on_progress(self.fraction, self.message)
 

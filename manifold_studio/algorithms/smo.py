@@ -25,7 +25,18 @@ import numpy as np
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["SMOResult", "solve_smo", "dual_objective"]
+__all__ = ["SMOResult", "solve_smo", "dual_objective", "iteration_bound"]
+
+#: libsvm's iteration bound when none is given: max(DEFAULT_MAX_ITER, 100·n) SMO steps. On
+#: ill-conditioned problems (a polynomial kernel on unscaled data: kernel values near 1e12) the
+#: rounding of the gradient keeps the KKT violation above tol for ever; large-C problems that do
+#: converge can need several million steps (libsvm: 8·10⁶ for a linear kernel, C = 10⁴, 500 points)
+DEFAULT_MAX_ITER = 10_000_000
+
+
+def iteration_bound(max_iter: int, n: int) -> int:
+    """The SMO step bound: ``max_iter`` when ≥ 0, else libsvm's max(10⁷, 100·n)."""
+    return int(max_iter) if max_iter >= 0 else max(DEFAULT_MAX_ITER, 100 * int(n))
 
 _TAU = 1e-12
 # state slots (int64 array shared across slices)
@@ -277,7 +288,7 @@ class SMOResult:
     alpha: np.ndarray          # (n,) dual variables
     rho: float                 # decision = Σ α_i u_i K(x_i, x) − rho
     n_iter: int
-    converged: bool
+    converged: bool             # False: stopped by the iteration bound
     iterations: list = field(default_factory=list)   # curve x: SMO steps after each slice
     objective: list = field(default_factory=list)    # dual objective after each slice
     violation: list = field(default_factory=list)    # KKT violation m(α) − M(α) after each slice
@@ -288,12 +299,14 @@ def solve_smo(K: np.ndarray, y: np.ndarray, C: float, *, tol: float = 1e-3, shri
               fraction: tuple[float, float] = (0.0, 1.0), message: str = "SMO") -> SMOResult:
     """Solve the soft-margin dual for the (n, n) kernel matrix K and labels y = ±1.
 
-    ``max_iter`` < 0: no limit. ``on_slice(result)`` is called after every slice (curves);
+    ``max_iter`` < 0: libsvm's bound max(10⁷, 100·n) (:func:`iteration_bound`); the result says
+    ``converged=False`` when the bound stopped it. ``on_slice(result)`` is called after every slice (curves);
     ``progress.checkpoint`` between slices (raises FitCancelled on Cancel)."""
     _helpers()
     K = np.ascontiguousarray(K, dtype=float)
     y = np.ascontiguousarray(y, dtype=float)
     n = y.shape[0]
+    max_iter = iteration_bound(max_iter, n)
     alpha = np.zeros(n)
     G = -np.ones(n)
     act = np.arange(n, dtype=np.int64)
@@ -308,7 +321,7 @@ def solve_smo(K: np.ndarray, y: np.ndarray, C: float, *, tol: float = 1e-3, shri
     while True:
         if grow and res.iterations:
             slice_steps = min(cap, 2 * slice_steps)
-        steps = slice_steps if max_iter < 0 else min(slice_steps, max_iter - int(st[_ITER]))
+        steps = min(slice_steps, max_iter - int(st[_ITER]))
         if steps <= 0:
             break
         converged, gap = _smo_slice(K, y, alpha, G, act, st, float(C), float(tol), bool(shrinking), steps)

@@ -4,9 +4,8 @@ Start it with :func:`manifold_studio.gui.app.main` (``manifold-studio`` without 
 ``python -m manifold_studio.gui``). The window is :class:`manifold_studio.gui.main_window.MainWindow`;
 its module docstring explains how views, tools and jobs plug in.
 """
+from manifold_studio.gui.app import main as _main
 
 
 def main(argv=None) -> int:
-    from manifold_studio.gui.app import main as _main
-
     return _main(argv)

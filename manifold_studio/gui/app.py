@@ -11,6 +11,10 @@ import argparse
 import os
 import sys
 
+from manifold_studio.gui.error_handling import install_excepthook
+from manifold_studio.gui.main_window import MainWindow
+from manifold_studio.gui.preferences import startup_sample
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="manifold-studio-gui",
@@ -49,14 +53,11 @@ def main(argv=None) -> int:
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from manifold_studio.gui.error_handling import install_excepthook
-    from manifold_studio.gui.main_window import MainWindow
 
     existing = QApplication.instance()
     app = existing or QApplication(["manifold-studio"])
     quit_on_close = app.quitOnLastWindowClosed()
     app.setApplicationName("Manifold Studio")
-    from manifold_studio.gui.preferences import startup_sample
 
     sample = None if args.no_sample else (args.sample or startup_sample())
     window = MainWindow(initial_sample=sample, initial_algorithm=args.algorithm)

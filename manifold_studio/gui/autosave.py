@@ -1,4 +1,4 @@
-"""Autosave and crash recovery in the window (see :mod:`manifold_studio.recovery`).
+"""Autosave and crash recovery in the window (see :mod:`manifold_studio.session.recovery`).
 
 Every few minutes, and a little while after a run finishes, a snapshot of the session is
 taken in the GUI thread (cheap: it shares the arrays) and written to the recovery file on a
@@ -12,10 +12,13 @@ import os
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from manifold_studio.recovery import (
-    discard_recovery, orphaned_recovery_files, snapshot, write_recovery,
+from manifold_studio.session.records import DONE
+from manifold_studio.session.recovery import (
+    discard_recovery,
+    orphaned_recovery_files,
+    snapshot,
+    write_recovery,
 )
-from manifold_studio.session import DONE
 
 #: seconds between autosaves (MANIFOLD_STUDIO_AUTOSAVE_S overrides it)
 INTERVAL_S = 180.0

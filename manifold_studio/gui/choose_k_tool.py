@@ -1,6 +1,6 @@
 """The "Choose k" tool: run a clustering method for every k in a range and plot the criteria.
 
-The computation is :func:`manifold_studio.choose_k.choose_k` (Qt-free) on a worker thread, with
+The computation is :func:`manifold_studio.analysis.choose_k.choose_k` (Qt-free) on a worker thread, with
 progress and cancel (the window's Cancel button or the tool's own). After each k the method
 publishes that k's criteria (``progress.partial``) and the four curves grow as they come:
 the within-cluster inertia W, the Davies–Bouldin index, the mean silhouette and the validation
@@ -13,10 +13,18 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.choose_k import ChooseKResult, choose_k
+from manifold_studio.analysis.choose_k import ChooseKResult, choose_k
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 

@@ -19,14 +19,20 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QMessageBox, QSpinBox, QTableWidget,
-    QTableWidgetItem, QVBoxLayout,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QMessageBox,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
 from manifold_studio.algorithms.labels import looks_continuous
+from manifold_studio.analysis.classification_tasks import evaluation_task
 from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
-from manifold_studio.gui.classification_tasks import evaluation_task
-from manifold_studio.gui.views import confusion_view, decision_view, training_curve_view  # noqa: F401 (register)
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
@@ -108,15 +114,17 @@ class ClassificationPanel(QGroupBox):
         self.folds_spin.setEnabled(self.method == KFOLD)
         self.seed_spin.setEnabled(self.method != NONE)
 
-    def _algorithm_cls(self, algorithm_id: str | None = None):
-        algo = algorithm_id or self.window.algorithm_panel.algorithm_id
-        cls = self.window.host.algorithms.get(algo) if algo else None
+    def _algorithm_cls(self, algorithm_id: str | None = None, cls=None):
+        if cls is None:
+            algo = algorithm_id or self.window.algorithm_panel.algorithm_id
+            cls = self.window.host.algorithms.get(algo) if algo else None
         return cls if cls is not None and cls.kind == "classification" else None
 
     # -- before Run ------------------------------------------------------------------------------
-    def blocker(self, algorithm_id: str | None = None) -> str:
-        """Why a classifier cannot run on the current data set ("" when it can)."""
-        cls = self._algorithm_cls(algorithm_id)
+    def blocker(self, algorithm_id: str | None = None, cls=None) -> str:
+        """Why a classifier cannot run on the current data set ("" when it can); ``cls``: the
+        algorithm class when the caller has resolved it already."""
+        cls = self._algorithm_cls(algorithm_id, cls)
         ds = self.window.session.current_dataset
         if cls is None or ds is None:
             return ""
@@ -142,11 +150,12 @@ class ClassificationPanel(QGroupBox):
             say(self.reason_label, "")
         self.window.run_controls.update_run_enabled()
 
-    def confirm_run(self, algorithm_id: str | None = None) -> bool:
-        """Ask before fitting a classifier on labels that look continuous (False: do not run)."""
-        if self._algorithm_cls(algorithm_id) is None:
+    def confirm_run(self, algorithm_id: str | None = None, cls=None) -> bool:
+        """Ask before fitting a classifier on labels that look continuous (False: do not run);
+        ``cls``: the algorithm class when the caller has resolved it already."""
+        if self._algorithm_cls(algorithm_id, cls) is None:
             return True
-        reason = self.blocker(algorithm_id)
+        reason = self.blocker(algorithm_id, cls)
         if reason:  # e.g. Ctrl+R with no labels: say why, fit nothing
             say(self.reason_label, reason, error=True)
             self.window.report_error(f"Cannot run: {reason}", log=False)

@@ -22,9 +22,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QComboBox
 
-from manifold_studio.gui.cluster_tasks import MEAN, PROJECTED, CentresResult, estimator_centres, map_centres
-from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.analysis.cluster_tasks import (
+    MEAN,
+    PROJECTED,
+    CentresResult,
+    estimator_centres,
+    map_centres,
+)
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.render.map_coords import as_map_xy
 
 AUTO, HIDDEN = "auto", "hidden"
 CENTRE_SYMBOL = "star"
@@ -220,7 +226,7 @@ class ClusterOverlay(QObject):
                                       name="cluster centres")
             item.setZValue(50)
             item.setToolTip(result.note)
-            view.plot.addItem(item)
+            view.plot.addItem(item, ignoreBounds=True)  # a decoration: never widens the map's extent
             self._item = item
             self._recolour()
         self.centresChanged.emit(result)

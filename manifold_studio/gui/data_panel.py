@@ -9,12 +9,25 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QListWidget,
-    QListWidgetItem, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
 )
 
 from manifold_studio.errors import InvalidParameterError
 from manifold_studio.gui.param_form import ParamForm
+from manifold_studio.gui.undo import remove_dataset
 
 
 class LoaderOptionsDialog(QDialog):
@@ -164,8 +177,6 @@ class DataPanel(QWidget):
             self.window.session.set_current_dataset(name)
 
     def _remove_current(self):
-        from manifold_studio.gui.undo import remove_dataset
-
         name = self.window.session.current_dataset_name
         if name:
             remove_dataset(self.window, name)

@@ -1,7 +1,7 @@
 """The "Table" dock: the current data set as a table, linked both ways with the selection.
 
 - Columns: ``row`` (the data-set row index), the features, the label and the result columns of
-  every finished run (:func:`manifold_studio.dataset_columns.dataset_columns`); a new run adds its
+  every finished run (:func:`manifold_studio.tables.dataset_columns.dataset_columns`); a new run adds its
   columns. Header tooltips say where a column comes from.
 - A virtual model (:mod:`.data_table_model`): a million rows scroll and sort at once.
 - Selection: the table shows ``window.selection`` for its data set (highlighted rows) and
@@ -10,7 +10,7 @@
   Shift+arrows, Ctrl+A (every shown row). "Selected rows only" hides the other rows.
 - Search (the Projector's): label text, a row (``12``), a range (``10-20``) or a condition
   (``petal_length > 5``); Enter selects the matching rows in every view
-  (:func:`manifold_studio.table_search.search_rows`).
+  (:func:`manifold_studio.tables.search.search_rows`).
 - Ctrl+C copies the selected rows (tab-separated, with a header) to the clipboard.
 
 Install with :func:`install_data_table` (``window.data_table``).
@@ -21,15 +21,23 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QApplication, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView,
-    QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QApplication,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio import selection as ops
-from manifold_studio.dataset_columns import FEATURE, LABEL, dataset_columns
 from manifold_studio.gui.data_table_model import DataTableModel
-from manifold_studio.table_export import rows_as_tsv
-from manifold_studio.table_search import ROW_COLUMN, SearchError, search_rows
+from manifold_studio.session import selection as ops
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, dataset_columns
+from manifold_studio.tables.export import rows_as_tsv
+from manifold_studio.tables.search import ROW_COLUMN, SearchError, search_rows
 
 #: above this many rows, the clipboard text is built on a worker thread
 COPY_IN_THREAD_ABOVE = 20_000
@@ -355,7 +363,7 @@ class DataTable(QWidget):
     # -- clipboard ----------------------------------------------------------------------------------
     def copy_selection(self) -> None:
         """Copy the selected rows (in the table's order) as tab-separated text with a header and
-        full-precision numbers (:func:`manifold_studio.table_export.rows_as_tsv`, as File ▸ Export)."""
+        full-precision numbers (:func:`manifold_studio.tables.export.rows_as_tsv`, as File ▸ Export)."""
         rows = self.selected_rows()
         if rows.size == 0:
             self._fail("Nothing is selected: select rows in the table or on a map, then copy.")

@@ -3,7 +3,7 @@
 Nothing is precomputed per row: :meth:`DataTableModel.data` formats one cell when the view asks
 for it, through ``order`` — the data-set rows in display order (a numpy permutation from
 sorting, optionally restricted to the selected rows). Sorting is a stable numpy ``argsort``
-(:func:`manifold_studio.table_search.sort_permutation`), not a ``QSortFilterProxyModel``, so a
+(:func:`manifold_studio.tables.search.sort_permutation`), not a ``QSortFilterProxyModel``, so a
 million rows sort in a fraction of a second.
 
 The selection is not Qt's: the model holds the data set's selection mask (from
@@ -17,7 +17,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import QApplication
 
-from manifold_studio.table_search import ROW_COLUMN, Factors, factorize, format_value, is_numeric, sort_permutation
+from manifold_studio.tables.search import (
+    ROW_COLUMN,
+    Factors,
+    factorize,
+    format_value,
+    is_numeric,
+    sort_permutation,
+)
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)

@@ -12,6 +12,8 @@ import argparse
 import os
 import sys
 
+from manifold_studio.gui.main_window import MainWindow
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m manifold_studio.gui.demo_extension")
@@ -28,7 +30,6 @@ def main(argv=None) -> int:
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from manifold_studio.gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(["manifold-studio"])
     w, h = (int(v) for v in args.size.lower().split("x"))

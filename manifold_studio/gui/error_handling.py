@@ -14,7 +14,7 @@ import traceback
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from manifold_studio.session import error_message
+from manifold_studio.errors import error_message
 
 
 def show_error_dialog(parent: QWidget | None, title: str, message: str, detail: str = "") -> QMessageBox:

@@ -11,7 +11,7 @@ Rendering (main thread, Qt needs it):
   chosen size, SVG through ``QSvgGenerator`` — scaled to fit, centred on white.
 
 The CSV is written by a job (a million rows take seconds), atomically. The checks (extension,
-folder, size) are :mod:`manifold_studio.export_paths`, shared with the command line.
+folder, size) are :mod:`manifold_studio.files.export_paths`, shared with the command line.
 """
 from __future__ import annotations
 
@@ -22,19 +22,53 @@ import re
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QPoint, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QAction, QFont, QFontMetrics, QGuiApplication, QImage, QPainter, QPicture
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QIODevice,
+    QObject,
+    QPoint,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+)
+from PySide6.QtGui import (
+    QAction,
+    QFont,
+    QFontMetrics,
+    QGuiApplication,
+    QImage,
+    QPainter,
+    QPicture,
+)
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
-    QMenu, QScrollArea, QSpinBox, QWidget,
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QScrollArea,
+    QSpinBox,
+    QWidget,
 )
 
-from manifold_studio.export_paths import (
-    IMAGE_EXTENSIONS, MAX_SIDE, MIN_SIDE, TABLE_EXTENSIONS, ExportError, check_image_size, check_output_path,
+from manifold_studio.errors import error_message
+from manifold_studio.files.export_paths import (
+    IMAGE_EXTENSIONS,
+    MAX_SIDE,
+    MIN_SIDE,
+    TABLE_EXTENSIONS,
+    ExportError,
+    check_image_size,
+    check_output_path,
     write_file,
 )
-from manifold_studio.session import error_message
-from manifold_studio.table_export import dataset_table, rows_as_tsv, write_table_csv
+from manifold_studio.tables.export import dataset_table, rows_as_tsv, write_table_csv
 
 #: docks that hold controls, not views
 PANEL_DOCKS = ("data", "algorithm", "runs", "messages")

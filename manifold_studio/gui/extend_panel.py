@@ -3,7 +3,7 @@ fit on a sample and extend to all, save a fitted model and apply a saved one to 
 
 It is registered as a view (so the main window gives it a dock and tells it the current run)
 but it draws nothing itself: every action builds a request, a worker runs a Qt-free task from
-:mod:`manifold_studio.gui.extension_tasks` (``window.start_job``: progress bar, Cancel), and
+:mod:`manifold_studio.extend.tasks` (``window.start_job``: progress bar, Cancel), and
 the result goes into the session (``add_extension`` / a new run), which the map then draws —
 extended points with an "x", the fitted sample of a "fit on a sample" run with rings.
 
@@ -17,17 +17,34 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-    QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.errors import DataError
-from manifold_studio.gui.extension_tasks import (
-    apply_model_to_file, extend_task, holdout_split, load_and_extend, matrix_megabytes, sample_fit_task,
+from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.errors import DataError, error_message
+from manifold_studio.extend.tasks import (
+    extend_task,
+    holdout_split,
+    load_and_extend,
+    matrix_megabytes,
+    sample_fit_task,
 )
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.data_panel import LoaderOptionsDialog
+from manifold_studio.gui.model_file_actions import ModelFileActions
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label, say, seed_spin_box
-from manifold_studio.session import FitOutcome, error_message
 
 HELDOUT, DATASET = "heldout", "dataset"
 
@@ -49,8 +66,7 @@ def _form_box(title: str, rows: list[tuple[str, QWidget]], *widgets: QWidget) ->
     return box
 
 
-@register_view
-class ExtendPanel(ResultView):
+class ExtendPanel(ModelFileActions, ResultView):
     """Out-of-sample tools for the current run (see the module docstring)."""
 
     view_id = "extend"
@@ -308,8 +324,6 @@ class ExtendPanel(ResultView):
         loader = self.window.host.loader_for(path)
         ask = self.window.ask_loader_options if ask is None else ask
         if ask and loader.options:
-            from manifold_studio.gui.data_panel import LoaderOptionsDialog
-
             dlg = LoaderOptionsDialog(loader, path, self)
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return False, None
@@ -373,7 +387,6 @@ class ExtendPanel(ResultView):
 
     def _correct_on(self, run_id: int, res, dataset_name: str | None):
         """(correct, total) of a classifier's predictions against a loaded data set's labels."""
-        from manifold_studio.algorithms.labels import same_labels
 
         run = self.session.runs[run_id]
         ds = self.session.datasets.get(dataset_name) if dataset_name else None
@@ -452,78 +465,3 @@ class ExtendPanel(ResultView):
         return run
 
     # -- model files --------------------------------------------------------------------------
-    def choose_save_path(self):
-        run = self._fitted_run()
-        if run is None:
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Save the fitted model", f"{run.algorithm_id}_run{run.id}.npz",
-                                              "Manifold Studio model (*.npz)")
-        if path:
-            self.save_model(path)
-
-    def save_model(self, path):
-        """Save the current run's fitted model (on a worker thread). Returns the Job."""
-        from manifold_studio.model_io import save_model
-
-        run = self._fitted_run()
-        if run is None:
-            self._fail("There is no fitted model to save.")
-            return None
-        path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_name(path.name + ".npz")
-        ds = self.session.datasets.get(run.dataset_name)
-
-        def task(progress=None):
-            progress.checkpoint(0.0, f"Saving {path.name}")
-            return save_model(run.estimator, path, data=ds, extra={"run": run.id, "params": run.params})
-
-        return self.window.start_job(
-            task, title=f"Saving model of run #{run.id}",
-            on_success=lambda p: (self._say(f"Saved the model of run #{run.id} to {p}."),
-                                  self.window.show_status(f"Saved model to {p}")),
-            on_failure=lambda msg, detail: self._fail(f"Could not save the model: {msg}", detail))
-
-    def choose_model_and_file(self):
-        model, _ = QFileDialog.getOpenFileName(self, "Choose a saved model", "", "Manifold Studio model (*.npz)")
-        if not model:
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Choose the data file to place with it", "", "All files (*)")
-        if path:
-            self.apply_model(model, path)
-
-    def apply_model(self, model_path, data_path, options: dict | None = None, ask: bool | None = None):
-        """Load a saved model and a data file on a worker thread and place the file's points
-        with the model; the result becomes a new run on the file (the model is not refitted)."""
-        data_path = Path(data_path)
-        ok, options = self._options_for(data_path, options, ask, f"Cannot read {data_path.name}")
-        if not ok:
-            return None
-        task = functools.partial(apply_model_to_file, str(model_path), str(data_path), self.window.host, options)
-        return self.window.start_job(
-            task, title=f"Applying {Path(model_path).name} to {data_path.name}",
-            on_success=lambda res, mp=str(model_path): self._model_applied(mp, res),
-            on_failure=lambda msg, detail: self._fail(
-                f"Could not apply {Path(model_path).name} to {data_path.name}: {msg}. Nothing was changed.", detail))
-
-    def _model_applied(self, model_path: str, result) -> None:
-        est, meta, res = result
-        name = self.session.add_dataset(res.dataset)
-        values = np.asarray(res.values)
-        run = self.session.create_run(est.id, est.get_params(), name)
-        self.session.start_run(run.id)
-        embedding = values if est.kind == "embedding" else None
-        labels = None if est.kind == "embedding" else values
-        summary = {"applied_model": Path(model_path).name, "extend_time_s": round(res.time_s, 3)}
-        outcome = FitOutcome(est, embedding, labels, summary, 0.0,
-                             meta={"applied_model": str(model_path),
-                                   "training_data": (meta.get("training_data") or {}).get("name", "")})
-        run = self.session.complete_run(run.id, outcome)
-        acc = ""
-        if res.correct is not None and res.correct[1]:
-            acc = f"; accuracy {res.correct[0] / res.correct[1]:.4f} ({res.correct[0]:,} of {res.correct[1]:,} correct)"
-            self.session.log(f"Accuracy of the saved model {Path(model_path).name} on {name}{acc[1:].split(';')[0]}",
-                             run_id=run.id)
-        self._say(f"Placed {values.shape[0]:,} points of {name} with the saved model "
-                  f"{Path(model_path).name} (run #{run.id}){acc}.")
-        self.window.runFinished.emit(run)

@@ -15,7 +15,13 @@ import inspect
 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QTableWidget, QTableWidgetItem, QTextBrowser,
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
     QVBoxLayout,
 )
 
@@ -225,7 +231,7 @@ def open_methods(window, algorithm_id: str | None = None) -> MethodsDialog:
 def zoom_to_fit(window) -> None:
     view = getattr(window, "map_view", None)
     if view is not None:
-        view.plot_item.autoRange()
+        view.fit_to_points()
 
 
 def install_help_pages(window) -> None:

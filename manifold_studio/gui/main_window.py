@@ -3,12 +3,12 @@
 Structure (for engineers adding features):
 
 - ``window.host``     the PluginHost (injectable: ``MainWindow(host=...)``)
-- ``window.session``  the Qt-free :class:`~manifold_studio.session.Session` (the model)
+- ``window.session``  the Qt-free :class:`~manifold_studio.session.model.Session` (the model)
 - ``window.bridge``   session events as Qt signals (:mod:`.session_bridge`)
 - ``window.jobs``     the :class:`~.worker.JobRunner`; use :meth:`start_job` to run any Qt-free
                       callable with progress/cancel, shown in the progress bar
 - ``window.selection`` the :class:`~.selection_model.SelectionModel`: selected rows per data set
-- ``window.views``    result views by id, created from :func:`.views.registered_views`; each gets
+- ``window.views``    result views by id, created from :func:`.window_tools.all_views`; each gets
                       ``show_run(run, dataset)`` whenever the current run changes
 - ``window.add_dock`` put any tool widget in a dock; ``window.menus`` holds the menus by name
                       ("file", "run", "tools", "view", "help") for new actions
@@ -24,23 +24,32 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QDialog, QDockWidget, QLabel, QMainWindow, QMessageBox, QScrollArea, QVBoxLayout, QWidget,
+    QDialog,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.errors import DataError
+from manifold_studio import load_data
+from manifold_studio.errors import DataError, error_message
 from manifold_studio.gui.algorithm_panel import AlgorithmPanel
-import manifold_studio.gui.classification_panel  # noqa: F401,E402  (registers its views before they are built)
 from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
 from manifold_studio.gui.error_handling import show_error_dialog
 from manifold_studio.gui.message_log import MessageLog
+from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
+from manifold_studio.gui.run_actions import RunActions
 from manifold_studio.gui.run_controls import RunControls
 from manifold_studio.gui.run_log import RunLog
 from manifold_studio.gui.selection_model import SelectionModel
 from manifold_studio.gui.session_bridge import SessionBridge
-from manifold_studio.gui.views import registered_views
-from manifold_studio.gui.window_tools import install_tools
+from manifold_studio.gui.window_tools import all_views, install_tools
 from manifold_studio.gui.worker import Job, JobRunner
-from manifold_studio.session import Session, error_message, load_dataset
+from manifold_studio.plugins.host import get_host
+from manifold_studio.session.model import Session
 
 AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
@@ -56,7 +65,7 @@ def scrollable(widget: QWidget) -> QScrollArea:
     return area
 
 
-class MainWindow(QMainWindow):
+class MainWindow(RunActions, QMainWindow):
     #: a fit ended (the Run, whatever its status)
     runFinished = Signal(object)
     #: a data set was added (its name)
@@ -68,8 +77,6 @@ class MainWindow(QMainWindow):
                  initial_algorithm: str | None = "pca", dialogs: bool = True, parent=None):
         super().__init__(parent)
         if host is None:
-            from manifold_studio.plugins import get_host
-
             host = get_host()
         self.host = host
         self.session = session if session is not None else Session(host)
@@ -146,7 +153,7 @@ class MainWindow(QMainWindow):
 
     def _build_views(self):
         central = None
-        for cls in registered_views():
+        for cls in all_views():
             view = cls(self)
             self.views[cls.view_id] = view
             if cls.area == "central" and central is None:
@@ -261,7 +268,6 @@ class MainWindow(QMainWindow):
 
     def show_plugins(self) -> None:
         """Help ▸ Plugins…: the plugin manager window (the same as Tools ▸ Plugins…)."""
-        from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 
         open_plugin_manager(self)
 
@@ -297,7 +303,11 @@ class MainWindow(QMainWindow):
         if self._foreground:
             return
         self.run_controls.set_busy(False)
-        if job.state == Job.DONE:
+        run = self.session.runs.get(getattr(job, "run_id", None))
+        if job.state == Job.DONE and run is not None and "duration_s" in run.timings:
+            # a fit: the run's own duration, the one the status bar and the Runs table show
+            self.run_controls.show_end("done", f"{job.title}: done in {run.timings['duration_s']:.2f} s", 1.0)
+        elif job.state == Job.DONE:
             self.run_controls.show_end("done", f"{job.title}: done in {job.elapsed:.2f} s", 1.0)
         elif job.state == Job.CANCELLED:
             self.run_controls.show_end("cancelled", f"{job.title}: cancelled after {job.elapsed:.2f} s")
@@ -318,11 +328,12 @@ class MainWindow(QMainWindow):
         self.show_status("Cancelling…")
 
     # -- data -----------------------------------------------------------------------------------
-    def load_source(self, source: str, options: dict | None = None) -> Job:
+    def load_source(self, source: str, options: dict | None = None, loader=None) -> Job:
         """Load ``sample:NAME`` or a file on a worker thread; the result is added to the
-        session, a failure is reported and changes nothing."""
+        session, a failure is reported and changes nothing. ``loader``: the file's loader when
+        the caller has resolved it already."""
         label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
-        task = functools.partial(load_dataset, source, self.host, **(options or {}))
+        task = functools.partial(load_data, source, self.host, loader=loader, **(options or {}))
         return self.start_job(task, title=f"Loading {label}", on_success=self._loaded,
                               on_failure=lambda msg, detail, source=source: self._load_failed(source, msg, detail))
 
@@ -355,7 +366,7 @@ class MainWindow(QMainWindow):
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
             options = dlg.form.values()
-        return self.load_source(str(path), options)
+        return self.load_source(str(path), options, loader)
 
     def dragEnterEvent(self, event):
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
@@ -374,97 +385,6 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
         for p in paths:
             self.open_file(p)
-
-    # -- runs -----------------------------------------------------------------------------------
-    def run_blocker(self) -> str:
-        """Why Run is not possible right now ("" when it is)."""
-        if not self.session.datasets:
-            return "Load a data set first."
-        algo = self.algorithm_panel.algorithm_id
-        if not algo:
-            return "Pick an algorithm."
-        errors = self.algorithm_panel.form.errors()
-        if errors:
-            return next(iter(errors.values()))
-        panel = getattr(self, "classification_panel", None)
-        from manifold_studio.gui.missing_values import missing_blocker
-        return (panel.blocker(algo) if panel is not None else "") or missing_blocker(self, algo)
-
-    def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
-                      dataset_name: str | None = None, *, rows=None, make_task=None,
-                      source_run: int | None = None):
-        """Fit ``algorithm_id`` (default: the panel's) with ``params`` (default: the form's) on
-        a data set (default: the current one). Returns the Run, or None if it could not start.
-
-        ``rows``: fit on these rows of the data set only (e.g. a hold-out split).
-        ``make_task(run)``: build the Qt-free task instead of ``session.fit_task(run)``; it must
-        return a :class:`~manifold_studio.session.FitOutcome` (e.g. "fit on a sample, extend to all").
-        ``source_run``: fit on the embedding of this earlier run ("cluster this map"); when the
-        algorithm comes from the panel (``algorithm_id`` None) it defaults to the panel's input."""
-        if self.fit_job is not None and not self.fit_job.finished:
-            self.report_error("A fit is already running: wait for it or cancel it.", log=False)
-            return None
-        algo = algorithm_id or self.algorithm_panel.algorithm_id
-        if not algo:
-            self.report_error("Pick an algorithm first.", log=False)
-            return None
-        panel = getattr(self, "classification_panel", None)
-        if panel is not None and not panel.confirm_run(algo):
-            return None
-        try:
-            if params is None:
-                params = self.algorithm_panel.values()
-            selector = getattr(self.algorithm_panel, "input_selector", None)
-            if source_run is None and algorithm_id is None and selector is not None and rows is None:
-                source_run = selector.source_run()
-            run = self.session.create_run(algo, params, dataset_name, rows=rows, source_run=source_run)
-        except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
-            self.report_error(f"Cannot run {algo}: {error_message(exc)}")
-            return None
-        try:
-            isolated = self.run_controls.isolated_for(algo)
-            task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
-        except Exception as exc:  # noqa: BLE001
-            self.session.fail_run(run.id, exc)
-            self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
-            self.runFinished.emit(run)
-            return run
-        self.session.start_run(run.id)
-        rid = run.id
-        self.fit_job = self.start_job(
-            task, title=f"Fitting {algo}",
-            on_success=lambda outcome, rid=rid: self._fit_done(rid, outcome),
-            on_failure=lambda msg, detail, rid=rid: self._fit_failed(rid, msg, detail),
-            on_cancel=lambda rid=rid: self._fit_cancelled(rid))
-        self.fit_job.partial.connect(lambda result, rid=rid: self._fit_partial(rid, result))
-        self.show_status(f"Running {run.title()}…", 0)
-        return run
-
-    def _fit_partial(self, run_id: int, result) -> None:
-        """An intermediate result of a running fit: a training curve or a map preview."""
-        from manifold_studio.gui.fit_partials import route_partial
-        route_partial(self, run_id, result)
-
-    def _fit_done(self, run_id: int, outcome) -> None:
-        run = self.session.complete_run(run_id, outcome)
-        self.show_status(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s "
-                         f"({run.n_points:,} points)")
-        self.runFinished.emit(run)
-
-    def _fit_failed(self, run_id: int, message: str, detail: str) -> None:
-        run = self.session.fail_run(run_id, message, detail)
-        self.show_run(self.session.current_run)  # drop any intermediate preview
-        self.report_error(f"Run {run.title()} failed: {message}" + (
-            "; the previous result is still shown" if self.session.current_run else ""), detail, log=False)
-        self.runFinished.emit(run)
-
-    def _fit_cancelled(self, run_id: int) -> None:
-        run = self.session.cancel_run(run_id)
-        if self.fit_job is not None and self.fit_job.abandoned:
-            self.session.log(self.fit_job.message, "warning", run_id=run_id)
-        self.show_run(self.session.current_run)  # drop any intermediate preview
-        self.show_status(f"Run {run.title()} cancelled.")
-        self.runFinished.emit(run)
 
     def _on_run_changed(self, run) -> None:
         if run is not None and run.id == self.session.current_run_id and run.succeeded:

@@ -25,11 +25,27 @@ from typing import Any, Callable
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
-from manifold_studio.algorithms.params import AnyOf, Bool, Choice, Float, Int, IntTuple, Param, validate_params
+from manifold_studio.algorithms.params import (
+    AnyOf,
+    Bool,
+    Choice,
+    Float,
+    Int,
+    IntTuple,
+    Param,
+    validate_params,
+)
 from manifold_studio.errors import InvalidParameterError
 
 INT_LIMIT = 2_147_483_647

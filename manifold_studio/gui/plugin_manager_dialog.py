@@ -4,10 +4,10 @@ A table of every plugin the host saw — built-in, user folder, pip — with an 
 origin, version, what it provides and its status (failed ones show their error; *Show traceback*
 gives the details). *Install from file…* installs a plugin wheel (``.whl``) into the per-user
 plugin folder, *Uninstall* removes one from it. After a change the plugins are rediscovered
-without restarting (:func:`manifold_studio.plugins.reload_host`) — after the running computation,
+without restarting (:func:`manifold_studio.plugins.host.reload_host`) — after the running computation,
 if any, has finished; when a replaced plugin's old code was already loaded, the message line says
 a restart is needed.
-The work itself is done by the Qt-free :mod:`manifold_studio.plugin_manager`.
+The work itself is done by the Qt-free :mod:`manifold_studio.plugins.manager`.
 """
 from __future__ import annotations
 
@@ -16,12 +16,23 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMessageBox,
-    QPlainTextEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
-from manifold_studio import plugin_manager as pm
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.plugins import manager as pm
+from manifold_studio.plugins.host import reload_host
 
 COLUMNS = ("Enabled", "Plugin", "Origin", "Version", "Provides", "Status")
 ERROR_COLOR = QColor("#b00020")
@@ -180,7 +191,6 @@ class PluginManagerDialog(QDialog):
             QTimer.singleShot(300, self, self._retry)
             return
         self._pending = None
-        from manifold_studio.plugins import reload_host
 
         host = reload_host()
         self.window.host = host

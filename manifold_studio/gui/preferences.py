@@ -21,7 +21,15 @@ import os
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QMenu, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QMenu,
+    QSpinBox,
+    QVBoxLayout,
 )
 
 from manifold_studio.gui.views import palette as _palette

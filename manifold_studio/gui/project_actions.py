@@ -12,7 +12,12 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
-from manifold_studio.project import SUFFIX, apply_project, read_project, save_project
+from manifold_studio.files.project_file import (
+    SUFFIX,
+    apply_project,
+    read_project,
+    save_project,
+)
 
 FILTER = f"Manifold Studio project (*{SUFFIX})"
 

@@ -7,8 +7,15 @@ tooltip then says why).
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
-
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 #: from this many rows, algorithms whose fit holds the GIL (``holds_gil``) run in a separate
 #: process by default (below, a fit is short and the process start-up of about a second dominates)
@@ -62,14 +69,14 @@ class RunControls(QWidget):
         self._algorithm = None
 
     # -- worker process -----------------------------------------------------------------------------
-    def isolated_for(self, algorithm_id: str) -> bool:
+    def isolated_for(self, algorithm_id: str, cls=None) -> bool:
         """Whether ``algorithm_id`` runs in a worker process: the user's choice, else on for
         plugins installed from another distribution (pip or the user plugin folder). Plugins
         registered by code already running in this process (a script, a test) stay in-process."""
         if algorithm_id in self._isolate_choice:
             return self._isolate_choice[algorithm_id]
         host = self.window.host
-        cls = host.algorithms.get(algorithm_id)
+        cls = host.algorithms.get(algorithm_id) if cls is None else cls
         dataset = self.window.session.current_dataset
         if getattr(cls, "holds_gil", False) and dataset is not None and dataset.n_samples >= ISOLATE_GIL_ROWS:
             return True   # its library calls would freeze the window (and ignore Cancel) for seconds

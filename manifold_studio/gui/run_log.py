@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+)
 
-from manifold_studio.session import CANCELLED, DONE, FAILED, RUNNING
+from manifold_studio.gui.undo import remove_run
+from manifold_studio.session.records import CANCELLED, DONE, FAILED, RUNNING
 
 COLUMNS = ("#", "Algorithm", "Parameters", "Data", "Status", "Time (s)", "Result")
 STATUS_COLORS = {DONE: QColor(20, 120, 40), FAILED: QColor(176, 0, 32), CANCELLED: QColor(150, 100, 0),
@@ -52,7 +58,6 @@ class RunLog(QTableWidget):
 
     def remove_selected(self) -> bool:
         """Remove the selected run, undoably."""
-        from manifold_studio.gui.undo import remove_run
 
         run_id = self.selected_run_id()
         if run_id is None:

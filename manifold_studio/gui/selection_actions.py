@@ -24,11 +24,19 @@ import functools
 import numpy as np
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QMenu, QVBoxLayout
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QMenu,
+    QVBoxLayout,
+)
 
-from manifold_studio import selection as ops
-from manifold_studio.gui.extension_tasks import extend_task
-from manifold_studio.session import error_message
+from manifold_studio.errors import error_message
+from manifold_studio.extend.tasks import extend_task
+from manifold_studio.session import selection as ops
 
 SELECT_FIRST = "Select points first: drag a rectangle or a lasso on the map (Rectangle / Lasso in its toolbar)."
 #: at most this many existing classes are offered in the label dialog

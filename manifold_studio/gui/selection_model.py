@@ -4,14 +4,14 @@
 calls :meth:`SelectionModel.select` with *data-set rows* (``run.point_index[i]`` for the i-th
 point of a run, never the point index itself); every view connects to :attr:`changed` and
 highlights ``selection.mask(dataset_name)[its rows]``. The set operations are Qt-free
-(:mod:`manifold_studio.selection`).
+(:mod:`manifold_studio.session.selection`).
 """
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
 
-from manifold_studio import selection as ops
+from manifold_studio.session import selection as ops
 
 
 def mode_for_modifiers(modifiers) -> str:

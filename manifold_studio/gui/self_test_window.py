@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-from manifold_studio.self_test import RESULT_MARK, SHOWN_MARK
+from manifold_studio.cli.window_probe import RESULT_MARK, SHOWN_MARK
+from manifold_studio.gui.main_window import MainWindow
 
 
 def window_probe(timeout: float = 60.0) -> int:
@@ -17,7 +18,6 @@ def window_probe(timeout: float = 60.0) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from manifold_studio.gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(["manifold-studio"])
     app.setApplicationName("Manifold Studio")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from manifold_studio.session import Session, SessionEvent
+from manifold_studio.session.model import Session
+from manifold_studio.session.records import SessionEvent
 
 
 class SessionBridge(QObject):

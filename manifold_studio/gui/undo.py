@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from PySide6.QtGui import QKeySequence, QUndoCommand, QUndoStack
 
-from manifold_studio.session import RUNNING, error_message
+from manifold_studio.errors import error_message
+from manifold_studio.gui.preferences import edit_menu
+from manifold_studio.session.records import RUNNING
 
 #: steps kept (each holds a removed data set or run in memory)
 UNDO_LIMIT = 20
@@ -118,7 +120,6 @@ def remove_dataset(window, name: str | None = None) -> bool:
 
 def install_undo(window) -> QUndoStack:
     """Edit ▸ Undo (Ctrl+Z) / Redo (Ctrl+Shift+Z, Ctrl+Y) over ``window.undo_stack``. Idempotent."""
-    from manifold_studio.gui.preferences import edit_menu
 
     stack = undo_stack(window)
     if getattr(window, "undo_action", None) is not None:

@@ -28,8 +28,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from manifold_studio.algorithms.progress import CallbackProgress
-from manifold_studio.errors import FitCancelled
-from manifold_studio.session import error_message
+from manifold_studio.errors import FitCancelled, error_message
 
 __all__ = ["Job", "JobRunner", "LatestJob"]
 

@@ -23,9 +23,9 @@ from manifold_studio.algorithms.params import (
 )
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
-from manifold_studio.errors import DataError
+from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
+from manifold_studio.analysis.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
 
 
 class _CheckpointOnly:
@@ -69,7 +69,21 @@ class GaussianMixture(ClusteringAlgorithm):
     precisions_cholesky_ : Cholesky factors of the precisions (same layout).
     log_likelihood_ : mean log-likelihood per training sample of the fitted model.
     log_likelihood_history_ : mean log-likelihood after each E-step of the best run.
-    n_iter_ : EM iterations of the best run. converged_ : whether it met ``tol``.
+    n_iter_ : EM iterations of the best run. converged_ : whether it met ``tol`` (a
+        ConvergenceWarning when the best run stopped at ``max_iter``, as scikit-learn).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("gmm", n_components=3, random_state=0).fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "gmm"
@@ -162,6 +176,10 @@ class GaussianMixture(ClusteringAlgorithm):
         self.converged_ = bool(best["converged"])
         self.labels_ = best["labels"]
         self.n_samples_fit_ = n
+        if not self.converged_ and max_iter > 0:   # scikit-learn's rule: the kept run decides
+            self._warn(f"EM stopped at max_iter={max_iter} before the change of the mean log-likelihood "
+                       f"fell below tol={tol:g} (the best of {n_init} run(s) did not converge); increase "
+                       "max_iter or tol, or check the data.", ConvergenceWarning)
         progress.checkpoint(1.0, f"EM done: mean log-likelihood {self.log_likelihood_:.6g}")
 
     # -- prediction ---------------------------------------------------------------------------

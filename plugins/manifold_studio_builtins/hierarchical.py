@@ -9,6 +9,16 @@ Agglomerative (bottom-up), through :func:`scipy.cluster.hierarchy.linkage`: star
 points and repeatedly merge the two closest clusters, with Ward's criterion (the merge that
 increases W least), average, complete or single linkage.
 
+Agglomerative clustering also takes a precomputed distance matrix (``metric="precomputed"``;
+average, complete or single linkage): new points then arrive as their distances to the training
+points and join the cluster at the smallest linkage distance (mean, largest or smallest distance
+to its members).
+
+The tree is cut as scikit-learn's AgglomerativeClustering cuts it: with ``distance_threshold``
+only merges strictly below the threshold are made (a merge at exactly the threshold is not), and
+``n_clusters`` undoes the last merges in merge order, so ties of heights still give exactly
+``n_clusters`` clusters.
+
 Both give a scipy-format linkage matrix for a dendrogram. Heights are comparable between
 Ward and divisive: Ward's merge height is sqrt(2 ΔW) with ΔW the increase of W, and a divisive
 split with gain G is drawn at height sqrt(2 G) (raised, where a later split gains more, to that
@@ -20,7 +30,10 @@ import heapq
 import math
 
 import numpy as np
+from scipy import sparse
 from scipy.cluster import hierarchy
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial.distance import squareform
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
@@ -88,7 +101,7 @@ def divisive_tree(X, *, n_clusters=None, distance_threshold=None, n_init=3, rand
                                 f"Divisive clustering: {len(leaves)} clusters")
         neg_gain, pid = heapq.heappop(heap)
         height = math.sqrt(2.0 * -neg_gain)
-        if distance_threshold is not None and height <= distance_threshold:
+        if distance_threshold is not None and height < distance_threshold:
             break
         parent = nodes[pid]
         parent.height = height
@@ -141,15 +154,48 @@ def _linkage_from_splits(splits, nodes, leaf_label):
     return np.asarray(rows, dtype=float).reshape(-1, 4)
 
 
-def agglomerative_linkage(X, method: str) -> np.ndarray:
-    """scipy linkage of the rows of X (Euclidean) with a clear error when it would not fit in memory."""
+def agglomerative_linkage(X, method: str, metric: str = "euclidean") -> np.ndarray:
+    """scipy linkage of the rows of X (Euclidean), or of the precomputed distance matrix X
+    (``metric="precomputed"``), with a clear error when it would not fit in memory."""
     n = X.shape[0]
     need = n * (n - 1) // 2 * 8
     if need > MAX_PDIST_BYTES:
         raise DataError(f"Agglomerative clustering of {n:,} points needs {need / 1024 ** 3:.1f} GB for the "
                         f"pairwise distances (limit {MAX_PDIST_BYTES / 1024 ** 3:.0f} GB): use "
                         "method='divisive', or fit on a sample and extend to the rest.")
+    if metric == "precomputed":
+        return hierarchy.linkage(squareform(X, checks=False), method=method)
     return hierarchy.linkage(X, method=method, metric="euclidean")
+
+
+def cut_by_merges(Z: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Labels 0..n_clusters−1 after the first n − n_clusters merges of the linkage Z (scikit-learn's
+    cut: the last merges are undone in merge order, so tied heights still give n_clusters clusters).
+    Labels are numbered in the order of each cluster's first point."""
+    n = Z.shape[0] + 1
+    m = n - n_clusters
+    children = Z[:m, :2].astype(np.intp)
+    parents = n + np.arange(m)
+    graph = sparse.coo_matrix((np.ones(2 * m), (np.concatenate([children[:, 0], children[:, 1]]),
+                                                 np.concatenate([parents, parents]))), shape=(n + m, n + m))
+    _, comp = connected_components(graph, directed=False)
+    _, first, labels = np.unique(comp[:n], return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.intp)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[labels.reshape(-1)]
+
+
+def check_distance_matrix(D: np.ndarray) -> None:
+    """A precomputed distance matrix: square, symmetric, non-negative (DataError otherwise)."""
+    if D.shape[0] != D.shape[1]:
+        raise DataError(f"metric='precomputed' needs the square (n, n) matrix of distances between the "
+                        f"training points; got shape {D.shape}.")
+    if (D < 0).any():
+        raise DataError("Negative values in data passed to hierarchical clustering with metric='precomputed': "
+                        "distances must be >= 0.")
+    scale = float(np.abs(D).max()) or 1.0
+    if not np.allclose(D, D.T, rtol=0.0, atol=1e-10 * scale):
+        raise DataError("metric='precomputed': the distance matrix is not symmetric (D[i, j] != D[j, i]).")
 
 
 class HierarchicalClustering(ClusteringAlgorithm):
@@ -162,10 +208,15 @@ class HierarchicalClustering(ClusteringAlgorithm):
     method : {"divisive", "ward", "average", "complete", "single"}
         "divisive": top-down splits with 2-means (seed 000); the others: bottom-up merges.
     distance_threshold : float or None
-        Height at which the tree is cut: clusters are not merged above it (agglomerative),
-        and a split is made only if its height sqrt(2·gain) exceeds it, i.e. if it reduces the
-        within-cluster inertia by more than distance_threshold²/2 (divisive). When both are
-        given the partition has at most ``n_clusters`` clusters.
+        Height at which the tree is cut, as scikit-learn: clusters are merged only below it (a
+        merge at exactly the threshold is not made; agglomerative), and a split is made when its
+        height sqrt(2·gain) reaches it, i.e. when it reduces the within-cluster inertia by at
+        least distance_threshold²/2 (divisive). When both are given the partition has at most
+        ``n_clusters`` clusters (scikit-learn refuses giving both).
+    metric : {"euclidean", "precomputed"}
+        "precomputed": X is the (n, n) matrix of distances between the training points (average,
+        complete or single linkage), and new points are given as their (m, n) distances to the
+        training points; they join the cluster at the smallest linkage distance.
     n_init : int
         Runs of each 2-means split (divisive only).
     random_state : int or None
@@ -174,13 +225,27 @@ class HierarchicalClustering(ClusteringAlgorithm):
     Attributes
     ----------
     labels_ : (n,) cluster of each training point; n_clusters_ : number of clusters.
-    cluster_centers_ : (K, d) centroids (used by ``extend``: nearest centroid).
+    cluster_centers_ : (K, d) centroids (used by ``extend``: nearest centroid); not with
+        ``metric="precomputed"``, where ``extend`` uses the linkage distance to the clusters.
     linkage_matrix_ : scipy-format linkage for a dendrogram. Agglomerative: the n training points
         are the leaves. Divisive: the K clusters are the leaves (leaf j = cluster j, column 3
         counts leaf clusters; ``cluster_sizes_`` gives their points), so
         ``fcluster(linkage_matrix_, t, ...)[labels_]`` merges clusters.
     cluster_sizes_ : (K,) number of training points in each cluster.
     linkage_leaves_ : "points" or "clusters", what the leaves of ``linkage_matrix_`` are.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("hierarchical", n_clusters=3, method="ward").fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "hierarchical"
@@ -201,9 +266,14 @@ class HierarchicalClustering(ClusteringAlgorithm):
                "bottom-up merges with that linkage criterion.",
                choices=("divisive",) + AGGLOMERATIVE),
         Float("distance_threshold", None,
-              "Cut height of the tree: no merge above it (agglomerative); for divisive a split is made "
-              "only when sqrt(2 x its inertia gain) exceeds it. With n_clusters also set, at most "
-              "n_clusters clusters are formed.", low=0.0, allow_none=True),
+              "Cut height of the tree, as scikit-learn: clusters are merged only below it (a merge at "
+              "exactly this height is not made); for divisive a split is made when sqrt(2 x its "
+              "inertia gain) reaches it. With n_clusters also set, at most n_clusters clusters are "
+              "formed.", low=0.0, allow_none=True),
+        Choice("metric", "euclidean",
+               "'euclidean': X holds coordinates; 'precomputed': X is the (n, n) matrix of distances "
+               "between the points (average, complete or single linkage), and new points come as "
+               "their distances to the training points.", choices=("euclidean", "precomputed")),
         n_init_param(3, "Runs of each 2-means split, the best is kept (divisive only)."),
         random_state_param("Seed of the 2-means splits (divisive only; empty: random)."),
     )
@@ -217,6 +287,14 @@ class HierarchicalClustering(ClusteringAlgorithm):
                                         "is empty and so is 'distance_threshold').")
         if k is not None and k > n:
             raise DataError(f"Cannot form n_clusters={k} clusters from {n} samples: choose n_clusters <= {n}.")
+        precomputed = p["metric"] == "precomputed"
+        if precomputed:
+            if method in ("ward", "divisive"):
+                raise InvalidParameterError(
+                    f"method='{method}' needs coordinates (it minimises the within-cluster inertia), not "
+                    "the precomputed distances of metric='precomputed': use method 'average', "
+                    "'complete' or 'single'.")
+            check_distance_matrix(X)
         progress.checkpoint(0.0, f"Hierarchical clustering ({method})")
         if method == "divisive":
             labels, Z = divisive_tree(X, n_clusters=k, distance_threshold=threshold, n_init=p["n_init"],
@@ -224,43 +302,64 @@ class HierarchicalClustering(ClusteringAlgorithm):
             self.linkage_leaves_ = "clusters"
         else:
             if k is not None and k > 1:
-                m = count_distinct_rows(X)
+                m = _count_distinct_points(X, precomputed)
                 if m < k:
                     raise DataError(f"Cannot form n_clusters={k} clusters: the data have only {m} distinct "
                                     f"point(s) (out of {n} samples). Choose n_clusters <= {m}.")
             progress.checkpoint(0.05, f"{method.capitalize()} linkage of {n:,} points")
-            Z = agglomerative_linkage(X, method)
+            Z = agglomerative_linkage(X, method, p["metric"])
             progress.checkpoint(0.9, "Cutting the tree")
-            n_cut = n if threshold is None else 1 + int(np.count_nonzero(Z[:, 2] > threshold))
+            # scikit-learn: only merges strictly below the threshold are made
+            n_cut = n if threshold is None else 1 + int(np.count_nonzero(Z[:, 2] >= threshold))
             n_final = min(n_cut, k) if k is not None else n_cut
-            raw = hierarchy.fcluster(Z, n_final, criterion="maxclust")
-            _, labels = np.unique(raw, return_inverse=True)
-            labels = labels.reshape(-1).astype(np.intp)
+            labels = cut_by_merges(Z, n_final)
             self.linkage_leaves_ = "points"
         self.labels_ = labels
         self.linkage_matrix_ = Z
         K = int(labels.max()) + 1
         self.n_clusters_ = K
         counts = np.bincount(labels, minlength=K).astype(float)
+        self.cluster_sizes_ = counts.astype(np.int64)
+        if precomputed:
+            progress.checkpoint(1.0, f"{K} clusters")
+            return
         sums = np.zeros((K, X.shape[1]))
         for j in range(X.shape[1]):  # loop over features
             sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=K)
         self.cluster_centers_ = sums / counts[:, None]
-        self.cluster_sizes_ = counts.astype(np.int64)
         dev = X - self.cluster_centers_[labels]
         self.inertia_ = float(np.einsum("ij,ij->", dev, dev))
         progress.checkpoint(1.0, f"{K} clusters")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.metric == "precomputed"   # X is the (n, n) matrix of the training points
+        tags.input_tags.positive_only = self.metric == "precomputed"
+        return tags
+
     def _extend(self, X):
-        return assign_nearest(X, self.cluster_centers_)[0]
+        if self._p["metric"] != "precomputed":
+            return assign_nearest(X, self.cluster_centers_)[0]
+        # X: distances to the training points; the linkage distance to each cluster
+        reduce = {"single": np.min, "complete": np.max, "average": np.mean}[self._p["method"]]
+        link = np.column_stack([reduce(X[:, self.labels_ == c], axis=1) for c in range(self.n_clusters_)])
+        return np.argmin(link, axis=1)
 
     def result_summary(self):
         out = super().result_summary()
         if self.is_fitted:
             out["n_clusters"] = self.n_clusters_
-            out["inertia"] = round(self.inertia_, 6)
+            if hasattr(self, "inertia_"):
+                out["inertia"] = round(self.inertia_, 6)
             out["method"] = self.method
         return out
+
+
+def _count_distinct_points(X, precomputed: bool) -> int:
+    """Distinct points: distinct rows, or for a distance matrix the groups at distance 0."""
+    if not precomputed:
+        return count_distinct_rows(X)
+    return connected_components(sparse.csr_matrix(X == 0), directed=False)[0]
 
 
 @hookimpl

@@ -67,6 +67,17 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     ``fit_transform`` and from ``transform``/``extend`` alike (a row equal to one of them, or
     at distance 0 from one for 'precomputed'); other new points are placed through the
     largest piece.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("isomap", n_neighbors=10, n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "isomap"

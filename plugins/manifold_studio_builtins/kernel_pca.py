@@ -21,6 +21,17 @@ class KernelPCA(SpectralEmbedding):
     (table 4.1), give the training coordinates ``sqrt(l_k) v_ik``. A new point is projected
     with eq. 4.7, its kernel row centred against the training set (the Nyström formula with
     the centred kernel). The linear kernel gives ordinary PCA.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("kernel_pca", n_components=2, kernel="rbf", gamma=0.5).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "kernel_pca"

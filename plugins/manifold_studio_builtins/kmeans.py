@@ -47,6 +47,19 @@ class KMeans(ClusteringAlgorithm):
     n_iter_ : number of centre updates of the best run.
     inertia_history_ : W after each assignment of the best run (non-increasing).
     total_inertia_ : total inertia T of the training data (W / T is the unexplained part).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("kmeans", n_clusters=3, random_state=0).fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "kmeans"

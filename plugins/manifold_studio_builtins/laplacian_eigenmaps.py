@@ -60,6 +60,17 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     ``n_neighbors`` counts the point itself, as scikit-learn's SpectralEmbedding (its
     ``kneighbors_graph(include_self=True)``): each point is linked to its ``n_neighbors - 1``
     nearest other points; a new point to its ``n_neighbors`` nearest fitted points.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("laplacian_eigenmaps", n_neighbors=10, n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "laplacian_eigenmaps"

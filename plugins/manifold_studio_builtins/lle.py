@@ -63,6 +63,19 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``. ``n_neighbors`` excludes
     the point itself, as scikit-learn's LocallyLinearEmbedding; ``metric`` chooses the
     neighbours (the weights are always computed on the coordinates, so no 'precomputed').
+
+    (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("lle", n_neighbors=12, n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "lle"

@@ -52,6 +52,17 @@ class ClassicalMDS(SpectralEmbedding):
     extended points alike. With a precomputed matrix, ``extend`` takes the new points'
     dissimilarities to the training points, one row per new point. Negative eigenvalues mean
     the dissimilarities are not Euclidean (theorem 3.2): they are counted and reported.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("mds", n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "mds"

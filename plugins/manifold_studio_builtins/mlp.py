@@ -125,6 +125,17 @@ class MLP(ClassificationAlgorithm):
     n_hidden_ : hidden units of the grown network (grow_hidden); hidden_units_curve_ : units at
         each epoch; growth_scores_ : validation accuracy for each size tried.
     converged_ : whether the stopping rule ended training before max_iter.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> clf = ms.get_algorithm("mlp", hidden_layer_sizes=(10,), max_iter=300, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
     id = "mlp"

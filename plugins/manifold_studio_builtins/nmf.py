@@ -74,6 +74,17 @@ class NMF(EmbeddingAlgorithm):
     ``extend`` solves for the coefficients of new rows with H fixed, row by row:
     non-negative least squares (Frobenius) or the multiplicative update with H fixed (KL).
     ``inverse_transform(W) = W H``.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("nmf", n_components=2, random_state=0).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "nmf"

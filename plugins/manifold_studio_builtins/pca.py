@@ -48,6 +48,17 @@ class PCA(EmbeddingAlgorithm):
     mean_ : (d,) training mean.
     noise_variance_ : mean of the discarded variances (0 when none are discarded).
     svd_solver_ : the route actually taken ('full', 'covariance', 'gram' or 'randomized').
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("pca", n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "pca"

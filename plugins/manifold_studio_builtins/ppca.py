@@ -58,6 +58,17 @@ class PPCA(EmbeddingAlgorithm):
     ``inverse_transform(Z) = W (WᵀW)⁻¹ M z + μ``, the optimal reconstruction from the
     posterior mean (Tipping & Bishop §3.3): the orthogonal projection onto the principal
     subspace, i.e. PCA's reconstruction.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("ppca", n_components=2).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "ppca"

@@ -101,6 +101,19 @@ class RankingSVM(EmbeddingAlgorithm):
     coef_ : (1, d_features) the weight vector a (features without the query column).
     embedding_ : (n, 1) scores of the training rows.
     n_pairs_ : number of ordered pairs; n_iter_, converged_; curve_steps_, kkt_violation_curve_.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import manifold_studio as ms
+    >>> F = np.random.default_rng(0).normal(size=(40, 3))
+    >>> relevance = (F @ [1.0, -0.5, 0.2] > 0).astype(int)
+    >>> est = ms.get_algorithm("ranking_svm", C=1.0).fit(F, relevance)
+    >>> scores = est.embedding_[:, 0]
+    >>> est.embedding_.shape
+    (40, 1)
+    >>> bool(scores[relevance == 1].mean() > scores[relevance == 0].mean())
+    True
     """
 
     id = "ranking_svm"

@@ -45,6 +45,19 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
     others) and weighs the connectivity 0.5 (A + A^T); ``metric`` is the distance of both
     affinities ('precomputed': X is the n x n distance matrix, new points come as their
     distances to the fitted points).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("spectral_clustering", n_clusters=3, random_state=0).fit(X)
+    >>> est.labels_.shape
+    (150,)
+    >>> len(set(est.labels_.tolist()))
+    3
+    >>> est.extend(X[:5]).shape
+    (5,)
     """
 
     id = "spectral_clustering"

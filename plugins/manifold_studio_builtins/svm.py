@@ -12,6 +12,9 @@ kernel on sets 2^|A∩A′| for 0/1 feature vectors, sums and products of these 
 "rbf*poly"), or a precomputed kernel matrix. Several classes: one-vs-one with voting, as
 libsvm; optional probabilities by Platt scaling (:mod:`manifold_studio.algorithms.platt`).
 Attributes follow scikit-learn's SVC (``support_``, ``dual_coef_``, ``intercept_``, ...).
+scipy.sparse input: the kernels are formed from sparse products (never a dense copy of X) and the
+support vectors stay sparse. ``max_iter=-1`` bounds SMO at libsvm's max(10⁷, 100·n) steps per pair
+with a ConvergenceWarning (an unscaled polynomial kernel can otherwise stall for ever).
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ from manifold_studio.algorithms.kernels import (
 )
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
-from manifold_studio.algorithms.smo import solve_smo
+from manifold_studio.algorithms.smo import iteration_bound, solve_smo
+from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -52,7 +56,7 @@ class KernelChoice(Choice):
         return super()._describe() + ", or sums (+) and products (*) of linear, rbf, poly, sigmoid, set"
 
 
-class SVM(ClassificationAlgorithm):
+class SVM(SparseInput, ClassificationAlgorithm):
     """Soft-margin support vector machine solved by SMO (libsvm's recipe).
 
     Parameters
@@ -69,7 +73,8 @@ class SVM(ClassificationAlgorithm):
     tol : float
         Stop when the maximal KKT violation is below tol.
     max_iter : int
-        Limit of SMO steps per pair of classes (−1: none); a ConvergenceWarning when reached.
+        Limit of SMO steps per pair of classes; −1 (default): libsvm's bound max(10⁷, 100·n)
+        (n: the points of the pair), as scikit-learn's SVC. A ConvergenceWarning when reached.
     shrinking : bool
         Shrink the active set as libsvm (same solution, faster).
     probability : bool
@@ -88,6 +93,17 @@ class SVM(ClassificationAlgorithm):
     n_iter_ : (n_pairs,) SMO steps; converged_ : bool.
     curve_steps_, objective_curve_, kkt_violation_curve_ : after every SMO slice.
     probA_, probB_ : Platt parameters per pair (with ``probability``).
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> clf = ms.get_algorithm("svm", kernel="rbf", C=1.0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
     id = "svm"
@@ -113,7 +129,8 @@ class SVM(ClassificationAlgorithm):
         Int("degree", 3, "Degree of the polynomial kernel.", low=0),
         Float("coef0", 0.0, "Constant term of the poly and sigmoid kernels."),
         tol_param(1e-3, "Stop when the largest violation of the optimality (KKT) conditions is below this."),
-        Int("max_iter", -1, "Limit of SMO steps per pair of classes (−1: no limit).", low=-1),
+        Int("max_iter", -1, "Limit of SMO steps per pair of classes (−1: libsvm's bound, the larger of "
+            "10,000,000 and 100 x the number of points, as scikit-learn); a warning when reached.", low=-1),
         Bool("shrinking", True, "Shrink the set of active variables during SMO (same result, faster)."),
         Bool("probability", False, "Compute class probabilities by Platt scaling (fits extra "
              "models by 5-fold cross-validation)."),
@@ -135,8 +152,18 @@ class SVM(ClassificationAlgorithm):
     def _check_new_data(self, X, what: str = "extend"):
         if self.is_fitted and getattr(self, "_p", None) and self._precomputed:
             K = check_data(X, name="X_new", min_samples=1)
-            check_precomputed(K, int(self.n_features_in_))
+            n = int(self.n_features_in_)
+            if K.shape[1] != n:   # scikit-learn's wording, then what a precomputed kernel needs
+                raise DataError(f"X has {K.shape[1]} features, but {type(self).__name__} is expecting {n} "
+                                f"features as input: kernel='precomputed' needs an (m, {n}) matrix for new "
+                                f"points (their kernel values with the {n} training points).")
         return super()._check_new_data(X, what)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"   # X is the (n, n) matrix of the training points
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        return tags
 
     # -- fitting ------------------------------------------------------------------------------
     def _fit_classes(self, X, y_idx, progress):
@@ -148,6 +175,9 @@ class SVM(ClassificationAlgorithm):
         # rows grouped by class, so the kernel of a pair of classes is four contiguous blocks
         order = np.argsort(y_idx, kind="stable")
         if self._precomputed:
+            if is_sparse(X):
+                raise DataError("kernel='precomputed' needs the kernel matrix as a dense array, not a "
+                                "sparse matrix.")
             check_precomputed(X)
             self.gamma_ = 0.0
             K = np.ascontiguousarray(X[np.ix_(order, order)], dtype=float)
@@ -168,7 +198,7 @@ class SVM(ClassificationAlgorithm):
             viol.append(res.violation[-1])
             pub.add(steps[-1], **{"KKT violation": viol[-1], "−dual objective": -obj[-1]})
 
-        alphas, rhos, n_iter, converged = [], [], [], True
+        alphas, rhos, n_iter, converged, bounds = [], [], [], True, []
         self.probA_, self.probB_ = np.zeros(len(pairs)), np.zeros(len(pairs))
         rng = check_random_state(p["random_state"]) if p["probability"] else None
         for q, (i, j) in enumerate(pairs):
@@ -186,6 +216,8 @@ class SVM(ClassificationAlgorithm):
             rhos.append(res.rho)
             n_iter.append(res.n_iter)
             converged &= res.converged
+            if not res.converged:
+                bounds.append(iteration_bound(p["max_iter"], idx.size))
             if p["probability"]:
                 progress.checkpoint((q + 1) / len(pairs), f"Platt scaling ({name})")
                 self.probA_[q], self.probB_[q] = self._platt(Kq, u, rng)
@@ -199,8 +231,11 @@ class SVM(ClassificationAlgorithm):
         if not p["probability"]:
             del self.probA_, self.probB_
         if not converged:
-            self._warn(f"SMO reached max_iter={p['max_iter']} before the KKT violation fell below "
-                       f"tol={p['tol']:g}; the solution is approximate.", ConvergenceWarning)
+            what = (f"max_iter={p['max_iter']}" if p["max_iter"] >= 0 else
+                    f"its iteration bound ({max(bounds):,} steps: max_iter=-1 means max(10,000,000, 100 x n) as libsvm)")
+            self._warn(f"SMO reached {what} before the KKT violation fell below tol={p['tol']:g} "
+                       f"({len(bounds)} of {len(pairs)} pair(s) of classes); the solution is approximate. "
+                       "Standardising the features usually helps.", ConvergenceWarning)
 
     def _platt(self, K, u, rng, n_folds: int = 5):
         """Platt's A, B from decision values of 5-fold cross-validation (libsvm's procedure);
@@ -244,6 +279,7 @@ class SVM(ClassificationAlgorithm):
         self.dual_coef_ = dual
         self.intercept_ = intercept
         self.support_vectors_ = (np.empty((0, X.shape[1])) if self._precomputed
+                                 else X[self.support_] if is_sparse(X)    # sparse stays sparse
                                  else np.ascontiguousarray(X[self.support_]))
         if self._p["kernel"] == "linear":
             self.coef_ = self._pair_coefs(self.support_vectors_)
@@ -252,13 +288,13 @@ class SVM(ClassificationAlgorithm):
         """Per pair Σ coef · SV (the ovo decision of a linear kernel is coef·x + intercept)."""
         k = len(self.classes_)
         if k == 2:
-            return self.dual_coef_ @ SV
+            return np.asarray(self.dual_coef_ @ SV)
         start = np.concatenate([[0], np.cumsum(self.n_support_)])
         out = []
         for i in range(k):
             for j in range(i + 1, k):
                 si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
-                out.append(self.dual_coef_[j - 1, si] @ SV[si] + self.dual_coef_[i, sj] @ SV[sj])
+                out.append(np.asarray(self.dual_coef_[j - 1, si] @ SV[si] + self.dual_coef_[i, sj] @ SV[sj]).ravel())
         return np.asarray(out)
 
     # -- scores ---------------------------------------------------------------------------------

@@ -85,6 +85,17 @@ class TSNE(EmbeddingAlgorithm):
     given by their distances to the fitted points. The neighbours of the 'fft' method are exact
     or approximate (``neighbors``); ``timings_`` gives the seconds spent on neighbours,
     affinities and optimisation, ``neighbors_recall_`` the recall@10 of approximate neighbours.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("tsne", perplexity=20, max_iter=300, random_state=0).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
     """
 
     id = "tsne"

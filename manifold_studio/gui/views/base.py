@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:  # pragma: no cover
     from manifold_studio.data import Dataset
-    from manifold_studio.session import Run
+    from manifold_studio.session.records import Run
 
 _REGISTRY: dict[str, type["ResultView"]] = {}
 

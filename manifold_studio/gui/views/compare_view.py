@@ -1,5 +1,5 @@
 """Compare runs: a grid of small linked maps of several embedding runs of one data set, each
-Procrustes-aligned to a reference run (:mod:`manifold_studio.procrustes`) so that rotations,
+Procrustes-aligned to a reference run (:mod:`manifold_studio.analysis.procrustes`) so that rotations,
 reflections and scale do not hide agreement, with the alignment error in each map's title.
 
 The selection of the data set (``window.selection``) is highlighted in every small map; when
@@ -15,20 +15,33 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.gui.map_coords import as_map_xy
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.analysis.procrustes import Alignment, align
+from manifold_studio.errors import DataError
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
-    SmallMap, attach_selection_overlay, dataset_coloring, drawn_sample, finite_bounds, shared_mode_bar,
+    SmallMap,
+    attach_selection_overlay,
+    dataset_coloring,
+    drawn_sample,
+    finite_bounds,
+    shared_mode_bar,
 )
 from manifold_studio.gui.widgets import message_label, say
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.procrustes import Alignment, align
-from manifold_studio.errors import DataError
+from manifold_studio.render.map_coords import as_map_xy
 
 #: runs checked when the view first shows a data set (the latest ones)
 DEFAULT_RUNS = 4
@@ -83,7 +96,6 @@ def embedding_runs(session, dataset_name: str | None) -> list:
             and np.ndim(r.embedding) in (1, 2) and len(r.embedding)]
 
 
-@register_view
 class CompareView(ResultView):
     view_id = "compare"
     title = "Compare runs"

@@ -10,12 +10,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label
 
 
-@register_view
 class ConfusionView(ResultView):
     view_id = "confusion"
     title = "Confusion matrix"

@@ -7,9 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QVBoxLayout
 
+from manifold_studio.analysis.cluster_tasks import ContingencyResult, contingency_task
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
-from manifold_studio.gui.cluster_tasks import ContingencyResult, contingency_task
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label
 from manifold_studio.gui.worker import LatestJob
@@ -24,7 +24,6 @@ def _data_labels(run, dataset):
     return np.asarray(dataset.labels)[rows]
 
 
-@register_view
 class ContingencyView(ResultView):
     view_id = "contingency"
     title = "Clusters vs labels"

@@ -16,12 +16,16 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout
 
-from manifold_studio.gui.classification_tasks import DecisionGrid, decision_grid_task
-from manifold_studio.gui.map_coords import as_map_xy
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.analysis.classification_tasks import (
+    DecisionGrid,
+    decision_grid_task,
+)
+from manifold_studio.evaluation import label_indices
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.render.map_coords import as_map_xy
 
 REGION_ALPHA = 0.30  # region colour = white blended with this much of the class colour
 
@@ -43,7 +47,6 @@ def _text(v) -> str:
     return str(v)
 
 
-@register_view
 class DecisionView(ResultView):
     view_id = "decision"
     title = "Decision regions"
@@ -226,7 +229,6 @@ class DecisionView(ResultView):
             return
         self.mode = "map"
         classes = np.asarray(run.estimator.classes_)
-        from manifold_studio.evaluation import label_indices
         pidx = label_indices(pred, classes)
         colors = class_colors(len(classes))
         names = self._names(classes)

@@ -18,14 +18,17 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
-
-from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from scipy.cluster import hierarchy
 
-from manifold_studio.gui.cluster_tasks import (
-    DENDROGRAM_MAX_LEAVES, DendrogramResult, cut_labels, dendrogram_task, n_clusters_at,
+from manifold_studio.analysis.cluster_tasks import (
+    DENDROGRAM_MAX_LEAVES,
+    DendrogramResult,
+    cut_labels,
+    dendrogram_task,
+    n_clusters_at,
 )
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.cluster_overlay import ClusterOverlay
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
 
@@ -127,7 +130,6 @@ class DendrogramSelection(SelectionOverlay):
                                 brush=[pg.mkBrush(20, 20, 20, int(110 + 145 * f)) for f in frac])
 
 
-@register_view
 class DendrogramView(ResultView):
     view_id = "dendrogram"
     title = "Dendrogram"

@@ -4,7 +4,7 @@ the current run's method and data.
 For several substitution fractions it compares how far a point moves when a fraction of the
 training set is swapped (the method's own variability: F∪R1 vs F∪R2 after the best affine
 alignment) with how far its out-of-sample extension lands from its in-sample embedding. The
-view builds the request; :func:`~manifold_studio.gui.extension_tasks.quality_report_task` runs
+view builds the request; :func:`~manifold_studio.extend.tasks.quality_report_task` runs
 on a worker thread; the report (JSON-friendly, kept in ``run.meta["extension_quality"]``) is
 drawn as two plots with 95% confidence intervals, a table and one plain sentence.
 """
@@ -16,13 +16,28 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSpinBox, QTableWidget,
-    QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.gui.extension_tasks import quality_report_task
-from manifold_studio.gui.views.base import ResultView, register_view
-from manifold_studio.gui.widgets import ERROR_STYLE, heading_label, message_label, seed_spin_box
+from manifold_studio.extend.tasks import quality_report_task
+from manifold_studio.gui.views.base import ResultView
+from manifold_studio.gui.widgets import (
+    ERROR_STYLE,
+    heading_label,
+    message_label,
+    seed_spin_box,
+)
 
 META_KEY = "extension_quality"
 SERIES = {  # name: (legend, colour, symbol, x offset)
@@ -46,7 +61,6 @@ def _parse_fractions(text: str) -> list[float]:
     return [v / 100.0 for v in values]
 
 
-@register_view
 class ExtensionQualityView(ResultView):
     view_id = "extension_quality"
     title = "Extension quality"

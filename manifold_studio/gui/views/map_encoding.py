@@ -12,10 +12,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSlider
 
-from manifold_studio.dataset_columns import dataset_columns
 from manifold_studio.gui.views.palette import (
-    COLOR_MAP_NAMES, DEFAULT_COLOR_MAP, NAN_NAME, Coloring, label_text, make_coloring,
+    COLOR_MAP_NAMES,
+    DEFAULT_COLOR_MAP,
+    NAN_NAME,
+    Coloring,
+    label_text,
+    make_coloring,
 )
+from manifold_studio.tables.dataset_columns import dataset_columns
 
 #: colour combo entries: the labels, then one per data-set column (this prefix + its name)
 COLOR_DATA, COLOR_RUN, COLOR_NONE = "data", "run", "none"

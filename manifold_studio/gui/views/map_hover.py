@@ -1,5 +1,5 @@
 """Hover on the map: the nearest visible point within a few screen pixels, found with a grid
-index (:class:`~manifold_studio.spatial_grid.GridIndex`) built once per point set — at once up
+index (:class:`~manifold_studio.render.spatial_grid.GridIndex`) built once per point set — at once up
 to :data:`SYNC_INDEX_LIMIT` points, in a background thread above (a vectorised scan answers until it
 is ready) — and a tip with the row's labels, the colour / size column values and its features.
 
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from PySide6.QtCore import QPointF
+
 from manifold_studio.gui.views.map_encoding import row_summary, value_text
 from manifold_studio.gui.views.palette import label_text
-from manifold_studio.spatial_grid import GridIndex, brute_force_nearest
+from manifold_studio.render.spatial_grid import GridIndex, brute_force_nearest
 
 HOVER_RADIUS_PX = 12
 #: up to this many points the index is built at once (about 20 ms at 100k points)
@@ -76,6 +78,21 @@ class MapHoverMixin:
             return brute_force_nearest(self.xy, x, y, rx, ry, self.visible)
         return index.nearest(x, y, rx, ry, self.visible)
 
+    def _place_tip(self, x: float, y: float) -> None:
+        """Put the hover tip beside the point (data coordinates), on the side that keeps it
+        inside the plot: left of points in the right half, below points in the upper half."""
+        vb = self.plot_item.getViewBox()
+        at = vb.mapViewToScene(QPointF(float(x), float(y)))
+        box = vb.sceneBoundingRect()
+        tip = self._hover_text
+        tip.setAnchor((1 if at.x() > box.center().x() else 0, 0 if at.y() < box.center().y() else 1))
+        tip.setPos(at)
+        r = tip.sceneBoundingRect()  # still too wide or tall for the plot: clamp it inside
+        dx = max(box.left() - r.left(), 0.0) + min(box.right() - r.right(), 0.0)
+        dy = max(box.top() - r.top(), 0.0) + min(box.bottom() - r.bottom(), 0.0)
+        if dx or dy:
+            tip.setPos(at.x() + dx, at.y() + dy)
+
     def _hide_hover(self):
         self._hover_text.hide()
         self._highlight.setData([], [])
@@ -103,7 +120,7 @@ class MapHoverMixin:
         px, py = self.xy[i]
         self._highlight.setData([px], [py])
         self._hover_text.setText(text)
-        self._hover_text.setPos(px, py)
+        self._place_tip(px, py)
         self._hover_text.show()
         self.hover_label.setText(text.replace("\n", " · "))
         self.hovered.emit(int(self.rows[i]), text)

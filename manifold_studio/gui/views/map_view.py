@@ -5,7 +5,7 @@ outlines); above it with :class:`FastPointsItem` (1–3 px points rasterised wit
 image: about 20 ms a frame at a million points); the density mode draws a 2-D histogram instead
 (:mod:`~manifold_studio.gui.views.density_item`). Colour, size and opacity encodings, the legend
 and the colour bar live in :mod:`~manifold_studio.gui.views.map_encoding`. Hover finds the
-nearest point in screen pixels with a grid index (:mod:`manifold_studio.spatial_grid`, built in
+nearest point in screen pixels with a grid index (:mod:`manifold_studio.render.spatial_grid`, built in
 the background for large maps) and shows the row's labels and values.
 
 What is drawn for a run:
@@ -20,23 +20,40 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QLabel, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
-from manifold_studio.gui.map_coords import as_map_xy
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
-    COLOR_DATA, COLOR_NONE, COLOR_RUN, COLUMN_PREFIX, FIXED_COLOR_ENTRIES, SYMBOL_ALPHA, ColumnCache,
-    EncodingControls, EncodingLegend, MapEncodingMixin, brushes_for, column_scale, size_range, value_text,
+    COLOR_DATA,
+    COLOR_NONE,
+    COLOR_RUN,
+    COLUMN_PREFIX,
+    FIXED_COLOR_ENTRIES,
+    SYMBOL_ALPHA,
+    ColumnCache,
+    EncodingControls,
+    EncodingLegend,
+    MapEncodingMixin,
+    brushes_for,
+    column_scale,
+    size_range,
+    value_text,
     visible_mask,
 )
+from manifold_studio.gui.views.map_layout import fit_to_points, place_legend
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
-from manifold_studio.spatial_grid import GridIndex
+from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.render.spatial_grid import GridIndex
 
 #: above this many points the map switches to the cheap FastPointsItem
 FAST_THRESHOLD = 100_000
@@ -48,7 +65,6 @@ DENSITY_DELAY_MS = 40
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-@register_view
 class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     view_id = "map"
     title = "Map"
@@ -138,12 +154,12 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
 
         self._highlight = pg.ScatterPlotItem(size=16, pen=pg.mkPen("k", width=2), brush=None)
         self._highlight.setZValue(1000)
-        self.plot.addItem(self._highlight)
+        self.plot.addItem(self._highlight, ignoreBounds=True)
         self._hover_text = pg.TextItem("", color=(0, 0, 0), fill=pg.mkBrush(255, 255, 224, 230),
                                        border=pg.mkPen(120, 120, 120), anchor=(0, 1))
-        self._hover_text.setZValue(1001)
+        self._hover_text.setZValue(1e6)  # a top-level scene item: above the legend and every plot item
         self._hover_text.hide()
-        self.plot.addItem(self._hover_text, ignoreBounds=True)
+        self.plot.scene().addItem(self._hover_text)
         self._mouse_proxy = pg.SignalProxy(self.plot.scene().sigMouseMoved, rateLimit=30,
                                            slot=self._on_mouse_moved)
         self._density_timer = QTimer(self)
@@ -206,8 +222,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.color_combo.setCurrentIndex(max(idx, 0))
         self.color_combo.blockSignals(False)
         self._redraw()
-        self.plot_item.enableAutoRange()
-        self.plot_item.autoRange()
+        self.fit_to_points()
         if n > FAST_THRESHOLD:
             self.spatial_index()  # start building the hover index in the background
             QTimer.singleShot(0, self.encoding_legend.prepare_colorbar)
@@ -224,7 +239,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
                                       pen=pg.mkPen(20, 20, 20, 220, width=1.5),
                                       brush=pg.mkBrush(255, 255, 255, 0), name=name)
             item.setZValue(10)
-            self.plot.addItem(item)  # a named item: PlotItem.addItem puts it in the legend
+            self.plot.addItem(item, ignoreBounds=True)  # a decoration: never widens the extent
             if not any(sample.item is item for sample, _label in self.legend.items):
                 self.legend.addItem(item, name)
             self._overlays.append(item)
@@ -250,7 +265,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.title_label.setText(f"{run.title()} — running… (intermediate result)")
         self._redraw()
         if not keep_range:
-            self.plot_item.autoRange()
+            self.fit_to_points()
         return True
 
     # -- ResultView -------------------------------------------------------------------------
@@ -341,7 +356,11 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     # -- drawing ----------------------------------------------------------------------------
     def _set_aspect(self, on: bool) -> None:
         self.plot_item.getViewBox().setAspectLocked(bool(on))
-        self.plot_item.autoRange()
+        self.fit_to_points()
+
+    def fit_to_points(self) -> None:
+        """Show the data points' extent (:func:`.map_layout.fit_to_points`)."""
+        fit_to_points(self)
 
     def _current_labels(self):
         """(values per drawn point, title, cache key) of the colour source."""
@@ -449,6 +468,11 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self.encoding_legend.draw(c, self.hidden_classes, notes, self._overlays, density=density)
         if density:
             self.encoding_legend.show_density_bar(color_map(self.encoding.cmap()), int(self._density.counts.max(initial=0)))
+        QTimer.singleShot(0, self.place_legend)  # once the legend has its size
+
+    def place_legend(self) -> None:
+        """Put the legend in the plot's emptiest corner (:func:`.map_layout.place_legend`)."""
+        place_legend(self)
 
     def update_density(self) -> None:
         """Re-bin the density image over the current view range (density mode only)."""

@@ -3,7 +3,7 @@ against M, and the components drawn as images (eigen-images, NMF parts) — seed
 
 For every run whose method can decode (``inverse_transform``: PCA, probabilistic PCA, NMF,
 autoencoders). The refits for each M run on a worker thread
-(:func:`manifold_studio.reconstruction.reconstruction_series`) with progress and Cancel.
+(:func:`manifold_studio.analysis.reconstruction.reconstruction_series`) with progress and Cancel.
 """
 from __future__ import annotations
 
@@ -13,12 +13,22 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFormLayout, QHBoxLayout, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget,
+    QFormLayout,
+    QHBoxLayout,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.analysis.reconstruction import (
+    image_shape,
+    reconstruction_series,
+    supports_reconstruction,
+)
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label
-from manifold_studio.reconstruction import image_shape, reconstruction_series, supports_reconstruction
 
 _MAX_COMPONENTS_SHOWN = 16
 _LABEL_STYLE = {"color": "#333", "size": "8pt"}
@@ -34,7 +44,6 @@ def reconstruction_task(estimator, X, *, max_points, progress=None):
     return reconstruction_series(estimator, X, max_points=max_points, progress=progress)
 
 
-@register_view
 class ReconstructionView(ResultView):
     view_id = "reconstruction"
     title = "Reconstruction"

@@ -19,14 +19,25 @@ import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QCheckBox, QGridLayout, QHBoxLayout, QLabel, QSpinBox, QStackedWidget, QVBoxLayout, QWidget,
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
-    SmallMap, attach_selection_overlay, dataset_coloring, drawn_sample, shared_mode_bar,
+    SmallMap,
+    attach_selection_overlay,
+    dataset_coloring,
+    drawn_sample,
+    shared_mode_bar,
 )
 from manifold_studio.gui.widgets import heading_label, message_label, say
 from manifold_studio.gui.worker import LatestJob
@@ -144,7 +155,6 @@ def gl_positions(xyz: np.ndarray) -> np.ndarray:
     return np.nan_to_num((xyz - centre) * (GL_EXTENT / half)).astype(np.float32)
 
 
-@register_view
 class Scatter3DView(ResultView):
     view_id = "scatter3d"
     title = "3-D"

@@ -47,11 +47,16 @@ from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QWidget
 
-from manifold_studio import selection as ops
 from manifold_studio.gui.selection_model import mode_for_modifiers
 from manifold_studio.gui.views.selection_items import (  # noqa: F401 - re-exported
-    HIGHLIGHT_PEN, LASSO, PAN, RECT, MarkedPointsItem, SelectionModeBar,
+    HIGHLIGHT_PEN,
+    LASSO,
+    PAN,
+    RECT,
+    MarkedPointsItem,
+    SelectionModeBar,
 )
+from manifold_studio.session import selection as ops
 
 #: above this many points the highlight is a MarkedPointsItem (as the map's own fast path)
 FAST_THRESHOLD = 100_000

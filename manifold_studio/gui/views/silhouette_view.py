@@ -1,7 +1,7 @@
 """Silhouette plot of a clustering run: one horizontal bar per point, grouped by cluster and
 sorted within each cluster, in the cluster colours, with the mean silhouette as a dashed line.
 
-The silhouettes are computed on a worker thread (:func:`~manifold_studio.gui.cluster_tasks.silhouette_task`,
+The silhouettes are computed on a worker thread (:func:`~manifold_studio.analysis.cluster_tasks.silhouette_task`,
 at most ``SILHOUETTE_MAX_POINTS`` points drawn at random) on the data the run was fitted on
 (the raw data, or the map for "cluster this map"), for the labels shown on the map (a dendrogram
 cut recomputes them).
@@ -18,9 +18,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout
 
+from manifold_studio.analysis.cluster_tasks import SilhouetteResult, silhouette_task
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
-from manifold_studio.gui.cluster_tasks import SilhouetteResult, silhouette_task
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
@@ -89,7 +89,6 @@ class SilhouetteSelection(SelectionOverlay):
             self.plot_item.addItem(self._highlight)
 
 
-@register_view
 class SilhouetteView(ResultView):
     view_id = "silhouette"
     title = "Silhouette"

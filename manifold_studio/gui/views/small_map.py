@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from manifold_studio.gui.map_coords import as_map_xy
+from manifold_studio.gui.views import selection_overlay
 from manifold_studio.gui.views.palette import Coloring, make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem
+from manifold_studio.render.map_coords import as_map_xy
 
 #: above this many points a small map draws with FastPointsItem
 SMALL_MAP_FAST = 3_000   # above, 2×2 px points in one cheap item (a symbol per point cost 160 ms at 20,000)
@@ -49,21 +50,12 @@ def finite_bounds(xy: np.ndarray):
     return xy.min(axis=0), xy.max(axis=0)
 
 
-def _selection_overlay_module():
-    """:mod:`.selection_overlay` (rectangle / lasso selection on a plot), or None without it."""
-    try:
-        from manifold_studio.gui.views import selection_overlay
-    except ImportError:
-        return None
-    return selection_overlay
-
-
 def shared_mode_bar(window, dataset_name, maps):
     """One Pan / Rectangle / Lasso bar for a group of small maps (``maps()`` -> list of
     :class:`SmallMap`; ``dataset_name()`` -> the name of their data set): its mode, "dim others"
     and Select all / Invert / Clear act on every map's selection overlay. None when the
     selection overlay is not available."""
-    module = _selection_overlay_module()
+    module = selection_overlay
     if module is None or window is None:
         return None
     try:
@@ -98,7 +90,7 @@ def attach_selection_overlay(window, small_map: "SmallMap", mode_bar=None) -> No
     """Give ``small_map`` a selection overlay (rectangle / lasso into ``window.selection``, and
     the highlight), following ``mode_bar``'s mode. Without the overlay module the map keeps
     its own highlight."""
-    module = _selection_overlay_module()
+    module = selection_overlay
     if module is None or window is None or small_map.dataset_name is None:
         return
     try:

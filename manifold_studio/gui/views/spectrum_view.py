@@ -13,9 +13,16 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label
 
 KEPT_COLOR = (52, 101, 164)
@@ -67,7 +74,6 @@ def spectrum_of(estimator) -> dict | None:
             "solver": getattr(estimator, "eigen_solver_", "")}
 
 
-@register_view
 class SpectrumView(ResultView):
     view_id = "spectrum"
     title = "Eigenvalues"

@@ -13,12 +13,11 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout
 
 from manifold_studio.algorithms.curves import TrainingCurve
-from manifold_studio.gui.views.base import ResultView, register_view
+from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import message_label
 
 
-@register_view
 class TrainingCurveView(ResultView):
     view_id = "training_curve"
     title = "Training curve"

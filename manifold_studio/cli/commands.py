@@ -1,0 +1,360 @@
+"""The ``run`` and ``apply`` commands of the command line and their data helpers: reading a
+data set with --label-column / --data-option, aligning columns with a model's training data,
+evaluating a classifier (--cv / --holdout), writing results. :mod:`manifold_studio.cli.main` holds the
+parser, the console and ``main``."""
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+import manifold_studio as ms
+from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
+from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
+from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
+from manifold_studio.extend.sample_fit import fit_on_sample
+from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.model_file import load_model_with_metadata, save_model
+from manifold_studio.plugins.host import get_host
+from manifold_studio.render.plot import check_plot_option, plot_run
+from manifold_studio.tables.result_table import cell_text, result_table
+
+
+def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
+    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically."""
+    n = len(columns[0]) if columns else 0
+
+    def emit(fh):
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        for i in range(n):
+            writer.writerow([cell_text(c[i]) for c in columns])
+
+    if path == "-":
+        emit(sys.stdout)
+        sys.stdout.flush()
+        return
+
+    folder = Path(path).parent if str(Path(path).parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {path}: the folder {folder} does not exist")
+    atomic_write(path, emit, binary=False)
+
+
+def _check_writable(path: str | None, flag: str) -> None:
+    if path is None or path == "-":
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; give a file name")
+
+
+# --------------------------------------------------------------------------------------
+# parameters and data
+# --------------------------------------------------------------------------------------
+def _pairs(items: Sequence[Sequence[str]] | None, flag: str) -> list[tuple[str, str]]:
+    out = []
+    for group in items or []:
+        for item in group:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise UsageError(f"{flag} expects NAME=VALUE, got '{item}'")
+            out.append((name.strip(), value))
+    return out
+
+
+def parse_values(constraints, pairs: list[tuple[str, str]], owner: str) -> dict[str, Any]:
+    """Parse NAME=VALUE texts with the declared constraints (clear errors for unknown names)."""
+
+    by_name = {p.name: p for p in constraints}
+    values = {}
+    for name, text in pairs:
+        if name not in by_name:
+            allowed = ", ".join(by_name) or "none"
+            raise InvalidParameterError(f"Unknown parameter '{name}' for {owner}: allowed are {allowed}.")
+        values[name] = by_name[name].parse(text)
+    return values
+
+
+def _source_options(source: str):
+    """(option constraints, owner description) for a data source."""
+
+    host = get_host()
+    if source.startswith("sample:"):
+        sample = host.samples.get(source.split(":", 1)[1])
+        if sample is None:
+            return (), source
+        return tuple(sample.options), f"sample {sample.id}"
+    loader = host.loader_for(source)
+    return tuple(loader.options), f"the {loader.name} loader"
+
+
+def _folder_loader(source: str) -> bool:
+    """Whether a loader plugin reads this folder (a folder of images, for instance)."""
+    try:
+        return ms._host().loader_for(source) is not None
+    except DataError:
+        return False
+
+
+def load_dataset(source: str, label_column: str | None = None,
+                 data_options: list[tuple[str, str]] | None = None, console: Console | None = None,
+                 label_optional: bool = False):
+    """Load ``sample:NAME`` or a file, with --label-column and --data-option values."""
+    is_sample = source.startswith("sample:")
+    if not is_sample and not Path(source).exists():
+        raise DataError(f"File not found: {source}")
+    if not is_sample and Path(source).is_dir() and not _folder_loader(source):
+        raise DataError(f"{source} is a folder with no images; give a data file or a folder of images")
+    options = loader_options(source, source, label_column, data_options or [])
+    try:
+        ds = ms.load_data(source, **options)
+    except DataError:
+        if not (label_optional and label_column is not None):
+            raise
+        # a file to extend to may lack the training file's label column: read it without one
+        options.pop("label_column", None)
+        options.pop("label_array", None)
+        ds = ms.load_data(source, **options)
+        if console:
+            console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
+    if console:
+        for line in ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report:
+            console.note(line)
+    return ds
+
+
+def _align_features(ds, train_names: list[str] | None, n_features: int, console: Console):
+    """The matrix of ``ds`` with columns in the training order (by name when possible)."""
+
+    X, note = align_features(ds, train_names, n_features)
+    if note:
+        console.note(note)
+    return X
+
+
+def _training_result(est, X):
+    for attr in ("embedding_", "labels_"):
+        value = getattr(est, attr, None)
+        if value is not None:
+            return np.asarray(value)
+    return np.asarray(est.extend(X))
+
+
+# --------------------------------------------------------------------------------------
+# commands
+# --------------------------------------------------------------------------------------
+def _timed(console: Console, label: str, func, source: str):
+    """(func(progress), seconds); data errors are prefixed with the data source."""
+
+    progress = console.progress(label)
+    start = time.perf_counter()
+    try:
+        value = func(progress)
+    except DataError as exc:
+        raise DataError(f"{source}: {exc}") from None
+    finally:
+        console.end_progress()
+    return value, time.perf_counter() - start
+
+
+def cmd_run(args) -> int:
+    console = Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
+    cls = ms.algorithm_class(args.algorithm)
+    params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
+    est = ms.get_algorithm(cls.id, **params)
+    if (args.extend is None) != (args.extend_out is None):
+        raise UsageError("--extend FILE and --extend-out FILE go together")
+    if args.out == "-" and args.extend_out == "-":
+        raise UsageError("only one of --out and --extend-out can be '-' (standard output)")
+    for flag, path in (("--out", args.out), ("--extend-out", args.extend_out),
+                       ("--save-model", args.save_model)):
+        _check_writable(path, flag)
+
+    plot_size = check_plot_option(args.plot, args.plot_size)
+    if plot_size and args.dask is not None:
+        raise UsageError("--plot does not apply with --dask (the workers write the result)")
+    if args.extend is not None and not args.extend.startswith("sample:") and not Path(args.extend).exists():
+        raise DataError(f"File not found: {args.extend}")
+
+    if args.dask is not None:
+        written, n, m, seconds = run_on_dask(args, est, console)
+        console.flush_notes()
+        console.info(f"{cls.id}: fitted on a sample of {m:,} of {n:,} rows drawn by Dask and extended to all "
+                     f"on Dask in {format_seconds(seconds)}; wrote {written}")
+        return EXIT_OK
+
+    # read everything first, compute, and write only when all of it worked
+    data_options = _pairs(args.data_option, "--data-option")
+    ds = load_dataset(args.data, args.label_column, data_options, console)
+    y = ds.labels if cls.requires_labels else None
+    if cls.requires_labels and y is None:
+        raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
+                        "choose the label column with --label-column.")
+    new = X_new = None
+    if args.extend is not None:
+        new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True)
+        X_new = _align_features(new, ds.feature_names, ds.n_features, console)
+
+    evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
+    fitted_mask = None
+    if args.fit_sample is not None:
+        sampled, fit_time = _timed(
+            console, f"{cls.id} on a sample",
+            lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
+                                           progress=progress, clone=False), args.data)
+        result, fitted_mask = sampled.output, sampled.fitted_mask
+    else:
+        _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
+        result = _training_result(est, ds.X)
+    if new is not None:
+        ext, ext_time = _timed(console, f"{cls.id} extend",
+                               lambda progress: est.extend(X_new, progress=progress), args.extend)
+        ext = np.asarray(ext)
+
+    header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name)
+    if fitted_mask is not None:
+        header.append("fitted")
+        columns.append(fitted_mask.astype(int))
+    write_csv(args.out, header, columns)
+    if new is not None:
+        header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name)
+        write_csv(args.extend_out, header, columns)
+    if args.save_model is not None:
+        save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
+    plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params()) if plot_size else ""
+
+    for warning in getattr(est, "fit_warnings_", None) or ():
+        console.note(f"warning: {warning}")
+    console.flush_notes()
+    if fitted_mask is not None:
+        console.info(f"{cls.id}: fitted on a sample of {int(fitted_mask.sum()):,} of {ds.name} "
+                     f"({ds.n_samples:,} × {ds.n_features}) and extended to all in {format_seconds(fit_time)}")
+    else:
+        console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {format_seconds(fit_time)}")
+    if args.out != "-":
+        console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
+    if cls.kind == "classification":
+        console.info(f"training accuracy {_accuracy(result, y)}")
+    if evaluation is not None:
+        console.info(evaluation)
+    if callable(getattr(est, "ranking_quality", None)) and y is not None:  # a ranking model
+        q = est.ranking_quality(ds.X, y)
+        console.info(f"ranking on {ds.name}: pairwise accuracy {q['pairwise_accuracy']:.4f} "
+                     f"({q['n_pairs']:,} ordered pairs), mean Kendall tau {q['mean_kendall_tau']:.4f} "
+                     f"over {len(q['kendall_tau'])} queries")
+    if new is not None:
+        console.info(f"extended to {new.name} ({new.n_samples:,} points) in {format_seconds(ext_time)}"
+                     + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
+        if cls.kind == "classification" and new.labels is not None:
+            console.info(f"accuracy on {new.name}: {_accuracy(ext, new.labels)}")
+    if args.save_model is not None:
+        console.info(f"saved the fitted model to {args.save_model}")
+    if plotted:
+        console.info(plotted)
+    return EXIT_OK
+
+
+def cmd_apply(args) -> int:
+    """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
+
+    console = Console(args.quiet, info_to_stderr=args.out == "-")
+    _check_writable(args.out, "--out")
+    if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
+        written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
+        console.flush_notes()
+        console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "
+                     f"{format_seconds(seconds)}; wrote {written}")
+        return EXIT_OK
+    est, meta = load_model_with_metadata(args.model)
+    train = meta.get("training_data") or {}
+    options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
+    label = f"{est.id} extend"
+    progress = console.progress(label)
+    try:
+        rep = extend_source(est, args.data, options=options, out=args.out,
+                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
+                            progress=progress)
+    finally:
+        console.end_progress()
+    for note in rep.notes:
+        if not note.startswith(("Read ", "Reading ")):
+            console.note(note)
+    console.flush_notes()
+    parts = f"{len(rep.parts)} parts of " if len(rep.parts) > 1 else ""
+    name = Path(args.data).stem if len(rep.parts) == 1 else args.data
+    console.info(f"{est.id} model from {Path(args.model).name} applied to {parts}{name} "
+                 f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {format_seconds(rep.seconds)}; peak memory "
+                 f"{rep.peak_memory_mb:,.0f} MB" + (f"; wrote {rep.n_rows:,} rows to {args.out}" if args.out != "-" else ""))
+    if rep.correct is not None:
+        console.info(f"accuracy on {name}: {rep.accuracy:.4f} "
+                     f"({rep.correct[0]:,} of {rep.correct[1]:,} correct)")
+    return EXIT_OK
+
+
+def _chunk_options(source: str, label_column, pairs) -> dict:
+    """The loader options (--data-option, --label-column) for the parts of ``source``."""
+
+    first = source if source.startswith("sample:") else str(data_parts(source)[0])
+    return loader_options(first, source, label_column, pairs)
+
+
+def loader_options(path: str, source: str, label_column, pairs) -> dict:
+    """The options of the loader (or sample) reading ``path``: --data-option pairs parsed with its
+    constraints, and --label-column as its label column (or .npz label array)."""
+    constraints, owner = _source_options(path)
+    options = parse_values(constraints, pairs, owner)
+    if label_column is not None:
+        names = {p.name for p in constraints}
+        key = "label_column" if "label_column" in names else "label_array" if "label_array" in names else None
+        if key is None:
+            raise UsageError(f"--label-column does not apply to {source} ({owner} has no label column)")
+        options[key] = next(p for p in constraints if p.name == key).parse(label_column)
+    return options
+
+
+def _evaluate(args, cls, params, ds, y, console) -> str:
+    """--cv K / --holdout F: the evaluation's report (one accuracy line, then per class)."""
+
+    if cls.kind != "classification":
+        raise UsageError(f"--cv and --holdout evaluate classifiers; {cls.id} is an {cls.kind} algorithm"
+                         if cls.kind == "embedding" else
+                         f"--cv and --holdout evaluate classifiers; {cls.id} is a {cls.kind} algorithm")
+    if args.cv and args.holdout:
+        raise UsageError("give --cv K or --holdout FRACTION, not both")
+    if args.holdout is not None and not 0.0 < args.holdout < 1.0:
+        raise UsageError(f"--holdout must be a fraction between 0 and 1, got {args.holdout}")
+    method = KFOLD if args.cv else HOLDOUT
+    res, _ = _timed(console, f"{cls.id} evaluation",
+                    lambda progress: evaluate((cls, params), ds.X, y, method, n_splits=args.cv or 5,
+                                              test_fraction=args.holdout or 0.25, random_state=args.sample_seed,
+                                              progress=progress), args.data)
+    lines = [res.summary()]
+    for k, c in enumerate(res.classes):
+        lines.append(f"  class {c}: precision {res.precision[k]:.3f}, recall {res.recall[k]:.3f} "
+                     f"({int(res.support[k])} test rows)")
+    return "\n".join(lines)
+
+
+def _accuracy(predicted, truth) -> str:
+    eq = same_labels(predicted, truth)
+    return f"{eq.mean():.4f} ({int(eq.sum()):,} of {eq.size:,} correct)"
+
+
+def _shape(arr: np.ndarray) -> str:
+    return " × ".join(f"{s:,}" for s in arr.shape)
+
+
+def _what(kind: str) -> str:
+    return {"embedding": "embedding", "clustering": "cluster labels",
+            "classification": "predicted labels"}.get(kind, "result")

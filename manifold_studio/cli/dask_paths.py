@@ -1,0 +1,94 @@
+"""The command line's ``--dask`` paths (``run ... --fit-sample M --dask``, ``apply ... --dask``):
+the fit is local, on a sample drawn by Dask without materialising the data; the extension is
+distributed (:mod:`manifold_studio.extend.dask_extend`)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from manifold_studio.errors import DataError
+from manifold_studio.extend.dask_extend import (
+    connect,
+    extend_dask,
+    read_input,
+    sample_rows,
+    write_output,
+)
+from manifold_studio.cli.console import UsageError
+from manifold_studio.extend.out_of_core import match_columns
+from manifold_studio.files.model_file import model_from_bytes, save_model
+
+
+def _describe_client(client) -> str:
+    workers = client.scheduler_info().get("workers", {})
+    return f"{len(workers)} Dask worker(s) at {client.scheduler.address}"
+
+
+def refuse_chunk_options(args) -> None:
+    """--data-option and --chunk-rows configure the local reader, not Dask's: refuse them."""
+    given = [flag for flag, value in (("--data-option", getattr(args, "data_option", None)),
+                                      ("--chunk-rows", getattr(args, "chunk_rows", None))) if value]
+    if given:
+        raise UsageError(f"{' and '.join(given)} do not apply with --dask (Dask reads the data in its own "
+                         f"blocks: CSV/TSV with a header, .npy, Parquet); leave {'them' if len(given) > 1 else 'it'} out")
+
+
+def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
+    """Extend the model (``model_blob``: the model file's bytes, read once) to ``args.data`` on
+    Dask and write ``args.out``: (what was written, rows, seconds)."""
+    refuse_chunk_options(args)
+    est, meta = model_from_bytes(model_blob, Path(args.model).name, with_metadata=True)
+    X, labels, names = read_input(args.data, args.label_column)
+    train = meta.get("training_data") or {}
+    idx = match_columns(names, train.get("feature_names"))
+    if idx is not None:
+        console.note(f"columns matched to the training data by name ({', '.join(train['feature_names'])}).")
+        X = X[:, idx]
+    client = connect(args.dask or None)
+    try:
+        console.note(f"running on {_describe_client(client)}")
+        start = time.perf_counter()
+        result = extend_dask(est, X, blob=model_blob)
+        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column)
+        return written, int(result.shape[0]), time.perf_counter() - start
+    finally:
+        _close(client)
+
+
+def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
+    """Fit ``est`` on ``--fit-sample`` rows drawn by Dask, extend to all rows on Dask, write
+    ``--out`` (and ``--save-model``): (what was written, rows, sample size, seconds)."""
+
+    refuse_chunk_options(args)
+    if args.fit_sample is None:
+        raise DataError("--dask fits on a sample and extends to all rows: give --fit-sample M.")
+    if args.extend is not None:
+        raise DataError("--extend does not apply with --dask: run 'apply --dask' on the other data.")
+    X, labels, names = read_input(args.data, args.label_column)
+    if est.requires_labels and labels is None:
+        raise DataError(f"{est.id} needs labels: name the label column with --label-column.")
+    client = connect(args.dask or None)
+    try:
+        console.note(f"running on {_describe_client(client)}")
+        start = time.perf_counter()
+        rows, Xs = sample_rows(X, args.fit_sample, args.sample_seed)
+        ys = None if labels is None or not est.requires_labels else np.asarray(labels[rows].compute())
+        est.fit(Xs, ys)
+        result = extend_dask(est, X)
+        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column)
+        seconds = time.perf_counter() - start
+    finally:
+        _close(client)
+    if args.save_model is not None:
+        save_model(est, args.save_model, data={"source": str(args.data), "feature_names": names,
+                                               "n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
+    return written, int(X.shape[0]), len(rows), seconds
+
+
+def _close(client) -> None:
+    cluster = getattr(client, "cluster", None)
+    client.close()
+    if cluster is not None and type(cluster).__name__ == "LocalCluster":
+        cluster.close()

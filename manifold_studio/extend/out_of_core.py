@@ -1,0 +1,245 @@
+"""Extend a fitted model to data larger than memory, on one machine, with no new dependency.
+
+Fit on a sample and extend to all is how a map of millions of points is made: the fitted
+model is small and ``extend`` is sample-wise, so the rows can go through it in chunks. The input
+is read chunk by chunk by its loader (:meth:`manifold_studio.data.Loader.iter_chunks`: a
+memory-mapped ``.npy``, a CSV/TSV read line by line, any other loader whole) — one file, a
+folder of parts (``.npy`` / CSV files, in name order) or a glob pattern — and the result is
+written as it goes (:class:`manifold_studio.tables.result_table.ResultWriter`: CSV or ``.npy``), so
+memory stays bounded by the chunk size. Progress and cancel between chunks; a cancelled or
+failed job leaves no partial output.
+
+:func:`extend_source` is the one loop, used by ``manifold-studio apply`` and the window's
+"Extend to a file…".
+"""
+from __future__ import annotations
+
+import glob as globmod
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from manifold_studio import load_data
+from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.data import Dataset
+from manifold_studio.errors import DataError
+from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.result_table import ResultWriter
+
+try:
+    import resource
+except ImportError:  # Windows: no getrusage
+    resource = None
+
+#: rows per chunk by default (a chunk of 100 features is 40 MB)
+CHUNK_ROWS = 50_000
+#: extensions of the part files taken from a folder
+PART_EXTENSIONS = (".npy", ".csv", ".tsv", ".txt")
+
+
+@dataclass
+class ExtendReport:
+    n_rows: int = 0
+    n_chunks: int = 0
+    parts: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    #: the process's peak resident memory (MB) when the job ended
+    peak_memory_mb: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    #: (correct, total) against the data's labels, for a classifier
+    correct: tuple[int, int] | None = None
+    #: the results, when asked to keep them
+    values: np.ndarray | None = None
+    #: the rows read, when asked to keep them and they fit in ``keep_data_mb``
+    dataset: Dataset | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return None if self.correct is None or not self.correct[1] else self.correct[0] / self.correct[1]
+
+
+def peak_memory_mb() -> float:
+    """The process's peak resident set size so far, in MB (NaN where the platform has no getrusage)."""
+    if resource is None:
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
+
+
+def data_parts(source: str) -> list[Path]:
+    """The files of ``source``: one file, the data files of a folder, or a glob pattern's matches
+    (both in name order)."""
+    text = str(source)
+    if text.startswith("sample:"):
+        return []
+    if any(ch in text for ch in "*?["):
+        files = [Path(p) for p in sorted(globmod.glob(text)) if Path(p).is_file()]
+        if not files:
+            raise DataError(f"No file matches {text}.")
+        return files
+    path = Path(text)
+    if not path.exists():
+        raise DataError(f"File not found: {text}")
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in PART_EXTENSIONS
+                       and not p.name.startswith("."))
+        if not files:
+            raise DataError(f"The folder {text} holds no data parts ({', '.join(PART_EXTENSIONS)} files).")
+        return files
+    return [path]
+
+
+def match_columns(names: list[str] | None, train_names: list[str] | None) -> list[int] | None:
+    """Where each training column is among ``names`` (new data matched to the training data by
+    name, in any order), or None when they cannot be matched by name (no names, a training
+    column missing) or need no reordering."""
+    if not train_names or not names or list(names) == list(train_names) or not set(train_names) <= set(names):
+        return None
+    return [list(names).index(c) for c in train_names]
+
+
+def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) -> tuple[np.ndarray, str | None]:
+    """(the matrix of ``ds`` with columns in the training order, a note when they were matched
+    by name). Columns are matched by name when the training names are all present."""
+    X, names = ds.X, ds.feature_names
+    idx = match_columns(names, train_names)
+    if idx is not None:
+        note = None
+        if len(names) != len(train_names) or idx != list(range(len(idx))):
+            note = f"{ds.name}: columns matched to the training data by name ({', '.join(train_names)})."
+        return X[:, idx], note
+    if X.shape[1] != n_features:
+        have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""
+        want = f" ({', '.join(train_names)})" if train_names and len(train_names) <= 12 else ""
+        where = Path(ds.source).name if ds.source else ds.name
+        raise DataError(f"{where} has {X.shape[1]} numeric column(s){have} but the model was fitted on "
+                        f"{n_features}{want}: give data with the same columns as the training data")
+    return X, None
+
+
+def _count_rows(files: list[Path]) -> int:
+    """Rows to expect (for progress): .npy shapes from their headers, lines of text files."""
+    total = 0
+    for f in files:
+        if f.suffix.lower() == ".npy":
+            try:
+                total += int(np.load(f, mmap_mode="r", allow_pickle=False).shape[0])
+                continue
+            except Exception:  # noqa: BLE001 - the loader will say what is wrong
+                pass
+        try:
+            with open(f, "rb") as fh:
+                total += sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 22), b""))
+        except OSError:
+            pass
+    return max(total, 1)
+
+
+def iter_source(source: str, host, options: dict | None = None, chunk_rows: int = CHUNK_ROWS):
+    """(part, Dataset chunk) for every chunk of every part of ``source``, checking that the
+    parts have the same columns (the file is named otherwise)."""
+    if str(source).startswith("sample:"):  # generated: read whole, sliced
+
+        ds = load_data(str(source), host, **(options or {}))
+        step = max(1, int(chunk_rows))
+        for start in range(0, ds.n_samples, step):
+            part = ds.subset(np.arange(start, min(start + step, ds.n_samples)))
+            part.report = list(ds.report) if start == 0 else []
+            yield Path(str(source)), part
+        return
+    columns = None
+    for part in data_parts(source):
+        loader = host.loader_for(part)
+        for ds in loader.iter_chunks(part, chunk_rows, **(options or {})):
+            names = ds.feature_names or [f"column_{j}" for j in range(ds.n_features)]
+            if columns is None:
+                columns = (ds.n_features, names)
+            elif ds.n_features != columns[0] or (ds.feature_names and list(names) != list(columns[1])):
+                raise DataError(f"{part.name} has {ds.n_features} column(s) ({', '.join(names[:8])}) but the "
+                                f"first part has {columns[0]} ({', '.join(columns[1][:8])}): every part needs "
+                                "the same columns.")
+            yield part, ds
+
+
+def extend_source(estimator, source: str, *, host=None, options: dict | None = None, out: str | None = None,
+                  train_feature_names: list[str] | None = None, chunk_rows: int = CHUNK_ROWS,
+                  keep_values: bool = False, keep_data_mb: float = 0.0, progress=None) -> ExtendReport:
+    """Extend ``estimator`` to every row of ``source``, chunk by chunk.
+
+    ``out``: write the result there (CSV or ``.npy``; ``-`` for standard output) as it goes.
+    ``keep_values``: also return the results (small: n × k). ``keep_data_mb``: return the rows
+    read as a Dataset while they take at most this many MB (the window keeps a small file as a
+    loaded data set; a large one is not kept). Rows whose cells are missing are dropped by the
+    loader's rules and reported.
+    """
+
+    if host is None:
+        host = get_host()
+    progress = as_progress(progress)
+    files = data_parts(source)
+    expected = _count_rows(files)
+    report = ExtendReport(parts=[str(f) for f in files])
+    n_features = int(getattr(estimator, "n_features_in_"))
+    start = time.perf_counter()
+    writer = None
+    values, kept, labels_kept, correct, total = [], [], [], 0, 0
+    keep_data = keep_data_mb > 0
+    first = None
+    progress.checkpoint(0.0, f"Extending to {Path(str(source)).name}")
+    try:
+        for part, ds in iter_source(source, host, options, chunk_rows):
+            first = first or ds
+            report.notes.extend(ds.report)
+            X, note = align_features(ds, train_feature_names, n_features)
+            if note and note not in report.notes:
+                report.notes.append(note)
+            if X.shape[0]:
+                result = np.asarray(estimator.extend(X))
+                if out is not None:
+                    if writer is None:
+                        writer = ResultWriter(out, estimator.id, estimator.kind, ds.label_name)
+                    writer.write(result, ds.labels)
+                if keep_values:
+                    values.append(result)
+                if estimator.kind == "classification" and ds.labels is not None:
+                    eq = same_labels(result, ds.labels)
+                    correct, total = correct + int(eq.sum()), total + eq.size
+                if keep_data:
+                    kept.append(X)
+                    labels_kept.append(ds.labels)
+                    if sum(k.nbytes for k in kept) > keep_data_mb * 1e6:
+                        keep_data, kept, labels_kept = False, [], []
+                        report.notes.append(f"The rows read take more than {keep_data_mb:,.0f} MB: they are "
+                                            "not kept as a data set (the results are).")
+            report.n_rows += int(X.shape[0])
+            report.n_chunks += 1
+            progress.checkpoint(min(report.n_rows / expected, 0.99),
+                                f"{report.n_rows:,} rows extended ({part.name})")
+        if first is None:
+            raise DataError(f"{source} holds no data rows.")
+        if writer is None and out is not None:  # every row was dropped: still write the header
+            writer = ResultWriter(out, estimator.id, estimator.kind, first.label_name)
+        if writer is not None:
+            writer.commit()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    report.seconds = time.perf_counter() - start
+    report.peak_memory_mb = peak_memory_mb()
+    if total:
+        report.correct = (correct, total)
+    if keep_values:
+        report.values = np.concatenate(values) if values else np.zeros((0,))
+    if keep_data and kept:
+        labels = None if any(lab is None for lab in labels_kept) else np.concatenate(labels_kept)
+        name = Path(str(source)).stem if len(files) == 1 else Path(str(source)).name
+        report.dataset = Dataset(name, np.vstack(kept), labels=labels,
+                                 feature_names=train_feature_names or first.feature_names,
+                                 source=str(source), label_name=first.label_name, report=list(report.notes))
+    progress.checkpoint(1.0, f"Extended {report.n_rows:,} rows in {report.seconds:.2f} s")
+    return report

@@ -1,0 +1,200 @@
+"""Qt-free tasks behind the GUI's out-of-sample tools (Extend, hold-out, fit on a sample,
+extension quality report).
+
+Nothing here imports Qt: each function is a plain callable taking ``progress=`` that the GUI
+hands to a worker thread (``window.start_job``) and that a script or a test can call directly.
+The GUI only builds the arguments and draws what comes back.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.data import Dataset
+from manifold_studio.errors import DataError, error_message
+from manifold_studio.extend.out_of_core import extend_source
+from manifold_studio.extend.quality import extension_quality
+from manifold_studio.extend.sample_fit import fit_on_sample
+from manifold_studio.files.model_file import load_model_with_metadata
+from manifold_studio.session.records import FitOutcome
+
+__all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "ExtendResult",
+           "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
+
+
+# -- splits -----------------------------------------------------------------------------------
+
+def holdout_split(n: int, fraction: float, seed=None) -> tuple[np.ndarray, np.ndarray]:
+    """Random (train_rows, heldout_rows), both sorted, holding out ``round(fraction * n)`` rows
+    (at least 1, and at least 2 rows left to train on)."""
+    n = int(n)
+    if not 0.0 < float(fraction) < 1.0:
+        raise DataError(f"The held-out fraction must be between 0 and 1; got {fraction}.")
+    k = int(round(float(fraction) * n))
+    k = min(max(k, 1), n - 2)
+    if k < 1:
+        raise DataError(f"{n} points are too few to hold some out (at least 3 are needed).")
+    perm = check_random_state(seed).permutation(n)
+    return np.sort(perm[k:]), np.sort(perm[:k])
+
+
+def matrix_megabytes(n: int) -> float:
+    """Memory of one dense n x n float64 matrix, in MB (what a full spectral fit needs)."""
+    return 8.0 * float(n) * float(n) / 1e6
+
+
+# -- fit on a sample ----------------------------------------------------------------------------
+
+def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, y=None,
+                    random_state=None, progress=None) -> FitOutcome:
+    """Fit on ``n_samples`` random rows of ``X`` and extend to all rows (a FitOutcome for the
+    whole data set). ``meta["fitted_rows"]`` lists the rows that were fitted."""
+
+    progress = as_progress(progress)
+    start = time.perf_counter()
+    res = fit_on_sample(algorithm_cls(**params), X, n_samples, y=y, random_state=random_state,
+                        progress=progress, clone=False)
+    est = res.estimator
+    out = np.asarray(res.output)
+    embedding = labels = None
+    if est.kind == "embedding":
+        embedding = out
+    else:
+        labels = out
+    try:
+        summary = dict(est.result_summary())
+    except Exception as exc:  # noqa: BLE001 - a summary must never lose a finished fit
+        summary = {"summary_error": error_message(exc)}
+    summary.pop("fit_time_s", None)
+    m, N = int(res.sample_indices.size), res.n_total
+    summary = {"fitted_on": f"{m:,} of {N:,}", "extend_time_s": round(res.extend_time, 3), **summary}
+    meta = {"sample_fit": {"n_fitted": m, "n_total": N, "random_state": random_state,
+                           "fit_time_s": res.fit_time, "extend_time_s": res.extend_time}}
+    if m < N:  # JSON-friendly (run.meta is saved with projects); absent when every row was fitted
+        meta["fitted_rows"] = res.sample_indices.tolist()
+    return FitOutcome(est, embedding, labels, summary, time.perf_counter() - start, meta=meta)
+
+
+# -- extend -------------------------------------------------------------------------------------
+
+@dataclass
+class ExtendResult:
+    """What an extension job returns to the GUI."""
+
+    values: np.ndarray
+    time_s: float
+    dataset: Dataset | None = None   #: a data set loaded by the job (None: an existing one)
+    rows: np.ndarray | None = None
+    #: the file's name when its rows were too many to keep as a data set
+    label: str = ""
+    #: (correct, total) of a classifier against the file's labels
+    correct: tuple[int, int] | None = None
+    notes: list[str] | None = None
+
+
+def _check_features(estimator, X: np.ndarray, what: str) -> None:
+    expected = getattr(estimator, "n_features_in_", None)
+    if expected is not None and X.shape[1] != expected:
+        raise DataError(f"{what} has {X.shape[1]} column(s) but the model was fitted on {expected}: "
+                        "extend it to data with the same columns as the training data.")
+
+
+def extend_task(estimator, X: np.ndarray, rows=None, what: str = "The data", progress=None) -> ExtendResult:
+    """Extend a fitted estimator to ``X`` (chunked, with progress and cancel)."""
+    X = np.asarray(X, dtype=float)
+    _check_features(estimator, X, what)
+    start = time.perf_counter()
+    values = np.asarray(estimator.extend(X, progress=progress))
+    return ExtendResult(values, time.perf_counter() - start, None, rows)
+
+
+#: a file whose rows take more than this is extended without being kept as a data set
+KEEP_DATA_MB = 512.0
+
+
+def load_and_extend(source: str, estimator, host=None, options: dict | None = None,
+                    progress=None, keep_data_mb: float = KEEP_DATA_MB) -> ExtendResult:
+    """Extend ``estimator`` to every row of a file (or ``sample:NAME``, a folder of parts),
+    reading it chunk by chunk (:func:`manifold_studio.extend.out_of_core.extend_source`): the file is
+    never loaded whole; its rows are kept as a data set only while they take at most
+    ``keep_data_mb`` MB."""
+
+    label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
+    rep = extend_source(estimator, source, host=host, options=options, keep_values=True,
+                        keep_data_mb=keep_data_mb,
+                        train_feature_names=_training_feature_names(estimator), progress=progress)
+    return ExtendResult(rep.values, rep.seconds, rep.dataset, None, label, rep.correct, rep.notes)
+
+
+def _training_feature_names(estimator) -> list[str] | None:
+    names = getattr(estimator, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]
+
+
+def apply_model_to_file(model_path: str, source: str, host=None, options: dict | None = None,
+                        progress=None):
+    """Load a saved model and a data file, extend the model to the file.
+
+    Returns ``(estimator, metadata, ExtendResult)``."""
+
+    progress = as_progress(progress)
+    progress.checkpoint(0.0, f"Reading the model {Path(model_path).name}")
+    est, meta = load_model_with_metadata(model_path)
+    res = load_and_extend(source, est, host, options, progress=SubProgress(progress, 0.05, 1.0))
+    return est, meta, res
+
+
+# -- extension quality --------------------------------------------------------------------------
+
+def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean with a Student-t confidence interval."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(v.mean())
+    if v.size < 2:
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+    return mean, mean - half, mean + half
+
+
+def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions=(0.01, 0.02, 0.05, 0.1, 0.2),
+                        n_repeats: int = 3, n_heldout: int = 10, max_points: int | None = 400,
+                        random_state=0, progress=None) -> dict:
+    """Run the section 5.4 experiment and return a plot-ready, JSON-friendly report.
+
+    At most ``max_points`` random rows of ``X`` are used (each of the many refits costs a full
+    fit). The report holds, per fraction, the mean and 95% interval of the variability, of the
+    extension error and of their difference, and the one-sentence explanation.
+    """
+
+    progress = as_progress(progress)
+    X = np.asarray(X, dtype=float)
+    n_all = X.shape[0]
+    rng = check_random_state(random_state)
+    if max_points is not None and n_all > int(max_points):
+        X = X[np.sort(rng.choice(n_all, size=int(max_points), replace=False))]
+    est = algorithm_cls(**params)
+    start = time.perf_counter()
+    res = extension_quality(est, X, fractions=tuple(fractions), n_repeats=int(n_repeats),
+                            n_heldout=int(n_heldout), random_state=rng, progress=progress)
+    rows = []
+    for r in res.rows:
+        var = mean_ci(r.variability)
+        err = mean_ci(r.extension_error)
+        lo, hi = (float(v) for v in r.difference_ci)
+        rows.append({"fraction": float(r.fraction), "n_substituted": int(r.n_substituted),
+                     "n_points": int(np.asarray(r.variability).size),
+                     "variability": list(var), "extension_error": list(err),
+                     "difference": [float(r.difference_mean), lo, hi]})
+    return {"method": getattr(est, "id", ""), "params": dict(params), "n_points": int(X.shape[0]),
+            "n_available": int(n_all), "n_repeats": int(n_repeats), "n_heldout": int(n_heldout),
+            "rows": rows, "sentence": res.explanation(), "time_s": time.perf_counter() - start}

@@ -1,0 +1,1 @@
+"""Files (Qt-free): atomic writes, model files, project files, export paths."""

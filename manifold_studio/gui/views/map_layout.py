@@ -1,0 +1,33 @@
+"""The map's layout: its extent (from the data points only) and where its legend goes (the
+emptiest corner). Functions of a :class:`~manifold_studio.gui.views.map_view.MapView`."""
+from __future__ import annotations
+
+import numpy as np
+
+from manifold_studio.render.legend_corner import emptiest_corner
+
+
+def fit_to_points(view) -> None:
+    """Show the data points' extent (5% margin): computed from the points alone, so
+    decorations (cluster centres, extended points, the hover ring, a selection) never widen
+    it and a new run always starts at its own extent."""
+    xy = view.xy[np.isfinite(view.xy).all(axis=1)] if len(view.xy) else view.xy
+    if not len(xy):
+        view.plot_item.autoRange()
+        return
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    span = np.where(hi - lo > 0, hi - lo, np.maximum(np.abs(hi), 1.0))  # one point, or a flat map
+    lo, hi = lo - (span - (hi - lo)) / 2, hi + (span - (hi - lo)) / 2
+    view.plot_item.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
+
+
+def place_legend(view) -> None:
+    """Put the legend in the plot's emptiest corner (it can still be dragged elsewhere)."""
+    vb = view.plot_item.getViewBox()
+    w, h = vb.width(), vb.height()
+    if not len(view.xy) or w <= 0 or h <= 0:
+        return
+    size = view.legend.boundingRect()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    cx, cy = emptiest_corner(view.xy, (x0, x1), (y0, y1), ((size.width() + 10) / w, (size.height() + 10) / h))
+    view.legend.anchor(itemPos=(cx, cy), parentPos=(cx, cy), offset=(-10 if cx else 10, -10 if cy else 10))

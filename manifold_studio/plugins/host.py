@@ -1,0 +1,317 @@
+"""The pluggy plugin host: discovery, registration and isolation of broken plugins.
+
+Plugins arrive through the entry-point group ``manifold_studio.plugins`` — the built-in
+ones too, from this project's own ``pyproject.toml``. Each entry point is loaded and each
+hook implementation is called on its own, so a plugin that fails to import, raises in its
+hook, or returns something invalid is recorded in :attr:`PluginHost.failures` and skipped
+while every other plugin still loads.
+
+Set ``MANIFOLD_STUDIO_DISABLE_PLUGINS=1`` to load only the plugins shipped with
+Manifold Studio itself (third-party plugins are then skipped and listed as disabled).
+
+The per-user plugin folder of :mod:`manifold_studio.plugins.manager` (wheels installed with
+Tools ▸ Plugins or ``manifold-studio plugins install``) is added to ``sys.path`` before
+discovery (:func:`ensure_plugin_path`), so its entry points are found like pip-installed ones.
+Plugins the user disabled are skipped (listed in :attr:`PluginHost.disabled`). A third-party
+plugin is imported in a thread with a time limit (``MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT``
+seconds, default 10): one that hangs is reported as a failure "did not finish importing within
+N s" and the application starts without it. :func:`reload_host` rediscovers without restarting.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Callable
+
+import pluggy
+
+from manifold_studio import hookspecs
+from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.data import Loader, Sample
+from manifold_studio.errors import DataError, PluginError, UnknownAlgorithmError
+from manifold_studio.plugins import folder as plugin_folder
+
+DISABLE_ENV = "MANIFOLD_STUDIO_DISABLE_PLUGINS"
+OWN_DISTRIBUTION = "manifold-studio"
+
+
+@dataclass
+class PluginFailure:
+    plugin: str
+    stage: str  # "import", "hook", "invalid"
+    error: str
+    detail: str = ""
+
+    def __str__(self):
+        return f"plugin '{self.plugin}' ({self.stage}): {self.error}"
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    distribution: str | None
+    builtin: bool
+    algorithms: list[str] = field(default_factory=list)
+    loaders: list[str] = field(default_factory=list)
+    samples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PluginSource:
+    """Where an entry point came from: its distribution, version and origin
+    (``"built-in"``, ``"user folder"`` or ``"pip"``)."""
+    distribution: str | None
+    version: str | None
+    origin: str
+
+
+def ensure_plugin_path() -> list[str]:
+    """Put every sub-folder of the user plugin folder on ``sys.path`` (and drop the ones that
+    were uninstalled); returns the folders."""
+    root = plugin_folder.plugin_dir()
+    try:
+        folders = sorted(str(p) for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        folders = []
+    prefix = str(root) + os.sep
+    sys.path[:] = [p for p in sys.path if not p.startswith(prefix) or p in folders]
+    for folder in folders:
+        if folder not in sys.path:
+            sys.path.append(folder)
+    importlib.invalidate_caches()
+    return folders
+
+
+def _origin(dist, builtin: bool) -> str:
+    if builtin:
+        return plugin_folder.BUILTIN
+    try:
+        where = os.path.realpath(str(dist.locate_file("")))
+        root = os.path.realpath(str(plugin_folder.plugin_dir()))
+        if where == root or where.startswith(root + os.sep):
+            return plugin_folder.USER
+    except Exception:  # noqa: BLE001 - odd distribution objects: call it pip
+        pass
+    return plugin_folder.PIP
+
+
+class PluginImportTimeout(PluginError, TimeoutError):
+    """A plugin's import did not finish within the time limit."""
+
+
+def load_timeboxed(ep, timeout: float):
+    """``ep.load()`` in a daemon thread; raises PluginImportTimeout after ``timeout`` seconds
+    (the thread is left behind: a hanging import cannot be killed)."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["obj"] = ep.load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["exc"] = exc
+
+    thread = threading.Thread(target=run, name=f"plugin-import-{ep.name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise PluginImportTimeout(f"did not finish importing within {timeout:g} s (skipped; "
+                                  "the plugin may be waiting for something forever)")
+    if "exc" in box:
+        raise box["exc"]
+    return box["obj"]
+
+
+def _normalise(dist_name: str | None) -> str:
+    return (dist_name or "").lower().replace("_", "-")
+
+
+def third_party_disabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class PluginHost:
+    """Owns a pluggy PluginManager and the algorithms, loaders and samples it provides."""
+
+    def __init__(self):
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.algorithms: dict[str, type[Algorithm]] = {}
+        self.loaders: dict[str, Loader] = {}
+        self.samples: dict[str, Sample] = {}
+        self.failures: list[PluginFailure] = []
+        self.plugins: dict[str, PluginInfo] = {}
+        self.disabled: list[str] = []
+        #: every entry point seen (loaded, failed or disabled): name -> PluginSource
+        self.sources: dict[str, PluginSource] = {}
+
+    # -- discovery ----------------------------------------------------------------
+    def discover(self, group: str = hookspecs.ENTRY_POINT_GROUP) -> "PluginHost":
+        """Load every entry point of ``group`` (user plugin folder included), isolating failures."""
+        only_builtin = third_party_disabled()
+        ensure_plugin_path()
+        disabled = plugin_folder.disabled_names()
+        timeout = plugin_folder.import_timeout()
+        seen = set()
+        for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            builtin = _normalise(dist_name) == OWN_DISTRIBUTION
+            if ep.name in seen:  # same distribution visible twice on sys.path
+                continue
+            seen.add(ep.name)
+            self.sources[ep.name] = PluginSource(dist_name, dist.version if dist is not None else None,
+                                                 _origin(dist, builtin) if dist is not None else plugin_folder.PIP)
+            if (only_builtin and not builtin) or plugin_folder.is_disabled(ep.name, dist_name, disabled):
+                self.disabled.append(ep.name)
+                continue
+            self.load_entry_point(ep, dist_name, builtin, None if builtin else timeout)
+        return self
+
+    def load_entry_point(self, ep, distribution: str | None, builtin: bool,
+                         timeout: float | None = None) -> PluginInfo | None:
+        """Import one entry point (time-boxed when ``timeout`` is given) and register it."""
+        if ep.name not in self.sources:
+            self.sources[ep.name] = PluginSource(distribution, None, plugin_folder.BUILTIN if builtin else plugin_folder.PIP)
+        try:
+            obj = ep.load() if timeout is None else load_timeboxed(ep, timeout)
+        except BaseException as exc:  # noqa: BLE001 - a plugin must never take the host down
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._fail(ep.name, "import", exc)
+            return None
+        return self.register(obj, name=ep.name, distribution=distribution, builtin=builtin)
+
+    def register(self, plugin: Any, name: str | None = None, distribution: str | None = None,
+                 builtin: bool = False) -> PluginInfo | None:
+        """Register one plugin object (module or instance) and collect what it provides."""
+        name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        try:
+            self.pm.register(plugin, name=name)
+        except BaseException as exc:  # noqa: BLE001
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._fail(name, "import", exc)
+            return None
+        info = PluginInfo(name=name, distribution=distribution, builtin=builtin)
+        self.plugins[name] = info
+        self._collect(plugin, name, "register_algorithms", self._add_algorithm, info.algorithms)
+        self._collect(plugin, name, "register_loaders", self._add_loader, info.loaders)
+        self._collect(plugin, name, "register_samples", self._add_sample, info.samples)
+        return info
+
+    def _collect(self, plugin, name: str, hook_name: str, add: Callable, record: list) -> None:
+        hook = getattr(self.pm.hook, hook_name)
+        for impl in hook.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            try:
+                items = impl.function()
+            except BaseException as exc:  # noqa: BLE001
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                self._fail(name, "hook", exc, f"{hook_name}() raised")
+                continue
+            if items is None:
+                continue
+            if not isinstance(items, (list, tuple)):
+                self._fail(name, "invalid", TypeError(
+                    f"{hook_name}() must return a list, got {type(items).__name__}"))
+                continue
+            for item in items:
+                try:
+                    record.append(add(item, name))
+                except Exception as exc:  # noqa: BLE001
+                    self._fail(name, "invalid", exc)
+
+    def _add_algorithm(self, cls, plugin: str) -> str:
+        validate_algorithm_class(cls)
+        if cls.id in self.algorithms:
+            raise PluginError(f"algorithm id '{cls.id}' is already provided by "
+                              f"{self.algorithms[cls.id].__module__}")
+        self.algorithms[cls.id] = cls
+        return cls.id
+
+    def _add_loader(self, loader, plugin: str) -> str:
+        # a loader declares its extensions, or decides itself (a folder loader overrides can_load)
+        if not isinstance(loader, Loader) or not loader.id or not (
+                loader.extensions or type(loader).can_load is not Loader.can_load):
+            raise TypeError(f"{loader!r} is not a Loader instance with an id and extensions")
+        if loader.id in self.loaders:
+            raise PluginError(f"loader id '{loader.id}' is already registered")
+        self.loaders[loader.id] = loader
+        return loader.id
+
+    def _add_sample(self, sample, plugin: str) -> str:
+        if not isinstance(sample, Sample) or not sample.id:
+            raise TypeError(f"{sample!r} is not a Sample instance with an id")
+        if sample.id in self.samples:
+            raise PluginError(f"sample id '{sample.id}' is already registered")
+        self.samples[sample.id] = sample
+        return sample.id
+
+    def _fail(self, plugin: str, stage: str, exc: BaseException, context: str = "") -> None:
+        msg = f"{context}: {type(exc).__name__}: {exc}" if context else f"{type(exc).__name__}: {exc}"
+        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.failures.append(PluginFailure(plugin, stage, msg, detail))
+
+    # -- lookup ---------------------------------------------------------------------
+    def algorithm_class(self, algorithm_id: str) -> type[Algorithm]:
+        try:
+            return self.algorithms[algorithm_id]
+        except KeyError:
+            raise UnknownAlgorithmError(
+                f"Unknown algorithm '{algorithm_id}': available are "
+                f"{', '.join(sorted(self.algorithms)) or 'none (no plugin loaded)'}.") from None
+
+    def loader_for(self, path) -> Loader:
+        from pathlib import Path
+
+        suffix = Path(path).suffix.lower()
+        for loader in self.loaders.values():
+            if loader.can_load(Path(path)):
+                return loader
+        known = sorted({e for l in self.loaders.values() for e in l.extensions})
+
+        raise DataError(f"No loader reads '{suffix or Path(path).name}' files ({Path(path).name}); "
+                        f"known extensions: {', '.join(known) or 'none'}.")
+
+
+_host: PluginHost | None = None
+_lock = threading.Lock()
+
+
+def get_host() -> PluginHost:
+    """The process-wide plugin host, discovered on first use."""
+    global _host
+    with _lock:
+        if _host is None:
+            _host = PluginHost().discover()
+        return _host
+
+
+def reset_host(host: PluginHost | None = None) -> PluginHost | None:
+    """Replace (or drop, with None) the process-wide host; used by tests and the GUI."""
+    global _host
+    with _lock:
+        _host = host
+    return host
+
+
+def current_host() -> PluginHost:
+    """The process-wide host (alias of :func:`get_host`)."""
+    return get_host()
+
+
+def reload_host() -> PluginHost:
+    """Rediscover every plugin without restarting (after install, uninstall, enable, disable):
+    modules imported from the user plugin folder are forgotten first so that a replaced plugin
+    is imported again. Objects already created from old classes keep them."""
+    root = plugin_folder.plugin_dir()
+    if root.is_dir():
+        plugin_folder.forget_modules(root)
+    return reset_host(PluginHost().discover())

@@ -1,0 +1,214 @@
+"""Fit an algorithm in a separate worker process, so that a broken plugin cannot take the
+application down (issue 12).
+
+The data go to the child through temporary ``.npy`` files; progress, partial results (maps,
+training curves) and Cancel travel over a pipe; the fitted model comes back as its pickle-free
+model file (:func:`manifold_studio.files.model_file.model_bytes`). Whatever the plugin does — a
+segmentation fault, running out of memory, ``os._exit``, an endless loop that never calls
+``checkpoint`` — only the child dies: the run ends with a message that says what happened and the
+window, the other runs and the session are untouched. Cancel asks the child to stop at its next
+checkpoint and ends it by force after ``cancel_grace_s`` seconds.
+
+Processes are started with ``spawn`` (a fresh interpreter: nothing of the window's threads or Qt
+is inherited). The child imports the algorithm's class from its module, so any algorithm the
+window can run — built in, installed or in a user plugin folder — runs there too.
+"""
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import os
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.errors import FitCancelled, ManifoldStudioError, error_message
+from manifold_studio.files.model_file import model_bytes, model_from_bytes
+from manifold_studio.session.fitting import fit_estimator
+from manifold_studio.session.records import FitOutcome
+
+#: seconds a cancelled child gets to reach a checkpoint before it is ended by force
+CANCEL_GRACE_S = 5.0
+
+
+class PluginProcessError(ManifoldStudioError):
+    """The worker process of a plugin ended without a result (crash, memory, exit)."""
+
+
+# -- the child ------------------------------------------------------------------------------------
+
+class _PipeProgress:
+    """The Progress protocol over a pipe: reports go up, Cancel comes down."""
+
+    def __init__(self, conn, min_interval: float = 0.05):
+        self.conn = conn
+        self.min_interval = min_interval
+        self._last = 0.0
+        self.cancelled = False
+
+    def checkpoint(self, fraction: float, message: str = "") -> None:
+        while self.conn.poll():
+            if self.conn.recv() == "cancel":
+                self.cancelled = True
+        if self.cancelled:
+            raise FitCancelled("Cancelled by the user.")
+        now = time.monotonic()
+        if now - self._last >= self.min_interval:
+            self._last = now
+            self.conn.send(("progress", float(fraction), str(message)))
+
+    def partial(self, result) -> None:
+        self.conn.send(("partial", result))
+
+
+def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: str | None,
+           sys_path: list[str], memory_limit_mb: float | None) -> None:
+    sys.path[:] = sys_path
+    if memory_limit_mb:
+        try:
+            import resource
+
+            limit = int(memory_limit_mb * 1024 * 1024)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError):  # pragma: no cover - not on this platform
+            pass
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        X = np.load(x_path, allow_pickle=False)
+        y = np.load(y_path, allow_pickle=False) if y_path else None
+        outcome = fit_estimator(obj(**params), X, y, _PipeProgress(conn))
+        est = outcome.estimator
+        conn.send(("done", model_bytes(est), outcome.embedding, outcome.labels, outcome.summary,
+                   outcome.fit_time, list(getattr(est, "fit_warnings_", []) or []),
+                   bool(getattr(est, "stopped_early_", False))))
+    except FitCancelled:
+        conn.send(("cancelled",))
+    except MemoryError:
+        conn.send(("error", "the plugin ran out of memory (its process reached its memory limit)",
+                   traceback.format_exc()))
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the window
+        try:
+            message = error_message(exc)
+        except Exception:  # noqa: BLE001
+            message = f"{type(exc).__name__}: {exc}"
+        conn.send(("error", message, traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+# -- the parent -----------------------------------------------------------------------------------
+
+def describe_exit(code: int | None) -> str:
+    """What an exit code of a dead child means, in words."""
+    if code is None:
+        return "did not end"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        meaning = {"SIGSEGV": "a crash (segmentation fault) in the plugin's code",
+                   "SIGBUS": "a crash (bus error) in the plugin's code",
+                   "SIGABRT": "the plugin's code aborted",
+                   "SIGKILL": "it was killed — usually by the system when memory runs out",
+                   "SIGFPE": "a crash (arithmetic fault) in the plugin's code",
+                   "SIGILL": "a crash (illegal instruction) in the plugin's code"}.get(name, "it was stopped")
+        return f"ended by {name}: {meaning}"
+    return f"exited with code {code} without returning a result (the plugin ended its own process)"
+
+
+def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
+                      cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None):
+    """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome."""
+
+    progress = as_progress(progress)
+    name = getattr(algorithm_cls, "name", "") or algorithm_cls.__name__
+    if memory_limit_mb is None and os.environ.get("MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"):
+        memory_limit_mb = float(os.environ["MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"])
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="ms-fit-") as tmp:
+        x_path = str(Path(tmp) / "X.npy")
+        np.save(x_path, np.ascontiguousarray(X, dtype=np.float64))
+        y_path = None
+        if y is not None:
+            y = np.asarray(y)
+            y_path = str(Path(tmp) / "y.npy")
+            np.save(y_path, y.astype(str) if y.dtype == object else y, allow_pickle=False)
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_child, daemon=True, name=f"manifold-studio fit {algorithm_cls.__name__}",
+                           args=(child, algorithm_cls.__module__, algorithm_cls.__qualname__, dict(params),
+                                 x_path, y_path, list(sys.path), memory_limit_mb))
+        progress.checkpoint(0.0, f"Starting a worker process for {name}")
+        proc.start()
+        child.close()
+        fraction, message = 0.0, f"{name} in a worker process"
+        cancel_at = None
+        try:
+            while True:
+                try:
+                    ready = parent.poll(0.05)
+                except (EOFError, OSError):
+                    ready = False
+                if ready:
+                    try:
+                        msg = parent.recv()
+                    except (EOFError, OSError):
+                        msg = None
+                    if msg is None:
+                        proc.join(5)
+                        raise PluginProcessError(f"The worker process of {name} {describe_exit(proc.exitcode)}. "
+                                                 "The window and your data are unaffected.")
+                    kind = msg[0]
+                    if kind == "progress":
+                        fraction, message = msg[1], msg[2]
+                    elif kind == "partial":
+                        progress.partial(msg[1])
+                    elif kind == "done":
+                        _, blob, embedding, labels, summary, fit_time, warnings_, early = msg
+                        est = model_from_bytes(blob, f"the model of {name} from its worker process")
+                        est.fit_warnings_ = warnings_
+                        if early:
+                            est.stopped_early_ = True
+                        proc.join(5)
+                        return FitOutcome(est, embedding, labels, dict(summary), fit_time,
+                                          meta={"worker_process": True})
+                    elif kind == "cancelled":
+                        proc.join(5)
+                        raise FitCancelled("Cancelled by the user.")
+                    elif kind == "error":
+                        proc.join(5)
+                        raise PluginProcessError(msg[1])
+                elif not proc.is_alive():
+                    proc.join()
+                    if parent.poll(0):  # its last words arrived just now
+                        continue
+                    raise PluginProcessError(f"The worker process of {name} {describe_exit(proc.exitcode)}. "
+                                             "The window and your data are unaffected.")
+                # after every message or pause: report, and pass Cancel on
+                if cancel_at is None:
+                    try:
+                        progress.checkpoint(fraction, message)
+                    except FitCancelled:
+                        cancel_at = time.monotonic()
+                        try:
+                            parent.send("cancel")
+                        except (OSError, BrokenPipeError):
+                            pass
+                elif time.monotonic() - cancel_at > cancel_grace_s:
+                    proc.kill()
+                    proc.join(5)
+                    raise FitCancelled(f"{name} did not stop within {cancel_grace_s:g} s of Cancel (it never "
+                                       "reached a checkpoint): its worker process was ended.")
+        finally:
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
+            parent.close()

@@ -1,0 +1,132 @@
+"""What the session records: runs (one fit of one algorithm on one data set) with their
+extensions and fit outcomes, log entries, the events observers receive, and the run statuses.
+Plain data classes (Qt-free); the :class:`~manifold_studio.session.model.Session` creates and updates
+them, and :mod:`manifold_studio.session.model` re-exports every name here.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+RUN_STATUSES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
+FINISHED_STATUSES = (DONE, FAILED, CANCELLED)
+
+#: event kinds sent to observers
+EVENT_KINDS = ("dataset_added", "dataset_removed", "dataset_changed", "current_dataset", "run_added",
+               "run_updated", "run_removed", "current_run", "extension_added", "log")
+
+
+@dataclass
+class LogEntry:
+    """One line of the session history."""
+
+    time: float
+    level: str  # "info", "warning", "error"
+    message: str
+    detail: str = ""
+    run_id: int | None = None
+    dataset: str | None = None
+
+    def format(self) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(self.time))
+        return f"{stamp} {self.level.upper():7s} {self.message}"
+
+
+@dataclass
+class SessionEvent:
+    """What observers receive: ``kind`` (one of EVENT_KINDS) and the object concerned."""
+
+    kind: str
+    run: "Run | None" = None
+    dataset: str | None = None
+    entry: LogEntry | None = None
+    extension: "Extension | None" = None
+
+
+@dataclass
+class FitOutcome:
+    """What a fit task returns (computed on a worker thread, recorded by the main thread)."""
+
+    estimator: Any
+    embedding: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    summary: dict = field(default_factory=dict)
+    fit_time: float = 0.0
+    #: merged into ``Run.meta`` when the run completes (e.g. the rows a sample fit was fitted on)
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Extension:
+    """The result of extending a fitted run to other points."""
+
+    name: str
+    dataset_name: str | None
+    values: np.ndarray
+    rows: np.ndarray | None = None  # rows of ``dataset_name`` that were extended (None: all)
+    time_s: float = 0.0
+    created: float = field(default_factory=time.time)
+
+
+@dataclass
+class Run:
+    """One fit of one algorithm with one set of parameters on one data set."""
+
+    id: int
+    algorithm_id: str
+    params: dict
+    dataset_name: str
+    kind: str = ""
+    algorithm_name: str = ""
+    status: str = QUEUED
+    error: str = ""
+    error_detail: str = ""
+    #: rows of the data set used for fitting (None: all rows) — "fit on a sample"
+    rows: np.ndarray | None = None
+    #: fit on the embedding of this earlier run instead of the raw data ("cluster this map")
+    source_run: int | None = None
+    estimator: Any = None
+    embedding: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    summary: dict = field(default_factory=dict)
+    #: wall-clock stamps (time.time()) and durations in seconds
+    timings: dict = field(default_factory=dict)
+    extensions: list[Extension] = field(default_factory=list)
+    #: free-form metadata for views and tools (e.g. view settings); JSON-friendly values
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == DONE
+
+    @property
+    def n_points(self) -> int:
+        for arr in (self.embedding, self.labels):
+            if arr is not None:
+                return int(arr.shape[0])
+        return 0
+
+    @property
+    def point_index(self) -> np.ndarray:
+        """Row of the data set of each result point (``rows``, or all rows in order)."""
+        if self.rows is not None:
+            return np.asarray(self.rows)
+        return np.arange(self.n_points)
+
+    def params_text(self) -> str:
+        def fmt(v):
+            if isinstance(v, tuple):
+                return "(" + ", ".join(str(i) for i in v) + ")"
+            return str(v)
+        return ", ".join(f"{k}={fmt(v)}" for k, v in self.params.items())
+
+    def title(self) -> str:
+        return f"#{self.id} {self.algorithm_id} on {self.dataset_name}"

@@ -1,0 +1,160 @@
+"""Results as tables and files: column names for a result, CSV cells, and writers that write a
+result chunk by chunk (CSV or ``.npy``), atomically — the file appears complete or not at all.
+
+Shared by the command line (``run``, ``apply``) and the out-of-core extension
+(:mod:`manifold_studio.extend.out_of_core`). Qt-free.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from manifold_studio.errors import DataError
+from manifold_studio.files.atomic import is_special_file
+
+
+def cell_text(value) -> str:
+    """One CSV cell: floats with full precision (repr), integers plain, bytes decoded."""
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def result_header(result: np.ndarray, prefix: str, kind: str, label_name: str | None = None,
+                  with_labels: bool = False) -> list[str]:
+    """Column names: ``cluster`` / ``predicted`` for labels, ``<id>_1 ...`` for coordinates,
+    plus the true labels' column when ``with_labels``."""
+    result = np.asarray(result)
+    if result.ndim == 1:
+        header = [{"clustering": "cluster", "classification": "predicted"}.get(kind, prefix)]
+    else:
+        header = [f"{prefix}_{i + 1}" for i in range(int(np.prod(result.shape[1:])))]
+    if with_labels:
+        name = label_name or "label"
+        while name in header:
+            name = f"{name}_true"
+        header.append(name)
+    return header
+
+
+def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_name: str | None = None):
+    """(header, columns) for a result array plus optional true labels."""
+    result = np.asarray(result)
+    header = result_header(result, prefix, kind, label_name, labels is not None)
+    if result.ndim == 1:
+        columns = [result]
+    else:
+        result = result.reshape(result.shape[0], -1)
+        columns = [result[:, i] for i in range(result.shape[1])]
+    if labels is not None:
+        columns.append(np.asarray(labels))
+    return header, columns
+
+
+class ResultWriter:
+    """Write a result chunk by chunk to ``path``: ``.npy`` (the result only) or CSV (result
+    columns plus the true labels when given); ``-`` is standard output (CSV).
+
+    The data go to a temporary file in the target's folder that replaces ``path`` on
+    :meth:`commit`; :meth:`abort` (or leaving a ``with`` block by an exception) removes it, so a
+    failed or cancelled job leaves the old file, if any, untouched.
+    """
+
+    def __init__(self, path: str, prefix: str, kind: str, label_name: str | None = None):
+        self.path, self.prefix, self.kind, self.label_name = str(path), prefix, kind, label_name
+        self.npy = self.path != "-" and self.path.lower().endswith(".npy")
+        self.n_rows = 0
+        self._fh = None
+        self._tmp: str | None = None
+        self._writer = None
+        self._dtype = None
+        self._row_shape: tuple[int, ...] | None = None
+
+        if self.path != "-" and is_special_file(self.path):  # /dev/null, a named pipe: write in place
+            self.npy = False
+            self._fh = open(self.path, "w", newline="", encoding="utf-8")
+        elif self.path != "-":
+            folder = Path(self.path).parent if str(Path(self.path).parent) else Path(".")
+            if not folder.is_dir():
+                raise DataError(f"Cannot write {self.path}: the folder {folder} does not exist.")
+            if Path(self.path).is_dir():
+                raise DataError(f"Cannot write {self.path}: it is a folder; give a file name.")
+            try:
+                fd, self._tmp = tempfile.mkstemp(prefix=f".{Path(self.path).name}.", suffix=".partial",
+                                                 dir=folder)
+            except OSError as exc:
+                raise DataError(f"Cannot write in {folder}: {exc.strerror or exc}.") from None
+            self._fh = os.fdopen(fd, "wb" if self.npy else "w", **({} if self.npy else
+                                                                  {"newline": "", "encoding": "utf-8"}))
+        else:
+            self._fh = sys.stdout
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.abort()
+        return False
+
+    def write(self, result: np.ndarray, labels=None) -> None:
+        result = np.asarray(result)
+        if self.npy:
+            if self._dtype is None:
+                self._dtype, self._row_shape = result.dtype, result.shape[1:]
+            elif result.shape[1:] != self._row_shape:
+                raise DataError(f"Result chunks disagree in shape: {result.shape[1:]} after {self._row_shape}.")
+            self._fh.write(np.ascontiguousarray(result, dtype=self._dtype).tobytes())
+        else:
+            header, columns = result_table(result, self.prefix, self.kind, labels, self.label_name)
+            if self._writer is None:
+                self._writer = csv.writer(self._fh, lineterminator="\n")
+                self._writer.writerow(header)
+            self._writer.writerows(zip(*([cell_text(v) for v in c] for c in columns)))
+        self.n_rows += int(result.shape[0])
+
+    def commit(self) -> None:
+        if self._tmp is None:
+            self._fh.flush()
+            if self._fh is not sys.stdout:
+                self._fh.close()
+            return
+        self._fh.close()
+        if self.npy:
+            self._finish_npy()
+        os.replace(self._tmp, self.path)
+        self._tmp = None
+
+    def _finish_npy(self) -> None:
+        """Prefix the raw rows with an .npy header (shape known only now)."""
+        dtype = self._dtype if self._dtype is not None else np.dtype(np.float64)
+        shape = (self.n_rows, *(self._row_shape or ()))
+        final = self._tmp + ".npy"
+        with open(final, "wb") as out, open(self._tmp, "rb") as raw:
+            np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                       "fortran_order": False, "shape": shape})
+            while block := raw.read(1 << 20):
+                out.write(block)
+        os.replace(final, self._tmp)
+
+    def abort(self) -> None:
+        if self._tmp is None:
+            return
+        try:
+            self._fh.close()
+        finally:
+            for name in (self._tmp, self._tmp + ".npy"):
+                try:
+                    os.unlink(name)
+                except FileNotFoundError:
+                    pass
+            self._tmp = None

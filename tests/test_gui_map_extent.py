@@ -1,0 +1,96 @@
+"""The map's extent comes from its data points only (issue 23): decorations (cluster centres,
+extended points, the selection highlight) never widen it, and a new run starts at its own
+extent — breast-cancer data spanning 7–28 was drawn on a −33…34 axis after a run with markers."""
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+from gui_helpers import discovered_host, wait_idle, wait_last_run  # noqa: E402
+
+from manifold_studio.data import Dataset  # noqa: E402
+from manifold_studio.gui.help_pages import zoom_to_fit  # noqa: E402
+
+
+@pytest.fixture
+def host():
+    return discovered_host(("pca", "kmeans"), ("iris",))
+
+
+def view_box(view):
+    (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
+    return np.array([x0, y0]), np.array([x1, y1])
+
+
+def assert_extent_fits(view, xy):
+    """Every point inside the view, and the view within 10% of the points' bounding box."""
+    lo, hi = view_box(view)
+    plo, phi = xy.min(axis=0), xy.max(axis=0)
+    span = phi - plo
+    assert (lo <= plo).all() and (hi >= phi).all(), (lo, hi, plo, phi)
+    assert ((plo - lo) <= 0.1 * span + 1e-9).all() and ((hi - phi) <= 0.1 * span + 1e-9).all(), (lo, hi, plo, phi)
+
+
+def test_decorations_never_widen_the_map_and_a_new_run_starts_at_its_extent(qtbot, make_window, host):
+    w = make_window(host)
+    rng = np.random.default_rng(0)
+    wide = Dataset("wide", rng.normal(scale=30.0, size=(200, 2)))
+    narrow = Dataset("narrow", 7.0 + 21.0 * rng.random((200, 2)))  # spans 7..28 like breast cancer
+    w.session.add_dataset(wide)
+    w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})   # draws cluster centres
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_overlays([("far away", np.array([[500.0, -500.0]]), "x")])  # an extension far out
+    view.fit_to_points()
+    assert_extent_fits(view, view.xy)                   # the far marker did not widen it
+    w.session.add_dataset(narrow)
+    w.run_algorithm("pca", {"n_components": 2})
+    wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)
+    assert view.point_count() == 200
+    assert_extent_fits(view, view.xy)                   # the new run at its own extent
+    view.plot_item.getViewBox().scaleBy((4, 4))         # the user zooms out, then View ▸ Zoom to fit
+    zoom_to_fit(w)
+    assert_extent_fits(view, view.xy)
+
+
+def test_the_legend_sits_in_the_emptiest_corner(qtbot, make_window, host):
+    """Points crowd the top right (where the legend used to be): the legend moves to a corner
+    where it covers none of them."""
+    from PySide6.QtCore import QPointF
+
+    w = make_window(host)
+    rng = np.random.default_rng(1)
+    crowd = np.vstack([rng.uniform(0.5, 1.0, size=(300, 2)), [[0.0, 0.0]]])
+    w.session.add_dataset(Dataset("crowd", crowd, labels=np.arange(len(crowd)) % 3))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(crowd, data_labels=np.arange(len(crowd)) % 3, title="crowded top right")
+    qtbot.waitUntil(lambda: view.legend.isVisible() and view.legend.boundingRect().width() > 0)
+    qtbot.wait(50)  # the placement runs once the legend has its size
+    vb = view.plot_item.getViewBox()
+    legend_rect = view.legend.sceneBoundingRect()
+    covered = sum(legend_rect.contains(vb.mapViewToScene(QPointF(float(x), float(y)))) for x, y in crowd)
+    assert covered == 0, f"the legend covers {covered} points"
+    from manifold_studio.render.legend_corner import emptiest_corner
+
+    assert emptiest_corner(crowd, (0, 1), (0, 1), (0.3, 0.3)) != (1, 0)  # not the top right
+
+
+def test_the_hover_tip_stays_inside_the_plot_and_above_the_legend(qtbot, make_window, host):
+    w = make_window(host)
+    xy = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    w.session.add_dataset(Dataset("corners", xy, labels=np.array([0, 1, 2, 0, 1])))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(xy, data_labels=np.array([0, 1, 2, 0, 1]), title="corners")
+    qtbot.wait(50)
+    box = view.plot_item.getViewBox().sceneBoundingRect()
+    for x, y in xy:
+        assert view.hover_at(x, y) >= 0
+        tip = view._hover_text.sceneBoundingRect()
+        assert box.contains(tip), f"the tip of ({x}, {y}) leaves the plot: {tip} not in {box}"
+    assert view._hover_text.parentItem() is None  # a scene item: drawn above the legend
+    assert view._hover_text.zValue() > view.legend.zValue()
