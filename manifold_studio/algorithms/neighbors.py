@@ -18,14 +18,20 @@ t-SNE, UMAP). The API:
 * :func:`neighbors_param`, :func:`metric_param` — the two parameters as a method declares them.
 * :class:`PhaseTimer` — wall-clock seconds per phase (``timings_`` of the methods).
 
+Modules: :mod:`~manifold_studio.algorithms.neighbor_metrics` (metric helpers, re-exported here),
+:mod:`~manifold_studio.algorithms.neighbors_approx` (the approximate index and the NN-descent
+driver) and :mod:`~manifold_studio.algorithms.nndescent` (its numba kernels, compiled at the
+first approximate search; numba is not imported before).
+
 Why our own NN-descent (:mod:`manifold_studio.algorithms.nndescent`) rather than pynndescent or
 hnswlib (benchmarks/bench_neighbors.py, results/neighbors.txt): it is about 150 lines of numba
 in this package, so the frozen installer needs nothing beyond numba, which the application
 already ships (hnswlib is a C++ extension without wheels for every platform; pynndescent adds
 joblib and its own numba compile of several hundred functions at first use); it runs on every
 core with a result that does not depend on the number of threads; and its queries read only the
-fitted index, which keeps ``extend`` sample-wise. Measured on the same data in one run, it
-builds the graph faster than pynndescent at a similar recall.
+fitted index, which keeps ``extend`` sample-wise. Measured in one run on 70,000 x 784
+image-like data (results/neighbors.txt), its 10-NN graph took 51 s (recall@10 0.9997) against
+pynndescent's 60 s (0.9999) on the shared 2-core machine.
 
 The exact layer:
 
@@ -40,6 +46,9 @@ The exact layer:
 """
 from __future__ import annotations
 
+import contextlib
+import time
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -47,6 +56,10 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part of this module's API)
+    METRICS, TREE_CHUNK, check_metric, check_precomputed, exact_hits, unit_rows,
+)
+from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
 from manifold_studio.algorithms.distances import rows_per_block, squared_distances
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import as_progress
@@ -55,10 +68,6 @@ from manifold_studio.errors import DataError, InvalidParameterError
 
 #: above this many features a brute-force (BLAS) search beats a k-d tree
 TREE_MAX_FEATURES = 15
-#: query rows per chunk for tree searches (progress and cancel between chunks)
-TREE_CHUNK = 8192
-#: distances the neighbour methods accept
-METRICS = ("euclidean", "cosine", "manhattan", "precomputed")
 #: values of the ``neighbors`` parameter
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
 #: 'auto' switches to approximate neighbours from this many points (with more than
@@ -84,40 +93,6 @@ def metric_param(choices: tuple = METRICS) -> Choice:
                   + (" or 'precomputed' (the data is the n x n distance matrix; new points are given "
                      "by their distances to the n fitted points)" if "precomputed" in choices else "")
                   + ".", choices=choices)
-
-
-def check_metric(metric: str) -> str:
-    if metric not in METRICS:
-        raise InvalidParameterError(f"metric={metric!r} is not known to the neighbour search; use one "
-                                    f"of {', '.join(repr(m) for m in METRICS)}.")
-    return metric
-
-
-def unit_rows(X: np.ndarray, what: str = "data") -> np.ndarray:
-    norm = np.sqrt(np.einsum("ij,ij->i", X, X))
-    zero = norm == 0
-    if zero.any():
-        raise DataError(f"metric='cosine' needs rows of non-zero length, but {int(zero.sum())} row(s) of "
-                        f"the {what} (e.g. row {int(np.flatnonzero(zero)[0])}) are all zeros; their "
-                        "cosine distance is undefined. Remove them or use metric='euclidean'.")
-    return X / norm[:, None]
-
-
-def check_precomputed(D: np.ndarray, n_columns: int | None = None) -> np.ndarray:
-    """A distance matrix: finite, non-negative, square at fit (``n_columns`` None) or with
-    ``n_columns`` columns (new points' distances to the fitted points)."""
-    D = np.asarray(D, dtype=float)
-    if D.ndim != 2:
-        raise DataError("metric='precomputed' needs a 2-D distance matrix.")
-    if n_columns is None and D.shape[0] != D.shape[1]:
-        raise DataError(f"metric='precomputed' needs a square n x n distance matrix at fit; got "
-                        f"{D.shape[0]} x {D.shape[1]}.")
-    if n_columns is not None and D.shape[1] != n_columns:
-        raise DataError(f"metric='precomputed': new points must be given by their distances to the "
-                        f"{n_columns} fitted points ({n_columns} columns); got {D.shape[1]} columns.")
-    if not np.isfinite(D).all() or (D < 0).any():
-        raise DataError("metric='precomputed' needs finite, non-negative distances.")
-    return D
 
 
 class NeighborIndex:
@@ -265,21 +240,7 @@ class NeighborIndex:
         distance 0), or -1."""
         X = self.prepare(X)
         dist, idx = self.query(X, 1, prepared=True)
-        return _exact_hits(self, X, dist[:, 0], idx[:, 0])
-
-
-def _exact_hits(index, X, d1, i1):
-    """i1 where the nearest reference row found is equal to the query row (BLAS distances
-    of equal rows are rounding-size, not 0: the rows themselves are compared), else -1."""
-    if index.metric == "precomputed":
-        return np.where(d1 <= 0.0, i1, -1)
-    return np.where(np.all(index.Y[i1] == X, axis=1), i1, -1)
-
-
-def exact_hits(index, X: np.ndarray, d1: np.ndarray, i1: np.ndarray) -> np.ndarray:
-    """For an index's ``match``: the nearest reference row found, i1, where it equals the
-    (prepared) query row, -1 elsewhere."""
-    return _exact_hits(index, X, d1, i1)
+        return exact_hits(self, X, dist[:, 0], idx[:, 0])
 
 
 def resolve_neighbors(neighbors: str, n: int, n_features: int, metric: str) -> str:
@@ -303,9 +264,6 @@ def make_index(X: np.ndarray, *, neighbors: str = "auto", metric: str = "euclide
     X = np.asarray(X, dtype=float)
     kind = resolve_neighbors(neighbors, X.shape[0], X.shape[1], metric)
     if kind == "approximate":
-        # deferred: the approximate index compiles numba code, needed only when it is used
-        from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
-
         return ApproximateIndex(X, n_neighbors, metric=metric, random_state=random_state, progress=progress)
     return NeighborIndex(X, metric=metric)
 
@@ -335,9 +293,6 @@ class PhaseTimer:
         self.timings: dict[str, float] = {}
 
     def __call__(self, phase: str):
-        import contextlib
-        import time
-
         @contextlib.contextmanager
         def run():
             t0 = time.perf_counter()

@@ -1,5 +1,6 @@
-"""Approximate nearest neighbours: NN-descent (Dong, Moses & Li 2011) on a random-projection
-forest, compiled with numba and run on every core; used through
+"""Compiled kernels of the approximate nearest neighbours: NN-descent (Dong, Moses & Li 2011) on
+a random-projection forest, run on every core by the driver
+:class:`manifold_studio.algorithms.neighbors_approx.NNDescent`; used through
 :mod:`manifold_studio.algorithms.neighbors` (``neighbors='approximate'``).
 
 * Initial guess: ``n_trees`` random-projection trees (each node splits its points by the
@@ -21,26 +22,47 @@ recomputes the final distances in float64.
 """
 from __future__ import annotations
 
-import numba
+import threading
+
 import numpy as np
 
-from manifold_studio.algorithms.threads import n_threads, run_shares
+_KERNELS: list[str] = []
+_ready = False
+_lock = threading.Lock()
 
 
 def jit(func=None, **options):
-    """``numba.njit`` compiled eagerly at first call, cached on disk where numba can (the
-    functions here call each other, which the project's lazy :func:`~manifold_studio.algorithms.jit.jit`
-    wrapper does not allow; this module itself is imported only when approximate neighbours are
-    used, so numba's import stays off the start-up path)."""
-    options.setdefault("nogil", True)
-
+    """Mark a kernel of this module for :func:`compile_kernels` (the kernels call each other,
+    which the project's lazy :func:`~manifold_studio.algorithms.jit.jit` wrapper does not allow)."""
     def decorate(f):
-        try:
-            return numba.njit(cache=True, **options)(f)
-        except (RuntimeError, OSError):  # no cache locator (frozen or read-only installation)
-            return numba.njit(cache=False, **options)(f)
+        f.numba_options = dict(options, nogil=True)
+        _KERNELS.append(f.__name__)
+        return f
 
     return decorate(func) if func is not None else decorate
+
+
+def compile_kernels() -> None:
+    """Replace every kernel of this module by its ``numba.njit`` dispatcher (cached on disk
+    where numba can), once, before the first use: numba then resolves the kernels' calls to
+    each other through this module's globals. Importing numba here keeps it off the start-up
+    path (the module is imported with the neighbour layer)."""
+    global _ready
+    if _ready:
+        return
+    with _lock:
+        if _ready:
+            return
+        import numba
+
+        g = globals()
+        for name in _KERNELS:
+            f = g[name]
+            try:
+                g[name] = numba.njit(cache=True, **f.numba_options)(f)
+            except (RuntimeError, OSError):  # no cache locator (frozen or read-only installation)
+                g[name] = numba.njit(cache=False, **f.numba_options)(f)
+        _ready = True
 
 SQEUCLIDEAN = 0
 MANHATTAN = 1
@@ -447,108 +469,3 @@ def _heap_pop(cd, ci, nc):
     cd[pos] = d
     ci[pos] = j
     return nc
-
-
-def _n_threads() -> int:
-    return n_threads()
-
-
-class NNDescent:
-    """NN-descent k-NN graph of ``data`` (float32, already unit rows for cosine) with a
-    random-projection forest kept for queries. ``graph_dist`` / ``graph_idx`` (n, k), sorted,
-    self excluded; distances in the search's units (squared Euclidean or L1)."""
-
-    def __init__(self, data: np.ndarray, k: int, *, code: int = SQEUCLIDEAN, random_state: int = 0,
-                 n_trees: int | None = None, leaf_size: int | None = None, max_candidates: int | None = None,
-                 n_iters: int = 12, delta: float = 0.001, progress=None):
-        self.data = data = np.ascontiguousarray(data, dtype=np.float32)
-        n = data.shape[0]
-        self.k = k = int(k)
-        self.code = int(code)
-        seed = int(random_state) & 0x3FFFFFFF
-        self.n_trees = n_trees or min(32, 5 + int(round(n ** 0.25)))
-        self.leaf_size = leaf_size or max(10, min(k, 60))
-        C = max_candidates or min(30, k)   # 60 for k = 90 costs 1.6x the time for recall 0.9999 vs 0.9996
-        hd = np.full((n, k), np.inf, dtype=np.float32)
-        hi = np.full((n, k), -1, dtype=np.int32)
-        hf = np.zeros((n, k), dtype=np.uint8)
-        # internal nodes and leaves: about 2n / leaf_size each (a tree that runs out of room
-        # ends in larger leaves, never writes past its arrays)
-        max_nodes = 8 * n // self.leaf_size + 64
-        T = self.n_trees
-        self.t_order = np.empty((T, n), dtype=np.int32)
-        self.t_a = np.full((T, max_nodes), -1, dtype=np.int32)
-        self.t_b = np.full((T, max_nodes), -1, dtype=np.int32)
-        self.t_child = np.zeros((T, max_nodes, 2), dtype=np.int32)
-        self.t_lo = np.zeros((T, max_nodes), dtype=np.int32)
-        self.t_hi = np.zeros((T, max_nodes), dtype=np.int32)
-        self.t_nodes = np.zeros(T, dtype=np.int64)
-        for t in range(T):
-            if progress is not None:
-                progress.checkpoint(0.3 * t / T, f"random-projection tree {t + 1}/{T}")
-            self.t_nodes[t], nl = _build_tree(data, self.leaf_size, seed + 7919 * t, self.t_order[t], self.t_a[t],
-                                  self.t_b[t], self.t_child[t], self.t_lo[t], self.t_hi[t])
-            order, lo, hi_ = self.t_order[t], self.t_lo[t], self.t_hi[t]
-            run_shares(lambda a, b: _leaf_join(data, order, lo, hi_, a, b, hd, hi, hf, self.code), nl, 64)
-        new_c = np.empty((n, C), dtype=np.int32)
-        old_c = np.empty((n, C), dtype=np.int32)
-        new_p = np.empty((n, C), dtype=np.int64)
-        old_p = np.empty((n, C), dtype=np.int64)
-        parts = _n_threads()
-        block = max(64, min(n, 2_000_000 // max(1, C * C)))
-        width = 2 * (C * (C - 1) // 2 + C * C)
-        up_src = np.empty((block, width), dtype=np.int32)
-        up_dst = np.empty((block, width), dtype=np.int32)
-        up_d = np.empty((block, width), dtype=np.float32)
-        up_n = np.zeros(block, dtype=np.int64)
-        self.n_iter_ = 0
-        for it in range(n_iters):
-            if progress is not None:
-                progress.checkpoint(0.3 + 0.7 * it / n_iters, f"NN-descent round {it + 1}")
-            _candidates(hi, hf, new_c, new_p, old_c, old_p, seed, it + 1)
-            thr = hd[:, 0].copy()
-            changed = 0
-            for start in range(0, n, block):
-                stop = min(n, start + block)
-                run_shares(lambda a, b: _local_join(data, new_c, old_c, thr, start + a, start + b, up_src,
-                                                    up_dst, up_d, up_n, self.code, start), stop - start, 64)
-                changed += sum(run_shares(lambda a, b: _apply(up_src, up_dst, up_d, up_n, stop - start, hd, hi,
-                                                              hf, a, parts), parts, 1))
-            self.n_iter_ = it + 1
-            if changed <= delta * n * k:
-                break
-        _sort_heaps(hd, hi)
-        self.graph_dist = hd
-        self.graph_idx = hi.astype(np.intp)
-        self._search_graph = None
-
-    def search_graph(self):
-        """CSR adjacency (k-NN edges plus reverse edges) walked by queries."""
-        if self._search_graph is None:
-            import scipy.sparse as sp
-
-            n, k = self.graph_idx.shape
-            ok = self.graph_idx >= 0
-            rows = np.repeat(np.arange(n), k)[ok.ravel()]
-            cols = self.graph_idx.ravel()[ok.ravel()]
-            G = sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n, n))
-            G = (G + G.T).tocsr()
-            self._search_graph = (G.indptr.astype(np.int64), G.indices.astype(np.int64))
-        return self._search_graph
-
-    def query(self, X: np.ndarray, k: int, epsilon: float = 0.1):
-        """(dist, idx) (m, k) of the approximate k nearest indexed points of each row of X
-        (float32 search units), each query independent of the others."""
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        m = X.shape[0]
-        out_d = np.empty((m, k), dtype=np.float32)
-        out_i = np.empty((m, k), dtype=np.int64)
-        if m == 0:
-            return out_d, out_i
-        indptr, indices = self.search_graph()
-        parts = min(_n_threads(), m)
-        run_shares(lambda a, b: _search(self.data, X, int(k), indptr, indices, self.t_a, self.t_b, self.t_child,
-                                        self.t_nodes, self.t_order, self.t_lo, self.t_hi, self.n_trees,
-                                        float(epsilon), self.code, out_d, out_i, a, parts), parts, 1)
-        _sort_heaps(out_d, out_i)
-        return out_d, out_i.astype(np.intp)

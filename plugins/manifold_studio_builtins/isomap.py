@@ -13,8 +13,9 @@ from manifold_studio.algorithms.neighbors import (
     radius_graph, smallest_connecting_k,
 )
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, centre_new_rows,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows,
 )
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.errors import DataError, InvalidParameterError

@@ -13,8 +13,9 @@ from manifold_studio.algorithms.neighbors import (
 )
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, check_embedding, check_n_components, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, check_n_components, normalised_laplacian,
 )
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin, check_embedding
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 

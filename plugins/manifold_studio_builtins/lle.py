@@ -8,9 +8,8 @@ from manifold_studio.algorithms import Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.neighbors import METRICS, knn_query, metric_param, neighbor_rows, neighbors_param
 from manifold_studio.algorithms.progress import SubProgress, as_progress
-from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, check_embedding, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
-)
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin, check_embedding
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 

@@ -18,8 +18,9 @@ from manifold_studio.algorithms.neighbors import (
 )
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
+    EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, normalised_laplacian,
 )
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
