@@ -1,12 +1,10 @@
 """t-SNE (and SNE, symmetric SNE) of seed 002, animated while it optimises, extendable."""
 from __future__ import annotations
 
-import math
 import time
 import weakref
 
 import numpy as np
-import scipy.sparse as sp
 
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.neighbors import (
