@@ -5,8 +5,8 @@
 
 Clustered data as benchmarks/bench_tsne.py makes (10 Gaussian clusters in 50 dimensions),
 perplexity 30, 1000 iterations (250 with early exaggeration 12), PCA start, both methods with
-FFT-interpolated gradients. Ours runs with its defaults (``neighbors='auto'``: exact below
-20,000 points, NN-descent above; its kernels split over both cores); openTSNE with its
+FFT-interpolated gradients. Ours runs with its defaults (``neighbors='auto'``: for its 91 neighbours exact below
+about 61,000 points, NN-descent above; its kernels split over both cores); openTSNE with its
 defaults and ``n_jobs=-1`` (Annoy neighbours above 1,000 points). For each size: wall time, the
 ratio ours / openTSNE, trustworthiness (10 neighbours) on the same 5,000-point sample of both
 maps, our phase timings (neighbours, affinities, optimisation) and our neighbours' recall@10.

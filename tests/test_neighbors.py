@@ -84,6 +84,9 @@ def test_auto_switches_to_approximate_above_the_measured_size():
     assert resolve_neighbors("auto", AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean") == "approximate"
     assert resolve_neighbors("auto", 10 * AUTO_APPROXIMATE_MIN_POINTS, 3, "euclidean") == "exact"   # k-d tree
     assert resolve_neighbors("auto", 10 * AUTO_APPROXIMATE_MIN_POINTS, 50, "precomputed") == "exact"
+    # more neighbours: brute force stays cheaper for longer (t-SNE's 91 neighbours)
+    assert resolve_neighbors("auto", 3 * AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean", 91) == "exact"
+    assert resolve_neighbors("auto", 4 * AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean", 91) == "approximate"
 
 
 def test_bad_input_is_refused_with_a_clear_message():

@@ -71,10 +71,15 @@ TREE_MAX_FEATURES = 15
 #: values of the ``neighbors`` parameter
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
 #: 'auto' switches to approximate neighbours from this many points (with more than
-#: TREE_MAX_FEATURES features; below, k-d trees are exact and fast). Measured in
-#: benchmarks/bench_neighbors.py: at 10,000 x 50 exact search is as fast as NN-descent, at
-#: 20,000 points and above NN-descent wins and the gap grows linearly with n.
+#: TREE_MAX_FEATURES features; below, k-d trees are exact and fast), for up to
+#: AUTO_NEIGHBOURS_SCALE neighbours per point. Measured in benchmarks/bench_neighbors.py
+#: (results/neighbors.txt, 10-NN graph of 50-d data): equal at 10,000 points, NN-descent 3.2x
+#: faster at 20,000 and 40,000.
 AUTO_APPROXIMATE_MIN_POINTS = 20_000
+#: NN-descent's work grows with the square of its candidates (up to 30) while brute force
+#: hardly depends on k: with more neighbours the switch moves up in proportion (t-SNE's 91
+#: neighbours: 61,000 points; measured at 20,000 points x 50: 3.1 s of CPU exact, 8 s NN-descent)
+AUTO_NEIGHBOURS_SCALE = 30
 
 
 def neighbors_param() -> Choice:
@@ -82,7 +87,7 @@ def neighbors_param() -> Choice:
     return Choice("neighbors", "auto", "Nearest-neighbour search: 'exact', 'approximate' (NN-descent: "
                   "close to linear time, about 99% of the true neighbours on structured data; the run's "
                   f"log gives the recall) or 'auto' (approximate from {AUTO_APPROXIMATE_MIN_POINTS:,} "
-                  "points with more than 15 features).", choices=NEIGHBOR_METHODS,
+                  "points with more than 15 features; later with more than 30 neighbours).", choices=NEIGHBOR_METHODS,
                   label="Neighbour search")
 
 
@@ -243,14 +248,16 @@ class NeighborIndex:
         return exact_hits(self, X, dist[:, 0], idx[:, 0])
 
 
-def resolve_neighbors(neighbors: str, n: int, n_features: int, metric: str) -> str:
-    """'exact' or 'approximate' for the ``neighbors`` parameter on n points."""
+def resolve_neighbors(neighbors: str, n: int, n_features: int, metric: str, n_neighbors: int = 10) -> str:
+    """'exact' or 'approximate' for the ``neighbors`` parameter on n points (``n_neighbors``
+    each)."""
     if neighbors not in NEIGHBOR_METHODS:
         raise InvalidParameterError(f"neighbors={neighbors!r}: use one of "
                                     f"{', '.join(repr(m) for m in NEIGHBOR_METHODS)}.")
     if neighbors != "auto":
         return neighbors
-    if metric == "precomputed" or n < AUTO_APPROXIMATE_MIN_POINTS or n_features <= TREE_MAX_FEATURES:
+    threshold = AUTO_APPROXIMATE_MIN_POINTS * max(1.0, n_neighbors / AUTO_NEIGHBOURS_SCALE)
+    if metric == "precomputed" or n < threshold or n_features <= TREE_MAX_FEATURES:
         return "exact"
     return "approximate"
 
@@ -262,7 +269,7 @@ def make_index(X: np.ndarray, *, neighbors: str = "auto", metric: str = "euclide
     neighbours of every point."""
     check_metric(metric)
     X = np.asarray(X, dtype=float)
-    kind = resolve_neighbors(neighbors, X.shape[0], X.shape[1], metric)
+    kind = resolve_neighbors(neighbors, X.shape[0], X.shape[1], metric, n_neighbors)
     if kind == "approximate":
         return ApproximateIndex(X, n_neighbors, metric=metric, random_state=random_state, progress=progress)
     return NeighborIndex(X, metric=metric)
