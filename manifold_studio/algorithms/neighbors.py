@@ -5,40 +5,37 @@ t-SNE, UMAP). The API:
 
 * :func:`make_index` — the search structure a method fits on: ``neighbors`` = ``'exact'``
   (:class:`NeighborIndex`), ``'approximate'`` (:class:`ApproximateIndex`, NN-descent) or
-  ``'auto'`` (approximate from :data:`AUTO_APPROXIMATE_MIN_POINTS` points with more than
-  :data:`TREE_MAX_FEATURES` features, exact otherwise); ``metric`` in :data:`METRICS`.
-  Both index kinds answer ``query(X, k)`` (new points against the fitted points, each row on its
-  own: sample-wise), ``query_radius`` (exact only), ``match`` (rows equal to a fitted point),
-  ``training_neighbors(k)`` (each fitted point's k nearest others, self excluded) and
-  ``recall(k=10)`` (1 for exact; for approximate, recall@k estimated on a sample of fitted
-  points, stored as ``neighbors_recall_`` by the methods and reported in the run's log).
+  ``'auto'`` (:func:`resolve_neighbors`: approximate from :data:`AUTO_APPROXIMATE_MIN_POINTS`
+  points with more than :data:`TREE_MAX_FEATURES` features, later for more than 30
+  neighbours); ``metric`` in :data:`METRICS`. Both index kinds answer ``query(X, k)`` (new
+  points against the fitted points, each row on its own: sample-wise), ``query_radius`` (exact
+  only), ``match`` (rows equal to a fitted point), ``training_neighbors(k)`` (each fitted
+  point's k nearest others, self excluded) and ``recall(k=10)`` (1 for exact; for approximate,
+  recall@k estimated on a sample, stored as ``neighbors_recall_`` by the methods).
 * :data:`METRICS`: ``'euclidean'``, ``'cosine'`` (1 - cos; rows must not be zero),
   ``'manhattan'`` (L1) and ``'precomputed'``: X is then the n x n distance matrix at fit and the
   m x n new-to-training distance matrix at extend.
-* :func:`neighbors_param`, :func:`metric_param` — the two parameters as a method declares them.
-* :class:`PhaseTimer` — wall-clock seconds per phase (``timings_`` of the methods).
+* :func:`neighbors_param`, :func:`metric_param` — the two parameters as a method declares them;
+  :class:`PhaseTimer` and :func:`neighbour_summary` — ``timings_`` and the run log's entries.
 
 Modules: :mod:`~manifold_studio.algorithms.neighbor_metrics` (metric helpers, re-exported here),
-:mod:`~manifold_studio.algorithms.neighbors_approx` (the approximate index and the NN-descent
+:mod:`~manifold_studio.algorithms.neighbors_approx` (the approximate index, the NN-descent
 driver) and :mod:`~manifold_studio.algorithms.nndescent` (its numba kernels, compiled at the
 first approximate search; numba is not imported before).
 
-Why our own NN-descent (:mod:`manifold_studio.algorithms.nndescent`) rather than pynndescent or
-hnswlib (benchmarks/bench_neighbors.py, results/neighbors.txt): it is about 150 lines of numba
-in this package, so the frozen installer needs nothing beyond numba, which the application
-already ships (hnswlib is a C++ extension without wheels for every platform; pynndescent adds
-joblib and its own numba compile of several hundred functions at first use); it runs on every
-core with a result that does not depend on the number of threads; and its queries read only the
-fitted index, which keeps ``extend`` sample-wise. Measured in one run on 70,000 x 784
-image-like data (results/neighbors.txt), its 10-NN graph took 51 s (recall@10 0.9997) against
-pynndescent's 60 s (0.9999) on the shared 2-core machine.
+Why our own NN-descent rather than pynndescent or hnswlib (benchmarks/bench_neighbors.py,
+results/neighbors.txt): it is about 450 lines of numba in this package, so the frozen installer
+needs nothing beyond numba, which it already ships (hnswlib is a C++ extension; pynndescent
+adds joblib and compiles its own numba code at first use); it uses every core with a result
+that does not depend on the number of threads; its queries read only the fitted index, which
+keeps ``extend`` sample-wise. In one run on 70,000 x 784 image-like data its 10-NN graph took
+51 s (recall@10 0.9997), pynndescent's 60 s (0.9999), hnswlib's 362 s (1.0).
 
 The exact layer:
 
 * :func:`knn_query` — the k nearest rows of a reference set for each query row. A
   :class:`scipy.spatial.cKDTree` (``workers=-1``) for low dimensions, blockwise brute
   force with BLAS for high dimensions (where trees degrade), chosen automatically.
-* :func:`radius_query` — every reference row within a radius (ragged, as CSR arrays).
 * :func:`knn_graph`, :func:`radius_graph` — neighbourhood graphs as scipy.sparse CSR.
 * :func:`neighbor_rows` — per-point values on each point's k neighbours as a sparse matrix.
 * :func:`check_n_neighbors` — the clear "k must be smaller than n" message.
