@@ -285,13 +285,7 @@ def neighbour_summary(est) -> dict:
 
 
 class PhaseTimer:
-    """Wall-clock seconds per named phase, accumulated into a dict::
-
-        timer = PhaseTimer()
-        with timer("neighbours"):
-            ...
-        est.timings_ = timer.timings
-    """
+    """Wall-clock seconds per named phase, accumulated in ``timings``: ``with timer("neighbours"):``."""
 
     def __init__(self):
         self.timings: dict[str, float] = {}
