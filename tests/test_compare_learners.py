@@ -109,7 +109,8 @@ def test_binary_scores_equal_sklearn(binary):
         assert r.spread("accuracy") == pytest.approx(np.std(r.fold_metrics["accuracy"]))
         assert (r.fold_metrics["fit_time"] >= 0).all()
     logistic, perceptron, svm, nearest = c.learners
-    assert logistic.score_kind == "decision_function" and logistic.proba is not None
+    assert logistic.score_kind == "predict_proba" and logistic.proba is not None
+    assert svm.score_kind == perceptron.score_kind == "decision_function"
     assert svm.proba is None and np.isnan(svm.fold_metrics["log_loss"]).all()
     # pooled out-of-fold AUC equals sklearn's on the same scores
     for r in (logistic, perceptron, svm):

@@ -3,7 +3,8 @@
 :func:`compare_learners` fits a fresh copy of every learner on each training part and scores
 it on the test part. Per learner and fold: accuracy, balanced accuracy, macro precision,
 recall and F1, ROC AUC (binary, or one-vs-rest macro for several classes) from the learner's
-``decision_function`` (else ``predict_proba``), log-loss where it gives ``predict_proba``, and
+``predict_proba`` (else its ``decision_function``: the one-vs-rest AUC needs scores that compare
+across classes, which softmax logits do not), log-loss where it gives ``predict_proba``, and
 the fit and predict times. The table gives each figure's mean and spread (population standard
 deviation) over the folds; :meth:`Comparison.wins` compares the learners fold by fold.
 The out-of-fold predictions, scores and probabilities are kept (per repeat) for ROC curves,
@@ -283,10 +284,10 @@ class _Scorer:
             p = _aligned(_call(est.predict_proba, X[test]), cols, m, K, 0.0)
             self.proba[repeat, test], self.has_proba = p, True
             mt["log_loss"][f] = cs.log_loss(truth, p)
-        if hasattr(est, "decision_function"):
-            s, self.kind = _aligned(_call(est.decision_function, X[test]), cols, m, K, -np.inf), "decision_function"
-        elif hasattr(est, "predict_proba"):
+        if hasattr(est, "predict_proba"):  # comparable across the classes (logits of softmax are not)
             s, self.kind = self.proba[repeat, test], "predict_proba"
+        elif hasattr(est, "decision_function"):
+            s, self.kind = _aligned(_call(est.decision_function, X[test]), cols, m, K, -np.inf), "decision_function"
         else:
             return
         self.scores[repeat, test] = s

@@ -44,6 +44,7 @@ from manifold_studio.cli.console import (
     terminal_columns,
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
+from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
@@ -239,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "of .npy parts)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
+
+    add_score_parser(sub, data_help)  # manifold-studio score ALGO ALGO ... (Test & Score)
 
     p = sub.add_parser("gui", help="start the graphical application (the default); "
                        "'manifold-studio gui --help' lists its options", add_help=False)
