@@ -305,7 +305,7 @@ def install_test_score(window) -> ScorePanel:
     """The Test & Score dock (bottom area) as ``window.test_score`` and Tools ▸ Test & Score."""
     panel = ScorePanel(window)
     window.test_score = panel
-    dock = window.add_dock("test_score", "Test & Score", panel, "bottom")
+    dock = window.add_dock("test_score", "Test and Score", panel, "bottom")
     act = QAction("&Test && Score…", window)
     act.setToolTip("Compare several classifiers on the same cross-validation folds: scores, ROC, calibration, "
                    "confusion matrices.")
