@@ -246,3 +246,40 @@ def test_evaluate_api_unchanged(iris):
     X, y = iris
     res = evaluate((ms.algorithm_class("linear_classifier"), {}), X, y, "kfold", n_splits=3)
     assert res.n_folds == 3 and res.confusion.sum() == len(y)
+
+
+def test_comparison_and_evaluation_records_round_trip_through_a_project(iris, tmp_path):
+    from manifold_studio.files.analysis_records import (comparison_from_record, comparison_record,
+                                                        evaluation_from_record, evaluation_record)
+    from manifold_studio.files.project_file import read_project, save_project
+    from manifold_studio.session.model import Session
+
+    X, y = iris
+    c = compare_learners([LOGISTIC, NearestMean()], X, y, cv=3, repeats=2, seed=2)
+    ev = evaluate((ms.algorithm_class("linear_classifier"), {}), X, y, "kfold", n_splits=3)
+    session = Session()
+    path = save_project(session, tmp_path / "p.msproj",
+                        analyses={"test_score": comparison_record(c), "evaluation/1": evaluation_record(ev)})
+    got = read_project(path).analyses
+    c2 = comparison_from_record(*got["test_score"])
+    assert [r.name for r in c2.learners] == [r.name for r in c.learners]
+    np.testing.assert_array_equal(c2.classes, c.classes)
+    for (r1, t1), (r2, t2) in zip(c.folds, c2.folds):
+        assert r1 == r2
+        np.testing.assert_array_equal(t1, t2)
+    for a, b in zip(c.learners, c2.learners):
+        assert a.auc_note == b.auc_note and a.failures == b.failures and a.score_kind == b.score_kind
+        for m in a.fold_metrics:
+            np.testing.assert_array_equal(a.fold_metrics[m], b.fold_metrics[m])
+        np.testing.assert_array_equal(a.predictions, b.predictions)
+        assert (a.scores is None) == (b.scores is None) and (a.proba is None) == (b.proba is None)
+        if a.proba is not None:
+            np.testing.assert_array_equal(a.proba, b.proba)
+    assert c2.wins("accuracy")[0].tolist() == c.wins("accuracy")[0].tolist()
+    ev2 = evaluation_from_record(*got["evaluation/1"])
+    np.testing.assert_array_equal(ev2.confusion, ev.confusion)
+    assert ev2.summary() == ev.summary()
+    for a, b in zip(ev.predictions, ev2.predictions):
+        np.testing.assert_array_equal(a, b)
+    # a project without analyses reads as before
+    assert read_project(save_project(session, tmp_path / "q.msproj")).analyses == {}

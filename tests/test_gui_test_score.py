@@ -121,3 +121,82 @@ def test_test_and_score_says_why_it_cannot_run_and_cancels(qtbot, make_window, h
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)
     assert job.state == job.CANCELLED and "cancelled" in panel.status.text()
     assert panel.run_button.isEnabled() and panel.comparison is None
+
+
+def _run_classifier(qtbot, w, algo, method, **params):
+    from PySide6.QtCore import Qt
+
+    from gui_helpers import wait_last_run
+
+    w.algorithm_panel.select_algorithm(algo)
+    for name, value in params.items():
+        w.algorithm_panel.form.editor(name).set_value(value)
+    w.classification_panel.set_evaluation(method, n_splits=3, test_fraction=0.25, seed=1)
+    qtbot.mouseClick(w.run_controls.run_button, Qt.MouseButton.LeftButton)
+    run = wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)
+    assert w.classification_panel.result_for(run) is not None
+    return run
+
+
+def _table_texts(table):
+    return [[table.item(i, j).text() for j in range(table.columnCount())] for i in range(table.rowCount())]
+
+
+def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, make_window, host, tmp_path):
+    w = make_window(host)
+    ds = _breast_cancer()
+    w.session.add_dataset(ds)
+    kfold_run = _run_classifier(qtbot, w, "linear_classifier", "kfold", loss="logistic")
+    holdout_run = _run_classifier(qtbot, w, "perceptron", "holdout", max_epochs=30)
+    # the Runs table shows each classifier run's score
+    score_col = [w.run_log.horizontalHeaderItem(j).text() for j in range(w.run_log.columnCount())].index("Score")
+    ev1 = w.classification_panel.result_for(kfold_run)
+    ev2 = w.classification_panel.result_for(holdout_run)
+    assert w.run_log.item(w.run_log.row_of(kfold_run.id), score_col).text() == (
+        f"CA {ev1.mean_accuracy:.3f} ± {ev1.std_accuracy:.3f}, 3-fold")
+    assert w.run_log.item(w.run_log.row_of(holdout_run.id), score_col).text() == f"CA {ev2.mean_accuracy:.3f}, hold-out"
+    panel = _score(qtbot, w)
+    before = panel.comparison
+    table = _table_texts(panel.table)
+    roc = {n: tuple(np.asarray(a) for a in item.getData()) for n, item in panel.roc_view.curves.items()}
+    path = tmp_path / "scored.msproj"
+    job = w.project.save_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    assert path.exists()
+
+    w2 = make_window(host)
+    job = w2.project.open_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    wait_idle(qtbot, w2)
+    p2 = w2.test_score
+    # the table, the paired comparison and the ROC come back
+    assert p2.comparison is not None and _table_texts(p2.table) == table
+    assert _table_texts(p2.wins_table) == _table_texts(panel.wins_table)
+    assert sorted(p2.roc_view.curves) == sorted(roc)
+    for name, item in p2.roc_view.curves.items():
+        x, y = item.getData()
+        np.testing.assert_array_equal(x, roc[name][0])
+        np.testing.assert_array_equal(y, roc[name][1])
+    assert sorted(p2.calibration_view.curves) == sorted(panel.calibration_view.curves)
+    # every learner's confusion matrix, and a click still selects the rows
+    for r in before.learners:
+        p2.confusion_view.learner_combo.setCurrentText(r.name)
+        np.testing.assert_array_equal(p2.confusion_view.counts, before.confusion(r.name))
+        np.testing.assert_array_equal(p2.comparison.learner(r.name).scores, r.scores)
+    p2.confusion_view.table.cellClicked.emit(0, 0)
+    assert w2.selection.count(ds.name) == int(before.confusion(p2.confusion_view.learner)[0, 0])
+    # every run's evaluation: the confusion view of each classifier run, and the Runs table score
+    view = w2.views["confusion"]
+    for run, ev in ((kfold_run, ev1), (holdout_run, ev2)):
+        w2.session.set_current_run(run.id)
+        assert view.counts is not None, view.info.text()
+        np.testing.assert_array_equal(view.counts, ev.confusion)
+        assert "no evaluation" not in view.info.text()
+        restored = w2.classification_panel.result_for(w2.session.runs[run.id])
+        for a, b in zip(restored.test_index, ev.test_index):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(restored.predictions, ev.predictions):
+            np.testing.assert_array_equal(a, b)
+        row = w2.run_log.row_of(run.id)
+        assert w2.run_log.item(row, score_col).text() == w.run_log.item(w.run_log.row_of(run.id), score_col).text()

@@ -7,7 +7,10 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 - ``data/<i>/X``, ``data/<i>/labels``, ``data/<i>/images`` for the i-th data set;
 - ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results;
 - ``run/<id>/model/<attribute>`` for its fitted model (see :func:`model_io.pack_estimator`);
-- ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions.
+- ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions;
+- ``analysis/<key>/<name>`` for the arrays of an analysis result saved with the project (a
+  classifier run's evaluation, a Test & Score comparison: ``analyses=`` of :func:`save_project`,
+  records of :mod:`manifold_studio.files.analysis_records`).
 
 It is read back with ``np.load(allow_pickle=False)`` and written atomically (a temporary file,
 then a rename), so a crash while saving never damages the previous version. A run whose
@@ -20,7 +23,7 @@ import datetime as _dt
 import itertools
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +68,8 @@ class ProjectContents:
     view_settings: dict
     #: runs whose model could not be restored (their results are kept)
     problems: list
+    #: analysis results saved with the project: key -> (document, arrays)
+    analyses: dict = field(default_factory=dict)
 
 
 def _array(value) -> np.ndarray | None:
@@ -85,8 +90,12 @@ def _put(arrays: dict, key: str, value) -> str | None:
     return key
 
 
-def save_project(session: Session, path, view_settings: dict | None = None) -> Path:
-    """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path."""
+def save_project(session: Session, path, view_settings: dict | None = None,
+                 analyses: dict | None = None) -> Path:
+    """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path.
+
+    ``analyses``: results kept with the project, ``{key: (document, {name: array})}`` (a key
+    is a plain name such as ``evaluation/3``; the document must be JSON-able)."""
 
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
@@ -141,7 +150,11 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
         "history": [{"time": e.time, "level": e.level, "message": e.message, "run_id": e.run_id,
                      "dataset": e.dataset} for e in session.history],
         "view_settings": _jsonable(view_settings or {}),
+        "analyses": {},
     }
+    for key, (document, named) in (analyses or {}).items():
+        meta["analyses"][key] = {"document": _jsonable(document),
+                                 "arrays": {n: _put(arrays, f"analysis/{key}/{n}", a) for n, a in named.items()}}
     arrays[META_KEY] = np.array(json.dumps(meta))
     atomic_savez(path, arrays)
     return path
@@ -210,7 +223,14 @@ def read_project(path, host=None) -> ProjectContents:
     session._ids = itertools.count(max(session.runs, default=0) + 1)
     current = meta.get("current_run")
     session.current_run_id = current if current in session.runs else None
-    return ProjectContents(path, session, dict(meta.get("view_settings") or {}), problems)
+    analyses = {}
+    try:
+        for key, entry in (meta.get("analyses") or {}).items():
+            analyses[key] = (dict(entry["document"]), {n: arrays[k] for n, k in entry["arrays"].items()})
+    except (KeyError, TypeError, AttributeError) as exc:
+        problems.append(f"The saved analyses of {path.name} are damaged and were left out ({exc}).")
+        analyses = {}
+    return ProjectContents(path, session, dict(meta.get("view_settings") or {}), problems, analyses)
 
 
 def load_project_into(session: Session, path) -> dict:

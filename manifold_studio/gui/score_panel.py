@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.evaluation import compare_learners
+from manifold_studio.files.analysis_records import comparison_from_record, comparison_record
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
@@ -295,6 +296,23 @@ class ScorePanel(QWidget):
                 text = "—" if i == j else f"{wins[i, j]}/{paired[i, j]}"
                 self.wins_table.setItem(i, j, QTableWidgetItem(text))
         self.wins_table.resizeColumnsToContents()
+
+    # -- projects --------------------------------------------------------------------------------
+    def project_analyses(self) -> dict:
+        if self.comparison is None:
+            return {}
+        doc, arrays = comparison_record(self.comparison)
+        doc["dataset"] = self.dataset_name
+        return {"test_score": (doc, arrays)}
+
+    def restore_analyses(self, analyses: dict) -> None:
+        saved = analyses.get("test_score")
+        if saved is None:
+            self.show_comparison(None, None)
+            say(self.status, "Tick two or more classifiers and press Run.")
+            return
+        doc, arrays = saved
+        self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
 
     def select_rows(self, rows) -> None:
         if self.dataset_name is not None and self.dataset_name in self.window.session.datasets:
