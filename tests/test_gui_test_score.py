@@ -143,7 +143,9 @@ def _table_texts(table):
     return [[table.item(i, j).text() for j in range(table.columnCount())] for i in range(table.rowCount())]
 
 
-def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, make_window, host, tmp_path):
+def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, make_window, host, tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setenv("MANIFOLD_STUDIO_RECOVERY_DIR", str(tmp_path / "recovery"))
     w = make_window(host)
     ds = _breast_cancer()
     w.session.add_dataset(ds)
@@ -164,6 +166,14 @@ def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, 
     job = w.project.save_project(path)
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)
     assert path.exists()
+
+    # the autosaved recovery file holds them too
+    from manifold_studio.files.project_file import read_project
+
+    job = w.autosave.save_now()
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    assert {"test_score", f"evaluation/{kfold_run.id}", f"evaluation/{holdout_run.id}"} <= set(
+        read_project(job.result).analyses)
 
     w2 = make_window(host)
     job = w2.project.open_project(path)

@@ -132,7 +132,8 @@ class CalibrationView(_ClassCurves):
             mean_p, frac, _ = cs.calibration_curve(c.y_idx[m] == k, r.proba[0][m, k], self.n_bins)
             self.curves[r.name] = item.plot(mean_p, frac, pen=learner_pen(i), symbol="o", symbolSize=6,
                                             symbolBrush=learner_pen(i).color(), name=r.name)
-        text = f"Calibration of class '{label_text(c.classes, k)}' ({self.n_bins} bins of the out-of-fold probabilities)."
+        text = (f"Calibration of class '{label_text(c.classes, k)}' ({self.n_bins} bins of the out-of-fold "
+                "probabilities).")
         if missing:
             text += f" Without probabilities: {', '.join(missing)}."
         self.info.setText(text)
