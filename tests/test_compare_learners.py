@@ -207,6 +207,23 @@ def test_a_fold_with_one_class_is_reported_and_the_rest_scored():
     assert (r.predictions[0][10:12] == -1).all() and (r.predictions[0][:10] >= 0).all()
 
 
+class Broken(NearestMean):
+    def fit(self, X, y):
+        raise ValueError("cannot learn from this")
+
+
+def test_a_learner_that_fails_every_fold_is_reported_and_the_others_scored(binary):
+    X, y = binary
+    c = compare_learners([Broken(), NearestMean()], X, y, cv=3)
+    broken, fine = c.learners
+    assert [m.split(": ")[1] for m in broken.failures] == ["fold 1", "fold 2", "fold 3"]
+    assert all("fit failed: cannot learn from this" in m for m in broken.failures)
+    assert "no fold could be fitted" in broken.auc_note and np.isnan(broken.mean("accuracy"))
+    assert fine.failures == [] and np.isfinite(fine.fold_metrics["accuracy"]).all()
+    assert c.wins("accuracy")[1][0, 1] == 0  # nothing to pair
+    assert c.best_counts("accuracy").tolist() == [0, 3]
+
+
 def test_progress_and_cancel(binary):
     X, y = binary
     seen = []

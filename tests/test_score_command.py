@@ -87,6 +87,8 @@ def test_score_holdout_repeats_and_loo(capsys, csv_file):
     (["svm", "--data", "sample:iris", "--cv", "1"], "at least 2 folds"),
     (["svm", "--data", "sample:iris", "--holdout", "2"], "--holdout expects a fraction"),
     (["svm", "--data", "sample:iris", "--cv", "51"], "every class has fewer rows"),
+    (["svm", "--data", "sample:iris", "--cv", "3", "--holdout", "0.2"], "give one of them"),
+    (["svm", "--data", "sample:iris", "--repeats", "0"], "--repeats expects"),
     (["no_such", "--data", "sample:iris"], "no_such"),
     (["svm", "--data", "/nonexistent.csv"], "File not found"),
 ])

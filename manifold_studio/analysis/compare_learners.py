@@ -295,7 +295,9 @@ class _Scorer:
 
     def result(self) -> LearnerResult:
         auc_note = ""
-        if self.kind is None:
+        if not np.isfinite(self.metrics["accuracy"]).any():
+            auc_note = f"{self.name}: no fold could be fitted, so no figure is available"
+        elif self.kind is None:
             auc_note = (f"{self.name}: ROC AUC is not available: the learner gives neither "
                         "decision_function nor predict_proba scores")
         elif not np.isfinite(self.metrics["auc"]).any():

@@ -36,7 +36,7 @@ def add_score_parser(sub, data_help: str) -> None:
                    help="a loader or sample option, e.g. delimiter=tab")
     p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
                    help="a learner parameter: ALGO is an algorithm id or the learner's 1-based position")
-    p.add_argument("--cv", default="5", metavar="K|loo",
+    p.add_argument("--cv", metavar="K|loo",
                    help="stratified K-fold (scikit-learn's folds; default 5), or 'loo' for leave-one-out")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="repeat the K-fold (or hold-out) N times")
     p.add_argument("--holdout", type=float, metavar="FRACTION",
@@ -98,7 +98,9 @@ def _names(specs) -> list[str]:
 
 def cmd_score(args) -> int:
     console = Console(args.quiet, info_to_stderr=args.out == "-")
-    cv = _cv_value(args.cv)
+    if args.cv is not None and args.holdout is not None:
+        raise UsageError("--cv and --holdout are two schemes: give one of them")
+    cv = _cv_value("5" if args.cv is None else args.cv)
     if args.repeats < 1:
         raise UsageError(f"--repeats expects a whole number >= 1, got {args.repeats}")
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
