@@ -224,6 +224,20 @@ def test_a_learner_that_fails_every_fold_is_reported_and_the_others_scored(binar
     assert c.best_counts("accuracy").tolist() == [0, 3]
 
 
+class Stranger(NearestMean):
+    def predict(self, X):
+        return np.full(len(X), "no such class")
+
+
+def test_a_learner_predicting_an_unknown_label_fails_its_folds_only(binary):
+    X, y = binary
+    c = compare_learners([Stranger(), NearestMean()], X, y, cv=2)
+    assert len(c.learners[0].failures) == 2
+    assert "predicting its test part failed" in c.learners[0].failures[0]
+    assert "no such class" in c.learners[0].failures[0]
+    assert np.isfinite(c.learners[1].fold_metrics["accuracy"]).all()
+
+
 def test_progress_and_cancel(binary):
     X, y = binary
     seen = []

@@ -237,6 +237,25 @@ def _aligned(values, cols, m: int, K: int, fill: float) -> np.ndarray:
     return out
 
 
+def _predict_fold(est, X_test, classes):
+    """``(predicted class index, probabilities or None, scores or None, score kind, predict
+    seconds)`` of a fitted learner on a test part; columns aligned with ``classes``. The scores
+    are the probabilities when the learner has them (comparable across classes, unlike softmax
+    logits), else its decision_function."""
+    K, m = len(classes), X_test.shape[0]
+    t0 = time.perf_counter()
+    pred = label_indices(np.asarray(est.predict(X_test)), classes)
+    predict_time = time.perf_counter() - t0
+    cols = label_indices(np.asarray(getattr(est, "classes_", classes)), classes)
+    proba = scores = kind = None
+    if hasattr(est, "predict_proba"):
+        proba = _aligned(_call(est.predict_proba, X_test), cols, m, K, 0.0)
+        scores, kind = proba, "predict_proba"
+    elif hasattr(est, "decision_function"):
+        scores, kind = _aligned(_call(est.decision_function, X_test), cols, m, K, -np.inf), "decision_function"
+    return pred, proba, scores, kind, predict_time
+
+
 class _Scorer:
     """Runs one learner on the folds and collects its figures."""
 
@@ -267,31 +286,28 @@ class _Scorer:
             why = only + lacking if only else f"fit failed{lacking}"
             self.failures.append(f"{self.name}: {label}: {why}: {exc}")
             return
-        self.metrics["fit_time"][f] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        pred = label_indices(np.asarray(est.predict(X[test])), classes)
-        self.metrics["predict_time"][f] = time.perf_counter() - t0
+        fit_time = time.perf_counter() - t0
+        try:
+            pred, proba, scores, kind, predict_time = _predict_fold(est, X[test], classes)
+        except FitCancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - e.g. a label that is not a class: this fold only
+            self.failures.append(f"{self.name}: {label}: predicting its test part failed: {exc}")
+            return
         if missing:
             self.notes.append(f"{self.name}: {label}: scored{lacking}")
-        cols = label_indices(np.asarray(getattr(est, "classes_", classes)), classes)
-        truth, m = y_idx[test], test.size
+        truth, mt = y_idx[test], self.metrics
+        mt["fit_time"][f], mt["predict_time"][f] = fit_time, predict_time
         self.pred[repeat, test] = pred
-        mt = self.metrics
         mt["accuracy"][f] = cs.accuracy(truth, pred)
         mt["balanced_accuracy"][f] = cs.balanced_accuracy(truth, pred, K)
         mt["precision"][f], mt["recall"][f], mt["f1"][f] = cs.macro_scores(truth, pred, K)
-        if hasattr(est, "predict_proba"):
-            p = _aligned(_call(est.predict_proba, X[test]), cols, m, K, 0.0)
-            self.proba[repeat, test], self.has_proba = p, True
-            mt["log_loss"][f] = cs.log_loss(truth, p)
-        if hasattr(est, "predict_proba"):  # comparable across the classes (logits of softmax are not)
-            s, self.kind = self.proba[repeat, test], "predict_proba"
-        elif hasattr(est, "decision_function"):
-            s, self.kind = _aligned(_call(est.decision_function, X[test]), cols, m, K, -np.inf), "decision_function"
-        else:
-            return
-        self.scores[repeat, test] = s
-        mt["auc"][f] = cs.ovr_auc(truth, s[:, 1] if K == 2 else s)
+        if proba is not None:
+            self.proba[repeat, test], self.has_proba = proba, True
+            mt["log_loss"][f] = cs.log_loss(truth, proba)
+        if scores is not None:
+            self.scores[repeat, test], self.kind = scores, kind
+            mt["auc"][f] = cs.ovr_auc(truth, scores[:, 1] if K == 2 else scores)
 
     def result(self) -> LearnerResult:
         auc_note = ""
