@@ -123,6 +123,27 @@ def test_test_and_score_says_why_it_cannot_run_and_cancels(qtbot, make_window, h
     assert panel.run_button.isEnabled() and panel.comparison is None
 
 
+def test_two_copies_of_one_classifier_with_their_own_settings(qtbot, make_window, host):
+    w = make_window(host)
+    ds = _breast_cancer()
+    w.session.add_dataset(ds)
+    panel = w.test_score
+    panel.check("svm")
+    panel.form("svm").editor("C").set_value(3.0)
+    copy = panel.add_copy("svm")
+    assert copy == "svm #2" and panel.form(copy).editor("C").value() == 3.0  # starts from its settings
+    panel.form(copy).editor("kernel").set_value("linear")
+    panel.set_scheme("holdout", fraction=0.3, repeats=2, seed=5)
+    job = panel.run()
+    qtbot.waitUntil(lambda: job.finished, timeout=60_000)
+    c = panel.comparison
+    assert [r.name for r in c.learners] == ["svm", "svm #2"]
+    assert c.learners[0].params["kernel"] == "rbf" and c.learners[1].params["kernel"] == "linear"
+    assert c.learners[1].params["C"] == 3.0 and len(c.folds) == 2
+    assert [panel.table.verticalHeaderItem(i).text() for i in range(2)] == ["svm", "svm #2"]
+    assert sorted(panel.roc_view.curves) == ["svm", "svm #2"]
+
+
 def _run_classifier(qtbot, w, algo, method, **params):
     from PySide6.QtCore import Qt
 

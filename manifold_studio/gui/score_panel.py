@@ -63,19 +63,16 @@ class ScorePanel(QWidget):
         self.learner_list = QListWidget()
         self.learner_list.setToolTip("Tick the classifiers to compare; the highlighted one's settings are below.")
         self.forms = QStackedWidget()
-        self._form_of: dict[str, ParamForm] = {}
+        self._form_of: dict[str, ParamForm] = {}   # learner name -> its settings
+        self._algo_of: dict[str, str] = {}         # learner name -> algorithm id
         for algo_id, cls in sorted(window.host.algorithms.items()):
-            if cls.kind != "classification":
-                continue
-            item = QListWidgetItem(cls.name or algo_id)
-            item.setData(Qt.ItemDataRole.UserRole, algo_id)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
-            self.learner_list.addItem(item)
-            form = ParamForm(cls.params)
-            self._form_of[algo_id] = form
-            self.forms.addWidget(form)
+            if cls.kind == "classification":
+                self._add_learner(algo_id, algo_id, cls.name or algo_id)
         self.learner_list.currentRowChanged.connect(self.forms.setCurrentIndex)
+        self.copy_button = QPushButton("Add a copy")
+        self.copy_button.setToolTip("Add another learner of the highlighted classifier, with its own settings "
+                                    "(e.g. an SVM with an RBF kernel and one with a linear kernel).")
+        self.copy_button.clicked.connect(lambda: self.add_copy())
         self.scheme_combo = QComboBox()
         for text, key in (("stratified k-fold", KFOLD), ("repeated stratified k-fold", REPEATED),
                           ("stratified hold-out", HOLDOUT), ("leave-one-out", LOO)):
@@ -127,6 +124,7 @@ class ScorePanel(QWidget):
         ll = QVBoxLayout(left)
         ll.setContentsMargins(2, 2, 2, 2)
         ll.addWidget(self.learner_list, 1)
+        ll.addWidget(self.copy_button)
         ll.addWidget(self.forms, 1)
         ll.addLayout(form)
         ll.addLayout(buttons)
@@ -173,17 +171,48 @@ class ScorePanel(QWidget):
             if value is not None:
                 spin.setValue(value)
 
-    def form(self, algorithm_id: str) -> ParamForm:
-        return self._form_of[algorithm_id]
+    def _add_learner(self, name: str, algo_id: str, text: str) -> QListWidgetItem:
+        item = QListWidgetItem(text)
+        item.setData(Qt.ItemDataRole.UserRole, name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Unchecked)
+        self.learner_list.addItem(item)
+        form = ParamForm(self.window.host.algorithm_class(algo_id).params)
+        self._form_of[name], self._algo_of[name] = form, algo_id
+        self.forms.addWidget(form)
+        return item
 
-    def check(self, algorithm_id: str, checked: bool = True) -> None:
+    def add_copy(self, name: str | None = None) -> str:
+        """Add (ticked) another learner of learner ``name``'s classifier (default: the highlighted
+        one) starting from its settings; returns the new learner's name ("svm #2")."""
+        if name is None:
+            item = self.learner_list.currentItem() or self.learner_list.item(0)
+            name = item.data(Qt.ItemDataRole.UserRole)
+        algo = self._algo_of[name]
+        n = 2
+        while f"{algo} #{n}" in self._form_of:
+            n += 1
+        new = f"{algo} #{n}"
+        self._add_learner(new, algo, new)
+        source, form = self._form_of[name], self._form_of[new]
+        for pname, editor in source.editors.items():
+            if not editor.error():
+                form.editor(pname).set_value(editor.value())
+        self.check(new)
+        return new
+
+    def form(self, name: str) -> ParamForm:
+        """The settings of learner ``name`` (an algorithm id, or a copy's name)."""
+        return self._form_of[name]
+
+    def check(self, name: str, checked: bool = True) -> None:
         for i in range(self.learner_list.count()):
             item = self.learner_list.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == algorithm_id:
+            if item.data(Qt.ItemDataRole.UserRole) == name:
                 item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
                 self.learner_list.setCurrentRow(i)
                 return
-        raise KeyError(algorithm_id)
+        raise KeyError(name)
 
     def checked(self) -> list[str]:
         return [self.learner_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.learner_list.count())
@@ -208,26 +237,26 @@ class ScorePanel(QWidget):
     def run(self):
         """Start the comparison of the ticked classifiers (a foreground job); None when it cannot."""
         ds = self.window.session.current_dataset
-        algos = self.checked()
+        names = self.checked()
         reason = ("Load a data set with labels first." if ds is None else
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
-                  "Tick at least one classifier." if not algos else "")
+                  "Tick at least one classifier." if not names else "")
         learners = []
-        for algo in algos:
+        for name in names if not reason else []:
             try:
-                learners.append((algo, self._form_of[algo].values()))
+                learners.append((self._algo_of[name], self._form_of[name].values()))
             except ManifoldStudioError as exc:
-                reason = f"{algo}: {exc}"
+                reason = f"{name}: {exc}"
                 break
         if reason:
             say(self.status, reason, error=True)
             return None
         self.dataset_name = ds.name
-        say(self.status, f"Scoring {', '.join(algos)} on '{ds.name}'…")
+        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}'…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.job = self.window.start_job(
-            compare_learners, learners, ds.X, ds.labels, title="Test & Score", **self.scheme_kwargs(),
+            compare_learners, learners, ds.X, ds.labels, names=names, title="Test & Score", **self.scheme_kwargs(),
             on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
         self.job.ended.connect(self._ended)
         return self.job
