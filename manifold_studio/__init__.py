@@ -7,11 +7,15 @@ Scripting API::
     ms.list_algorithms()
     est = ms.get_algorithm("pca", n_components=2).fit(X)
     est.embedding_, est.extend(X_new)
-    ds = ms.load_data("sample:iris")          # or a path to a .csv/.tsv/.npy/.npz file
+    ds = ms.load_data("sample:iris")          # or a path to a .csv/.tsv/.xlsx/.parquet/.npy/.npz file
+    ms.list_preprocessors()                   # preparation steps: standardize, impute, one_hot, ...
+    pipe = ms.make_pipeline("standardize", ("impute", {"strategy": "median"}),
+                            ms.get_algorithm("kmeans", n_clusters=3)).fit(ds)
 """
 from __future__ import annotations
 
 from manifold_studio.algorithms import FitCancelled
+from manifold_studio.algorithms.pipeline import Pipeline, make_pipeline
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import (
@@ -25,7 +29,8 @@ from manifold_studio.plugins.host import get_host
 from manifold_studio.version import __version__
 
 __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
-           "load_data", "Dataset", "FitCancelled", "DataError", "InvalidParameterError",
+           "load_data", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
+           "FitCancelled", "DataError", "InvalidParameterError",
            "NotFittedError", "ManifoldStudioError", "UnknownAlgorithmError", "__version__"]
 
 
@@ -49,6 +54,16 @@ def get_algorithm(algorithm_id: str, **params):
     est.set_params(**params)
     est.validate_params()
     return est
+
+
+def list_preprocessors() -> list[str]:
+    """Ids of every loaded preparation step (plugin kind ``preprocessing``)."""
+    return sorted(_host().preprocessors)
+
+
+def get_preprocessor(step_id: str, **params):
+    """A new preparation step ``step_id`` with validated ``params``."""
+    return _host().get_preprocessor(step_id, **params)
 
 
 def list_loaders() -> list[str]:

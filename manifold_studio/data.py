@@ -4,6 +4,17 @@ A :class:`Dataset` is what every loader returns and every algorithm consumes: a 
 (n, d) float matrix, optional labels, optional feature names, where it came from and the
 load report (columns left out, rows with missing values, ...).
 
+A data set read from a table (CSV/TSV, Excel, Parquet) also keeps that typed table with its
+column roles (:class:`~manifold_studio.tables.Table`, :attr:`Dataset.table`) and one row id per row
+of ``X`` (:attr:`Dataset.row_ids`: the file's line number, or an id column). ``X`` holds the
+feature columns, ``labels`` the current target; :meth:`Dataset.set_role`,
+:meth:`Dataset.set_target` and :meth:`Dataset.set_roles` change the roles and recompute them::
+
+    ds = ms.load_data("penguins.csv", label_column="species")
+    [str(c) for c in ds.columns]        # name, type, role, distinct values, missing count
+    ds.set_role("year", "skipped")      # X loses 'year'
+    ds.set_target("island")             # labels are now the islands
+
 Loader plugins subclass :class:`Loader`; sample data plugins subclass :class:`Sample`.
 """
 from __future__ import annotations
@@ -16,6 +27,11 @@ import numpy as np
 
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError
+from manifold_studio.files.bounded import check_regular_file, out_of_memory
+from manifold_studio.tables.model import CATEGORICAL, FEATURE, NUMERIC, TARGET, TEXT, ColumnInfo, Table, quote
+
+MISSING_POLICIES = ("drop", "keep", "error")
+_REPORT_LIMIT = 10
 
 
 @dataclass
@@ -30,6 +46,17 @@ class Dataset:
     report: list[str] = field(default_factory=list)
     #: optional per-row images (n, h, w) for thumbnails
     images: np.ndarray | None = None
+    #: the typed table with roles this data set was read from (None for plain arrays)
+    table: Table | None = None
+    #: one id per row of X: the file's line number or the id column's value (default 0..n-1)
+    row_ids: np.ndarray | None = None
+    #: the rows of ``table`` that X holds, in order (None: all of them)
+    table_rows: np.ndarray | None = None
+    #: the rows of ``table`` this data set covers before rows with missing values were dropped
+    #: (None: all of them); role changes recompute X over these rows
+    table_scope: np.ndarray | None = None
+    #: what was done with missing values: 'drop' the rows, 'keep' them as NaN, or 'error'
+    missing: str = "drop"
 
     def __post_init__(self):
         X = np.asarray(self.X, dtype=np.float64)
@@ -47,6 +74,15 @@ class Dataset:
             if len(self.feature_names) != X.shape[1]:
                 raise DataError(f"Data set '{self.name}': {len(self.feature_names)} feature names "
                                 f"for {X.shape[1]} columns.")
+        if self.row_ids is None:
+            if self.table is not None:
+                ids = self.table.row_ids
+                self.row_ids = ids if self.table_rows is None else ids[self.table_rows]
+            else:
+                self.row_ids = np.arange(X.shape[0])
+        self.row_ids = np.asarray(self.row_ids)
+        if self.row_ids.shape != (X.shape[0],):
+            raise DataError(f"Data set '{self.name}': {len(self.row_ids)} row ids for {X.shape[0]} rows.")
 
     @property
     def n_samples(self) -> int:
@@ -66,10 +102,166 @@ class Dataset:
 
     def subset(self, rows, name: str | None = None) -> "Dataset":
         rows = np.asarray(rows)
+        table_rows = None
+        if self.table is not None:
+            table_rows = (np.arange(self.n_samples) if self.table_rows is None else self.table_rows)[rows]
         return Dataset(name or self.name, self.X[rows],
                        None if self.labels is None else self.labels[rows],
                        self.feature_names, self.source, self.label_name, [],
-                       None if self.images is None else self.images[rows])
+                       None if self.images is None else self.images[rows],
+                       table=self.table, row_ids=self.row_ids[rows], table_rows=table_rows,
+                       table_scope=table_rows, missing=self.missing)
+
+    # -- columns and roles --------------------------------------------------------------
+    @property
+    def columns(self) -> list[ColumnInfo]:
+        """One :class:`~manifold_studio.tables.ColumnInfo` per column: name, type, role, distinct
+        values and missing count (the features and the label for a data set without a table)."""
+        if self.table is not None:
+            return self.table.infos()
+        names = self.feature_names or [f"x{j}" for j in range(self.n_features)]
+        out = [ColumnInfo(nm, NUMERIC, FEATURE, int(len(np.unique(self.X[:, j][~np.isnan(self.X[:, j])]))),
+                          int(np.isnan(self.X[:, j]).sum())) for j, nm in enumerate(names)]
+        if self.labels is not None:
+            out.append(ColumnInfo(self.label_name or "label", "categorical", TARGET,
+                                  int(len(np.unique(self.labels.astype(str)))), 0))
+        return out
+
+    def column_values(self, name: str) -> np.ndarray:
+        """The values of any column of the table (feature, target, meta or skipped) for the rows
+        of X, in order: numbers as float64 (NaN where missing), categories and text decoded (None
+        where missing), dates as datetime64 — for colouring, hover, the table view and export."""
+        col = self._require_table(f"column {quote(name)}").column(name)
+        rows = np.arange(self.table.n_rows) if self.table_rows is None else self.table_rows
+        return col.take(rows).decoded()
+
+    def _require_table(self, what: str) -> Table:
+        if self.table is None:
+            raise DataError(f"Data set '{self.name}' has no table of columns ({what} needs one: it was "
+                            "not read from a CSV/TSV, Excel or Parquet file).")
+        return self.table
+
+    def set_roles(self, roles: dict[str, str]) -> "Dataset":
+        """Give columns roles ({name: 'feature' | 'target' | 'meta' | 'skipped'}) and recompute
+        X, labels, feature names and row ids (in place; returns self). Nothing changes when the
+        new roles are refused (e.g. no feature column left)."""
+        table = self._require_table("changing roles").copy()
+        table.set_roles(roles)
+        return self._rebuild(table)
+
+    def set_role(self, name: str, role: str) -> "Dataset":
+        return self.set_roles({name: role})
+
+    def set_target(self, name: str | None) -> "Dataset":
+        """Make column ``name`` the current label (None: no label) and recompute (in place)."""
+        table = self._require_table("choosing the label column").copy()
+        table.set_target(name)
+        return self._rebuild(table)
+
+    def set_missing(self, missing: str) -> "Dataset":
+        """Change what is done with rows holding missing values ('drop', 'keep' as NaN for an
+        impute step, 'error') and recompute (in place; returns self)."""
+        if missing not in MISSING_POLICIES:
+            raise DataError(f"Invalid missing {missing!r}: allowed are {', '.join(MISSING_POLICIES)}.")
+        table = self._require_table("changing how missing values are handled").copy()
+        old, self.missing = self.missing, missing
+        try:
+            return self._rebuild(table)
+        except DataError:
+            self.missing = old
+            raise
+
+    def _rebuild(self, table: Table) -> "Dataset":
+        new = Dataset.from_table(table, name=self.name, source=self.source, missing=self.missing,
+                                 scope=self.table_scope, images=None, summary=False)
+        images = self.images
+        if images is not None and self.table_rows is not None and new.table_rows is not None:
+            where = {int(r): k for k, r in enumerate(self.table_rows)}
+            images = images[[where[int(r)] for r in new.table_rows]] if all(int(r) in where for r in new.table_rows) else None
+        for attr in ("X", "labels", "feature_names", "label_name", "table", "row_ids", "table_rows"):
+            setattr(self, attr, getattr(new, attr))
+        self.images = images if images is None or len(images) == self.n_samples else None
+        self.report = [r for r in self.report if "dropped" not in r and "kept as NaN" not in r] + new.report
+        return self
+
+    @classmethod
+    def from_table(cls, table: Table, *, name: str | None = None, source: str | None = None,
+                   missing: str = "drop", scope=None, images=None, detail: str = "", summary: bool = True,
+                   where: str | None = None, in_chunks: bool = False) -> "Dataset":
+        """The data set of a table: the feature columns as X (float64), the current target as
+        labels, one row id per row. Rows with a missing feature or label are dropped and
+        reported by line and column (``missing='drop'``), kept as NaN (``'keep'``, a missing
+        label still drops its row) or refused (``'error'``). ``scope`` limits it to some rows of
+        the table. ``detail`` goes into the summary line ("delimiter: comma, header row").
+        ``in_chunks``: the table is one chunk of a larger file (it may be emptied by dropped
+        rows, and no summary line is written)."""
+        if missing not in MISSING_POLICIES:
+            raise DataError(f"Invalid missing {missing!r}: allowed are {', '.join(MISSING_POLICIES)}.")
+        where = where or (Path(table.source).name if table.source else (name or table.name))
+        features = table.feature_names
+        target = table.current_target
+        if not features:
+            kinds = ", ".join(quote(c.name) + (" (label)" if c.name == target else
+                                               " (row id)" if c.note == "looks like a row id" else
+                                               " (text)" if c.type == TEXT or (c.type == CATEGORICAL and
+                                                                               not c.numeric_categories) else
+                                               f" ({c.type})")
+                              for c in table.columns)
+            ids = [c.name for c in table.columns if c.note == "looks like a row id"]
+            hint = (f"; its only numeric column(s) {', '.join(quote(i) for i in ids)} look like row ids "
+                    "(give them the role feature to fit them anyway)" if ids else "")
+            raise DataError(f"{where} has no numeric column to use as features (columns: {kinds}){hint}.")
+        scope = np.arange(table.n_rows) if scope is None else np.asarray(scope)
+        full = scope.shape[0] == table.n_rows and (scope.shape[0] == 0 or (scope[0] == 0 and
+                                                   bool(np.all(np.diff(scope) == 1))))
+        X = table.feature_matrix()
+        if not full:
+            X = X[scope]
+        lines = table.row_ids[scope]
+        label_missing = table.column(target).missing[scope] if target is not None else None
+        notes: list[str] = []
+        bad_cells = np.isnan(X).any(axis=1) if missing != "keep" else np.zeros(len(scope), dtype=bool)
+        if missing == "keep":
+            n_cells = np.isnan(X if label_missing is None else X[~label_missing])
+            if n_cells.any():
+                notes.append(f"{int(n_cells.sum()):,} missing or non-finite value(s) in "
+                             f"{int(n_cells.any(axis=1).sum()):,} row(s) kept as NaN: probabilistic PCA (method=em) "
+                             "fits with them and imputes them; other methods refuse NaN.")
+        bad = bad_cells if label_missing is None else bad_cells | label_missing
+        bad_rows = np.flatnonzero(bad)
+        if len(bad_rows):
+            details = []
+            for r in bad_rows[:_REPORT_LIMIT]:
+                cols = [nm for j, nm in enumerate(features) if missing != "keep" and np.isnan(X[r, j])]
+                if label_missing is not None and label_missing[r]:
+                    cols.append(target)
+                details.append(f"line {lines[r]} ({', '.join(quote(c) for c in cols)})")
+            more = f" and {len(bad_rows) - _REPORT_LIMIT} more" if len(bad_rows) > _REPORT_LIMIT else ""
+            spots = "; ".join(details) + more
+            if missing == "error":
+                raise DataError(f"{where} has missing or non-finite values in {len(bad_rows)} row(s): "
+                                f"{spots}. Fill them in, or drop these rows (missing=drop).")
+            if len(bad_rows) == len(scope) and not in_chunks:
+                raise DataError(f"{where}: every row has a missing value ({spots}); nothing is left.")
+            notes.append(f"{len(bad_rows)} row(s) with missing or non-finite values dropped: {spots}.")
+            keep = ~bad
+            X = X[keep]
+            rows = scope[keep]
+        else:
+            rows = scope
+        labels = None
+        if target is not None:
+            labels = table.column(target).take(rows).label_values()
+        report = list(table.report) if summary else []
+        if summary and not in_chunks:
+            lab = f", labels: {quote(target)}" if target else ""
+            report.insert(0, f"Read {len(rows):,} rows × {len(features)} numeric columns from {where} "
+                             f"({detail}{lab})." if detail else
+                             f"Read {len(rows):,} rows × {len(features)} feature columns from {where}{lab and ' (' + lab[2:] + ')'}.")
+        return cls(name or table.name, X, labels, features, table.source if source is None else source,
+                   target, report + notes, images, table=table, row_ids=table.row_ids[rows],
+                   table_rows=None if full and len(rows) == table.n_rows else rows,
+                   table_scope=None if full else scope, missing=missing)
 
 
 class Loader:
@@ -91,9 +283,13 @@ class Loader:
         opts.update(validate_params(self.options, options))
         if not path.exists():
             raise DataError(f"File not found: {path}")
+        check_regular_file(path, "data file")  # a FIFO or a device would block or never end
         if path.is_file() and path.stat().st_size == 0:
             raise DataError(f"{path.name} is empty (0 bytes).")
-        return self._load(path, **opts)
+        try:
+            return self._load(path, **opts)
+        except MemoryError as exc:
+            raise out_of_memory(path.name, None, exc) from None
 
     def _load(self, path: Path, **options) -> Dataset:  # pragma: no cover - abstract
         raise NotImplementedError

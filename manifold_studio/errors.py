@@ -3,6 +3,7 @@
 Every message raised with these types is meant to be shown to a user as is:
 it names the offending parameter, file, column or row and says what is allowed.
 """
+import signal
 
 
 class ManifoldStudioError(Exception):
@@ -72,3 +73,23 @@ def error_message(exc: BaseException) -> str:
         return str(exc) or type(exc).__name__
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def describe_exit(code: int | None, unfinished: str = "without returning a result") -> str:
+    """What the exit status of a dead child process means, in words (a negative code is the
+    signal that ended it, as subprocess and multiprocessing report it)."""
+    if code is None:
+        return "did not end"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        meaning = {"SIGSEGV": "a crash (segmentation fault) in the plugin's code",
+                   "SIGBUS": "a crash (bus error) in the plugin's code",
+                   "SIGABRT": "the plugin's code aborted",
+                   "SIGKILL": "it was killed — usually by the system when memory runs out",
+                   "SIGFPE": "a crash (arithmetic fault) in the plugin's code",
+                   "SIGILL": "a crash (illegal instruction) in the plugin's code"}.get(name, "it was stopped")
+        return f"ended by {name}: {meaning}"
+    return f"exited with code {code} {unfinished} (the plugin ended its own process)"

@@ -37,3 +37,9 @@ def register_loaders():
 @hookspec
 def register_samples():
     """Return a list of :class:`manifold_studio.data.Sample` instances (sample data sets)."""
+
+
+@hookspec
+def register_preprocessors():
+    """Return a list of preparation-step classes (subclasses of
+    :class:`manifold_studio.algorithms.preprocessing.Preprocessor`), each with a unique ``id``."""

@@ -352,7 +352,145 @@ CLI_CASES = [
          r"--extend FILE and --extend-out FILE go together"),
 ]
 
-ALL_CASES = FILE_CASES + MODEL_CASES + _algorithm_cases() + CLI_CASES
+# -- hostile files (issue 18): bombs, lying headers, schema violations, FIFOs, outputs ------------------
+def _hostile():
+    from hostile_files import PROJECT_KEY, bomb_npz, edit_document, lying_npy, npy_bytes, npy_header, set_member
+
+    def fifo(name):
+        def run(tmp):
+            if not hasattr(os, "mkfifo"):
+                pytest.skip("no named pipes")
+            path = Path(tmp) / name
+            os.mkfifo(path)
+            return ms.load_data(str(path))
+        return run
+
+    def cli_fifo(*args):
+        def run(tmp):
+            if not hasattr(os, "mkfifo"):
+                pytest.skip("no named pipes")
+            os.mkfifo(Path(tmp) / "pipe.csv")
+            return cli(*args)(tmp)
+        return run
+
+    def model_edit(edit):
+        return model_case(lambda p: edit_document(p, edit))
+
+    def model_member(name, value):
+        return model_case(lambda p: set_member(p, name, value))
+
+    def project_edit(edit):
+        return lambda tmp: _project_then(tmp, lambda p: edit_document(p, edit, PROJECT_KEY))
+
+    def device(tmp):
+        if not Path("/dev/zero").exists():
+            pytest.skip("no /dev/zero")
+        (Path(tmp) / "zero.csv").symlink_to("/dev/zero")  # endless: reading it would never finish
+        return ms.load_data(str(Path(tmp) / "zero.csv"))
+
+    def with_run(tmp):
+        from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+        from manifold_studio.session.model import Session
+
+        s = Session()
+        s.load("sample:iris")
+        s.run("pca")
+        path = save_project(s, Path(tmp) / f"p{SUFFIX}")
+        set_member(path, "run/1/embedding", np.ones((3, 2)))
+        return read_project(path)
+
+    def csv_out(*args, expect_cell):
+        def run(tmp):
+            _write(tmp, "labels.csv", "x,y,name\n1,2,=cmd|' /C calc'!A0\n3,4,-1.5\n5,7,@SUM(A1)\n2,2,b\n")
+            rc = cli(*args)(tmp)
+            text = (Path(tmp) / "o.csv").read_text()
+            assert expect_cell in text.splitlines()[1] and ",-1.5" in text.splitlines()[2], text
+            return rc
+        return run
+
+    return [
+        # lying headers
+        Case("hostile-npy-declares-29-tib", lambda tmp: ms.load_data(str(lying_npy(Path(tmp) / "h.npy", (2_000_000,) * 2))),
+             r"h\.npy is truncated or forged: its header declares shape \(2,000,000, 2,000,000\) of <f8 \(29\.1 TiB\), but it holds only 64 bytes"),
+        Case("hostile-npz-member-lies", lambda tmp: ms.load_data(__import__("hostile_files").write_members(
+            Path(tmp) / "l.npz", {"X.npy": npy_header((10**7, 10**3)) + b"\0" * 8})), r"l\.npz: member 'X' is truncated or forged: its header declares"),
+        Case("hostile-model-member-lies", model_member("state/components_", npy_header((10**6, 5)) + b"\0" * 8),
+             r"m\.npz: member 'state/components_' is truncated or forged: its header declares shape \(1,000,000, 5\)"),
+        # bombs
+        Case("hostile-npz-bomb", lambda tmp: ms.load_data(str(bomb_npz(Path(tmp) / "b.npz", 100 * 2**20))),
+             r"b\.npz: member 'X' inflates from .* to 100\.0 MiB .* compression bomb"),
+        Case("hostile-npz-20000-members", lambda tmp: ms.load_data(__import__("hostile_files").write_members(
+            Path(tmp) / "many.npz", {f"a{i}.npy": npy_bytes(np.ones((2, 2))) for i in range(20_000)},
+            zipfile.ZIP_STORED)), r"many\.npz holds several arrays .* and 19,992 more\) and none is named X"),
+        Case("hostile-model-extra-array", model_member("state/payload_", npy_header((2**29,)) + b"\0" * 8),
+             r"member 'payload_' is not a fitted attribute of a pca model"),
+        # schema violations
+        Case("hostile-model-params-list", model_edit(lambda d: d.update(params=[1, 2])),
+             r"field 'params' must be an object, not a list"),
+        Case("hostile-model-json-100000-deep", model_edit(lambda d: '{"a":' * 100_000 + "1" + "}" * 100_000),
+             r"nested more than 64 levels deep"),
+        Case("hostile-model-dunder-dict", model_member("state/__dict__", np.ones(3)),
+             r"member '__dict__' is not a fitted attribute of a pca model"),
+        Case("hostile-model-pca-claims-kmeans", model_edit(lambda d: d.update(algorithm="kmeans")),
+             r"kind 'embedding', but kmeans is a clustering algorithm"),
+        Case("hostile-model-pca-claims-kmeans-and-kind", model_edit(lambda d: d.update(algorithm="kmeans", kind="clustering")),
+             r"is not a fitted attribute of a kmeans model"),
+        Case("hostile-model-all-nan", model_member("state/components_", np.full((2, 3), np.nan)),
+             r"member 'components_' holds NaN or infinite values"),
+        Case("hostile-model-format-version-text", model_edit(lambda d: d.update(format_version="1")),
+             r"field 'format_version' must be a whole number, not str '1'"),
+        Case("hostile-model-tampered-shape", model_member("state/mean_", np.ones(7)),
+             r"member 'mean_' has shape \(7,\), but its axis 0 should have 3 \(n_features_in_ is 3\)"),
+        Case("hostile-project-view-settings-list", project_edit(lambda d: d.update(view_settings=[1])),
+             r"p\.msproj: .*field 'view_settings' must be an object"),
+        Case("hostile-project-run-id-text", lambda tmp: with_run_edit(tmp, lambda d: d["runs"][0].update(id="one")),
+             r"field 'runs\[0\]\.id' must be a whole number, not text 'one'"),
+        Case("hostile-project-json-deep", project_edit(lambda d: '{"format": "manifold-studio-project", "x": '
+                                                       + "[" * 100_000 + "]" * 100_000 + "}"), r"nested more than 64"),
+        Case("hostile-project-embedding-3-of-150", with_run,
+             check=lambda c: c.session.runs[1].status == "failed"
+             and c.problems[0].startswith("Run #1 (pca) is damaged: its embedding has 3 rows for the 150 rows")),
+        # FIFOs and devices
+        Case("hostile-fifo-csv", fifo("p.csv"), r"p\.csv is a named pipe \(FIFO\), not a regular data file"),
+        Case("hostile-fifo-npy", fifo("p.npy"), r"p\.npy is a named pipe \(FIFO\)"),
+        Case("hostile-device-as-data", device, r"zero\.csv is a device, not a regular data file"),
+        Case("cli-fifo-as-data", cli_fifo("run", "pca", "--data", "{tmp}/pipe.csv", "--out", "-"),
+             r"--data .*pipe\.csv: pipe\.csv is a named pipe \(FIFO\)"),
+        Case("cli-fifo-as-model", cli_fifo("apply", "--model", "{tmp}/pipe.csv", "--data", "sample:iris", "--out", "-"),
+             r"--model .*pipe\.csv: pipe\.csv is a named pipe \(FIFO\), not a regular model file"),
+        # outputs
+        Case("cli-out-is-the-data", lambda tmp: (_write(tmp, "d.csv", "a,b\n1,2\n3,4\n5,1\n"),
+                                                 cli("run", "pca", "--data", "{tmp}/d.csv", "--out", "{tmp}/./d.csv")(tmp))[1],
+             r"--out .*d\.csv is the input file of --data: writing the result would replace it"),
+        Case("cli-out-is-the-model", lambda tmp: (_model(tmp), cli("apply", "--model", "{tmp}/m.npz", "--data",
+                                                                   "sample:iris", "--out", "{tmp}/m.npz")(tmp))[1],
+             r"--out .*m\.npz is the input file of --model"),
+        Case("cli-sample-seed-negative", cli("run", "pca", "--data", "sample:iris", "--fit-sample", "10",
+                                             "--sample-seed", "-1", "--out", "-"), r"argument --sample-seed: .* got -1"),
+        Case("cli-formula-cells-escaped", csv_out("run", "kmeans", "--data", "{tmp}/labels.csv", "--label-column", "name",
+                                                  "--out", "{tmp}/o.csv", expect_cell="'=cmd|' /C calc'!A0")),
+        Case("cli-formula-cells-not-escaped", csv_out("run", "kmeans", "--data", "{tmp}/labels.csv", "--label-column",
+                                                      "name", "--out", "{tmp}/o.csv", "--no-escape-formulas",
+                                                      expect_cell=",=cmd|' /C calc'!A0")),
+        Case("csv-mac-line-ends", load("mac.csv", "a,b\r1,2\r3,4\r5,6\r"), check=shape_is(3, 2)),
+    ]
+
+
+def with_run_edit(tmp, edit):
+    from hostile_files import PROJECT_KEY, edit_document
+    from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+    from manifold_studio.session.model import Session
+
+    s = Session()
+    s.load("sample:iris")
+    s.run("pca")
+    path = save_project(s, Path(tmp) / f"p{SUFFIX}")
+    edit_document(path, edit, PROJECT_KEY)
+    return read_project(path)
+
+
+HOSTILE_CASES = _hostile()
+ALL_CASES = FILE_CASES + MODEL_CASES + _algorithm_cases() + CLI_CASES + HOSTILE_CASES
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])

@@ -131,7 +131,7 @@ def test_real_runs_have_a_disparity_and_default_to_the_latest_four(qtbot, make_w
 @pytest.mark.parametrize("with_overlay", [True, False], ids=["selection overlay", "own highlight"])
 def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host, monkeypatch, with_overlay):
     if not with_overlay:  # the maps highlight the selection themselves
-        monkeypatch.setattr(small_map, "_selection_overlay_module", lambda: None)
+        monkeypatch.setattr(small_map, "selection_overlay", None)
     w = make_window(host)
     w.session.load("sample:iris")
     pca = w.session.run("pca", n_components=2)
@@ -140,7 +140,7 @@ def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host, m
     copy = add_copy(w.session, pca, moved(pca.embedding[sub_rows]), rows=sub_rows)
     view = compare_view_of(qtbot, w)
     assert len(view.maps) == 3
-    assert all((m.overlay is not None) == (with_overlay and small_map._selection_overlay_module() is not None)
+    assert all((m.overlay is not None) == (with_overlay and small_map.selection_overlay is not None)
                for m in view.maps)
     name = pca.dataset_name
     selected = np.array([0, 5, 33, 77, 121, 145])
@@ -161,7 +161,7 @@ def test_selection_is_highlighted_in_every_small_map(qtbot, make_window, host, m
 
 
 def test_rectangle_selection_in_one_small_map_highlights_the_rows_in_the_others(qtbot, make_window, host):
-    if small_map._selection_overlay_module() is None:
+    if small_map.selection_overlay is None:
         pytest.skip("the selection overlay (rectangle / lasso) is not available yet")
     from PySide6.QtCore import QPointF
 

@@ -94,3 +94,28 @@ def test_the_hover_tip_stays_inside_the_plot_and_above_the_legend(qtbot, make_wi
         assert box.contains(tip), f"the tip of ({x}, {y}) leaves the plot: {tip} not in {box}"
     assert view._hover_text.parentItem() is None  # a scene item: drawn above the legend
     assert view._hover_text.zValue() > view.legend.zValue()
+
+
+def test_numeric_columns_take_the_colour_map_and_few_values_become_classes(qtbot, make_window, host):
+    """An integer column with more than 12 distinct values gets a colour bar in the chosen colour
+    map (a wine 'magnesium' column was drawn as 50 classes, so the colour map seemed ignored);
+    one with few values becomes classes, and the colour-map box says it does not apply."""
+    w = make_window(host)
+    rng = np.random.default_rng(2)
+    X = np.column_stack([rng.normal(size=200), rng.normal(size=200),
+                         rng.integers(70, 160, size=200).astype(float),   # like wine's magnesium
+                         rng.integers(1, 4, size=200).astype(float)])     # a 3-level code
+    w.session.add_dataset(Dataset("ints", X, feature_names=["a", "b", "magnesium", "grade"]))
+    w.run_algorithm("pca", {"n_components": 2})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.color_combo.setCurrentIndex(view.color_combo.findData("col:magnesium"))
+    qtbot.wait(20)
+    assert view.coloring.mode == "continuous" and view.encoding.cmap_combo.isEnabled()
+    first = np.array(view.coloring.colors).copy()
+    view.encoding.cmap_combo.setCurrentIndex(view.encoding.cmap_combo.findData("magma"))
+    qtbot.wait(20)
+    assert view.coloring.mode == "continuous" and not np.array_equal(first, np.array(view.coloring.colors))
+    view.color_combo.setCurrentIndex(view.color_combo.findData("col:grade"))
+    qtbot.wait(20)
+    assert view.coloring.mode == "categorical" and not view.encoding.cmap_combo.isEnabled()

@@ -95,7 +95,25 @@ def test_failed_plugin_shows_error_and_traceback(qtbot, make_window, folder, tmp
     w = make_window(plugins.get_host())
     dlg = open_plugin_manager(w)
     row = dlg.row_of("broken_gui")
-    assert dlg.table.item(row, 5).text() == "failed: ImportError: needs something odd"
+    # its import probe raised: quarantined, unticked (ticking it retries the probe), with the way back
+    status = dlg.table.item(row, 5).text()
+    assert status.startswith("quarantined: ImportError: needs something odd")
+    assert "manifold-studio plugins enable broken_gui" in status
+    assert dlg.table.item(row, 0).checkState() == Qt.CheckState.Unchecked
+    # ticking it retries the probe: still broken, so still quarantined, and the message line says so
+    assert dlg.set_enabled("broken_gui", True)
+    assert "broken_gui is still quarantined: ImportError: needs something odd" in dlg.message.property("plain")
+    assert dlg.table.item(dlg.row_of("broken_gui"), 0).checkState() == Qt.CheckState.Unchecked
+    # fixed: ticking it loads it
+    (target / "broken_gui_plugin" / "__init__.py").write_text("x = 1\n")
+    assert dlg.set_enabled("broken_gui", True)
+    assert dlg.records[dlg.row_of("broken_gui")].status == "loaded"
+    row = dlg.row_of("broken_gui")
+    assert dlg.table.item(row, 0).checkState() == Qt.CheckState.Checked
+    (target / "broken_gui_plugin" / "__init__.py").write_text("raise ImportError('needs something odd')\n")
+    dlg.set_enabled("broken_gui", True)
+    assert any("Plugin not loaded: plugin 'broken_gui' quarantined" in e.message and e.level == "error"
+               for e in w.session.history)  # the window's log says so
     dlg.table.selectRow(row)
     assert dlg.traceback_button.isEnabled()
     dlg.show_traceback()
@@ -121,5 +139,6 @@ def test_window_opens_despite_a_plugin_that_hangs_at_import(qtbot, make_window, 
     assert "pca" in w.host.algorithms
     dlg = open_plugin_manager(w)
     row = dlg.row_of("hanging_gui")
-    assert dlg.table.item(row, 5).text().startswith("failed: PluginImportTimeout: did not finish importing within 0.5 s")
+    assert dlg.table.item(row, 5).text().startswith("quarantined: did not finish importing within 0.5 s")
+    assert "hanging_gui_plugin" not in sys.modules  # never imported into the window's process
     assert dlg.table.item(row, 3).text() == "2.0"

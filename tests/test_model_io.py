@@ -172,11 +172,16 @@ def test_object_array_inside_a_model_is_refused(tmp_path):
     path = save_model(ms.get_algorithm("pca").fit(ms.load_data("sample:iris").X), tmp_path / "m.npz")
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    arrays["state/evil_"] = np.array([{"x": 1}], dtype=object)
+    arrays["state/mean_"] = np.array([{"x": 1}], dtype=object)  # a declared member, so it is read
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
     assert zipfile.is_zipfile(path)
-    with pytest.raises(ModelFileError, match="evil_.*cannot be loaded safely"):
+    with pytest.raises(ModelFileError, match="mean_.*cannot be loaded safely"):
+        load_model(path)
+    arrays["state/evil_"] = arrays.pop("state/mean_")  # an undeclared one is refused unread
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(ModelFileError, match="evil_.*not a fitted attribute of a pca model"):
         load_model(path)
 
 

@@ -6,8 +6,11 @@ import manifold_studio as ms
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.plugins.host import get_host
 
-SAMPLES = ["blobs", "circles", "digits", "iris", "moons", "s_curve", "swiss_roll"]
-GENERATED = [s for s in SAMPLES if s != "iris"]
+SAMPLES = ["blobs", "breast_cancer", "circles", "digits", "iris", "moons", "penguins", "s_curve", "swiss_roll",
+           "wine"]
+# real data shipped with the plugin (issue 20 replaced the synthetic font digits by the UCI ones)
+REAL = {"iris", "digits", "wine", "breast_cancer", "penguins"}
+GENERATED = [s for s in SAMPLES if s not in REAL]
 
 
 def test_all_samples_are_registered():
@@ -105,13 +108,20 @@ def test_blobs_are_clusters_around_their_centres():
         np.testing.assert_allclose(spread, 0.5, rtol=0.2)
 
 
-def test_digits_are_images_with_digit_labels():
+def test_digits_are_the_uci_images_with_digit_labels():
+    """Issue 20: the digits are the real UCI optical-recognition digits (scikit-learn's copy)."""
+    from sklearn.datasets import load_digits
+
+    full = ms.load_data("sample:digits")
+    ref = load_digits()
+    assert full.X.shape == (1797, 64) and full.images.shape == (1797, 8, 8)
+    np.testing.assert_array_equal(full.X, ref.data)
+    np.testing.assert_array_equal(full.labels, ref.target)
     ds = ms.load_data("sample:digits", n_samples=200)
     assert ds.X.shape == (200, 64) and ds.images.shape == (200, 8, 8)
     np.testing.assert_array_equal(ds.X, ds.images.reshape(200, 64))
+    np.testing.assert_array_equal(ds.X, ref.data[:200])
     assert ds.X.min() >= 0 and ds.X.max() <= 16
     assert set(np.unique(ds.labels)) == set(range(10))
-    # the classes are distinguishable: nearest class mean beats chance by far
-    means = np.array([ds.X[ds.labels == d].mean(axis=0) for d in range(10)])
-    nearest = np.argmin(((ds.X[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
-    assert (nearest == ds.labels).mean() > 0.4  # chance: 0.1 (shifted glyphs blur the means)
+    with pytest.raises(InvalidParameterError, match="n_samples"):
+        ms.load_data("sample:digits", n_samples=1798)

@@ -28,6 +28,7 @@ from manifold_studio.algorithms.labels import class_label_vector, encode_labels
 from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.state_schema import Fitted, StateError, declared_state, spec_for
 from manifold_studio.errors import InvalidParameterError, not_fitted
 
 KINDS = ("embedding", "clustering", "classification")
@@ -73,6 +74,9 @@ class Algorithm:
     #: linkage, Dijkstra, sparse LU): the window then runs the fit in a separate process by
     #: default, where it can neither freeze the window nor ignore Cancel
     holds_gil: ClassVar[bool] = False
+    #: rules for fitted attributes (shape relations, required members...), merged over the
+    #: class hierarchy; the names themselves are derived from the code (see :meth:`declared_state`)
+    fitted_schema: ClassVar[dict[str, Fitted]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -227,7 +231,22 @@ class Algorithm:
                 state[key] = list(value)
         return state
 
+    @classmethod
+    def declared_state(cls) -> dict[str, Fitted]:
+        """The fitted attributes this algorithm may restore, with their rules: every attribute
+        ending in ``_`` its code assigns, plus ``fitted_schema`` (see
+        :mod:`manifold_studio.algorithms.state_schema`)."""
+        return declared_state(cls)
+
     def restore_state(self, state: dict[str, Any]):
+        """Set the fitted attributes of ``state`` (from :meth:`fitted_state`). Only declared
+        fitted attributes are set (:meth:`declared_state`): any other name, such as a parameter,
+        a method or ``__dict__``, raises ``ValueError`` naming it."""
+        declared = self.declared_state()
+        for key in state:
+            if spec_for(declared, key) is None:
+                raise StateError(f"'{str(key)[:60]}' is not a fitted attribute of "
+                                 f"{self.id or type(self).__name__}: it cannot be restored.")
         for key, value in state.items():
             setattr(self, key, value)
         self._p = self.validate_params()

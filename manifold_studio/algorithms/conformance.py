@@ -8,6 +8,9 @@ Plugin authors run it on their own estimators::
 or one check at a time through :func:`iter_checks` (the test suite parametrises over it).
 Every check builds a fresh estimator; ``params`` overrides defaults (e.g. a small
 ``n_neighbors`` for tiny data) and ``X`` / ``y`` replace the built-in test data.
+
+Preparation steps (:class:`~manifold_studio.algorithms.preprocessing.Preprocessor`) have their own
+checks (:class:`StepChecker`): ``check_preprocessor(MyStep)``, or ``iter_step_checks``.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.state_schema import validate_state
 from manifold_studio.algorithms.params import (
     AnyOf,
     Bool,
@@ -26,7 +30,10 @@ from manifold_studio.algorithms.params import (
     Int,
     IntTuple,
     Param,
+    Text,
+    TextList,
 )
+from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
 from manifold_studio.errors import (
     DataError,
     FitCancelled,
@@ -94,6 +101,10 @@ def invalid_values(p: Param) -> list:
         return out
     if isinstance(p, AnyOf):
         return ["__invalid__"]
+    if isinstance(p, Text):
+        return ["", 5]
+    if isinstance(p, TextList):
+        return [(), [1]]
     return []
 
 
@@ -227,6 +238,17 @@ class Checker:
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, f"module {module} imports Qt: {res.stdout.strip() or res.stderr[-500:]}"
 
+    def check_state_meets_its_schema(self):
+        """The fitted state names only declared attributes and meets the declared shape
+        relations, so a saved model of this algorithm can be loaded back (see
+        ``Algorithm.fitted_schema``)."""
+        est = self.fitted()
+        try:
+            validate_state(self.cls, est.validate_params(), est.fitted_state())
+        except ValueError as exc:
+            raise AssertionError(f"fitted_state() breaks the declared fitted state: {exc} (declare it "
+                                 "in fitted_schema, see manifold_studio.algorithms.state_schema)") from None
+
     def check_state_round_trip(self):
         est = self.fitted()
         state = est.fitted_state()
@@ -249,6 +271,150 @@ def check_algorithm(cls, X=None, y=None, params=None) -> list[str]:
     """Run every check; raise AssertionError naming the first that fails."""
     passed = []
     for name, check in iter_checks(cls, X, y, params):
+        try:
+            check()
+        except AssertionError as exc:
+            raise AssertionError(f"{cls.__name__}: {name} failed: {exc}") from exc
+        passed.append(name)
+    return passed
+
+
+# -- preparation steps --------------------------------------------------------------------------
+def default_step_data(n: int = 60, seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    """Positive data for preparation steps: three measurements on very different scales and an
+    integer code 0-2 (for one_hot with columns=...), named a, b, c, code."""
+    X, _ = default_data(n, 3, seed)
+    X = X - X.min(axis=0) + 0.5
+    X[:, 2] *= 1000.0
+    code = np.arange(n) % 3
+    return np.column_stack([X, code]).astype(float), ["a", "b", "c", "code"]
+
+
+class StepChecker:
+    """The contract of a preparation step (see manifold_studio.algorithms.preprocessing)."""
+
+    def __init__(self, cls: type[Preprocessor], X=None, columns=None, params: dict | None = None):
+        self.cls = cls
+        if X is None:
+            X, columns = default_step_data()
+        self.X = np.asarray(X, dtype=float)
+        self.columns = list(columns) if columns is not None else [f"x{j}" for j in range(self.X.shape[1])]
+        self.params = dict(params or {})
+
+    def make(self, **extra) -> Preprocessor:
+        return self.cls(**{**self.params, **extra})
+
+    def fitted(self) -> Preprocessor:
+        return self.make().fit(self.X, self.columns)
+
+    def check_class_contract(self):
+        validate_preprocessor_class(self.cls)
+        assert self.cls.kind == "preprocessing"
+        assert self.cls.help and len(self.cls.help) > 20, "declare a one-paragraph help text"
+        for p in self.cls.params:
+            assert p.help, f"parameter '{p.name}' has no help text"
+
+    def check_init_only_stores_params(self):
+        est = self.cls()
+        assert est.get_params() == {p.name: p.default for p in self.cls.params}
+        assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("_")]
+
+    def check_params_round_trip(self):
+        est = self.make()
+        params = est.get_params()
+        assert self.cls(**params).get_params() == params
+        assert est.set_params(**params) is est
+        try:
+            est.set_params(__no_such_parameter__=1)
+        except (InvalidParameterError, ValueError):
+            pass
+        else:
+            raise AssertionError("set_params must refuse an unknown parameter name")
+
+    def check_invalid_params_fail_clearly(self):
+        for p in self.cls.params:
+            for bad in invalid_values(p):
+                try:
+                    self.make(**{p.name: bad}).fit(self.X, self.columns)
+                except InvalidParameterError as exc:
+                    assert p.name in str(exc), f"the message for {p.name}={bad!r} must name the parameter: {exc}"
+                else:
+                    raise AssertionError(f"fit accepted the invalid value {p.name}={bad!r}")
+
+    def check_fit_returns_self_and_names_columns(self):
+        est = self.make()
+        assert est.fit(self.X, self.columns) is est, "fit must return self"
+        out = est.transform(self.X)
+        assert out.dtype == np.float64 and out.shape[0] == self.X.shape[0]
+        assert len(est.columns_out_) == out.shape[1], "columns_out_ must name every output column"
+        assert est.columns_in_ == self.columns
+
+    def check_transform_before_fit_fails(self):
+        try:
+            self.make().transform(self.X[:3])
+        except NotFittedError as exc:
+            assert "fit" in str(exc)
+        else:
+            raise AssertionError("transform before fit must raise NotFittedError")
+
+    def check_transform_row_wise(self):
+        est = self.fitted()
+        full = est.transform(self.X[:9])
+        for i in range(9):
+            np.testing.assert_allclose(est.transform(self.X[i:i + 1])[0], full[i], rtol=1e-12, atol=1e-12,
+                                       err_msg=f"transform is not row-wise at row {i}")
+
+    def check_wrong_columns_refused(self):
+        est = self.fitted()
+        try:
+            est.transform(np.ones((2, self.X.shape[1] + 1)))
+        except DataError as exc:
+            assert self.cls.id in str(exc), f"the message must name the step: {exc}"
+        else:
+            raise AssertionError("transform must refuse data with the wrong number of columns")
+
+    def check_columns_matched_by_name(self):
+        import pandas as pd
+
+        est = self.fitted()
+        frame = pd.DataFrame(self.X, columns=self.columns)
+        np.testing.assert_allclose(est.transform(frame[self.columns[::-1]]), est.transform(self.X),
+                                   err_msg="a DataFrame's columns must be matched by name")
+        try:
+            est.transform(frame.drop(columns=[self.columns[0]]))
+        except DataError as exc:
+            assert repr(self.columns[0]) in str(exc), f"the message must name the missing column: {exc}"
+        else:
+            raise AssertionError("transform must refuse a DataFrame that lacks a training column")
+
+    def check_imports_no_qt(self):
+        Checker.check_imports_no_qt(self)
+
+    def check_state_round_trip(self):
+        import json
+
+        est = self.fitted()
+        state = est.fitted_state()
+        scalars = {k: v for k, v in state.items() if not isinstance(v, np.ndarray)}
+        json.dumps(scalars)  # the model file stores these as JSON
+        other = self.make().restore_state(state)
+        np.testing.assert_allclose(other.transform(self.X[:5]), est.transform(self.X[:5]),
+                                   err_msg="restore_state(fitted_state()) must give the same transform")
+
+
+STEP_CHECKS: tuple[str, ...] = tuple(name for name in vars(StepChecker) if name.startswith("check_"))
+
+
+def iter_step_checks(cls, X=None, columns=None, params=None) -> Iterator[tuple[str, Callable[[], None]]]:
+    checker = StepChecker(cls, X, columns, params)
+    for name in STEP_CHECKS:
+        yield name, getattr(checker, name)
+
+
+def check_preprocessor(cls, X=None, columns=None, params=None) -> list[str]:
+    """Run every step check; raise AssertionError naming the first that fails."""
+    passed = []
+    for name, check in iter_step_checks(cls, X, columns, params):
         try:
             check()
         except AssertionError as exc:

@@ -233,8 +233,11 @@ class IntTuple(Param):
         return "none" if value is None else ", ".join(str(v) for v in value)
 
     def _describe(self):
-        length = f"at least {self.min_length}" if self.max_length is None else f"{self.min_length} to {self.max_length}"
-        return f"a comma-separated list ({length} items) of integers {_range_text(self.low, self.high, False, False)}"
+        if self.max_length is None:
+            length = "" if self.min_length <= 0 else f" (at least {self.min_length} item{'s' if self.min_length > 1 else ''})"
+        else:
+            length = f" ({self.min_length} to {self.max_length} items)"
+        return f"a comma-separated list{length} of integers {_range_text(self.low, self.high, False, False)}"
 
 
 @dataclass(frozen=True)
@@ -269,6 +272,47 @@ class AnyOf(Param):
             kind = {"Int": "an integer ", "Float": "a number "}.get(type(opt).__name__, "")
             parts.append(kind + opt._describe())
         return " or ".join(parts)
+
+
+@dataclass(frozen=True)
+class Text(Param):
+    """A non-empty string (a column name, a pattern, a fill value)."""
+
+    def _check(self, value):
+        if not isinstance(value, str) or not value.strip():
+            _fail(self.name, value, self.describe())
+        return value.strip()
+
+    def _parse(self, text):
+        return text
+
+    def _describe(self):
+        return "a non-empty text"
+
+
+@dataclass(frozen=True)
+class TextList(Param):
+    """A tuple of non-empty strings (column names); text is split at commas."""
+
+    def _check(self, value):
+        if isinstance(value, str):
+            value = self._parse(value)
+        try:
+            items = tuple(value)
+        except TypeError:
+            _fail(self.name, value, self.describe())
+        if not items or not all(isinstance(i, str) and i.strip() for i in items):
+            _fail(self.name, value, self.describe())
+        return tuple(i.strip() for i in items)
+
+    def _parse(self, text):
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+
+    def format(self, value):
+        return "none" if value is None else ", ".join(value)
+
+    def _describe(self):
+        return "a comma-separated list of names"
 
 
 def validate_params(constraints: Sequence[Param], values: dict) -> dict:

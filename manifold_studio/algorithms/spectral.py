@@ -48,6 +48,7 @@ from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 
 __all__ = ["SpectralProblem", "leading_eigenpairs", "SpectralMixin", "SpectralEmbedding",
@@ -276,6 +277,16 @@ def _apply_gram(problem: SpectralProblem, V: np.ndarray) -> np.ndarray:
 class SpectralMixin:
     """Shared fit / extend logic of every spectral method (see the module docstring)."""
 
+    #: the fitted state a saved model may hold (checked before it is restored; see state_schema)
+    fitted_schema = {
+        "eigenvalues_": Fitted(shape=("n_eigenvectors",), required=True),
+        "eigenvectors_": Fitted(shape=("n_train", "n_eigenvectors"), required=True),
+        "nystrom_coef_": Fitted(shape=("n_eigenvectors",), required=True),
+        "spectral_embedding_": Fitted(shape=("n_train", "n_eigenvectors")),
+        "training_projection_": Fitted(shape=("n_train", "n_eigenvectors")),
+        "feature_mean_": Fitted(shape=("n_features_in_",)),
+        "projection_": Fitted(shape=("n_features_in_", "n_eigenvectors")),
+    }
     #: whether this method's training eigenvectors are read off after ``skip`` leading ones
     _spectral_attrs = ("eigenvalues_", "eigenvectors_", "nystrom_coef_", "eigen_solver_")
     #: ``_kernel_rows`` returns sparse rows with a few entries each (k-NN kernels): their

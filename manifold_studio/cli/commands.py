@@ -5,6 +5,7 @@ parser, the console and ``main``."""
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,26 +17,34 @@ import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
+from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+from manifold_studio.extend.isolated_apply import apply_in_subprocess
 from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.model_file import load_model_with_metadata, save_model
+from manifold_studio.files.bounded import check_regular_file
+from manifold_studio.files.model_file import load_model_with_metadata, read_metadata, save_model
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.tables.result_table import cell_text, result_table
+from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
+from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
+
+NOTHING_WRITTEN = "No output file was written."
 
 
-def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
-    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically."""
+def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True) -> None:
+    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically.
+    Text cells that a spreadsheet would run as formulas get a leading ``'`` unless
+    ``escape_formulas`` is False (``--no-escape-formulas``)."""
     n = len(columns[0]) if columns else 0
 
     def emit(fh):
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
+        writer.writerow(escape_cells(header, escape_formulas))
         for i in range(n):
-            writer.writerow([cell_text(c[i]) for c in columns])
+            writer.writerow([cell_text(c[i], escape_formulas) for c in columns])
 
     if path == "-":
         emit(sys.stdout)
@@ -48,6 +57,48 @@ def write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
     atomic_write(path, emit, binary=False)
 
 
+def check_inputs(args, flags: tuple[str, ...]) -> None:
+    """Refuse at once an input that is a FIFO, a device or a socket (reading it could block)."""
+    for flag in flags:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is None or value == "-" or str(value).startswith("sample:"):
+            continue
+        try:
+            check_regular_file(value, "data file" if flag != "--model" else "model file")
+        except DataError as exc:
+            raise UsageError(f"{flag} {value}: {exc}") from None
+
+
+def check_outputs_differ(args, outputs: tuple[str, ...], inputs: tuple[str, ...]) -> None:
+    """Refuse an output (``--out``...) that is one of the input files (``--data``...), compared
+    after resolving links and relative paths: writing the result would replace the input."""
+    sources: list[tuple[str, Path]] = []
+    for flag in inputs:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"), None)
+        if value is None or value == "-" or str(value).startswith("sample:"):
+            continue
+        try:
+            parts = data_parts(value) if flag != "--model" else [Path(value)]
+        except DataError:  # a missing input is reported by its reader
+            parts = [Path(value)]
+        sources += [(flag, p) for p in parts]
+    for out_flag in outputs:
+        out = getattr(args, out_flag.lstrip("-").replace("-", "_"), None)
+        if out is None or out == "-":
+            continue
+        target = Path(out)
+        for flag, source in sources:
+            same = os.path.realpath(target) == os.path.realpath(source)
+            if not same and target.exists() and source.exists():
+                try:
+                    same = os.path.samefile(target, source)
+                except OSError:
+                    same = False
+            if same:
+                raise UsageError(f"{out_flag} {out} is the input file of {flag}: writing the result would "
+                                 "replace it; choose another output file")
+
+
 def _check_writable(path: str | None, flag: str) -> None:
     if path is None or path == "-":
         return
@@ -57,6 +108,7 @@ def _check_writable(path: str | None, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
     if target.is_dir():
         raise UsageError(f"{flag} {path} is a folder; give a file name")
+    clean_next_to(target)  # what killed writes of this file left behind (a day old, our names only)
 
 
 # --------------------------------------------------------------------------------------
@@ -109,8 +161,10 @@ def _folder_loader(source: str) -> bool:
 
 def load_dataset(source: str, label_column: str | None = None,
                  data_options: list[tuple[str, str]] | None = None, console: Console | None = None,
-                 label_optional: bool = False):
-    """Load ``sample:NAME`` or a file, with --label-column and --data-option values."""
+                 label_optional: bool = False, strict: bool = False):
+    """Load ``sample:NAME`` or a file, with --label-column and --data-option values. ``strict``
+    (--strict): anything the loader had to change (a column left out, rows dropped, a text cell
+    in a numeric column) is an error instead of a note."""
     is_sample = source.startswith("sample:")
     if not is_sample and not Path(source).exists():
         raise DataError(f"File not found: {source}")
@@ -128,8 +182,14 @@ def load_dataset(source: str, label_column: str | None = None,
         ds = ms.load_data(source, **options)
         if console:
             console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
+    remarks = [line for line in (ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report)
+               if line.strip()]
+    if strict and remarks:
+        more = f" (and {len(remarks) - 1} more remark(s))" if len(remarks) > 1 else ""
+        raise DataError(f"{Path(source).name if not source.startswith('sample:') else source}: {remarks[0].rstrip('.')}{more}; "
+                        "--strict refuses data the loader had to change (without --strict it is read with a note)")
     if console:
-        for line in ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report:
+        for line in remarks:
             console.note(line)
     return ds
 
@@ -143,12 +203,16 @@ def _align_features(ds, train_names: list[str] | None, n_features: int, console:
     return X
 
 
+def _result_first(kind: str, embedding, labels):
+    """The run's result as its kind defines it: the labels of a clustering or a classifier (a
+    spectral clustering also has coordinates, which are not its result), else the embedding."""
+    order = (labels, embedding) if kind in ("clustering", "classification") else (embedding, labels)
+    return next((np.asarray(r) for r in order if r is not None), None)
+
+
 def _training_result(est, X):
-    for attr in ("embedding_", "labels_"):
-        value = getattr(est, attr, None)
-        if value is not None:
-            return np.asarray(value)
-    return np.asarray(est.extend(X))
+    result = _result_first(est.kind, getattr(est, "embedding_", None), getattr(est, "labels_", None))
+    return np.asarray(est.extend(X)) if result is None else result
 
 
 # --------------------------------------------------------------------------------------
@@ -170,6 +234,8 @@ def _timed(console: Console, label: str, func, source: str):
 
 def cmd_run(args) -> int:
     console = Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
+    check_inputs(args, ("--data", "--extend"))
+    check_outputs_differ(args, ("--out", "--extend-out", "--save-model"), ("--data", "--extend"))
     cls = ms.algorithm_class(args.algorithm)
     params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
     est = ms.get_algorithm(cls.id, **params)
@@ -196,7 +262,7 @@ def cmd_run(args) -> int:
 
     # read everything first, compute, and write only when all of it worked
     data_options = _pairs(args.data_option, "--data-option")
-    ds = load_dataset(args.data, args.label_column, data_options, console)
+    ds = load_dataset(args.data, args.label_column, data_options, console, strict=getattr(args, "strict", False))
     y = ds.labels if cls.requires_labels else None
     if cls.requires_labels and y is None:
         raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
@@ -208,12 +274,20 @@ def cmd_run(args) -> int:
 
     evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
+    # a third-party plugin fits in a worker process (as in the window): its crash ends the run, not us
+    isolated = None if args.in_process or not get_host().is_third_party(cls.id) else _isolated_fit(cls, params)
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
-                                           progress=progress, clone=False), args.data)
-        result, fitted_mask = sampled.output, sampled.fitted_mask
+                                           progress=progress, clone=False,
+                                           fit=isolated and (lambda *a: isolated(*a).estimator)), args.data)
+        result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
+    elif isolated is not None:
+        outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
+        est = outcome.estimator
+        result = _result_first(cls.kind, outcome.embedding, outcome.labels)
+        result = _training_result(est, ds.X) if result is None else result
     else:
         _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
         result = _training_result(est, ds.X)
@@ -226,10 +300,10 @@ def cmd_run(args) -> int:
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
-    write_csv(args.out, header, columns)
+    write_csv(args.out, header, columns, args.escape_formulas)
     if new is not None:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name)
-        write_csv(args.extend_out, header, columns)
+        write_csv(args.extend_out, header, columns, args.escape_formulas)
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params()) if plot_size else ""
@@ -265,10 +339,30 @@ def cmd_run(args) -> int:
     return EXIT_OK
 
 
+def _isolated_fit(cls, params: dict):
+    """``fit(X, y, progress) -> FitOutcome`` in a worker process; a worker that dies or fails
+    raises PluginProcessError saying so, and that nothing was written."""
+
+    def fit(X, y, progress):
+        try:
+            return fit_in_subprocess(cls, params, X, y, progress, unaffected=NOTHING_WRITTEN)
+        except PluginProcessError as exc:
+            raise _nothing_written(cls.id, exc) from None
+    return fit
+
+
+def _nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:
+    text = str(exc)
+    return PluginProcessError(text if NOTHING_WRITTEN in text else
+                              f"{algorithm_id}: {text.rstrip('.')}. {NOTHING_WRITTEN}")
+
+
 def cmd_apply(args) -> int:
     """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
 
     console = Console(args.quiet, info_to_stderr=args.out == "-")
+    check_inputs(args, ("--model", "--data"))
+    check_outputs_differ(args, ("--out",), ("--data", "--model"))
     _check_writable(args.out, "--out")
     if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
         written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
@@ -276,15 +370,32 @@ def cmd_apply(args) -> int:
         console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "
                      f"{format_seconds(seconds)}; wrote {written}")
         return EXIT_OK
-    est, meta = load_model_with_metadata(args.model)
+    meta = read_metadata(args.model)
+    algo_id = str(meta["algorithm"])
+    # a third-party plugin's model is read and extended in a worker process, as its fit runs:
+    # even restoring it runs the plugin's code
+    isolate = not args.in_process and get_host().is_third_party(algo_id)
+    est = None if isolate else load_model_with_metadata(args.model)[0]
     train = meta.get("training_data") or {}
-    options = _chunk_options(args.data, args.label_column, _pairs(args.data_option, "--data-option"))
-    label = f"{est.id} extend"
-    progress = console.progress(label)
+    label_column = args.label_column
+    if label_column is None and _has_column(args.data, train.get("label_name")):
+        label_column = train["label_name"]  # kept in the output, as 'run --extend' keeps it
+        console.note(f"the training data's label column '{label_column}' is kept in the output")
+    options = _chunk_options(args.data, label_column, _pairs(args.data_option, "--data-option"))
+    progress = console.progress(f"{algo_id} extend")
     try:
-        rep = extend_source(est, args.data, options=options, out=args.out,
-                            train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
-                            progress=progress)
+        if not isolate:
+            rep = extend_source(est, args.data, options=options, out=args.out,
+                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
+                                progress=progress, escape_formulas=args.escape_formulas)
+        else:
+            try:
+                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
+                                          train_feature_names=train.get("feature_names"),
+                                          chunk_rows=args.chunk_rows or 50_000, progress=progress,
+                                          unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)
+            except PluginProcessError as exc:
+                raise _nothing_written(algo_id, exc) from None
     finally:
         console.end_progress()
     for note in rep.notes:
@@ -293,13 +404,29 @@ def cmd_apply(args) -> int:
     console.flush_notes()
     parts = f"{len(rep.parts)} parts of " if len(rep.parts) > 1 else ""
     name = Path(args.data).stem if len(rep.parts) == 1 else args.data
-    console.info(f"{est.id} model from {Path(args.model).name} applied to {parts}{name} "
+    console.info(f"{algo_id} model from {Path(args.model).name} applied to {parts}{name} "
                  f"({rep.n_rows:,} points, {rep.n_chunks:,} chunk(s)) in {format_seconds(rep.seconds)}; peak memory "
                  f"{rep.peak_memory_mb:,.0f} MB" + (f"; wrote {rep.n_rows:,} rows to {args.out}" if args.out != "-" else ""))
     if rep.correct is not None:
         console.info(f"accuracy on {name}: {rep.accuracy:.4f} "
                      f"({rep.correct[0]:,} of {rep.correct[1]:,} correct)")
     return EXIT_OK
+
+
+def _has_column(source: str, name) -> bool:
+    """Whether the header line of a CSV/TSV ``source`` (its first part) names the column ``name``."""
+    if not isinstance(name, str) or not name or source.startswith("sample:"):
+        return False
+    try:
+        first = data_parts(source)[0]
+        if first.suffix.lower() not in (".csv", ".tsv", ".txt"):
+            return False
+        with open(first, encoding="utf-8", errors="replace", newline="") as fh:
+            header = fh.readline(1 << 16)
+    except (OSError, DataError, IndexError):
+        return False
+    cells = {c.strip().strip('"').strip("'") for c in header.replace("\t", ",").replace(";", ",").split(",")}
+    return name in cells
 
 
 def _chunk_options(source: str, label_column, pairs) -> dict:

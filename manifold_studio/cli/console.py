@@ -90,8 +90,14 @@ def format_seconds(t: float) -> str:
 
 
 
+#: the longest message printed (a longer one is cut, ending in "...")
+MAX_MESSAGE = 600
+
+
 def one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """``text`` on one line of at most :data:`MAX_MESSAGE` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
 
 
 def print_error(message: str) -> None:

@@ -51,7 +51,8 @@ def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
         console.note(f"running on {_describe_client(client)}")
         start = time.perf_counter()
         result = extend_dask(est, X, blob=model_blob)
-        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column)
+        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column,
+                               args.escape_formulas)
         return written, int(result.shape[0]), time.perf_counter() - start
     finally:
         _close(client)
@@ -77,7 +78,8 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         ys = None if labels is None or not est.requires_labels else np.asarray(labels[rows].compute())
         est.fit(Xs, ys)
         result = extend_dask(est, X)
-        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column)
+        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column,
+                               args.escape_formulas)
         seconds = time.perf_counter() - start
     finally:
         _close(client)

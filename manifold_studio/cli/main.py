@@ -15,7 +15,9 @@
 Results are CSV files with a header (``-`` writes to standard output). Bad input (unknown
 algorithm or parameter, invalid value, missing or unreadable file, unusable data) exits
 with status 2 and one line ``manifold-studio: error: ...`` on standard error; Ctrl-C exits
-with 130. Qt is imported only when the GUI starts.
+with 130. A third-party plugin's algorithm fits in a worker process (``--in-process`` opts out):
+when that process dies, exits early or ends without a result, the run fails with status 1 and a
+line naming the signal or exit code, and no output file is written. Qt is imported only when the GUI starts.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from typing import Sequence
 import manifold_studio as ms
 from manifold_studio.algorithms import KINDS
 from manifold_studio.cli.commands import cmd_apply, cmd_run
+from manifold_studio.cli.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
     DEBUG_ENV,
     EXIT_INTERNAL,
@@ -48,6 +51,9 @@ from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
+from manifold_studio.plugins.probe import PROBE_FLAG
+from manifold_studio.plugins.probe_child import child_main as plugin_probe
+from manifold_studio.session.isolated_fit import PluginProcessError
 
 
 def cmd_list(args) -> int:
@@ -65,7 +71,8 @@ def cmd_list(args) -> int:
             "samples": [{"id": s.id, "name": s.name, "description": s.description,
                          "options": [_jsonable_param(p) for p in s.options]}
                         for _, s in sorted(host.samples.items())],
-            "failures": [{"plugin": f.plugin, "stage": f.stage, "error": f.error} for f in host.failures],
+            "failures": [{"plugin": f.plugin, "stage": f.stage, "error": f.error, "quarantined": f.quarantined}
+                         for f in host.failures],
             "disabled": list(host.disabled),
         }
         print(json.dumps(data, indent=2, default=str))
@@ -108,7 +115,8 @@ def cmd_list(args) -> int:
         out.append("")
         out.append("Plugin problems")
         for failure in host.failures:
-            out.append(f"    {failure.plugin} ({failure.stage}): {failure.error}")
+            state = "quarantined" if failure.quarantined else failure.stage
+            out.append(f"    {failure.plugin} ({state}): {failure.error}")
         for name in host.disabled:
             out.append(f"    {name}: disabled (third-party plugins are off)")
     print("\n".join(out))
@@ -126,8 +134,10 @@ def _param_lines(params, indent: str, verbose: bool, wrap) -> list[str]:
     if not params:
         return lines
     name_width = max(len(p.name) for p in params)
+    # the defaults' column as wide as the widest default (up to 24 characters): columns stay aligned
+    value_width = min(max(8, *(len(p.format(p.default)) for p in params)), 24)
     for p in params:
-        lines.append(f"{indent}{p.name:<{name_width}}  = {p.format(p.default):<8} {p.describe()}")
+        lines.append(f"{indent}{p.name:<{name_width}}  = {p.format(p.default):<{value_width}} {p.describe()}")
         if verbose and p.help:
             lines.append(wrap(p.help, indent + " " * (name_width + 4)))
     return lines
@@ -162,6 +172,21 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
     return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {2**32 - 1}, got {text[:40]!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {2**32 - 1}, got {value}")
+    return value
+
+
+_NO_ESCAPE_HELP = ("write text cells exactly as they are; by default a label or header starting with =, +, -, @, "
+                   "a tab or a carriage return gets a leading ' so that spreadsheets do not run it as a formula "
+                   "(numbers are never changed)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fit-sample", type=_positive_int, metavar="M",
                    help="fit on M randomly chosen points and extend the model to all the others "
                    "(the output gets a 'fitted' column: 1 for the fitted points)")
-    p.add_argument("--sample-seed", type=int, default=0, metavar="SEED",
+    p.add_argument("--sample-seed", type=_seed, default=0, metavar="SEED",
                    help="random seed choosing the points of --fit-sample (default 0)")
     p.add_argument("--cv", type=_positive_int, metavar="K",
                    help="classifiers: also estimate the accuracy by stratified K-fold cross-validation "
@@ -217,6 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit on the --fit-sample rows drawn by Dask and extend to all rows on Dask: a "
                    "scheduler address, or none for a local cluster with one worker per core (needs "
                    "pip install \"manifold-studio[dask]\"; data: Parquet, .npy parts, CSV, Zarr)")
+    p.add_argument("--no-escape-formulas", dest="escape_formulas", action="store_false", help=_NO_ESCAPE_HELP)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse data the loader had to change (a non-numeric column left out, rows with "
+                   "missing values dropped, a text cell in a numeric column): without it they are notes")
+    p.add_argument("--in-process", action="store_true",
+                   help="fit a third-party plugin's algorithm in this process (by default it fits in a worker "
+                   "process, so that a crash in the plugin ends the run with a message, not the command)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
 
@@ -238,6 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extend on Dask: a scheduler address, or none for a local cluster with one worker "
                    "per core (data: Parquet, .npy parts, CSV, Zarr; out: .parquet, .npy, .csv or a folder "
                    "of .npy parts)")
+    p.add_argument("--no-escape-formulas", dest="escape_formulas", action="store_false", help=_NO_ESCAPE_HELP)
+    p.add_argument("--in-process", action="store_true",
+                   help="extend with a third-party plugin's model in this process (by default it runs in a "
+                   "worker process, so that a crash in the plugin ends the command with a message)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
 
@@ -257,6 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    if argv[:1] == [PROBE_FLAG]:  # hidden: the frozen application acting as a plugin's import probe
+        plugin_probe()
+    clean_own_folders()  # stale temporaries of killed writes and installs (a day old, our names only)
     try:
         if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
             return self_test(argv[1:])
@@ -291,6 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
+        return EXIT_INTERNAL
+    except PluginProcessError as exc:  # a plugin's worker process died: a failed run, nothing written
+        if debug:
+            raise
+        print_error(f"the run failed: {exc}")
         return EXIT_INTERNAL
     except (UsageError, ManifoldStudioError, ValueError) as exc:
         if debug:

@@ -2,7 +2,8 @@
 
 The command-line face of :mod:`manifold_studio.plugins.manager` (Qt-free). ``list`` shows every
 plugin (built-in, user folder, pip) with its version, status and what it provides; failed
-plugins with their error (``-v``: the traceback). Refused operations exit with status 2 and one
+plugins with their error (``-v``: the traceback); *quarantined* ones (their import probe
+crashed, hung or raised, so they were not imported) with the reason and how to retry them. Refused operations exit with status 2 and one
 line ``manifold-studio: error: ...`` naming the problem; nothing is changed then.
 """
 from __future__ import annotations
@@ -11,7 +12,8 @@ import json
 
 from manifold_studio.cli.console import EXIT_OK, UsageError
 from manifold_studio.plugins import manager as pm
-from manifold_studio.plugins.host import get_host
+from manifold_studio.plugins import quarantine
+from manifold_studio.plugins.host import get_host, reload_host
 
 
 def add_plugins_parser(sub) -> None:
@@ -44,10 +46,21 @@ def cmd_plugins(args) -> int:
     elif action == "uninstall":
         print(pm.uninstall(args.name).capitalize() + ".")
     elif action in ("enable", "disable"):
+        was_quarantined = pm.normalise(args.name) in quarantine.quarantined_names() or any(
+            r.status == "quarantined" for r in _records_of(args.name, pm.list_plugins(get_host())))
         print(pm.set_enabled(args.name, action == "enable") + " (from the next start on).")
+        if action == "enable" and was_quarantined:  # enabling forgot the verdict: probe it again now
+            for r in _records_of(args.name, pm.list_plugins(reload_host())):
+                print(f"{r.name} is still quarantined: {r.error}" if r.status == "quarantined" else
+                      f"{r.name}: its import probe passed; it is loaded again.")
     else:  # pragma: no cover - argparse refuses other actions
         raise UsageError(f"unknown plugins action {action!r}")
     return EXIT_OK
+
+
+def _records_of(name: str, records: list) -> list:
+    key = pm.normalise(name)
+    return [r for r in records if key in (pm.normalise(r.name), pm.normalise(r.distribution or ""))]
 
 
 def _list(as_json: bool, verbose: bool) -> int:
@@ -66,7 +79,8 @@ def _list(as_json: bool, verbose: bool) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
     for r in records:
         if r.error:
-            print(f"\n{r.name} ({r.distribution or '?'}): {r.error}")
+            state = "quarantined, not loaded: " if r.status == "quarantined" else ""
+            print(f"\n{r.name} ({r.distribution or '?'}): {state}{r.error}")
             if verbose and r.traceback:
                 print(r.traceback.rstrip())
     return 0

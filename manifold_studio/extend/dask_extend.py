@@ -30,7 +30,7 @@ import numpy as np
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
 from manifold_studio.plugins.host import get_host
-from manifold_studio.tables.result_table import result_header
+from manifold_studio.tables.result_table import escape_formula, result_header
 
 INSTALL_HINT = 'pip install "manifold-studio[dask]"'
 #: estimators rebuilt in this process, by the digest of their model bytes
@@ -221,7 +221,7 @@ def _sniffed_separator(path: str, host) -> str:
 # -- outputs --------------------------------------------------------------------------------------
 
 def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", labels=None,
-                 label_name: str | None = None) -> str:
+                 label_name: str | None = None, escape_formulas: bool = True) -> str:
     """Compute ``result`` into ``out``: ``.parquet`` (a folder of Parquet parts), ``.npy`` (one
     file, written block by block into a memory map), ``.csv`` (one file) or a folder (``.npy``
     parts). Returns what was written."""
@@ -251,6 +251,12 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
         frame.to_parquet(str(target), write_index=False)
         return f"{target} (Parquet parts)"
     if suffix in (".csv", ".tsv"):
+        name = label_name or "label"
+        if escape_formulas and labels is not None and np.dtype(labels.dtype).kind in "OUS":
+            # text labels that a spreadsheet would run as formulas get a leading quote
+            frame[name] = frame[name].map(lambda v: escape_formula(str(v)), meta=(name, "object"))
+        if escape_formulas and name != escape_formula(name):
+            frame = frame.rename(columns={name: escape_formula(name)})
         frame.to_csv(str(target), single_file=True, index=False, sep="\t" if suffix == ".tsv" else ",")
         return str(target)
     target.mkdir(parents=True, exist_ok=True)

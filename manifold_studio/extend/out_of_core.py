@@ -27,6 +27,7 @@ from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
+from manifold_studio.files.bounded import check_regular_file
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.result_table import ResultWriter
 
@@ -84,6 +85,7 @@ def data_parts(source: str) -> list[Path]:
     path = Path(text)
     if not path.exists():
         raise DataError(f"File not found: {text}")
+    check_regular_file(path, "data file")
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in PART_EXTENSIONS
                        and not p.name.startswith("."))
@@ -167,14 +169,15 @@ def iter_source(source: str, host, options: dict | None = None, chunk_rows: int 
 
 def extend_source(estimator, source: str, *, host=None, options: dict | None = None, out: str | None = None,
                   train_feature_names: list[str] | None = None, chunk_rows: int = CHUNK_ROWS,
-                  keep_values: bool = False, keep_data_mb: float = 0.0, progress=None) -> ExtendReport:
+                  keep_values: bool = False, keep_data_mb: float = 0.0, progress=None,
+                  escape_formulas: bool = True) -> ExtendReport:
     """Extend ``estimator`` to every row of ``source``, chunk by chunk.
 
     ``out``: write the result there (CSV or ``.npy``; ``-`` for standard output) as it goes.
     ``keep_values``: also return the results (small: n × k). ``keep_data_mb``: return the rows
     read as a Dataset while they take at most this many MB (the window keeps a small file as a
     loaded data set; a large one is not kept). Rows whose cells are missing are dropped by the
-    loader's rules and reported.
+    loader's rules and reported. ``escape_formulas``: see :class:`~manifold_studio.tables.result_table.ResultWriter`.
     """
 
     if host is None:
@@ -201,7 +204,7 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
                 result = np.asarray(estimator.extend(X))
                 if out is not None:
                     if writer is None:
-                        writer = ResultWriter(out, estimator.id, estimator.kind, ds.label_name)
+                        writer = ResultWriter(out, estimator.id, estimator.kind, ds.label_name, escape_formulas)
                     writer.write(result, ds.labels)
                 if keep_values:
                     values.append(result)
@@ -222,7 +225,7 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
         if first is None:
             raise DataError(f"{source} holds no data rows.")
         if writer is None and out is not None:  # every row was dropped: still write the header
-            writer = ResultWriter(out, estimator.id, estimator.kind, first.label_name)
+            writer = ResultWriter(out, estimator.id, estimator.kind, first.label_name, escape_formulas)
         if writer is not None:
             writer.commit()
     except BaseException:

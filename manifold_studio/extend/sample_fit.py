@@ -65,11 +65,13 @@ def _training_output(est) -> np.ndarray:
 
 
 def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, progress=None,
-                  fit_share: float = 0.3, clone: bool = True) -> SampleFitResult:
+                  fit_share: float = 0.3, clone: bool = True, fit=None) -> SampleFitResult:
     """Fit on ``n_samples`` random rows of X, extend to all rows; see the module docstring.
 
     ``fit_share`` is the part of the progress bar given to the fit. ``clone=False`` fits the
     given estimator itself instead of a fresh copy. ``y`` is needed for classifiers only.
+    ``fit(X, y, progress)``, if given, does the fitting and returns the fitted estimator (the
+    command line fits a third-party plugin in a worker process this way).
     """
     progress = as_progress(progress)
     X = check_data(X, min_samples=1)
@@ -84,7 +86,11 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     progress.checkpoint(0.0, f"Fitting on a sample of {m:,} of {N:,} points")
     t0 = time.perf_counter()
     y_fit = None if y is None else np.asarray(y)[idx]
-    est.fit(X[idx], y_fit, progress=SubProgress(progress, 0.0, fit_share, "Fit: "))
+    fit_progress = SubProgress(progress, 0.0, fit_share, "Fit: ")
+    if fit is None:
+        est.fit(X[idx], y_fit, progress=fit_progress)
+    else:
+        est = fit(X[idx], y_fit, fit_progress)
     fit_time = time.perf_counter() - t0
 
     t0 = time.perf_counter()

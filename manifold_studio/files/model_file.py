@@ -13,19 +13,26 @@ Saving is atomic: a temporary file in the same folder, then ``os.replace``.
     save_model(est, "model.npz", data=dataset)
     est = load_model("model.npz")
     est.extend(X_new)
+
+A pipeline (:mod:`manifold_studio.algorithms.pipeline`) is saved the same way: the metadata's
+``algorithm`` is ``"pipeline"`` and ``steps`` holds each fitted step's description (a preparation
+step's ``preprocessor`` id or an algorithm's ``algorithm`` id, parameters and scalar state), its
+arrays stored as ``state/<step index>/<attribute>``; ``columns_in`` and ``categories_in`` are the
+training columns that new data are matched to by name.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from manifold_studio import __version__, algorithm_class, list_algorithms
+from manifold_studio.algorithms.pipeline import Pipeline
+from manifold_studio.algorithms.state_schema import StateError, spec_for, validate_state
 from manifold_studio.errors import (
     DataError,
     InvalidParameterError,
@@ -34,11 +41,16 @@ from manifold_studio.errors import (
     not_fitted,
 )
 from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.bounded import BoundedNpz, check_regular_file, name_list, out_of_memory
+from manifold_studio.files.schemas import MODEL_HEADER, MODEL_STATE, SchemaError, check, parse_json, short
+from manifold_studio.plugins.host import get_host
 
 FORMAT = "manifold-studio-model"
 FORMAT_VERSION = 1
 META_KEY = "__manifold_studio_model__"
 ARRAY_PREFIX = "state/"
+#: the longest JSON description a model or project file may hold
+MAX_DOCUMENT_CHARS = 64 * 2**20
 
 __all__ = ["save_model", "load_model", "load_model_with_metadata", "read_metadata",
            "pack_estimator", "unpack_estimator", "atomic_savez", "read_arrays", "model_bytes", "model_from_bytes",
@@ -78,6 +90,66 @@ def _data_reference(data) -> dict | None:
     return ref
 
 
+def _pack_pipeline(pipe) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    arrays: dict[str, np.ndarray] = {}
+    parts = []
+    for i, (_name, step) in enumerate(pipe.steps_):
+        part_arrays, part = pack_estimator(step)
+        if getattr(step, "kind", "") == "preprocessing":
+            part = {"preprocessor": part.pop("algorithm"), **part}
+        arrays.update({f"{i}/{k}": v for k, v in part_arrays.items()})
+        parts.append(part)
+    meta = {"algorithm": "pipeline", "algorithm_name": "Pipeline", "kind": pipe.kind, "params": {},
+            "scalars": {}, "arrays": sorted(arrays), "steps": parts, "columns_in": list(pipe.columns_in_),
+            "categories_in": _jsonable(pipe.categories_in_)}
+    return arrays, meta
+
+
+def _unpack_pipeline(meta: dict, arrays: dict[str, np.ndarray], where: str):
+    parts, steps = meta.get("steps"), []
+    if not isinstance(parts, list) or not parts:
+        raise ModelFileError(f"{where}: the saved pipeline has no steps.")
+    for i, part in enumerate(parts):
+        prefix = f"{i}/"
+        own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        if not isinstance(part, dict):
+            raise ModelFileError(f"{where}: step {i} of the saved pipeline is damaged.")
+        if "preprocessor" in part:
+            steps.append(_unpack_step(part, own, where, get_host()))
+        else:
+            steps.append(unpack_estimator(part, own, where, check_usable=False))
+    try:
+        pipe = Pipeline.from_fitted(steps, list(meta.get("columns_in") or []), dict(meta.get("categories_in") or {}))
+    except (InvalidParameterError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"{where}: the saved pipeline cannot be rebuilt: {exc}") from None
+    return pipe
+
+
+def _unpack_step(part: dict, arrays: dict, where: str, host):
+    step_id = part["preprocessor"]
+    if step_id not in host.preprocessors:
+        raise UnknownAlgorithmError(
+            f"{where} holds a pipeline with the preparation step '{step_id}', which no loaded plugin provides "
+            f"(available: {', '.join(sorted(host.preprocessors)) or 'none'}); install or enable the plugin "
+            "that provides it.")
+    cls = host.preprocessors[step_id]
+    constraints = cls.param_constraints()
+    state: dict[str, Any] = dict(part.get("scalars") or {})
+    state.update(arrays)
+    try:
+        step = cls()
+        step.set_params(**{k: constraints[k].validate(v) for k, v in (part.get("params") or {}).items()
+                           if k in constraints})
+        step.validate_params()
+        step.restore_state(state)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{where}: the saved step {step_id} cannot be restored by this version of its "
+                             f"plugin: {exc}") from None
+    if not step.is_fitted:
+        raise ModelFileError(f"{where}: the saved step {step_id} has no fitted state.")
+    return step
+
+
 def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Split a fitted estimator into arrays and a JSON-able description, without pickle.
 
@@ -91,6 +163,8 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     algo_id = getattr(estimator, "id", "")
     if not algo_id:
         raise ManifoldStudioError(f"Cannot save {type(estimator).__name__}: it has no algorithm id.")
+    if algo_id == "pipeline" and hasattr(estimator, "steps_"):
+        return _pack_pipeline(estimator)
     arrays: dict[str, np.ndarray] = {}
     scalars: dict[str, Any] = {}
     for key, value in estimator.fitted_state().items():
@@ -115,17 +189,55 @@ def pack_estimator(estimator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     return arrays, meta
 
 
-def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file"):
-    """Rebuild a fitted estimator from :func:`pack_estimator`'s output through the plugin host."""
+def model_class(meta: dict, where: str = "the file"):
+    """The algorithm class a validated model description names; its ``kind``, when the file
+    states one, must be the class's (a PCA model relabelled ``kmeans`` is refused here)."""
 
     algo_id = meta["algorithm"]
     try:
         cls = algorithm_class(algo_id)
     except UnknownAlgorithmError:
         raise UnknownAlgorithmError(
-            f"{where} holds a model of algorithm '{algo_id}', which no loaded plugin provides "
-            f"(available: {', '.join(list_algorithms()) or 'none'}); install or enable the plugin "
+            f"{where} holds a model of algorithm '{short_text(algo_id)}', which no loaded plugin provides "
+            f"(available: {name_list(list_algorithms(), 12) or 'none'}); install or enable the plugin "
             "that provides it.") from None
+    kind = meta.get("kind")
+    if kind not in (None, "", cls.kind):
+        raise ModelFileError(f"{where}: the model says it is of kind '{short_text(kind)}', but {cls.id} is "
+                             f"a {cls.kind} algorithm: the file is inconsistent.")
+    return cls
+
+
+def check_state_names(cls, names, where: str) -> None:
+    """Refuse, before anything is loaded, an array member the algorithm does not declare."""
+    declared = cls.declared_state()
+    for name in names:
+        if spec_for(declared, name) is None:
+            raise ModelFileError(f"{where}: member '{short_text(name)}' is not a fitted attribute of "
+                                 f"a {cls.id} model: the file is damaged or forged.")
+
+
+def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "the file",
+                     check_usable: bool = True):
+    """Rebuild a fitted estimator (or pipeline) from :func:`pack_estimator`'s output through the
+    plugin host.
+
+    ``meta`` is checked against the declared schema (:data:`schemas.MODEL_STATE`) and the state
+    against the algorithm's (:meth:`~manifold_studio.algorithms.Algorithm.declared_state`:
+    allowed names, types, shape relations, finite values) before anything is restored (a
+    pipeline: each of its steps); ``check_usable`` then extends one point."""
+    if isinstance(meta, dict) and meta.get("algorithm") == "pipeline":
+        pipe = _unpack_pipeline(meta, arrays, where)
+        if check_usable:
+            _check_usable(pipe, where, "pipeline", arrays)
+        return pipe
+    try:
+        check(meta, MODEL_STATE, "model")
+    except SchemaError as exc:
+        raise ModelFileError(f"{where}: {exc}") from None
+    cls = model_class(meta, where)
+    algo_id = cls.id
+    check_state_names(cls, arrays, where)
     state: dict[str, Any] = dict(meta.get("scalars") or {})
     state.update(arrays)
     constraints = cls.param_constraints()
@@ -134,31 +246,60 @@ def unpack_estimator(meta: dict, arrays: dict[str, np.ndarray], where: str = "th
         est = cls()
         normalised = {k: constraints[k].validate(v) for k, v in params.items()}
         est.set_params(**normalised)
-        est.validate_params()
-        est.restore_state(state)
+        validated = est.validate_params()
     except (InvalidParameterError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{where}: the saved {algo_id} model cannot be restored by this "
-                             f"version of its plugin: {exc}") from None
+                             f"version of its plugin: {_one_line(exc)}") from None
+    try:
+        validate_state(cls, validated, state, algo_id)
+    except StateError as exc:
+        raise ModelFileError(f"{where}: {exc}") from None
+    try:
+        est.restore_state(state)
+    except KeyError as exc:
+        raise ModelFileError(f"{where}: member {short_text(exc.args[0] if exc.args else '?')} is missing: "
+                             f"a {algo_id} model needs it.") from None
+    except (InvalidParameterError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ModelFileError(f"{where}: the saved {algo_id} model cannot be restored by this "
+                             f"version of its plugin: {_one_line(exc)}") from None
     if not est.is_fitted:
         raise ModelFileError(f"{where}: the saved {algo_id} model has no fitted state.")
-    _check_usable(est, where, algo_id)
+    if check_usable:
+        _check_usable(est, where, algo_id, arrays)
     return est
 
 
-def _check_usable(est, where: str, algo_id: str) -> None:
-    """Extend one point: arrays of inconsistent shapes (a damaged or edited file) are refused
-    here, by name, rather than failing later inside the algorithm."""
-    n_features = getattr(est, "n_features_in_", None)
-    if not isinstance(n_features, (int, np.integer)) or n_features < 1:
-        raise ModelFileError(f"{where}: the saved {algo_id} model does not say how many features it takes.")
+def _one_line(exc: BaseException, width: int = 200) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def short_text(value, width: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _check_usable(est, where: str, algo_id: str, arrays: dict) -> None:
+    """Extend one point: arrays of inconsistent shapes (a damaged or edited file) that the
+    schema could not see are refused here, naming the members, rather than failing later."""
+    n_features = int(est.n_features_in_)
     try:
         with np.errstate(all="ignore"):
-            est.extend(np.zeros((1, int(n_features))))
+            out = np.asarray(est.extend(np.zeros((1, n_features))))
     except ManifoldStudioError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever a damaged state makes the algorithm do
-        raise ModelFileError(f"{where}: the saved {algo_id} model is inconsistent (its arrays do not fit "
-                             f"together: {type(exc).__name__}: {exc}).") from None
+    except AttributeError as exc:  # a member the algorithm needs is absent
+        name = getattr(exc, "name", None)
+        missing = f"member '{short_text(name)}' is missing" if name else "a member is missing"
+        raise ModelFileError(f"{where}: the saved {algo_id} model is incomplete: {missing}.") from None
+    except Exception:  # noqa: BLE001 - whatever a damaged state makes the algorithm do
+        shapes = ", ".join(f"{k} {v.shape}" for k, v in sorted(arrays.items())[:8])
+        more = f" and {len(arrays) - 8} more" if len(arrays) > 8 else ""
+        raise ModelFileError(f"{where}: the saved {algo_id} model is inconsistent: its members do not "
+                             f"fit together ({shapes}{more}; n_features_in_ {n_features}).") from None
+    if out.dtype.kind == "f" and out.size and not np.isfinite(out).any():
+        raise ModelFileError(f"{where}: the saved {algo_id} model gives no finite value for a point: "
+                             "its members are damaged.")
 
 
 def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
@@ -176,32 +317,23 @@ def save_model(estimator, path, data=None, extra: dict | None = None) -> Path:
 def model_bytes(estimator) -> bytes:
     """The model file of a fitted estimator as bytes (the same pickle-free format as
     :func:`save_model`), e.g. to send a model to other processes or machines."""
-    import io
-
     buf = io.BytesIO()
     np.savez(buf, **_model_arrays(estimator, None, None))
     return buf.getvalue()
 
 
-#: what reading a damaged .npz archive can raise (zipfile raises NotImplementedError for a
-#: compression method it does not know: a flipped bit in the header is enough)
-ARCHIVE_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
-
-
 def model_from_bytes(blob: bytes, where: str = "the model bytes", *, with_metadata: bool = False):
     """The estimator of :func:`model_bytes` or of a model file's bytes (read with
-    ``allow_pickle=False``); ``(estimator, metadata)`` with ``with_metadata``."""
-    import io
-
+    ``allow_pickle=False``, bounded); ``(estimator, metadata)`` with ``with_metadata``."""
     try:
-        npz = np.load(io.BytesIO(blob), allow_pickle=False)
-    except (ValueError, *ARCHIVE_ERRORS) as exc:
-        raise ModelFileError(f"{where} are not a readable model: {exc}") from None
+        npz = BoundedNpz(where, "model", source=io.BytesIO(blob))
+    except DataError as exc:
+        raise ModelFileError(str(exc)) from None
     with npz:
-        path = Path(where)
-        meta = _read_meta(npz, path)
-        arrays = read_arrays(npz, path, ARRAY_PREFIX)
-    est = unpack_estimator(meta, arrays, where)
+        try:
+            est, meta = _read_model(npz, Path(where), where)
+        except MemoryError as exc:
+            raise ModelFileError(str(out_of_memory(where, len(blob), exc))) from None
     return (est, meta) if with_metadata else est
 
 
@@ -229,45 +361,66 @@ def atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by save_model / --save-model"):
-    """Open a Manifold Studio .npz (model or project) safely, with clear errors naming the file."""
+    """Open a Manifold Studio .npz (model or project) for bounded reading
+    (:class:`~manifold_studio.files.bounded.BoundedNpz`), with clear errors naming the file."""
     if not path.exists():
         raise ModelFileError(f"{what.capitalize()} file not found: {path}")
     if path.is_dir():
         raise ModelFileError(f"{path} is a folder, not a {what} file.")
-    with open(path, "rb") as fh:
-        head = fh.read(4)
+    try:
+        check_regular_file(path, f"{what} file")
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except DataError as exc:
+        raise ModelFileError(str(exc)) from None
+    except OSError as exc:
+        raise ModelFileError(f"Cannot read {path.name}: {exc.strerror or exc}.") from None
     if head != b"PK\x03\x04":
         raise ModelFileError(f"{path.name} is not a Manifold Studio {what} file (expected {hint}).")
     try:
-        return np.load(path, allow_pickle=False)
-    except (ValueError, *ARCHIVE_ERRORS) as exc:
-        raise ModelFileError(f"{path.name} is not a readable {what} file: {exc}") from None
+        return BoundedNpz(path, f"{what} file")
+    except DataError as exc:
+        raise ModelFileError(str(exc)) from None
 
 
-def read_document(npz, path: Path, key: str, fmt: str, version: int, what: str) -> dict:
-    """The JSON document stored under ``key`` in an open .npz, checked for format and version."""
+def read_document(npz, path: Path, key: str, fmt: str, version: int, what: str, schema: dict | None = None) -> dict:
+    """The JSON document stored under ``key`` in an open .npz, checked for format, version and
+    (when given) its declared ``schema``: every message names the file and the field."""
     if key not in npz.files:
         raise ModelFileError(f"{path.name} is not a Manifold Studio {what} file: it has no {what} "
                              "description inside (is it a data file, or another kind of file?).")
     try:
-        meta = json.loads(str(npz[key][()]))
-    except (ValueError, TypeError, *ARCHIVE_ERRORS) as exc:
-        raise ModelFileError(f"{path.name}: the {what} description is damaged ({exc}).") from None
+        raw = npz.load(key)
+    except DataError as exc:
+        raise ModelFileError(str(exc)) from None
+    if raw.dtype.kind != "U" or raw.ndim != 0 or raw.dtype.itemsize > 4 * MAX_DOCUMENT_CHARS:
+        raise ModelFileError(f"{path.name}: the {what} description is damaged (member '{key}' is not one "
+                             f"JSON text of at most {MAX_DOCUMENT_CHARS:,} characters).")
+    try:
+        meta = parse_json(str(raw[()]), f"{what} description")
+    except SchemaError as exc:
+        raise ModelFileError(f"{path.name}: {exc}") from None
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         raise ModelFileError(f"{path.name}: the {what} description is not in the {fmt} format.")
     found = meta.get("format_version")
-    if not isinstance(found, int) or found > version:
+    if isinstance(found, bool) or not isinstance(found, int):
+        raise ModelFileError(f"{path.name}: the {what} description's field 'format_version' must be a whole "
+                             f"number, not {type(found).__name__} {short(found)}: the file is damaged.")
+    if found > version or found < 1:
         raise ModelFileError(f"{path.name} was written in {what} format version {found} by "
-                             f"Manifold Studio {meta.get('library_version', '?')}; this version reads "
-                             f"format {version}: update Manifold Studio.")
+                             f"Manifold Studio {short_text(meta.get('library_version', '?'), 20)}; this version "
+                             f"reads format {version}: update Manifold Studio." if found > version else
+                             f"{path.name}: the {what} format version {found} does not exist.")
+    if schema is not None:
+        try:
+            check(meta, schema)
+        except SchemaError as exc:
+            raise ModelFileError(f"{path.name}: the {what} description is invalid: {exc}") from None
     return meta
 
 
 def _read_meta(npz, path: Path) -> dict:
-    meta = read_document(npz, path, META_KEY, FORMAT, FORMAT_VERSION, "model")
-    if "algorithm" not in meta:
-        raise ModelFileError(f"{path.name}: the model description names no algorithm.")
-    return meta
+    return read_document(npz, path, META_KEY, FORMAT, FORMAT_VERSION, "model", MODEL_HEADER)
 
 
 def read_metadata(path) -> dict:
@@ -277,28 +430,55 @@ def read_metadata(path) -> dict:
         return _read_meta(npz, path)
 
 
+def _read_model(npz, path: Path, where: str):
+    """(estimator, metadata) from an open model archive: the header is validated, the array
+    members are checked against the algorithm's declared state before any is loaded."""
+    meta = _read_meta(npz, path)
+    names = [k[len(ARRAY_PREFIX):] for k in npz.files if k.startswith(ARRAY_PREFIX)]
+    _check_member_names(meta, names, where)
+    arrays = read_arrays(npz, path, ARRAY_PREFIX)
+    return unpack_estimator(meta, arrays, where), meta
+
+
+def _check_member_names(meta: dict, names: list[str], where: str) -> None:
+    """Refuse undeclared array members before any is loaded: a model's against its algorithm's
+    declared state; a pipeline's, step by step (members ``<step>/<name>``; a preparation step's
+    members are its own)."""
+    if meta.get("algorithm") != "pipeline":
+        check_state_names(model_class(meta, where), names, where)
+        return
+    steps = meta.get("steps") if isinstance(meta.get("steps"), list) else []
+    for name in names:
+        index, _, member = name.partition("/")
+        if not index.isdigit() or int(index) >= len(steps) or not member:
+            raise ModelFileError(f"{where}: member '{short_text(name)}' belongs to no step of the saved "
+                                 "pipeline: the file is damaged or forged.")
+    for i, part in enumerate(steps):
+        if isinstance(part, dict) and "preprocessor" not in part and isinstance(part.get("algorithm"), str):
+            own = [n.partition("/")[2] for n in names if n.partition("/")[0] == str(i)]
+            check_state_names(model_class(part, where), own, where)
+
+
 def load_model_with_metadata(path):
     """``(estimator, metadata)`` from a model file written by :func:`save_model`."""
     path = Path(path)
     with open_npz(path) as npz:
-        meta = _read_meta(npz, path)
-        arrays = read_arrays(npz, path, ARRAY_PREFIX)
-    return unpack_estimator(meta, arrays, path.name), meta
+        try:
+            return _read_model(npz, path, path.name)
+        except MemoryError as exc:
+            raise ModelFileError(str(out_of_memory(path.name, None, exc))) from None
 
 
-def read_arrays(npz, path: Path, prefix: str) -> dict[str, np.ndarray]:
-    """The arrays of an open .npz whose names start with ``prefix`` (prefix removed), refusing
-    object arrays and reporting damaged members with the file name."""
+def read_arrays(npz, path: Path, prefix: str, keys=None) -> dict[str, np.ndarray]:
+    """The arrays of an open archive (:func:`open_npz`) whose names start with ``prefix`` (prefix
+    removed), or the members ``keys``; each is read bounded, object arrays refused, damaged
+    members reported with the file and member names."""
     out = {}
-    for key in npz.files:
-        if key.startswith(prefix):
-            try:
-                out[key[len(prefix):]] = npz[key]
-            except ValueError as exc:  # an object array: refused
-                raise ModelFileError(f"{path.name}: array '{key}' cannot be loaded safely "
-                                     f"({exc}).") from None
-            except ARCHIVE_ERRORS as exc:
-                raise ModelFileError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
+    for key in (keys if keys is not None else [k for k in npz.files if k.startswith(prefix)]):
+        try:
+            out[key[len(prefix):]] = npz.load(key)
+        except DataError as exc:
+            raise ModelFileError(str(exc)) from None
     return out
 
 

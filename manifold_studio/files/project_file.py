@@ -30,20 +30,26 @@ import numpy as np
 
 from manifold_studio import __version__
 from manifold_studio.data import Dataset
-from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.files.bounded import out_of_memory
 from manifold_studio.files.model_file import (
     ModelFileError,
     _jsonable,
     atomic_savez,
+    check_state_names,
+    model_class,
     open_npz,
     pack_estimator,
     read_arrays,
     read_document,
+    short_text,
     unpack_estimator,
 )
+from manifold_studio.files.schemas import PROJECT, short
 from manifold_studio.session.model import Session
 from manifold_studio.session.records import (
     CANCELLED,
+    FAILED,
     FINISHED_STATUSES,
     Extension,
     LogEntry,
@@ -173,64 +179,181 @@ def load_project(path, host=None) -> tuple[Session, dict]:
 
 def read_project(path, host=None) -> ProjectContents:
     """Read and check a whole project file into a new, detached session. Pure: safe on a
-    worker thread; raises :class:`ModelFileError` with the file name when it is unusable."""
+    worker thread; raises :class:`ModelFileError` with the file name when it is unusable.
+
+    The JSON document is validated against its declared schema (:data:`schemas.PROJECT`) and
+    every array is read bounded before anything is built. A run whose results do not fit its
+    data set (an embedding of 3 rows for 150 data rows) is kept, marked failed as damaged, and
+    named in ``problems``; so is an extension that does not fit."""
     path = Path(path)
     with open_npz(path, "project", f"a {SUFFIX} file saved by Manifold Studio") as npz:
-        meta = read_document(npz, path, META_KEY, FORMAT, FORMAT_VERSION, "project")
-        arrays = read_arrays(npz, path, "")
+        meta = read_document(npz, path, META_KEY, FORMAT, FORMAT_VERSION, "project", PROJECT)
+        try:
+            return _ProjectReader(npz, path, host).read(meta)
+        except MemoryError as exc:
+            raise ModelFileError(str(out_of_memory(path.name, None, exc))) from None
 
-    def get(key):
-        return None if key is None else arrays[key]
 
-    session = Session(host)
-    try:
-        for d in meta["datasets"]:
-            ds = Dataset(d["name"], get(d["X"]), get(d.get("labels")), d.get("feature_names"),
-                         d.get("source", ""), d.get("label_name"), list(d.get("report") or []),
-                         get(d.get("images")))
+class _ProjectReader:
+    """Builds a detached session from a validated project document and its open archive."""
+
+    def __init__(self, npz, path: Path, host):
+        self.npz, self.path, self.host = npz, path, host
+        self.problems: list[str] = []
+
+    def array(self, key, field: str):
+        if key is None:
+            return None
+        if key not in self.npz.files:
+            raise ModelFileError(f"{self.path.name}: field '{field}' refers to member '{short_text(key)}', "
+                                 "which the file does not hold.")
+        return read_arrays(self.npz, self.path, "", [key])[key]
+
+    def read(self, meta: dict) -> ProjectContents:
+        session = Session(self.host)
+        for i, d in enumerate(meta["datasets"]):
+            field = f"datasets[{i}]"
+            try:
+                ds = Dataset(d["name"], self.array(d["X"], f"{field}.X"),
+                             self.array(d.get("labels"), f"{field}.labels"), d.get("feature_names"),
+                             d.get("source", ""), d.get("label_name"), list(d.get("report") or []),
+                             self.array(d.get("images"), f"{field}.images"))
+            except ModelFileError:
+                raise
+            except DataError as exc:
+                raise ModelFileError(f"{self.path.name}: {field} ('{short_text(d['name'])}') is damaged: "
+                                     f"{exc}") from None
+            if ds.images is not None and ds.images.shape[:1] != (ds.n_samples,):
+                ds.images = None
+                self.problems.append(f"Data set '{ds.name}': its images do not match its "
+                                     f"{ds.n_samples:,} rows and were dropped.")
             session.datasets[ds.name] = ds
         session.current_dataset_name = meta.get("current_dataset")
         if session.current_dataset_name not in session.datasets:
             session.current_dataset_name = next(iter(session.datasets), None)
         session.history = [LogEntry(h["time"], h["level"], h["message"], "", h.get("run_id"),
                                     h.get("dataset")) for h in meta.get("history", [])]
-        problems = []
-        for r in meta["runs"]:
-            run = Run(r["id"], r["algorithm_id"], dict(r["params"]), r["dataset_name"], kind=r["kind"],
-                      algorithm_name=r.get("algorithm_name", ""), status=r["status"],
-                      error=r.get("error", ""), error_detail=r.get("error_detail", ""),
-                      rows=get(r.get("rows")), source_run=r.get("source_run"),
-                      embedding=get(r.get("embedding")), labels=get(r.get("labels")),
-                      summary=dict(r.get("summary") or {}), timings=dict(r.get("timings") or {}),
-                      meta=dict(r.get("meta") or {}))
-            for e in r.get("extensions", []):
-                run.extensions.append(Extension(e["name"], e.get("dataset_name"), get(e["values"]),
-                                                get(e.get("rows")), e.get("time_s", 0.0),
-                                                e.get("created", time.time())))
-            if r.get("model"):
-                prefix = f"run/{run.id}/model/"
-                model_arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-                try:
-                    run.estimator = unpack_estimator(r["model"], model_arrays,
-                                                     f"{path.name} (run #{run.id})")
-                except ManifoldStudioError as exc:
-                    problems.append(f"Run #{run.id} ({run.algorithm_id}): its results are kept but its "
-                                    f"model cannot be restored: {exc}")
+        for i, r in enumerate(meta["runs"]):
+            run = self.run(r, f"runs[{i}]", session)
+            if run.id in session.runs:
+                raise ModelFileError(f"{self.path.name}: field 'runs[{i}].id': run #{run.id} appears twice.")
             session.runs[run.id] = run
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"{path.name}: the project is incomplete or damaged "
-                             f"({type(exc).__name__}: {exc}).") from None
-    session._ids = itertools.count(max(session.runs, default=0) + 1)
-    current = meta.get("current_run")
-    session.current_run_id = current if current in session.runs else None
-    analyses = {}
-    try:
-        for key, entry in (meta.get("analyses") or {}).items():
-            analyses[key] = (dict(entry["document"]), {n: arrays[k] for n, k in entry["arrays"].items()})
-    except (KeyError, TypeError, AttributeError) as exc:
-        problems.append(f"The saved analyses of {path.name} are damaged and were left out ({exc}).")
-        analyses = {}
-    return ProjectContents(path, session, dict(meta.get("view_settings") or {}), problems, analyses)
+        session._ids = itertools.count(max(session.runs, default=0) + 1)
+        current = meta.get("current_run")
+        session.current_run_id = current if current in session.runs else None
+        analyses = self.analyses(meta.get("analyses") or {})
+        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
+
+    def analyses(self, saved: dict) -> dict:
+        """The analysis records (key -> (document, arrays)); a damaged one is left out and named."""
+        out = {}
+        for key, entry in saved.items():
+            try:
+                out[key] = (dict(entry["document"]), {n: self.array(k, f"analyses.{key}.arrays.{n}")
+                                                      for n, k in entry["arrays"].items()})
+            except (ModelFileError, KeyError, TypeError, AttributeError, ValueError) as exc:
+                self.problems.append(f"The saved analysis '{short_text(key)}' is damaged and was left out: {exc}")
+        return out
+
+    def run(self, r: dict, field: str, session: Session) -> Run:
+        if r["status"] not in FINISHED_STATUSES:
+            raise ModelFileError(f"{self.path.name}: field '{field}.status' must be one of "
+                                 f"{', '.join(FINISHED_STATUSES)}, not {short(r['status'])}.")
+        run = Run(r["id"], r["algorithm_id"], dict(r["params"]), r["dataset_name"], kind=r["kind"],
+                  algorithm_name=r.get("algorithm_name", ""), status=r["status"],
+                  error=r.get("error", ""), error_detail=r.get("error_detail", ""),
+                  rows=self.array(r.get("rows"), f"{field}.rows"), source_run=r.get("source_run"),
+                  embedding=self.array(r.get("embedding"), f"{field}.embedding"),
+                  labels=self.array(r.get("labels"), f"{field}.labels"),
+                  summary=dict(r.get("summary") or {}), timings=dict(r.get("timings") or {}),
+                  meta=dict(r.get("meta") or {}))
+        ds = session.datasets.get(run.dataset_name)
+        damage = result_mismatch(run, ds)
+        if damage:
+            self.damaged(run, damage)
+            return run
+        for j, e in enumerate(r.get("extensions", [])):
+            ext = Extension(e["name"], e.get("dataset_name"), self.array(e["values"], f"{field}.extensions[{j}].values"),
+                            self.array(e.get("rows"), f"{field}.extensions[{j}].rows"), e.get("time_s", 0.0),
+                            e.get("created", time.time()))
+            problem = rows_mismatch("extension", ext.values, ext.rows, session.datasets.get(ext.dataset_name))
+            if problem:
+                self.problems.append(f"Run #{run.id} ({run.algorithm_id}): its extension '{short_text(ext.name)}' is "
+                                     f"damaged and was dropped: {problem}.")
+                continue
+            run.extensions.append(ext)
+        if r.get("model"):
+            prefix = f"run/{run.id}/model/"
+            where = f"{self.path.name} (run #{run.id})"
+            try:
+                problem = model_mismatch(run, r["model"], None)
+                if problem:
+                    raise ModelFileError(f"{where}: {problem}.")
+                cls = model_class(r["model"], where)
+                names = [k[len(prefix):] for k in self.npz.files if k.startswith(prefix)]
+                check_state_names(cls, names, where)
+                run.estimator = unpack_estimator(r["model"], read_arrays(self.npz, self.path, prefix), where)
+                problem = model_mismatch(run, r["model"], ds)
+                if problem:
+                    run.estimator = None
+                    raise ModelFileError(f"{where}: {problem}.")
+            except ManifoldStudioError as exc:
+                self.problems.append(f"Run #{run.id} ({run.algorithm_id}): its results are kept but its "
+                                     f"model cannot be restored: {exc}")
+        return run
+
+    def damaged(self, run: Run, damage: str) -> None:
+        run.status, run.error = FAILED, f"Damaged in {self.path.name}: {damage}; its results were dropped."
+        run.embedding = run.labels = None
+        self.problems.append(f"Run #{run.id} ({run.algorithm_id}) is damaged: {damage}; it is marked failed "
+                             "and its results were dropped.")
+
+
+def rows_mismatch(what: str, values, rows, ds) -> str:
+    """Why ``values`` (one per row of ``ds``, or per index in ``rows``) do not fit ``ds``, or ''.
+    ``what`` names them in messages ("embedding", "labels", "extension")."""
+    if rows is not None:
+        if rows.ndim != 1 or rows.dtype.kind not in "iu":
+            return f"its rows are not a list of row numbers (shape {rows.shape}, type {rows.dtype})"
+        if ds is not None and rows.size and (rows.min() < 0 or rows.max() >= ds.n_samples):
+            return f"its rows go beyond the {ds.n_samples:,} rows of data set '{short_text(ds.name)}'"
+    if values is None:
+        return ""
+    has = "have" if what == "labels" else "has"
+    if values.ndim == 0:
+        return f"its {what} {has} a single value"
+    expected = len(rows) if rows is not None else ds.n_samples if ds is not None else None
+    if expected is not None and values.shape[0] != expected:
+        of = (f"the {expected:,} rows it was fitted on" if rows is not None
+              else f"the {expected:,} rows of data set '{short_text(ds.name)}'")
+        return f"its {what} {has} {values.shape[0]:,} rows for {of}"
+    return ""
+
+
+def result_mismatch(run: Run, ds) -> str:
+    """Why a run's results do not fit its data set, or ''."""
+    for what, values in (("embedding", run.embedding), ("labels", run.labels)):
+        problem = rows_mismatch(what, values, run.rows, ds)
+        if problem:
+            return problem
+    emb = run.embedding
+    if emb is not None and (emb.ndim != 2 or emb.shape[1] == 0 or emb.dtype.kind not in "biuf"):
+        return f"its embedding is {emb.dtype} of shape {emb.shape}, not numbers in (rows, columns)"
+    if run.labels is not None and run.labels.ndim != 1:
+        return f"its labels have shape {run.labels.shape}, not one value per row"
+    return ""
+
+
+def model_mismatch(run: Run, model_meta: dict, ds) -> str:
+    """Why a run's saved model cannot belong to it, or ''."""
+    if model_meta.get("algorithm") != run.algorithm_id:
+        return (f"its model is of algorithm '{short_text(model_meta.get('algorithm'))}', not the run's "
+                f"'{short_text(run.algorithm_id)}'")
+    est = run.estimator
+    if est is not None and ds is not None and run.source_run is None and est.n_features_in_ != ds.n_features:
+        return (f"its model takes {est.n_features_in_} features, but data set '{short_text(ds.name)}' has "
+                f"{ds.n_features}")
+    return ""
 
 
 def load_project_into(session: Session, path) -> dict:

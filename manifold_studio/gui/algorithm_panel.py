@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -101,8 +102,20 @@ class AlgorithmPanel(QWidget):
                 item = top.child(j)
                 if item.data(0, Qt.ItemDataRole.UserRole) == algorithm_id:
                     self.tree.setCurrentItem(item)
+                    self.show_current()
+                    QTimer.singleShot(0, self.show_current)  # again once the tree has its final size
                     return True
         return False
+
+    def show_current(self) -> None:
+        """Scroll the tree so that the selected algorithm's row is wholly visible (centred)."""
+        item = self.tree.currentItem()
+        if item is not None:
+            self.tree.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def showEvent(self, event):
+        super().showEvent(event)
+        QTimer.singleShot(0, self.show_current)
 
     def values(self) -> dict:
         """Validated parameter values (raises InvalidParameterError with the reason)."""

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import socket
 import sys
 
+from manifold_studio.cli.housekeeping import clean_own_folders
 from manifold_studio.gui.error_handling import install_excepthook
 from manifold_studio.gui.main_window import MainWindow
 from manifold_studio.gui.preferences import startup_sample
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="manifold-studio-gui",
+    p = argparse.ArgumentParser(prog="manifold-studio gui",
                                 description="Manifold Studio: point-and-click manifold learning.")
     p.add_argument("--sample", default=None, metavar="NAME",
                    help="sample data set loaded and embedded at start (default: the one chosen in "
@@ -43,6 +46,51 @@ def _parse_size(text: str) -> tuple[int, int]:
         raise SystemExit(f"--size must look like 1280x800, got {text!r}") from None
 
 
+def quit_on_signals(window, signals=(signal.SIGTERM, signal.SIGINT)):
+    """Close ``window`` and leave the event loop on SIGTERM or SIGINT, as a normal quit does (so
+    the session's recovery file goes: the next start does not offer to restore a session closed
+    on purpose). Python runs a signal handler only when it gets control, which Qt's event loop
+    does not give it: the signal's wake-up byte on a socket pair wakes a QSocketNotifier.
+    Returns a function that restores the previous handlers."""
+    from PySide6.QtCore import QSocketNotifier, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def on_signal(signum, _frame):
+        QTimer.singleShot(0, lambda: (window.close(), QApplication.instance().quit()))
+
+    previous = {}
+    try:
+        for sig in signals:
+            previous[sig] = signal.signal(sig, on_signal)
+    except ValueError:  # not the main thread: leave the handlers alone
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        return lambda: None
+    reader, writer = socket.socketpair()
+    for end in (reader, writer):
+        end.setblocking(False)
+    old_fd = signal.set_wakeup_fd(writer.fileno())
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
+
+    def drain():
+        try:
+            while reader.recv(64):
+                pass
+        except OSError:
+            pass
+
+    notifier.activated.connect(drain)  # waking up is enough: Python then runs on_signal
+
+    def restore():
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(old_fd)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        reader.close()
+        writer.close()
+    return restore
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
@@ -53,6 +101,7 @@ def main(argv=None) -> int:
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
+    clean_own_folders()  # stale temporaries of killed writes and installs (a day old, our names only)
 
     existing = QApplication.instance()
     app = existing or QApplication(["manifold-studio"])
@@ -97,9 +146,11 @@ def main(argv=None) -> int:
             QTimer.singleShot(1500, save)
         QTimer.singleShot(int(args.screenshot_timeout * 1000), lambda: save(False))
 
+    stop_signals = quit_on_signals(window)  # SIGTERM / SIGINT end it as a normal quit does
     try:
         code = app.exec()
     finally:
+        stop_signals()
         window.shutdown()
         handler.uninstall()
         if existing is not None:

@@ -113,7 +113,7 @@ class DataPanel(QWidget):
         self.report = QPlainTextEdit()
         self.report.setReadOnly(True)
         self.report.setPlaceholderText("Loader report (columns left out, missing values, …)")
-        self.report.setMaximumHeight(64)
+        self.report.setMaximumHeight(self._report_height(4))
         self.report.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         ll = QVBoxLayout(loaded_box)
         ll.setContentsMargins(6, 4, 6, 4)
@@ -131,6 +131,9 @@ class DataPanel(QWidget):
         self.refresh()
 
     # -- actions ------------------------------------------------------------------------------
+    def _report_height(self, lines: int) -> int:
+        return self.report.fontMetrics().lineSpacing() * lines + 12
+
     def select_sample(self, sample_id: str) -> bool:
         for i in range(self.sample_list.count()):
             item = self.sample_list.item(i)
@@ -209,5 +212,8 @@ class DataPanel(QWidget):
         self.info_label.setText(f"<b>{ds.n_samples:,} × {ds.n_features}</b> (points × features), {labels}{src}")
         self.report.setPlainText("\n".join(ds.report))
         self.report.setVisible(bool(ds.report))
+        # as tall as the report (wrapped lines counted), up to 12 lines; it scrolls beyond
+        wrapped = sum(max(1, len(line) // 60 + 1) for line in ds.report)
+        self.report.setMaximumHeight(self._report_height(min(max(wrapped, 2), 12)))
         if not ds.report:
             self.info_label.setText(self.info_label.text() + "<br><small>Loaded without remarks.</small>")

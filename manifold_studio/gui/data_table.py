@@ -163,7 +163,8 @@ class DataTable(QWidget):
         self.search.setToolTip("Enter selects the matching rows in every view of this data set:\n"
                                "• text: rows whose label (or any text column) contains it, any case\n"
                                "• 12: row 12 of the data set;  10-20: rows 10 to 20\n"
-                               "• column op number, e.g. petal_length > 5 (op: < <= > >= == !=)")
+                               "• column op number, e.g. petal_length > 5 (op: < <= > >= == !=)\n"
+                               "• conditions joined by and / or, e.g. proline > 1000 and flavanoids > 3")
         self.search.returnPressed.connect(self.run_search)
         self.only_selected = QCheckBox("Selected rows only")
         self.only_selected.setToolTip("Show only the selected rows (updated when the selection changes elsewhere).")

@@ -21,7 +21,7 @@ import functools
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QScrollArea,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -55,14 +56,64 @@ AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetAre
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
 
 
+#: the widest a side dock may insist on being (the map keeps the rest)
+MAX_DOCK_WIDTH = 460
+
+
+class FitScrollArea(QScrollArea):
+    """A frameless scroll area that sizes its widget to the viewport, never below the widget's
+    minimum size: scroll bars appear only when the dock is smaller than that minimum.
+    (QScrollArea's own ``widgetResizable`` takes the *preferred* height of a layout with
+    word-wrapped labels, so a view grew taller than its dock and its plots' axis titles were
+    scrolled out of sight.)"""
+
+    def __init__(self, widget: QWidget):
+        super().__init__()
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(widget)
+        widget.installEventFilter(self)
+
+    def fit(self) -> None:
+        widget = self.widget()
+        if widget is None:
+            return
+        least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+        port = self.maximumViewportSize()  # the viewport without scroll bars
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        w, h = max(port.width(), least.width()), max(port.height(), least.height())
+        if h > port.height():  # a vertical scroll bar will take its width from the viewport
+            w = max(port.width() - bar, least.width())
+        if w > port.width() - (bar if h > port.height() else 0):  # and a horizontal one its height
+            h = max(port.height() - bar, least.height())
+        widget.resize(w, h)
+
+    def minimumSizeHint(self) -> QSize:
+        """As wide as the widget needs plus a vertical scroll bar (at most MAX_DOCK_WIDTH), so
+        its dock is never narrower than the view and its axes are not cut; short enough that
+        the dock can be shrunk (it then scrolls vertically)."""
+        widget = self.widget()
+        if widget is None:
+            return super().minimumSizeHint()
+        least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        return QSize(min(least.width() + bar + 2, MAX_DOCK_WIDTH), min(least.height(), 120))
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        self.fit()
+
+    def eventFilter(self, obj, event):
+        if obj is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # the dock asks for the new minimum width
+            QTimer.singleShot(0, self.fit)
+        return super().eventFilter(obj, event)
+
+
 def scrollable(widget: QWidget) -> QScrollArea:
-    """``widget`` in a frameless scroll area that resizes it (scroll bars only when the dock is
-    smaller than the widget's minimum size)."""
-    area = QScrollArea()
-    area.setWidgetResizable(True)
-    area.setFrameShape(QScrollArea.Shape.NoFrame)
-    area.setWidget(widget)
-    return area
+    """``widget`` in a :class:`FitScrollArea` (scroll bars only when the dock is smaller than the
+    widget's minimum size)."""
+    return FitScrollArea(widget)
 
 
 class MainWindow(RunActions, QMainWindow):
@@ -244,7 +295,7 @@ class MainWindow(RunActions, QMainWindow):
     def _report_plugin_failures(self) -> None:
         failures = list(self.host.failures)
         for f in failures:
-            self.session.log(f"Plugin failed to load: {f}", "error", detail=f.detail)
+            self.session.log(f"Plugin {'not loaded' if f.quarantined else 'failed to load'}: {f}", "error", detail=f.detail)
         if not failures:
             return
         self.statusBar().showMessage(f"{len(failures)} plugin(s) could not be loaded: see Messages.")

@@ -94,7 +94,9 @@ class PluginManagerDialog(QDialog):
         for row, r in enumerate(self.records):
             check = QTableWidgetItem()
             check.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            check.setCheckState(Qt.CheckState.Unchecked if r.status == "disabled" else Qt.CheckState.Checked)
+            # a quarantined plugin is not loaded: ticking it retries its import probe
+            check.setCheckState(Qt.CheckState.Unchecked if r.status in ("disabled", "quarantined")
+                                else Qt.CheckState.Checked)
             self.table.setItem(row, 0, check)
             status = r.status if not r.error else f"{r.status}: {r.error}"
             cells = (r.name if not r.distribution or r.origin == pm.BUILTIN else f"{r.name} ({r.distribution})",
@@ -146,6 +148,9 @@ class PluginManagerDialog(QDialog):
             self.refresh()
             return False
         self._apply(text)
+        row = self.row_of(name)
+        if enabled and row >= 0 and self.records[row].status == "quarantined":  # its probe was retried
+            self._say(f"{self.records[row].name} is still quarantined: {self.records[row].error}", error=True)
         return True
 
     def choose_wheel(self) -> None:

@@ -52,7 +52,7 @@ class ProjectActions:
 
     def apply_view_settings(self, settings: dict) -> None:
         w = self.window
-        if settings.get("algorithm"):
+        if isinstance(settings.get("algorithm"), str) and settings["algorithm"]:
             w.algorithm_panel.select_algorithm(settings["algorithm"])
         for key, restore in (("window_geometry", w.restoreGeometry), ("window_state", w.restoreState)):
             text = settings.get(key)
@@ -152,7 +152,9 @@ class ProjectActions:
             w.setWindowTitle(f"Manifold Studio — {path.name}")
             self.apply_view_settings(settings)
             self.restore_analyses(contents.analyses)
-            w.show_status(f"Opened project {path.name}")
+            damaged = len(contents.problems)
+            w.show_status(f"Opened project {path.name}" + (f": {damaged} problem(s), see the log (damaged runs are "
+                                                           "marked failed)" if damaged else ""))
             self._tell(path, "opened")
 
         return w.start_job(task, title=f"Open project {path.name}", on_success=done)

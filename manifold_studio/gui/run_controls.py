@@ -44,6 +44,12 @@ class RunControls(QWidget):
         self.message = QLabel("")
         self.message.setObjectName("progress_message")
         self.message.setWordWrap(True)
+        # why Run is disabled, in words next to it (not only in the button's tooltip)
+        self.reason_label = QLabel("")
+        self.reason_label.setObjectName("run_blocked_reason")
+        self.reason_label.setWordWrap(True)
+        self.reason_label.setStyleSheet("color: #a04000;")
+        self.reason_label.setVisible(False)
 
         self.isolate_box = QCheckBox("in a separate process")
         self.isolate_box.setObjectName("isolate_box")
@@ -63,6 +69,7 @@ class RunControls(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 4)
         lay.addLayout(row)
+        lay.addWidget(self.reason_label)
         lay.addWidget(self.isolate_box)
         lay.addWidget(self.message)
         self._busy = False
@@ -80,10 +87,7 @@ class RunControls(QWidget):
         dataset = self.window.session.current_dataset
         if getattr(cls, "holds_gil", False) and dataset is not None and dataset.n_samples >= ISOLATE_GIL_ROWS:
             return True   # its library calls would freeze the window (and ignore Cancel) for seconds
-        for info in getattr(host, "plugins", {}).values():
-            if algorithm_id in getattr(info, "algorithms", ()):
-                return bool(getattr(info, "distribution", None)) and not getattr(info, "builtin", True)
-        return False
+        return host.is_third_party(algorithm_id)
 
     def show_algorithm(self, algorithm_id: str | None) -> None:
         """Set the check box for the algorithm now selected."""
@@ -124,3 +128,6 @@ class RunControls(QWidget):
             reason = "A job is running: wait for it or cancel it."
         self.run_button.setEnabled(not reason)
         self.run_button.setToolTip(reason or "Fit the selected algorithm on the current data set (Ctrl+R).")
+        blocked = bool(reason) and not self._busy and bool(self.window.session.datasets)
+        self.reason_label.setText(f"Run is off: {reason}" if blocked else "")
+        self.reason_label.setVisible(blocked)

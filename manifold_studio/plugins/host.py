@@ -13,9 +13,12 @@ The per-user plugin folder of :mod:`manifold_studio.plugins.manager` (wheels ins
 Tools ▸ Plugins or ``manifold-studio plugins install``) is added to ``sys.path`` before
 discovery (:func:`ensure_plugin_path`), so its entry points are found like pip-installed ones.
 Plugins the user disabled are skipped (listed in :attr:`PluginHost.disabled`). A third-party
-plugin is imported in a thread with a time limit (``MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT``
-seconds, default 10): one that hangs is reported as a failure "did not finish importing within
-N s" and the application starts without it. :func:`reload_host` rediscovers without restarting.
+plugin (user folder or pip) is imported here only once its import probe has passed
+(:mod:`manifold_studio.plugins.quarantine`: a short-lived process imports it first, again whenever
+its files change): one whose probe crashed, hung (``MANIFOLD_STUDIO_PLUGIN_IMPORT_TIMEOUT``
+seconds, default 10) or raised is recorded as a *quarantined* failure, with the reason and how to
+retry, and the application starts without it. The import itself is still time-boxed in a thread.
+:func:`reload_host` rediscovers without restarting.
 """
 from __future__ import annotations
 
@@ -26,15 +29,19 @@ import threading
 import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Callable
 
 import pluggy
 
 from manifold_studio import hookspecs
 from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
 from manifold_studio.data import Loader, Sample
 from manifold_studio.errors import DataError, PluginError, UnknownAlgorithmError
 from manifold_studio.plugins import folder as plugin_folder
+from manifold_studio.plugins import quarantine
+from manifold_studio.plugins.wheels import normalise
 
 DISABLE_ENV = "MANIFOLD_STUDIO_DISABLE_PLUGINS"
 OWN_DISTRIBUTION = "manifold-studio"
@@ -46,8 +53,12 @@ class PluginFailure:
     stage: str  # "import", "hook", "invalid"
     error: str
     detail: str = ""
+    #: its import probe crashed, hung or raised: it was not imported into this process
+    quarantined: bool = False
 
     def __str__(self):
+        if self.quarantined:
+            return f"plugin '{self.plugin}' quarantined ({self.stage}): {self.error}"
         return f"plugin '{self.plugin}' ({self.stage}): {self.error}"
 
 
@@ -59,6 +70,7 @@ class PluginInfo:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    preprocessors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +110,11 @@ def _origin(dist, builtin: bool) -> str:
     except Exception:  # noqa: BLE001 - odd distribution objects: call it pip
         pass
     return plugin_folder.PIP
+
+
+def _dist_folder(dist):
+    """The plugin sub-folder holding a user-folder distribution (where its files are)."""
+    return Path(os.path.realpath(str(dist.locate_file(""))))
 
 
 class PluginImportTimeout(PluginError, TimeoutError):
@@ -143,6 +160,7 @@ class PluginHost:
         self.algorithms: dict[str, type[Algorithm]] = {}
         self.loaders: dict[str, Loader] = {}
         self.samples: dict[str, Sample] = {}
+        self.preprocessors: dict[str, type[Preprocessor]] = {}
         self.failures: list[PluginFailure] = []
         self.plugins: dict[str, PluginInfo] = {}
         self.disabled: list[str] = []
@@ -157,6 +175,7 @@ class PluginHost:
         disabled = plugin_folder.disabled_names()
         timeout = plugin_folder.import_timeout()
         seen = set()
+        chosen = []
         for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else None
@@ -169,8 +188,38 @@ class PluginHost:
             if (only_builtin and not builtin) or plugin_folder.is_disabled(ep.name, dist_name, disabled):
                 self.disabled.append(ep.name)
                 continue
-            self.load_entry_point(ep, dist_name, builtin, None if builtin else timeout)
+            chosen.append((ep, dist, dist_name, builtin))
+        passed = self._probe_third_party([c for c in chosen if not c[3]])
+        for ep, _dist, dist_name, builtin in chosen:
+            if builtin or ep.name in passed:
+                self.load_entry_point(ep, dist_name, builtin, None if builtin else timeout)
         return self
+
+    def _probe_third_party(self, chosen: list) -> set[str]:
+        """Run the import probe (:mod:`manifold_studio.plugins.quarantine`) on the third-party
+        entry points, one distribution at a time; record the quarantined ones as failures and
+        return the names of those that passed."""
+        by_dist: dict[str, list] = {}
+        for ep, dist, dist_name, _ in chosen:
+            key = normalise(dist_name) if dist_name else f"entry-point:{ep.name}"
+            by_dist.setdefault(key, []).append((ep, dist))
+        passed = set()
+        for key, items in by_dist.items():
+            dist = items[0][1]
+            folder = None
+            if dist is not None and self.sources[items[0][0].name].origin == plugin_folder.USER:
+                folder = _dist_folder(dist)
+            found = quarantine.verdicts(key, dist, [(ep.name, ep.value) for ep, _ in items], folder)
+            for ep, _ in items:
+                verdict = found.get(ep.name)
+                if verdict is not None and verdict.ok:
+                    passed.add(ep.name)
+                    continue
+                reason = verdict.reason if verdict is not None else "its import probe gave no verdict"
+                self.failures.append(PluginFailure(
+                    ep.name, "import", f"{reason}; {quarantine.retry_hint(ep.name)}",
+                    verdict.detail if verdict is not None else "", quarantined=True))
+        return passed
 
     def load_entry_point(self, ep, distribution: str | None, builtin: bool,
                          timeout: float | None = None) -> PluginInfo | None:
@@ -202,6 +251,7 @@ class PluginHost:
         self._collect(plugin, name, "register_algorithms", self._add_algorithm, info.algorithms)
         self._collect(plugin, name, "register_loaders", self._add_loader, info.loaders)
         self._collect(plugin, name, "register_samples", self._add_sample, info.samples)
+        self._collect(plugin, name, "register_preprocessors", self._add_preprocessor, info.preprocessors)
         return info
 
     def _collect(self, plugin, name: str, hook_name: str, add: Callable, record: list) -> None:
@@ -236,6 +286,14 @@ class PluginHost:
         self.algorithms[cls.id] = cls
         return cls.id
 
+    def _add_preprocessor(self, cls, plugin: str) -> str:
+        validate_preprocessor_class(cls)
+        if cls.id in self.preprocessors:
+            raise PluginError(f"preparation step id '{cls.id}' is already provided by "
+                              f"{self.preprocessors[cls.id].__module__}")
+        self.preprocessors[cls.id] = cls
+        return cls.id
+
     def _add_loader(self, loader, plugin: str) -> str:
         # a loader declares its extensions, or decides itself (a folder loader overrides can_load)
         if not isinstance(loader, Loader) or not loader.id or not (
@@ -260,6 +318,15 @@ class PluginHost:
         self.failures.append(PluginFailure(plugin, stage, msg, detail))
 
     # -- lookup ---------------------------------------------------------------------
+    def is_third_party(self, algorithm_id: str) -> bool:
+        """Whether the algorithm comes from a plugin installed from another distribution (pip or
+        the user plugin folder): its fits run in a worker process by default. Built-in plugins,
+        and plugins registered by code already running in this process (a script, a test), do not."""
+        for info in self.plugins.values():
+            if algorithm_id in info.algorithms:
+                return bool(info.distribution) and not info.builtin
+        return False
+
     def algorithm_class(self, algorithm_id: str) -> type[Algorithm]:
         try:
             return self.algorithms[algorithm_id]
@@ -268,9 +335,22 @@ class PluginHost:
                 f"Unknown algorithm '{algorithm_id}': available are "
                 f"{', '.join(sorted(self.algorithms)) or 'none (no plugin loaded)'}.") from None
 
-    def loader_for(self, path) -> Loader:
-        from pathlib import Path
+    def preprocessor_class(self, step_id: str) -> type[Preprocessor]:
+        try:
+            return self.preprocessors[step_id]
+        except KeyError:
+            raise UnknownAlgorithmError(
+                f"Unknown preparation step '{step_id}': available are "
+                f"{', '.join(sorted(self.preprocessors)) or 'none (no plugin loaded)'}.") from None
 
+    def get_preprocessor(self, step_id: str, **params) -> Preprocessor:
+        """A new, validated preparation step ``step_id`` with ``params``."""
+        step = self.preprocessor_class(step_id)()
+        step.set_params(**params)
+        step.validate_params()
+        return step
+
+    def loader_for(self, path) -> Loader:
         suffix = Path(path).suffix.lower()
         for loader in self.loaders.values():
             if loader.can_load(Path(path)):

@@ -14,8 +14,9 @@ refused (:class:`PluginInstallError`, with a message naming the problem): not a 
 ``.dist-info``; no entry point in the group ``manifold_studio.plugins``; a Python, ABI or
 platform tag this interpreter cannot run (the message names the tags); a ``Requires-Dist`` the
 application does not have (named); an algorithm/loader/sample id that a built-in plugin (or
-another installed plugin) already provides (the plugin is imported from a staging folder, in a
-time-boxed thread, to learn its ids); the plugin folder not writable. **Two versions**: installing
+another installed plugin) already provides, or an import that crashes, hangs or raises (the
+plugin is imported from a staging folder by a time-boxed probe process, to learn its ids:
+:mod:`manifold_studio.plugins.probe`); the plugin folder not writable. **Two versions**: installing
 a wheel of a plugin that is already in the plugin folder *replaces* it (whatever the versions)
 and the result's message says "replaced X 1.0 by 1.1"; a distribution of the same name installed
 with pip is refused (upgrade it with pip).
@@ -52,7 +53,9 @@ from manifold_studio.plugins.folder import (  # noqa: F401 - the manager's publi
     settings_path,
     write_settings,
 )
-from manifold_studio.plugins.host import PluginHost, current_host, ensure_plugin_path
+from manifold_studio.plugins import quarantine
+from manifold_studio.plugins.host import current_host, ensure_plugin_path
+from manifold_studio.plugins.probe import run_probe
 from manifold_studio.plugins.wheels import (  # noqa: F401 - re-exported
     GROUP,
     OWN_DISTRIBUTION,
@@ -90,7 +93,8 @@ def set_enabled(name: str, enabled: bool) -> str:
     Disabling a distribution disables all its entry points; enabling an entry point enables
     its distribution too.
 
-    Returns a message; raises :class:`PluginInstallError` for an unknown name or for disabling
+    Enabling also forgets the import probe's verdict on it (a quarantined plugin is probed again
+    at the next discovery). Returns a message; raises :class:`PluginInstallError` for an unknown name or for disabling
     Manifold Studio itself (disable its plugins one by one instead)."""
     key = normalise(name)
     known = _known_names()
@@ -106,6 +110,8 @@ def set_enabled(name: str, enabled: bool) -> str:
         current.discard(key)
         if key in known and known[key][1]:
             current.discard(normalise(known[key][1]))
+        # and forgets a quarantine: the next discovery probes it again
+        quarantine.forget(name, *(known[key][1:] if key in known else ()))
     else:
         current.add(key)
     data["disabled"] = sorted(current)
@@ -238,6 +244,11 @@ def _dist_in(folder: Path):
     return next(iter(metadata.distributions(path=[str(folder)])), None)
 
 
+def _eps(folder: Path) -> list[tuple[str, str]]:
+    dist = _dist_in(folder)
+    return [(ep.name, ep.value) for ep in dist.entry_points.select(group=GROUP)] if dist is not None else []
+
+
 def _pip_distribution(name: str):
     """A distribution called ``name`` installed outside the plugin folder, or None."""
     root = plugin_dir().resolve()
@@ -253,8 +264,10 @@ def _pip_distribution(name: str):
     return None
 
 
-def _probe(staging: Path, info: WheelInfo, replacing: str | None):
-    """Import the staged plugin in a fresh host; refuse id clashes. Returns the probe host."""
+def _probe(staging: Path, info: WheelInfo, replacing: str | None) -> dict:
+    """Import the staged plugin in a probe process (:mod:`manifold_studio.plugins.probe`: a crash,
+    a hang or an exception there cannot touch this process); refuse failures and id clashes.
+    Returns the verdicts by entry-point name."""
     host = current_host()
     owner = {}
     for pname, pinfo in host.plugins.items():
@@ -263,27 +276,16 @@ def _probe(staging: Path, info: WheelInfo, replacing: str | None):
         for kind, ids in (("algorithm", pinfo.algorithms), ("loader", pinfo.loaders), ("sample", pinfo.samples)):
             for i in ids:
                 owner[(kind, i)] = (pname, pinfo.builtin)
-    probe = PluginHost()
-    # the staged code must be imported, not an installed version already in sys.modules
-    tops = {p.stem if p.suffix == ".py" else p.name for p in staging.iterdir()
-            if (p.suffix == ".py" or (p / "__init__.py").is_file())}
-    hidden = {n: m for n, m in list(sys.modules.items()) if n.split(".")[0] in tops}
-    for n in hidden:
-        del sys.modules[n]
-    sys.path.insert(0, str(staging))
-    try:
-        dist = _dist_in(staging)
-        for ep in sorted(dist.entry_points.select(group=GROUP), key=lambda e: e.name):
-            probe.load_entry_point(ep, dist.metadata["Name"], builtin=False, timeout=import_timeout())
-    finally:
-        sys.path.remove(str(staging))
-        forget_modules(staging)
-        sys.modules.update(hidden)
-    if probe.failures:
-        f = probe.failures[0]
-        raise PluginInstallError(f"{info.name} {info.version} cannot be loaded, nothing was installed: {f}")
-    for pinfo in probe.plugins.values():
-        for kind, ids in (("algorithm", pinfo.algorithms), ("loader", pinfo.loaders), ("sample", pinfo.samples)):
+    dist = _dist_in(staging)
+    eps = sorted((ep.name, ep.value) for ep in dist.entry_points.select(group=GROUP))
+    # the staged code comes first, before any installed version of it
+    found = run_probe(eps, [str(staging)] + [p for p in sys.path if p != str(staging)], info.name)
+    for name, _ in eps:
+        verdict = found[name]
+        if not verdict.ok:
+            raise PluginInstallError(f"{info.name} {info.version} cannot be loaded, nothing was installed: "
+                                     f"plugin '{name}': {verdict.reason}")
+        for kind, ids in (("algorithm", verdict.algorithms), ("loader", verdict.loaders), ("sample", verdict.samples)):
             for i in ids:
                 if (kind, i) in owner:
                     who, builtin = owner[(kind, i)]
@@ -291,7 +293,7 @@ def _probe(staging: Path, info: WheelInfo, replacing: str | None):
                     raise PluginInstallError(
                         f"{info.name} {info.version} would replace {what}; nothing was installed "
                         f"(a plugin must use its own ids)")
-    return probe
+    return found
 
 
 def install_wheel(path) -> InstallResult:
@@ -321,7 +323,8 @@ def install_wheel(path) -> InstallResult:
             _unpack(info.path, staging)
         except (OSError, zipfile.BadZipFile, EOFError, NotImplementedError) as exc:
             raise PluginInstallError(f"cannot unpack {info.path.name} into {root}: {exc}") from None
-        probe = _probe(staging, info, info.name if old is not None else None)
+        found = _probe(staging, info, info.name if old is not None else None)
+        passed = quarantine.fingerprint(_dist_in(staging), sorted((n, v) for n, v in _eps(staging)), staging)
         restart = False
         entries = _read_manifest(root)
         if target.exists():
@@ -331,6 +334,7 @@ def install_wheel(path) -> InstallResult:
         os.replace(staging, target)
         entries[target.name] = {"folder": target.name, "name": info.name, "version": info.version}
         _write_manifest(root, entries)
+        quarantine.remember(normalise(info.name), passed, found)  # no second probe at the next start
     except OSError as exc:
         raise PluginInstallError(f"cannot install into the plugin folder {root}: {exc.strerror or exc}") from None
     finally:
@@ -339,10 +343,10 @@ def install_wheel(path) -> InstallResult:
                 shutil.rmtree(leftover, ignore_errors=True)
     res = InstallResult(info.name, info.version, target, sorted(info.entry_points),
                         replaced=old, restart_needed=restart)
-    for pinfo in probe.plugins.values():
-        res.algorithms += pinfo.algorithms
-        res.loaders += pinfo.loaders
-        res.samples += pinfo.samples
+    for verdict in found.values():
+        res.algorithms += verdict.algorithms
+        res.loaders += verdict.loaders
+        res.samples += verdict.samples
     provided = ", ".join(res.algorithms + res.loaders + res.samples) or "nothing"
     verb = f"replaced {info.name} {old} by {info.version}" if old is not None else \
         f"installed {info.name} {info.version}"
@@ -417,7 +421,7 @@ class PluginRecord:
     distribution: str | None
     version: str | None
     origin: str  # BUILTIN, USER or PIP
-    status: str  # "loaded", "disabled", "failed"
+    status: str  # "loaded", "disabled", "failed", "quarantined" (its import probe failed: not imported)
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
@@ -441,7 +445,8 @@ def list_plugins(host=None) -> list[PluginRecord]:
             rec.status = "disabled"
         fails = [f for f in host.failures if f.plugin == name]
         if fails:
-            rec.status = "failed" if pinfo is None else "loaded"
+            rec.status = "quarantined" if any(f.quarantined for f in fails) else \
+                "failed" if pinfo is None else "loaded"
             rec.error = "; ".join(f.error for f in fails)
             rec.traceback = "\n\n".join(f.detail or str(f) for f in fails)
         records.append(rec)

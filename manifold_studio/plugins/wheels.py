@@ -204,6 +204,11 @@ def read_wheel(path) -> WheelInfo:
                      meta.get("Requires-Python"))
 
 
+def _quoted(text: str, width: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return repr(text if len(text) <= width else text[:width - 3] + "...")
+
+
 def check_wheel(info: WheelInfo) -> None:
     """Refuse a wheel without plugin entry points, for another interpreter or platform, or
     needing a package the application does not have."""
@@ -229,15 +234,27 @@ def check_wheel(info: WheelInfo) -> None:
         except ImportError:
             ok = True
         except InvalidSpecifier:
-            ok = False
+            raise PluginInstallError(
+                f"{info.path.name}: the METADATA field Requires-Python {_quoted(info.requires_python)} is not a "
+                "valid version specifier; nothing was installed") from None
         if not ok:
             raise PluginInstallError(
                 f"{info.name} {info.version} requires Python {info.requires_python}; this application runs "
                 f"Python {'.'.join(map(str, sys.version_info[:3]))}")
-    missing = [r for r in (_requirement_missing(req) for req in info.requires) if r]
+    missing = []
+    for req in info.requires:
+        try:
+            problem = _requirement_missing(req)
+        except ValueError:  # packaging's InvalidRequirement / InvalidMarker: its parser's text stays out
+            raise PluginInstallError(
+                f"{info.path.name}: the METADATA field Requires-Dist {_quoted(req)} is not a valid "
+                "requirement (expected e.g. 'numpy>=1.24'); nothing was installed") from None
+        if problem:
+            missing.append(problem)
     if missing:
+        shown = ", ".join(_quoted(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise PluginInstallError(
-            f"{info.name} {info.version} needs {', '.join(repr(m) for m in missing)}, which this "
+            f"{info.name} {info.version} needs {shown}, which this "
             f"application does not have; nothing was installed (a plugin can only use the packages "
             f"that come with Manifold Studio)")
 

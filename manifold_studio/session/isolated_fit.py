@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 import multiprocessing as mp
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.errors import FitCancelled, ManifoldStudioError, error_message
+from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError, describe_exit, error_message
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
 from manifold_studio.session.fitting import fit_estimator
 from manifold_studio.session.records import FitOutcome
@@ -43,7 +42,7 @@ class PluginProcessError(ManifoldStudioError):
 
 # -- the child ------------------------------------------------------------------------------------
 
-class _PipeProgress:
+class PipeProgress:
     """The Progress protocol over a pipe: reports go up, Cancel comes down."""
 
     def __init__(self, conn, min_interval: float = 0.05):
@@ -67,9 +66,7 @@ class _PipeProgress:
         self.conn.send(("partial", result))
 
 
-def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: str | None,
-           sys_path: list[str], memory_limit_mb: float | None) -> None:
-    sys.path[:] = sys_path
+def _limit_memory(memory_limit_mb: float | None) -> None:
     if memory_limit_mb:
         try:
             import resource
@@ -78,62 +75,63 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         except (ImportError, ValueError, OSError):  # pragma: no cover - not on this platform
             pass
+
+
+def report_outcome(conn, work, stage: str = "fit") -> None:
+    """In a worker process: send ``("done", *work())``, or what stopped ``work`` — Cancel, memory,
+    ``SystemExit`` (never a result, whatever its code) or any other exception — to the parent."""
     try:
-        obj = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-        X = np.load(x_path, allow_pickle=False)
-        y = np.load(y_path, allow_pickle=False) if y_path else None
-        outcome = fit_estimator(obj(**params), X, y, _PipeProgress(conn))
-        est = outcome.estimator
-        conn.send(("done", model_bytes(est), outcome.embedding, outcome.labels, outcome.summary,
-                   outcome.fit_time, list(getattr(est, "fit_warnings_", []) or []),
-                   bool(getattr(est, "stopped_early_", False))))
+        conn.send(("done", *work()))
     except FitCancelled:
         conn.send(("cancelled",))
     except MemoryError:
         conn.send(("error", "the plugin ran out of memory (its process reached its memory limit)",
                    traceback.format_exc()))
-    except BaseException as exc:  # noqa: BLE001 - everything goes back to the window
+    except SystemExit as exc:  # sys.exit() inside plugin code: not a result, whatever the code
+        conn.send(("error", f"the plugin's {stage} raised SystemExit({exc.code!r}) (it tried to end its "
+                   "process) instead of returning a result", traceback.format_exc()))
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
         try:
             message = error_message(exc)
         except Exception:  # noqa: BLE001
             message = f"{type(exc).__name__}: {exc}"
-        conn.send(("error", message, traceback.format_exc()))
+        # the last field: one of our own errors about the input (a damaged file, bad data)
+        conn.send(("error", message, traceback.format_exc(), isinstance(exc, DataError)))
     finally:
         conn.close()
 
 
+def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: str | None,
+           sys_path: list[str], memory_limit_mb: float | None) -> None:
+    sys.path[:] = sys_path
+    _limit_memory(memory_limit_mb)
+
+    def work():
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        X = np.load(x_path, allow_pickle=False)
+        y = np.load(y_path, allow_pickle=False) if y_path else None
+        outcome = fit_estimator(obj(**params), X, y, PipeProgress(conn))
+        est = outcome.estimator
+        return (model_bytes(est), outcome.embedding, outcome.labels, outcome.summary,
+                outcome.fit_time, list(getattr(est, "fit_warnings_", []) or []),
+                bool(getattr(est, "stopped_early_", False)))
+
+    report_outcome(conn, work)
+
+
 # -- the parent -----------------------------------------------------------------------------------
 
-def describe_exit(code: int | None) -> str:
-    """What an exit code of a dead child means, in words."""
-    if code is None:
-        return "did not end"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        meaning = {"SIGSEGV": "a crash (segmentation fault) in the plugin's code",
-                   "SIGBUS": "a crash (bus error) in the plugin's code",
-                   "SIGABRT": "the plugin's code aborted",
-                   "SIGKILL": "it was killed — usually by the system when memory runs out",
-                   "SIGFPE": "a crash (arithmetic fault) in the plugin's code",
-                   "SIGILL": "a crash (illegal instruction) in the plugin's code"}.get(name, "it was stopped")
-        return f"ended by {name}: {meaning}"
-    return f"exited with code {code} without returning a result (the plugin ended its own process)"
-
-
 def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
-                      cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None):
-    """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome."""
+                      cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None,
+                      unaffected: str = "The window and your data are unaffected."):
+    """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome.
+    ``unaffected`` ends the message of a worker process that died (what it could not harm)."""
 
-    progress = as_progress(progress)
     name = getattr(algorithm_cls, "name", "") or algorithm_cls.__name__
     if memory_limit_mb is None and os.environ.get("MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"):
         memory_limit_mb = float(os.environ["MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"])
-    ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="ms-fit-") as tmp:
         x_path = str(Path(tmp) / "X.npy")
         np.save(x_path, np.ascontiguousarray(X, dtype=np.float64))
@@ -142,73 +140,87 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
             y = np.asarray(y)
             y_path = str(Path(tmp) / "y.npy")
             np.save(y_path, y.astype(str) if y.dtype == object else y, allow_pickle=False)
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_child, daemon=True, name=f"manifold-studio fit {algorithm_cls.__name__}",
-                           args=(child, algorithm_cls.__module__, algorithm_cls.__qualname__, dict(params),
-                                 x_path, y_path, list(sys.path), memory_limit_mb))
-        progress.checkpoint(0.0, f"Starting a worker process for {name}")
-        proc.start()
-        child.close()
-        fraction, message = 0.0, f"{name} in a worker process"
-        cancel_at = None
-        try:
-            while True:
+        blob, embedding, labels, summary, fit_time, warnings_, early = run_supervised(
+            _child, (algorithm_cls.__module__, algorithm_cls.__qualname__, dict(params), x_path, y_path,
+                     list(sys.path), memory_limit_mb), progress, name,
+            f"manifold-studio fit {algorithm_cls.__name__}", cancel_grace_s=cancel_grace_s, unaffected=unaffected)
+    est = model_from_bytes(blob, f"the model of {name} from its worker process")
+    est.fit_warnings_ = warnings_
+    if early:
+        est.stopped_early_ = True
+    return FitOutcome(est, embedding, labels, dict(summary), fit_time, meta={"worker_process": True})
+
+
+def run_supervised(target, args: tuple, progress, name: str, process_name: str, *,
+                   cancel_grace_s: float = CANCEL_GRACE_S, unaffected: str = "", data_errors: bool = False):
+    """Run ``target(conn, *args)`` in a spawned worker process that reports with
+    :func:`report_outcome`; pass its progress on, and Cancel down (ending it by force after
+    ``cancel_grace_s``). Returns the payload of its ``done`` message; raises FitCancelled, or
+    PluginProcessError with its error or with how it died (signal or exit code); with
+    ``data_errors``, a DataError raised in the worker (a damaged file, bad data) is raised as such."""
+    progress = as_progress(progress)
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=target, daemon=True, name=process_name, args=(child, *args))
+    progress.checkpoint(0.0, f"Starting a worker process for {name}")
+    proc.start()
+    child.close()
+    died = lambda: PluginProcessError(  # noqa: E731
+        f"The worker process of {name} {describe_exit(proc.exitcode)}. {unaffected}".rstrip())
+    fraction, message = 0.0, f"{name} in a worker process"
+    cancel_at = None
+    try:
+        while True:
+            try:
+                ready = parent.poll(0.05)
+            except (EOFError, OSError):
+                ready = False
+            if ready:
                 try:
-                    ready = parent.poll(0.05)
+                    msg = parent.recv()
                 except (EOFError, OSError):
-                    ready = False
-                if ready:
-                    try:
-                        msg = parent.recv()
-                    except (EOFError, OSError):
-                        msg = None
-                    if msg is None:
-                        proc.join(5)
-                        raise PluginProcessError(f"The worker process of {name} {describe_exit(proc.exitcode)}. "
-                                                 "The window and your data are unaffected.")
-                    kind = msg[0]
-                    if kind == "progress":
-                        fraction, message = msg[1], msg[2]
-                    elif kind == "partial":
-                        progress.partial(msg[1])
-                    elif kind == "done":
-                        _, blob, embedding, labels, summary, fit_time, warnings_, early = msg
-                        est = model_from_bytes(blob, f"the model of {name} from its worker process")
-                        est.fit_warnings_ = warnings_
-                        if early:
-                            est.stopped_early_ = True
-                        proc.join(5)
-                        return FitOutcome(est, embedding, labels, dict(summary), fit_time,
-                                          meta={"worker_process": True})
-                    elif kind == "cancelled":
-                        proc.join(5)
-                        raise FitCancelled("Cancelled by the user.")
-                    elif kind == "error":
-                        proc.join(5)
-                        raise PluginProcessError(msg[1])
-                elif not proc.is_alive():
-                    proc.join()
-                    if parent.poll(0):  # its last words arrived just now
-                        continue
-                    raise PluginProcessError(f"The worker process of {name} {describe_exit(proc.exitcode)}. "
-                                             "The window and your data are unaffected.")
-                # after every message or pause: report, and pass Cancel on
-                if cancel_at is None:
-                    try:
-                        progress.checkpoint(fraction, message)
-                    except FitCancelled:
-                        cancel_at = time.monotonic()
-                        try:
-                            parent.send("cancel")
-                        except (OSError, BrokenPipeError):
-                            pass
-                elif time.monotonic() - cancel_at > cancel_grace_s:
-                    proc.kill()
+                    msg = None
+                if msg is None:
                     proc.join(5)
-                    raise FitCancelled(f"{name} did not stop within {cancel_grace_s:g} s of Cancel (it never "
-                                       "reached a checkpoint): its worker process was ended.")
-        finally:
-            if proc.is_alive():
+                    raise died()
+                kind = msg[0]
+                if kind == "progress":
+                    fraction, message = msg[1], msg[2]
+                elif kind == "partial":
+                    progress.partial(msg[1])
+                elif kind == "done":
+                    proc.join(5)
+                    return msg[1:]
+                elif kind == "cancelled":
+                    proc.join(5)
+                    raise FitCancelled("Cancelled by the user.")
+                elif kind == "error":
+                    proc.join(5)
+                    if data_errors and msg[3:4] == (True,):
+                        raise DataError(msg[1])
+                    raise PluginProcessError(msg[1])
+            elif not proc.is_alive():
+                proc.join()
+                if parent.poll(0):  # its last words arrived just now
+                    continue
+                raise died()
+            # after every message or pause: report, and pass Cancel on
+            if cancel_at is None:
+                try:
+                    progress.checkpoint(fraction, message)
+                except FitCancelled:
+                    cancel_at = time.monotonic()
+                    try:
+                        parent.send("cancel")
+                    except (OSError, BrokenPipeError):
+                        pass
+            elif time.monotonic() - cancel_at > cancel_grace_s:
                 proc.kill()
                 proc.join(5)
-            parent.close()
+                raise FitCancelled(f"{name} did not stop within {cancel_grace_s:g} s of Cancel (it never "
+                                   "reached a checkpoint): its worker process was ended.")
+    finally:
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+        parent.close()

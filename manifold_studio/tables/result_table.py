@@ -3,6 +3,12 @@ result chunk by chunk (CSV or ``.npy``), atomically — the file appears complet
 
 Shared by the command line (``run``, ``apply``) and the out-of-core extension
 (:mod:`manifold_studio.extend.out_of_core`). Qt-free.
+
+Text cells (labels, headers) that a spreadsheet would read as a formula — starting with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return — are written with a leading single quote, as
+OWASP recommends against CSV injection (``=cmd|' /C calc'!A0`` becomes ``'=cmd|' /C calc'!A0``).
+Numbers are never changed (``-1.5`` stays ``-1.5``). Every writer takes ``escape_formulas=False``
+to write text exactly as it is (the command line's ``--no-escape-formulas``).
 """
 from __future__ import annotations
 
@@ -18,15 +24,38 @@ from manifold_studio.errors import DataError
 from manifold_studio.files.atomic import is_special_file
 
 
-def cell_text(value) -> str:
-    """One CSV cell: floats with full precision (repr), integers plain, bytes decoded."""
+#: the first characters that make a spreadsheet read a cell as a formula (OWASP: CSV injection)
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_formula(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula; text that is
+    a number (``-1.5``, ``+3``, ``-inf``) is left as it is."""
+    if not text or not text.startswith(FORMULA_PREFIXES):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
+
+
+def escape_cells(cells, escape_formulas: bool = True) -> list[str]:
+    """Text cells (e.g. a header) escaped with :func:`escape_formula` when asked."""
+    return [escape_formula(c) for c in cells] if escape_formulas else list(cells)
+
+
+def cell_text(value, escape_formulas: bool = True) -> str:
+    """One CSV cell: floats with full precision (repr), integers plain, bytes decoded; text that
+    a spreadsheet would read as a formula gets a leading ``'`` (see :func:`escape_formula`)."""
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
-    if isinstance(value, (np.integer,)):
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
         return str(int(value))
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return escape_formula(text) if escape_formulas else text
 
 
 def result_header(result: np.ndarray, prefix: str, kind: str, label_name: str | None = None,
@@ -69,8 +98,10 @@ class ResultWriter:
     failed or cancelled job leaves the old file, if any, untouched.
     """
 
-    def __init__(self, path: str, prefix: str, kind: str, label_name: str | None = None):
+    def __init__(self, path: str, prefix: str, kind: str, label_name: str | None = None,
+                 escape_formulas: bool = True):
         self.path, self.prefix, self.kind, self.label_name = str(path), prefix, kind, label_name
+        self.escape_formulas = escape_formulas
         self.npy = self.path != "-" and self.path.lower().endswith(".npy")
         self.n_rows = 0
         self._fh = None
@@ -118,8 +149,9 @@ class ResultWriter:
             header, columns = result_table(result, self.prefix, self.kind, labels, self.label_name)
             if self._writer is None:
                 self._writer = csv.writer(self._fh, lineterminator="\n")
-                self._writer.writerow(header)
-            self._writer.writerows(zip(*([cell_text(v) for v in c] for c in columns)))
+                self._writer.writerow(escape_cells(header, self.escape_formulas))
+            esc = self.escape_formulas
+            self._writer.writerows(zip(*([cell_text(v, esc) for v in c] for c in columns)))
         self.n_rows += int(result.shape[0])
 
     def commit(self) -> None:

@@ -214,6 +214,35 @@ def _text_search(columns, n: int, text: str, factors_of) -> SearchResult:
     return SearchResult(mask, f"{where} contains '{text.strip()}'")
 
 
+_OR_RE = re.compile(r"\s+(?:or|\|\|?)\s+", re.IGNORECASE)
+_AND_RE = re.compile(r"\s+(?:and|&&?)\s+", re.IGNORECASE)
+
+
+def _is_structured(text: str, columns) -> bool:
+    """A row, a range, or a condition on a known column (not free text)."""
+    if _ROW_RE.match(text) or _RANGE_RE.match(text):
+        return True
+    m = _COND_RE.match(text)
+    return bool(m) and (m.group("col").casefold() == ROW_COLUMN or _find_column(columns, m.group("col")) is not None)
+
+
+def _combined(text: str, columns, n: int, factors_of) -> SearchResult | None:
+    """``a > 1 and b < 2 or c == x``: conditions (rows, ranges) joined by and / or (``&``, ``|``),
+    'and' binding tighter; None when the text is not such a combination (a label may contain
+    the word 'and')."""
+    groups = [_AND_RE.split(part) for part in _OR_RE.split(text)]
+    atoms = [a.strip() for g in groups for a in g]
+    if len(atoms) < 2 or not all(_is_structured(a, columns) for a in atoms):
+        return None
+    mask, shown = np.zeros(n, dtype=bool), []
+    for group in groups:
+        results = [search_rows(a.strip(), columns, n, factors_of) for a in group]
+        g_mask = np.logical_and.reduce([r.mask for r in results])
+        mask |= g_mask
+        shown.append(" and ".join(r.description for r in results))
+    return SearchResult(mask, " or ".join(f"({d})" if " and " in d and len(shown) > 1 else d for d in shown))
+
+
 def search_rows(query: str, columns, n: int, factors_of=None) -> SearchResult:
     """The rows of an ``n``-row data set matched by ``query`` (see the module docstring).
 
@@ -228,6 +257,9 @@ def search_rows(query: str, columns, n: int, factors_of=None) -> SearchResult:
                           "(petal_length > 5), then press Enter.")
     if n == 0:
         raise SearchError("The data set has no rows to search.")
+    combined = _combined(text, columns, n, factors_of)
+    if combined is not None:
+        return combined
     m = _ROW_RE.match(text)
     if m:
         row = int(m.group(1))

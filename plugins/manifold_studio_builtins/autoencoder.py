@@ -35,6 +35,7 @@ from manifold_studio.algorithms.neural_net import (
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, random_state_param, tol_param,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
 from manifold_studio.hookspecs import hookimpl
 
@@ -69,6 +70,13 @@ class Autoencoder(EmbeddingAlgorithm):
             "is the map. With linear units it finds the same subspace as PCA; with non-linear ones it "
             "can follow curved data. New points are placed by the encoder; the decoder reconstructs "
             "data from the code.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "mean_": Fitted(shape=("n_features_in_",), required=True),
+        "params_": Fitted(shape=(None,), required=True),
+        "embedding_": Fitted(shape=(None, "n_components")),
+    }
+
     params = (
         n_components_param(),
         IntTuple("hidden_layer_sizes", (64, 64), "Units of the encoder's hidden layers, mirrored in the "

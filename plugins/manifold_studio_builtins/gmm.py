@@ -23,6 +23,7 @@ from manifold_studio.algorithms.params import (
 )
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.analysis.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
@@ -95,6 +96,15 @@ class GaussianMixture(ClusteringAlgorithm):
             "a k-means partition. Unlike k-means it captures elongated clusters of different "
             "sizes and gives soft memberships; the log-likelihood of held-out data helps "
             "choosing the number of components. New points go to their most probable component.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "weights_": Fitted(shape=("n_mixture",), required=True),
+        "means_": Fitted(shape=("n_mixture", "n_features_in_"), required=True),
+        "covariances_": Fitted(required=True),
+        "precisions_cholesky_": Fitted(required=True),
+        "labels_": Fitted(shape=(None,), kinds="iu"),
+    }
+
     params = (
         n_components_param(3, "Number of Gaussian components (clusters)."),
         Choice("covariance_type", "full",

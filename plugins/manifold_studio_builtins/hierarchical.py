@@ -39,6 +39,7 @@ from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import assign_nearest, count_distinct_rows, kmeans
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
@@ -258,6 +259,14 @@ class HierarchicalClustering(ClusteringAlgorithm):
             "single points and repeatedly merge the two closest clusters (Ward: the merge that "
             "increases the inertia least; average, complete or single linkage: mean, largest or "
             "smallest distance between their points). New points go to the nearest cluster centroid.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "cluster_centers_": Fitted(shape=("n_clusters_", "n_features_in_"), required=True),
+        "cluster_sizes_": Fitted(shape=("n_clusters_",), kinds="iu"),
+        "linkage_matrix_": Fitted(shape=(None, 4)),
+        "labels_": Fitted(shape=(None,), kinds="iu"),
+    }
+
     params = (
         n_clusters_param(3, "Number of clusters (empty: decided by the distance threshold alone).",
                          allow_none=True),

@@ -55,7 +55,7 @@ def image_files(folder: Path) -> tuple[list[tuple[Path, str | None]], list[Path]
                 if inner.is_file() and not inner.name.startswith("."):
                     (found.append((inner, entry.name)) if inner.suffix.lower() in IMAGE_EXTENSIONS
                      else skipped.append(inner))
-        elif entry.suffix.lower() in IMAGE_EXTENSIONS:
+        elif entry.suffix.lower() in IMAGE_EXTENSIONS and entry.is_file():  # never a FIFO or a device
             found.append((entry, None))
         else:
             skipped.append(entry)

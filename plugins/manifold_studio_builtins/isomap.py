@@ -16,6 +16,7 @@ from manifold_studio.algorithms.spectral import (
 )
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import SubProgress
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -80,6 +81,16 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             "are placed through their nearest fitted points. If the neighbourhood graph falls "
             "into several pieces, either increase the number of neighbours or embed the largest "
             "piece only.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "X_fit_": Fitted(shape=(None, "n_features_in_"), required=True),
+        "geodesic_": Fitted(shape=("n_train", "n_train"), required=True),
+        "geodesic_sq_row_mean_": Fitted(shape=("n_train",)),
+        "embedded_mask_": Fitted(shape=(None,), kinds="b"),
+        # points outside the largest component of the neighbourhood graph have NaN coordinates
+        "embedding_": Fitted(shape=(None, "n_eigenvectors"), finite=False),
+    }
+
     params = (
         n_neighbors_param("Number of nearest neighbours linked in the graph (ignored when a "
                           "radius is given)."),

@@ -9,6 +9,7 @@ from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, r
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -41,6 +42,12 @@ class KernelPCA(SpectralEmbedding):
             "The linear kernel is plain PCA. New points are projected on the same components "
             "(equation 4.7 of the thesis), so a model fitted on a sample can place any number "
             "of points.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "X_fit_": Fitted(shape=("n_train", "n_features_in_"), required=True),
+        "kernel_col_mean_": Fitted(shape=("n_train",)),
+    }
+
     params = (
         n_components_param(2, "Number of output dimensions (leading kernel principal components)."),
         Choice("kernel", "rbf", "Kernel: 'rbf' exp(-gamma·|x-y|²), 'poly' (gamma·<x,y>+coef0)^degree, "

@@ -15,6 +15,7 @@ from manifold_studio.algorithms.params import (
     max_iter_param, n_clusters_param, n_init_param, random_state_param, tol_param,
 )
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.hookspecs import hookimpl
 
 
@@ -70,6 +71,12 @@ class KMeans(ClusteringAlgorithm):
             "local minimum, so the algorithm is restarted from several random initialisations and "
             "the best partition kept. Fast and simple; finds compact, roughly spherical clusters "
             "of similar spread. New points go to the nearest centre.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "cluster_centers_": Fitted(shape=("n_clusters_", "n_features_in_"), required=True),
+        "labels_": Fitted(shape=(None,), kinds="iu"),
+    }
+
     params = (
         n_clusters_param(3, "Number of clusters k."),
         Choice("init", "k-means++",

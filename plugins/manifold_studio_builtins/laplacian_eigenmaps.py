@@ -13,6 +13,7 @@ from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -76,6 +77,12 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
             "kernel) weights and finds coordinates that keep linked points close, from the "
             "eigenvectors of the normalised graph Laplacian. Sparse, so tens of thousands of points "
             "fit. New points are placed through their weights to the nearest fitted points.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "X_fit_": Fitted(shape=("n_train", "n_features_in_"), required=True),
+        "degrees_": Fitted(shape=("n_train",)),
+    }
+
     params = (
         n_neighbors_param("Number of nearest neighbours linked in the graph."),
         n_components_param(),

@@ -32,6 +32,7 @@ from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_r
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse, row_sq_norms
 from manifold_studio.algorithms.sparse_loops import gradient_epoch_csr, softmax_epoch_csr
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, FitCancelled, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
@@ -163,6 +164,13 @@ class LinearClassifier(SparseInput, ClassificationAlgorithm):
             "which also gives class probabilities. Unlike the perceptron it converges when the "
             "classes overlap. C is the inverse of the penalty's strength (large C: fit the data "
             "closely). Several classes: one-vs-rest, or multinomial (softmax) for the logistic loss.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
+        "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
+        "intercept_": Fitted(shape=("n_outputs",), required=True),
+    }
+
     params = (
         Choice("loss", "squared", "'squared': the seed's error ½(a·x + b − u)² (Widrow–Hoff); "
                "'logistic': log(1 + e^(−u(a·x + b))), with class probabilities.",

@@ -11,6 +11,7 @@ from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -81,6 +82,13 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
             "neighbours and finds low-dimensional coordinates that keep those same weights, which "
             "unrolls curved manifolds. Works with sparse matrices, so tens of thousands of points "
             "fit. New points are placed with their reconstruction weights from the fitted points.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "X_fit_": Fitted(shape=("n_train", "n_features_in_"), required=True),
+        "neighbors_": Fitted(shape=("n_train", None), kinds="iu"),
+        "weights_": Fitted(shape=("n_train", None)),
+    }
+
     params = (
         n_neighbors_param("Number of nearest neighbours that reconstruct each point."),
         n_components_param(),

@@ -22,6 +22,7 @@ from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, epoch_curve
 from manifold_studio.algorithms.neural_net import FeedForwardNetwork, make_optimizer, train_epoch
 from manifold_studio.algorithms.params import max_iter_param, random_state_param, tol_param
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
@@ -146,6 +147,15 @@ class MLP(ClassificationAlgorithm):
             "network best on a validation set, early stopping halts when the validation accuracy "
             "stops improving, and the hidden layer can be grown one unit at a time while validation "
             "improves. Learns non-linear boundaries; scale the features first.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
+        "n_layers_": Fitted(kinds="iu", required=True),
+        # the weights of layer i (saved by fitted_state as coefs_0, intercepts_0, ...)
+        "coefs_#": Fitted(shape=(None, None), scalar=False),
+        "intercepts_#": Fitted(shape=(None,), scalar=False),
+    }
+
     params = (
         IntTuple("hidden_layer_sizes", (100,), "Units of each hidden layer, comma-separated (e.g. 100 "
                  "or 64, 32)."),

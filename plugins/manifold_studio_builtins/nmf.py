@@ -19,6 +19,7 @@ from manifold_studio.algorithms.nmf_updates import (
 from manifold_studio.algorithms.params import (
     max_iter_param, n_components_param, random_state_param, tol_param,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -94,6 +95,13 @@ class NMF(EmbeddingAlgorithm):
             "parts, so the parts are additive and often interpretable (strokes of digits, topics "
             "of documents). Lee & Seung's multiplicative updates for the squared error or the "
             "Kullback-Leibler divergence. New rows get their coefficients with the parts fixed.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "components_": Fitted(shape=("n_components_", "n_features_in_"), required=True),
+        "X_fit_": Fitted(shape=(None, "n_features_in_")),
+        "embedding_": Fitted(shape=(None, "n_components_")),
+    }
+
     params = (
         n_components_param(2, "Number of parts (columns of W, rows of H)."),
         Choice("loss", "frobenius",

@@ -11,14 +11,14 @@
   from ``feature_names`` and images from ``images``. The options ``data_array`` and
   ``label_array`` name them explicitly.
 * Arrays of Python objects are refused: unpickling them could run arbitrary code.
+* Reading is bounded (:mod:`manifold_studio.files.bounded`): every array's header is checked
+  against the bytes really in the file and the load limit before anything is allocated.
   Files whose content is not NumPy's (whatever the extension says) are refused by name.
 * NaN values are kept as read, and reported: probabilistic PCA with EM uses and imputes them;
   the other algorithms refuse them with a clear message.
 """
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ import numpy as np
 from manifold_studio.algorithms.params import Param
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.files.bounded import BoundedNpz, check_npy_file, check_regular_file, name_list, out_of_memory
 from manifold_studio.hookspecs import hookimpl
 
 NPY_MAGIC = b"\x93NUMPY"
@@ -64,6 +65,7 @@ _OBJECT_MESSAGE = ("holds Python objects (an object array), which are refused fo
 
 
 def _sniff(path: Path) -> str:
+    check_regular_file(path, "NumPy file")  # a FIFO would block the read below
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
@@ -166,13 +168,12 @@ def _pick(keys: list[str], wanted: tuple[str, ...]) -> str | None:
     return None
 
 
-def _load_member(npz, path: Path, key: str) -> np.ndarray:
-    try:
-        return npz[key]
-    except ValueError as exc:
-        raise _refusal(path, exc, key) from None
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-        raise DataError(f"{path.name}: array '{key}' is damaged ({exc}).") from None
+def _load_member(npz: BoundedNpz, path: Path, key: str) -> np.ndarray:
+    """One array of the archive, read bounded (a lying header, a bomb or a lack of memory is a
+    DataError naming the member); an object array is refused unread."""
+    if npz.header(key)[1].hasobject:
+        raise DataError(f"{path.name} (array '{key}') {_OBJECT_MESSAGE}")
+    return npz.load(key)
 
 
 def _labels(arr: np.ndarray) -> np.ndarray:
@@ -193,13 +194,16 @@ def _report_nan(X: np.ndarray, report: list[str]) -> None:
 
 def read_npy(path: Path) -> Dataset:
     report: list[str] = []
+    _shape, _dtype, size = check_npy_file(path)
     try:
         arr = np.load(path, allow_pickle=False)
+        X, images, names = _shape_to_matrix(arr, path.name, report)
     except ValueError as exc:
         raise _refusal(path, exc) from None
     except (OSError, EOFError) as exc:
         raise DataError(f"{path.name} is not a readable NumPy file: {exc}") from None
-    X, images, names = _shape_to_matrix(arr, path.name, report)
+    except MemoryError as exc:
+        raise out_of_memory(path.name, size, exc) from None
     _report_nan(X, report)
     return Dataset(path.stem, X, feature_names=names, source=str(path), report=report, images=images)
 
@@ -207,6 +211,7 @@ def read_npy(path: Path) -> Dataset:
 def iter_npy_chunks(path: Path, chunk_rows: int):
     """A 2-D numeric .npy file as Dataset chunks read through a memory map (nothing else is
     loaded); other shapes go through :func:`read_npy` whole."""
+    check_npy_file(path)
     try:
         arr = np.load(path, allow_pickle=False, mmap_mode="r")
     except ValueError as exc:
@@ -246,68 +251,70 @@ def iter_npy_chunks(path: Path, chunk_rows: int):
 
 def read_npz(path: Path, data_array=None, label_array=None) -> Dataset:
     report: list[str] = []
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        raise DataError(f"{path.name} is not a readable NumPy .npz file: {exc}") from None
-    with npz:
-        keys = list(npz.files)
-        if not keys:
-            raise DataError(f"{path.name} holds no arrays.")
-        for explicit in (data_array, label_array):
-            if explicit is not None and explicit not in keys:
-                raise DataError(f"{path.name} has no array named '{explicit}': it holds "
-                                f"{', '.join(keys)}.")
-        key = data_array or _pick(keys, DATA_NAMES)
-        if key is None:
-            shapes = {}
-            for k in keys:
-                shapes[k] = _load_member(npz, path, k).shape
-            candidates = [k for k, s in shapes.items() if len(s) >= 2 and k.lower() != "images"]
-            if len(candidates) == 1:
-                key = candidates[0]
-            elif len(keys) == 1:
-                key = keys[0]
-            else:
-                listing = ", ".join(f"'{k}' {shapes[k]}" for k in keys)
-                raise DataError(f"{path.name} holds several arrays ({listing}) and none is named X or "
-                                "data: choose the data array (option data_array).")
-        arr = _load_member(npz, path, key)
-        X, images, names = _shape_to_matrix(arr, f"{path.name} (array '{key}')", report)
-        n = X.shape[0]
-        if len(keys) > 1:
-            report.append(f"Data from array '{key}' of {path.name}.")
+    with BoundedNpz(path, "NumPy .npz file") as npz:
+        try:
+            return _read_npz(npz, path, data_array, label_array, report)
+        except MemoryError as exc:
+            raise out_of_memory(path.name, None, exc) from None
 
-        labels, label_name = None, None
-        lkey = label_array or _pick([k for k in keys if k != key], LABEL_NAMES)
-        if lkey is not None:
-            lab = _load_member(npz, path, lkey)
-            if lab.ndim == 2 and 1 in lab.shape:
-                lab = lab.ravel()
-            if lab.ndim == 1 and lab.shape[0] == n and not lab.dtype.names:
-                labels, label_name = _labels(lab), lkey
-            elif label_array is not None:
-                raise DataError(f"{path.name}: array '{lkey}' has shape {lab.shape}; labels must be "
-                                f"one value per sample ({n},).")
-            else:
-                report.append(f"array '{lkey}' of shape {lab.shape} does not match the {n} samples: "
-                              "not used as labels.")
-        if names is None and "feature_names" in keys:
-            fn = _labels(_load_member(npz, path, "feature_names"))
-            if fn.ndim == 1 and fn.shape[0] == X.shape[1]:
-                names = [str(v) for v in fn]
-            else:
-                report.append("array 'feature_names' does not match the number of features: ignored.")
-        if images is None:
-            img_key = _pick([k for k in keys if k not in (key, lkey)], ("images",))
-            if img_key is not None:
-                img = _load_member(npz, path, img_key)
-                if img.ndim in (3, 4) and img.shape[0] == n and img.dtype.kind in "biuf":
-                    images = img.astype(np.float64)
-                    if img.ndim == 4 and img.shape[3] in (3, 4):
-                        images = images[..., :3] @ np.array([0.299, 0.587, 0.114])
-                    elif img.ndim == 4:
-                        images = None
+
+def _read_npz(npz: BoundedNpz, path: Path, data_array, label_array, report: list[str]) -> Dataset:
+    keys = list(npz.files)
+    if not keys:
+        raise DataError(f"{path.name} holds no arrays.")
+    for explicit in (data_array, label_array):
+        if explicit is not None and explicit not in keys:
+            raise DataError(f"{path.name} has no array named '{explicit}': it holds "
+                            f"{name_list(keys)}.")
+    key = data_array or _pick(keys, DATA_NAMES)
+    if key is None:
+        shapes = {k: npz.header(k)[0] for k in keys}
+        candidates = [k for k, s in shapes.items() if len(s) >= 2 and k.lower() != "images"]
+        if len(candidates) == 1:
+            key = candidates[0]
+        elif len(keys) == 1:
+            key = keys[0]
+        else:
+            listing = ", ".join(f"'{k[:40]}' {shapes[k]}" for k in keys[:8])
+            more = f" and {len(keys) - 8:,} more" if len(keys) > 8 else ""
+            raise DataError(f"{path.name} holds several arrays ({listing}{more}) and none is named X or "
+                            "data: choose the data array (option data_array).")
+    arr = _load_member(npz, path, key)
+    X, images, names = _shape_to_matrix(arr, f"{path.name} (array '{key}')", report)
+    n = X.shape[0]
+    if len(keys) > 1:
+        report.append(f"Data from array '{key}' of {path.name}.")
+
+    labels, label_name = None, None
+    lkey = label_array or _pick([k for k in keys if k != key], LABEL_NAMES)
+    if lkey is not None:
+        lab = _load_member(npz, path, lkey)
+        if lab.ndim == 2 and 1 in lab.shape:
+            lab = lab.ravel()
+        if lab.ndim == 1 and lab.shape[0] == n and not lab.dtype.names:
+            labels, label_name = _labels(lab), lkey
+        elif label_array is not None:
+            raise DataError(f"{path.name}: array '{lkey}' has shape {lab.shape}; labels must be "
+                            f"one value per sample ({n},).")
+        else:
+            report.append(f"array '{lkey}' of shape {lab.shape} does not match the {n} samples: "
+                          "not used as labels.")
+    if names is None and "feature_names" in keys:
+        fn = _labels(_load_member(npz, path, "feature_names"))
+        if fn.ndim == 1 and fn.shape[0] == X.shape[1]:
+            names = [str(v) for v in fn]
+        else:
+            report.append("array 'feature_names' does not match the number of features: ignored.")
+    if images is None:
+        img_key = _pick([k for k in keys if k not in (key, lkey)], ("images",))
+        if img_key is not None:
+            img = _load_member(npz, path, img_key)
+            if img.ndim in (3, 4) and img.shape[0] == n and img.dtype.kind in "biuf":
+                images = img.astype(np.float64)
+                if img.ndim == 4 and img.shape[3] in (3, 4):
+                    images = images[..., :3] @ np.array([0.299, 0.587, 0.114])
+                elif img.ndim == 4:
+                    images = None
     _report_nan(X, report)
     return Dataset(path.stem, X, labels=labels, feature_names=names, source=str(path),
                    label_name=label_name, report=report, images=images)

@@ -11,6 +11,7 @@ import numpy as np
 from manifold_studio.algorithms import AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.params import random_state_param
 from manifold_studio.algorithms.pca_solvers import SOLVERS, principal_axes, project
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -67,6 +68,16 @@ class PCA(EmbeddingAlgorithm):
             "first few of them: the best affine subspace in the least-squares sense. Linear, fast "
             "and exact; new points are projected onto the same axes, and data can be reconstructed "
             "from its reduced coordinates.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "mean_": Fitted(shape=("n_features_in_",), required=True),
+        "components_": Fitted(shape=("n_components_", "n_features_in_"), required=True),
+        "singular_values_": Fitted(shape=("n_components_",)),
+        "explained_variance_": Fitted(shape=("n_components_",)),
+        "explained_variance_ratio_": Fitted(shape=("n_components_",)),
+        "embedding_": Fitted(shape=(None, "n_components_")),
+    }
+
     params = (
         AnyOf("n_components", 2,
               "How many components to keep: a count (1, 2, 3, ...) or a fraction of the variance "

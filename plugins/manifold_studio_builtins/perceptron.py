@@ -32,6 +32,7 @@ from manifold_studio.algorithms.one_vs_rest import binary_problems, fit_one_vs_r
 from manifold_studio.algorithms.params import random_state_param
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.algorithms.sparse_loops import perceptron_epoch_csr
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
 from manifold_studio.hookspecs import hookimpl
 
@@ -96,6 +97,13 @@ class Perceptron(SparseInput, ClassificationAlgorithm):
             "epoch without a mistake. It converges when the classes are linearly separable and "
             "otherwise stops at the epoch limit with a warning. Several classes are learned "
             "one-vs-rest. A kernel gives the kernel perceptron (non-linear boundaries).")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
+        "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
+        "intercept_": Fitted(shape=("n_outputs",), required=True),
+    }
+
     params = (
         Float("tau", 1.0, "Step τ of the update a ← a + τ u x, b ← b + τ u.", low=0.0, low_open=True,
               log=True),

@@ -23,6 +23,7 @@ from manifold_studio.algorithms.params import (
 )
 from manifold_studio.algorithms.pca_solvers import SOLVERS, fix_signs, principal_axes
 from manifold_studio.algorithms.ppca_em import em, impute, posterior
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -78,6 +79,14 @@ class PPCA(EmbeddingAlgorithm):
             "subspace as PCA plus a noise level and a likelihood (score) for any point. With "
             "method 'em' it is fitted by expectation-maximisation and accepts data with missing "
             "values, which it can fill in (impute) from the model.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "mean_": Fitted(shape=("n_features_in_",), required=True),
+        "components_": Fitted(shape=("n_components_", "n_features_in_"), required=True),
+        "explained_variance_": Fitted(shape=("n_components_",)),
+        "embedding_": Fitted(shape=(None, "n_components_")),
+    }
+
     params = (
         n_components_param(2, "Latent dimension: number of principal axes kept."),
         Choice("method", "closed_form",

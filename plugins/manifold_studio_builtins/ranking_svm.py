@@ -21,6 +21,7 @@ from manifold_studio.algorithms.checks import label_vector
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.params import tol_param
 from manifold_studio.algorithms.smo import solve_smo
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -123,6 +124,11 @@ class RankingSVM(EmbeddingAlgorithm):
             "more relevant document gets a higher score a·x, with a margin and a cost C per "
             "violated pair — a linear SVM on the differences of the features of ordered pairs. "
             "The result is one score per row (a 1-D map); new rows are scored the same way.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "coef_": Fitted(shape=(1, "n_features_in_"), required=True),
+    }
+
     params = (
         Int("query_column", None, "Index of the column holding the query id (the other columns are "
             "the features); empty: all rows belong to one query.", low=0, allow_none=True),

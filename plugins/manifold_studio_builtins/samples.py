@@ -13,7 +13,11 @@ circles    two concentric circles, 2-D    circle (0 outer, 1 inner)
 moons      two interleaving half moons    moon (0 upper, 1 lower)
 blobs      isotropic Gaussian blobs       blob index
 iris       Fisher's Iris, 150 × 4         species (setosa, versicolor, virginica)
-digits     8 × 8 images of digits 0–9     digit (images kept for thumbnails)
+digits     UCI digits, 1,797 8 × 8 images digit (images kept for thumbnails)
+wine       UCI wine, 178 × 13             cultivar (1, 2, 3)
+breast_    Wisconsin diagnostic breast    diagnosis (malignant, benign)
+cancer     cancer, 569 × 30
+penguins   Palmer penguins, 344 × 4       species; island, sex, year as meta columns
 ========== ============================== ==============================================
 
 Labels: ``Dataset.labels`` holds the class where the data has classes. The two manifolds
@@ -22,24 +26,28 @@ have none, so their labels are the continuous position along the manifold (the p
 a smooth gradient. ``label_name`` says which kind it is.
 
 Iris is the real data of Fisher (1936), as printed in his paper (also R's ``iris``), shipped
-as ``data/iris.csv``. The digits are synthetic: a 5×7 pixel font, randomly shifted, thickened
-and blurred into 8×8 images with grey levels 0–16 plus noise (in the spirit of the UCI
-handwritten digits), so it is an image data set that is small, labelled and generated.
+as ``data/iris.csv``. The digits, wine, breast cancer and penguins are real data shipped in
+``data/`` (sources, citations and licences: resources/README.md); wine, breast cancer and the
+penguins are read through the table reader, so they carry their typed columns, roles and row ids
+(``Dataset.table``); nothing is fetched at run time.
 """
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 from importlib import resources
 
 import numpy as np
 
-from manifold_studio.algorithms.params import Float, Int
+from manifold_studio.algorithms.params import Choice, Float, Int
 from manifold_studio.data import Dataset, Sample
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
+from manifold_studio.tables.readers import read_csv_table
 
 MAX_SAMPLES = 10_000_000
+N_DIGITS = 1797
 
 
 def _n_samples(default: int, low: int = 2) -> Int:
@@ -189,62 +197,90 @@ class Iris(Sample):
         return read_iris()
 
 
-# A 5×7 pixel font for the digits 0-9 ('#' = ink).
-_FONT = {
-    0: [" ### ", "#   #", "#  ##", "# # #", "##  #", "#   #", " ### "],
-    1: ["  #  ", " ##  ", "# #  ", "  #  ", "  #  ", "  #  ", "#####"],
-    2: [" ### ", "#   #", "    #", "   # ", "  #  ", " #   ", "#####"],
-    3: ["#####", "   # ", "  #  ", "   # ", "    #", "#   #", " ### "],
-    4: ["   # ", "  ## ", " # # ", "#  # ", "#####", "   # ", "   # "],
-    5: ["#####", "#    ", "#### ", "    #", "    #", "#   #", " ### "],
-    6: ["  ## ", " #   ", "#    ", "#### ", "#   #", "#   #", " ### "],
-    7: ["#####", "    #", "   # ", "  #  ", " #   ", " #   ", " #   "],
-    8: [" ### ", "#   #", "#   #", " ### ", "#   #", "#   #", " ### "],
-    9: [" ### ", "#   #", "#   #", " ####", "    #", "   # ", " ##  "],
-}
-_GLYPHS = np.array([[[c == "#" for c in row] for row in _FONT[d]] for d in range(10)], dtype=float)
+def _data_file(name: str):
+    """A context manager giving a real path to ``data/<name>`` shipped in this package."""
+    return resources.as_file(resources.files(__package__).joinpath("data", name))
 
 
-def make_digit_images(n_samples: int, noise: float, rng: np.random.Generator):
-    """(images (n, 8, 8) with grey levels 0..16, labels (n,)) from the 5×7 font."""
-    y = np.arange(n_samples) % 10
-    rng.shuffle(y)
-    images = np.zeros((n_samples, 8, 8))
-    dx = rng.integers(0, 4, n_samples)  # 8 - 5 + 1 horizontal positions
-    dy = rng.integers(0, 2, n_samples)  # 8 - 7 + 1 vertical positions
-    for i in range(n_samples):
-        images[i, dy[i]:dy[i] + 7, dx[i]:dx[i] + 5] = _GLYPHS[y[i]]
-    # random stroke thickening (dilation to the right) and a light blur
-    thick = rng.random(n_samples) < 0.4
-    images[thick, :, 1:] = np.maximum(images[thick, :, 1:], 0.6 * images[thick, :, :-1])
-    blurred = images.copy()
-    blurred[:, 1:, :] += 0.15 * images[:, :-1, :]
-    blurred[:, :-1, :] += 0.15 * images[:, 1:, :]
-    blurred[:, :, 1:] += 0.15 * images[:, :, :-1]
-    blurred[:, :, :-1] += 0.15 * images[:, :, 1:]
-    ink = rng.uniform(0.7, 1.0, (n_samples, 1, 1))
-    images = 16 * ink * blurred / blurred.max(axis=(1, 2), keepdims=True)
-    images += noise * rng.standard_normal(images.shape)
-    return np.clip(np.round(images), 0, 16), y
+def read_digits(n_samples: int | None = None) -> Dataset:
+    """The UCI optical-recognition handwritten digits (1,797 8×8 images, grey levels 0–16)."""
+    try:
+        with _data_file("digits.csv.gz") as path, gzip.open(path, "rt") as fh:
+            data = np.loadtxt(fh, delimiter=",")
+    except (OSError, ModuleNotFoundError, ValueError) as exc:
+        raise DataError(f"The digits data file is missing or damaged in the installation: {exc}") from None
+    if n_samples is not None:
+        data = data[:n_samples]
+    images = data[:, :64].reshape(-1, 8, 8)
+    names = [f"pixel_{r}_{c}" for r in range(8) for c in range(8)]
+    return Dataset("Digits", data[:, :64], labels=data[:, 64].astype(np.int64), feature_names=names,
+                   label_name="digit", images=images)
 
 
 class Digits(Sample):
     id = "digits"
-    name = "Digits (8×8 images)"
-    description = ("Synthetic 8×8 images of the digits 0–9 (a pixel font, randomly shifted, "
-                   "thickened and blurred, grey levels 0–16 plus noise): 64 features per image, "
-                   "labelled by digit; the images are kept for thumbnails.")
-    options = (_n_samples(1000, low=1), _noise(1.0, "Standard deviation of the pixel noise "
-                                                    "(grey levels, 0–16 scale)."), _seed())
+    name = "Digits (UCI, 8×8 images)"
+    description = ("The UCI optical-recognition handwritten digits: 1,797 8×8 images of the digits 0–9 "
+                   "written by 43 people (grey levels 0–16), 64 features per image, labelled by digit; "
+                   "the images are kept for thumbnails.")
+    options = (Int("n_samples", N_DIGITS, f"How many of the {N_DIGITS:,} images to load (the first ones, "
+                   "in the file's order, which mixes the digits).", low=1, high=N_DIGITS),)
 
-    def _make(self, n_samples, noise, random_state):
-        rng = np.random.default_rng(random_state)
-        images, y = make_digit_images(n_samples, noise, rng)
-        names = [f"pixel_{r}_{c}" for r in range(8) for c in range(8)]
-        return Dataset("Digits", images.reshape(n_samples, 64), labels=y, feature_names=names,
-                       label_name="digit", images=images)
+    def _make(self, n_samples):
+        return read_digits(n_samples)
+
+
+def read_table_sample(file_name: str, title: str, label: str, missing: str = "drop", roles=None) -> Dataset:
+    """A shipped CSV read through the table reader (typed columns, roles, row ids)."""
+    try:
+        with _data_file(file_name) as path:
+            result = read_csv_table(path, label_column=label, roles=roles)
+    except (OSError, ModuleNotFoundError) as exc:
+        raise DataError(f"The {title} data file is missing from the installation: {exc}") from None
+    ds = Dataset.from_table(result.table, name=title, missing=missing, detail=result.detail)
+    return ds
+
+
+_MISSING = Choice("missing", "drop", "Rows with a missing measurement: 'drop' them (reported), or 'keep' "
+                  "them as NaN for an impute step.", choices=("drop", "keep"))
+
+
+class Wine(Sample):
+    id = "wine"
+    name = "Wine (UCI)"
+    description = ("178 Italian wines from three cultivars: 13 chemical measurements on very different "
+                   "scales (proline in hundreds, hue about 1), labelled by cultivar (1, 2, 3): a test of "
+                   "scaling the columns before distances.")
+    options = ()
+
+    def _make(self):
+        return read_table_sample("wine.csv", "Wine", "cultivar")
+
+
+class BreastCancer(Sample):
+    id = "breast_cancer"
+    name = "Breast cancer (Wisconsin diagnostic)"
+    description = ("569 breast masses: 30 features of the cell nuclei in a fine-needle aspirate image "
+                   "(mean, error and worst of radius, texture, area, ...), labelled malignant or benign.")
+    options = ()
+
+    def _make(self):
+        return read_table_sample("breast_cancer.csv", "Breast cancer", "diagnosis")
+
+
+class Penguins(Sample):
+    id = "penguins"
+    name = "Palmer penguins"
+    description = ("344 penguins of three species on three islands of the Palmer Archipelago: four body "
+                   "measurements as features, species as label, island, sex and year as meta columns; two "
+                   "rows lack every measurement and eleven the sex.")
+    options = (_MISSING,)
+
+    def _make(self, missing):
+        return read_table_sample("penguins.csv", "Palmer penguins", "species", missing)
 
 
 @hookimpl
 def register_samples():
-    return [SwissRoll(), SCurve(), Circles(), Moons(), Blobs(), Iris(), Digits()]
+    return [SwissRoll(), SCurve(), Circles(), Moons(), Blobs(), Iris(), Digits(), Wine(), BreastCancer(),
+            Penguins()]

@@ -16,6 +16,7 @@ from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
 )
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -57,6 +58,14 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
             "that k-means cannot. Points are mapped with the leading eigenvectors of a normalised "
             "affinity matrix, then clustered by k-means. New points get the label of the nearest "
             "cluster through the same mapping.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "X_fit_": Fitted(shape=("n_train", "n_features_in_"), required=True),
+        "degrees_": Fitted(shape=("n_train",)),
+        "cluster_centers_": Fitted(shape=(None, "n_eigenvectors"), required=True),
+        "labels_": Fitted(shape=("n_train",), kinds="iu"),
+    }
+
     params = (
         n_clusters_param(2, "Number of clusters."),
         Choice("affinity", "rbf", "'rbf': Gaussian affinity between all pairs of points; "

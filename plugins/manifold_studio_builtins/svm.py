@@ -32,6 +32,7 @@ from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
 from manifold_studio.algorithms.smo import iteration_bound, solve_smo
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -115,6 +116,16 @@ class SVM(SparseInput, ClassificationAlgorithm):
             "2^|A∩A'| for 0/1 features, their sums and products, or a precomputed kernel matrix. "
             "Several classes are separated pair by pair (one-vs-one) and vote. Optional class "
             "probabilities by Platt scaling.")
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "classes_": Fitted(shape=("n_classes",), kinds="biufU", required=True),
+        "support_vectors_": Fitted(shape=("n_support_vectors", "n_features_in_"), required=True),
+        "dual_coef_": Fitted(shape=(None, "n_support_vectors"), required=True),
+        "intercept_": Fitted(shape=(None,), required=True),
+        "support_": Fitted(shape=("n_support_vectors",), kinds="iu"),
+        "n_support_": Fitted(shape=("n_classes",), kinds="iu"),
+    }
+
     params = (
         Float("C", 1.0, "Cost of each unit of margin violation; large C approaches the hard margin.",
               low=0.0, low_open=True, log=True),

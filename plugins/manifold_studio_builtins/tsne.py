@@ -12,6 +12,7 @@ from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.neighbors import NeighborIndex
 from manifold_studio.algorithms.params import AnyOf, max_iter_param, n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms.tsne_affinities import (exact_affinities, neighbour_affinities,
                                                         sparse_affinities)
 from manifold_studio.algorithms.tsne_gradient import (FixedRepulsion, exact_kl_gradient,
@@ -95,6 +96,12 @@ class TSNE(EmbeddingAlgorithm):
             "placed into a finished map by their nearest fitted points.")
     min_samples = 4
     extend_chunk_size = 4096
+    #: the fitted state a saved model may hold (checked before it is restored)
+    fitted_schema = {
+        "training_points_": Fitted(shape=("n_train", "n_features_in_"), required=True),
+        "embedding_": Fitted(shape=("n_train", None), required=True),
+    }
+
     params = (
         Float("perplexity", 30.0, "Effective number of neighbours of each point (must be less than "
               "the number of points minus one; below 1 each point keeps about one neighbour).", low=0.0,

@@ -1,10 +1,27 @@
-"""The map's layout: its extent (from the data points only) and where its legend goes (the
-emptiest corner). Functions of a :class:`~manifold_studio.gui.views.map_view.MapView`."""
+"""The map's layout: its extent (from the data points only), where its legend goes (the
+emptiest corner) and how a column is coloured (classes or a colour bar). Functions of a :class:`~manifold_studio.gui.views.map_view.MapView`."""
 from __future__ import annotations
 
 import numpy as np
 
 from manifold_studio.render.legend_corner import emptiest_corner
+
+#: a numeric column with more distinct values than this is coloured with the colour map (a
+#: colour bar), fewer become classes
+MAX_COLUMN_CLASSES = 12
+
+
+def column_kind(values, key: str) -> str | None:
+    """How to colour by a data-set column (``key`` "col:…"): "continuous" for a numeric column
+    with more than MAX_COLUMN_CLASSES distinct values (integers included), "categorical" for
+    fewer or for text; None (guess) for labels and run results."""
+    if not key.startswith("col:") or values is None:
+        return None
+    values = np.asarray(values)
+    if values.dtype.kind not in "iuf":
+        return "categorical"
+    finite = values[np.isfinite(values)] if values.dtype.kind == "f" else values
+    return "continuous" if np.unique(finite[:200_000]).size > MAX_COLUMN_CLASSES else "categorical"
 
 
 def fit_to_points(view) -> None:

@@ -47,7 +47,7 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
-from manifold_studio.gui.views.map_layout import fit_to_points, place_legend
+from manifold_studio.gui.views.map_layout import column_kind, fit_to_points, place_legend
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
@@ -387,7 +387,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         cache_key = (key, cmap, id(labels) if key in (COLOR_RUN, COLOR_DATA) else None)
         cached = self._coloring_cache.get(cache_key)
         if cached is None:
-            cached = (labels, make_coloring(labels, len(self.xy), title, cmap))
+            cached = (labels, make_coloring(labels, len(self.xy), title, cmap, kind=column_kind(labels, key)))
             self._coloring_cache[cache_key] = cached
         self.color_labels = labels
         is_column = key.startswith(COLUMN_PREFIX)
@@ -405,6 +405,8 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         """Recompute the colouring and sizes, draw the points (or the density) and the legend."""
         self._hide_hover()
         self.coloring = self._make_coloring()
+        continuous = self.coloring.mode == "continuous" or self._density is not None
+        self.encoding.cmap_combo.setEnabled(continuous)  # classes take the categorical palette
         self.plot_item.setLabel("bottom", self._axis_names[0])
         self.plot_item.setLabel("left", self._axis_names[1])
         size_col = self.encoding.size_column()

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -88,7 +90,7 @@ class SpectrumView(ResultView):
         self.log_box.setToolTip("Plot the absolute values on a logarithmic axis (small eigenvalues become visible).")
         self.log_box.toggled.connect(self._draw)
         self.plot = pg.PlotWidget()
-        self.plot.setMinimumHeight(160)
+        self.plot.setMinimumHeight(140)
         self.plot.showGrid(x=False, y=True, alpha=0.2)
         self.plot_item = self.plot.getPlotItem()
         self.plot_item.setLabel("bottom", "eigenvalue index (largest first)")
@@ -102,7 +104,7 @@ class SpectrumView(ResultView):
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         # PCA: the cumulative explained variance and the M that keeps a chosen share
         self.cumulative_plot = pg.PlotWidget()
-        self.cumulative_plot.setMinimumHeight(110)
+        self.cumulative_plot.setMinimumHeight(120)
         self.cumulative_plot.showGrid(x=False, y=True, alpha=0.2)
         cp = self.cumulative_plot.getPlotItem()
         cp.setLabel("left", "cumulative (%)")
@@ -134,9 +136,19 @@ class SpectrumView(ResultView):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(top)
-        lay.addWidget(self.plot, 2)
-        lay.addWidget(self.cumulative_box, 1)
-        lay.addWidget(self.details)
+        # the spectrum, the cumulative curve and the notes share the dock's height (a splitter the
+        # user can drag), so a short dock shrinks them instead of cutting the spectrum's axis title
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        details_area = QScrollArea()
+        details_area.setWidgetResizable(True)
+        details_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        details_area.setWidget(self.details)
+        details_area.setMinimumHeight(40)
+        for widget, stretch in ((self.plot, 3), (self.cumulative_box, 2), (details_area, 1)):
+            self.splitter.addWidget(widget)
+            self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
+        lay.addWidget(self.splitter, 1)
 
     # -- ResultView -----------------------------------------------------------------------
     def applies_to(self, run) -> bool:

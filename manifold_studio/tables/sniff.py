@@ -1,8 +1,9 @@
-"""Reading delimited text: decoding (UTF-8, UTF-16, Latin-1), refusing binary files, sniffing the
-delimiter, detecting the header row, decimal commas, and splitting the text into rows.
+"""Sniffing delimited text: decoding (UTF-8, UTF-16, Latin-1), refusing binary files, finding the
+delimiter, the header row and decimal commas from the first lines, and splitting those lines into
+rows (for the import dialog's preview).
 
-Shared by the CSV loader's whole-file reading, its preview for the import dialog and its chunked
-reading of files larger than memory (:mod:`manifold_studio_builtins.csv_loader`).
+The values of the whole file are read by pandas (:mod:`manifold_studio.tables.readers`) with the
+options found here; :func:`parse_table` only ever sees the first 256 KiB.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from manifold_studio.errors import DataError
+from manifold_studio.files.bounded import check_regular_file
 
 #: tokens read as a missing value (compared case-insensitively, after stripping blanks)
 
@@ -85,6 +87,7 @@ def text_encoding(path: Path) -> str:
 
 
 def read_text(path: Path, notes: list[str], limit: int | None = None) -> str:
+    check_regular_file(path, "CSV/TSV file")  # a FIFO or a device would block or never end
     try:
         with open(path, "rb") as fh:
             raw = fh.read() if limit is None else fh.read(limit)
@@ -148,25 +151,29 @@ def is_missing(token: str) -> bool:
 
 
 #: a number written with a decimal comma, optionally with '.' between groups of thousands
-_DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?$")
+DECIMAL_COMMA = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][+-]?\d+)?$")
 
 
-def _read_decimal_commas(rows: list[list[str]], notes: list[str]) -> None:
+def _read_decimal_commas(rows: list[list[str]], notes: list[str]) -> list[int]:
     """Columns whose numbers use decimal commas (1,5 or 1.234,5 — with ';', tab, '|' or blanks
-    between fields) are rewritten with decimal points, in place, and reported."""
+    between fields) are rewritten with decimal points, in place, and reported; returns their
+    indices."""
+    found = []
     width = max(len(r) for r in rows)
     for j in range(width):
         col = [r[j].strip() for r in rows if j < len(r)]
-        start = 0 if col and (_DECIMAL_COMMA.match(col[0]) or is_missing(col[0])) else 1  # a header
+        start = 0 if col and (DECIMAL_COMMA.match(col[0]) or is_missing(col[0])) else 1  # a header
         present = [t for t in col[start:] if not is_missing(t)]
-        if not present or not any("," in t for t in present) or not all(_DECIMAL_COMMA.match(t) for t in present):
+        if not present or not any("," in t for t in present) or not all(DECIMAL_COMMA.match(t) for t in present):
             continue
         example = next(t for t in present if "," in t)
         for r in rows[start:]:
             if j < len(r) and not is_missing(r[j]):
                 r[j] = r[j].strip().replace(".", "").replace(",", ".")
+        found.append(j)
         name = f"'{col[0]}'" if start else f"column_{j}"
         notes.append(f"column {name} uses decimal commas: {example!r} read as {example.replace('.', '').replace(',', '.')}.")
+    return found
 
 
 def _detect_header(rows: list[list[str]]) -> bool:
@@ -235,6 +242,22 @@ class _Table:
     has_header: bool
     header_line: int | None
     notes: list[str] = field(default_factory=list)
+    #: indices of the columns written with decimal commas
+    decimal_columns: list[int] = field(default_factory=list)
+
+
+def _csv_problem(exc: Exception) -> str:
+    """What a csv.Error means, in the words of this application (never the module's own text)."""
+    text = str(exc).lower()
+    if "new-line" in text or "newline" in text:
+        return "a line break inside an unquoted field"
+    if "nul" in text:
+        return "it holds NUL bytes: is it a binary file?"
+    if "field larger than" in text:
+        return "a field is longer than 128 KiB: is a quote left open?"
+    if "quote" in text or "delimiter" in text or "escape" in text:
+        return "a quoted field is malformed"
+    return "malformed CSV"
 
 
 def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[str],
@@ -262,7 +285,8 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
                 if max_rows is not None and len(rows) > max_rows:
                     break
     else:
-        reader = csv.reader(io.StringIO(text), delimiter=char, skipinitialspace=True)
+        # newline=None: universal line ends (a Mac's CR-only file reads like any other)
+        reader = csv.reader(io.StringIO(text, newline=None), delimiter=char, skipinitialspace=True)
         start = 1
         try:
             for fields in reader:  # fields keep trailing blanks: stripped where it matters
@@ -274,12 +298,11 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
                 start = reader.line_num + 1
         except csv.Error as exc:
             raise DataError(f"{path.name}, line {reader.line_num + line_offset}: cannot be read as CSV "
-                            f"({exc}).") from None
+                            f"({_csv_problem(exc)}).") from None
     if not rows:
         raise DataError(f"{path.name} is empty: it holds no data rows.")
 
-    if char != ",":
-        _read_decimal_commas(rows, notes)
+    decimal_columns = _read_decimal_commas(rows, notes) if char != "," else []
     has_header = _detect_header(rows) if header == "auto" else header == "yes"
     if has_header:
         names = _unique_names(rows[0])
@@ -302,4 +325,4 @@ def parse_table(path: Path, text: str, delimiter: str, header: str, notes: list[
         rows[k] = (fields + [""] * expected)[:expected]
     if max_rows is not None:
         rows, line_numbers = rows[:max_rows], line_numbers[:max_rows]
-    return _Table(names, rows, line_numbers, delimiter, has_header, header_line, notes)
+    return _Table(names, rows, line_numbers, delimiter, has_header, header_line, notes, decimal_columns)

@@ -1,0 +1,271 @@
+"""Pipelines: preparation steps fitted with the model and applied wherever the model is applied.
+
+::
+
+    import manifold_studio as ms
+    pipe = ms.make_pipeline("standardize", ("impute", {"strategy": "median"}),
+                            ms.get_algorithm("kmeans", n_clusters=3))
+    pipe.fit(frame)                 # a DataFrame, a Table, a Dataset or an array (+ columns=)
+    pipe.predict(new_frame)         # new columns matched by name, in any order
+    pipe.steps_                     # [(name, fitted step), ..., (name, fitted estimator)]
+
+A step is a preprocessor id (its defaults), ``(id, {params})``, or a
+:class:`~manifold_studio.algorithms.preprocessing.Preprocessor` instance; the last item may be an
+algorithm (an estimator, or an algorithm id). The pipeline has the estimator contract: ``fit``,
+``extend`` and, as the final estimator's kind allows, ``transform`` / ``fit_transform``
+(embedding, or no final estimator), ``predict`` / ``fit_predict`` (clustering, classification),
+``decision_function`` / ``predict_proba`` / ``score`` (classification); ``get_params`` /
+``set_params`` with ``<step>__<param>`` names; fitted attributes of the final estimator
+(``embedding_``, ``labels_``, ``classes_``, ...) are reachable on the pipeline.
+
+New data are matched to the training columns by name (a DataFrame, a Table or a Dataset; any
+order, extra columns ignored); a missing column is refused with a message naming it. A plain
+array must have the training columns in the training order. The pipeline is saved and loaded by
+the pickle-free model file (:mod:`manifold_studio.files.model_file`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from manifold_studio.algorithms.base import Algorithm
+from manifold_studio.algorithms.named_columns import (  # noqa: F401  (frame_to_matrix: public here too)
+    as_named_matrix, frame_to_matrix, match_columns, table_matrix,
+)
+from manifold_studio.algorithms.preprocessing import Preprocessor
+from manifold_studio.data import Dataset
+from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
+from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.model import Table
+
+__all__ = ["Pipeline", "make_pipeline", "frame_to_matrix", "match_columns"]
+
+PIPELINE_ID = "pipeline"
+
+
+def _resolve_step(item, last: bool):
+    host = get_host()
+    if isinstance(item, (Preprocessor, Algorithm)):
+        if isinstance(item, Algorithm) and not last:
+            raise InvalidParameterError(f"Only the last item of a pipeline can be an algorithm; "
+                                        f"{item.id!r} comes before other steps.")
+        return item
+    params: dict = {}
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict):
+        item, params = item
+    if isinstance(item, str):
+        if item in host.preprocessors:
+            return host.get_preprocessor(item, **params)
+        if last and item in host.algorithms:
+            est = host.algorithm_class(item)()
+            est.set_params(**params)
+            est.validate_params()
+            return est
+        raise InvalidParameterError(
+            f"Unknown preparation step {item!r}: available are {', '.join(sorted(host.preprocessors)) or 'none'}"
+            + (" (or an algorithm id as the last item)." if last else "."))
+    raise InvalidParameterError(f"A pipeline item must be a step id, (id, {{params}}), a step or an "
+                                f"algorithm; got {type(item).__name__}.")
+
+
+class Pipeline:
+    """Preparation steps and an optional final estimator (see the module docstring)."""
+
+    id = PIPELINE_ID
+    name = "Pipeline"
+
+    def __init__(self, steps, **params):
+        items = [it[1] if isinstance(it, tuple) and len(it) == 2 and isinstance(it[0], str)
+                 and isinstance(it[1], (Preprocessor, Algorithm)) else it for it in steps]
+        if not items:
+            raise InvalidParameterError("A pipeline needs at least one step.")
+        resolved = [_resolve_step(it, k == len(items) - 1) for k, it in enumerate(items)]
+        named, seen = [], {}
+        for obj in resolved:
+            seen[obj.id] = seen.get(obj.id, 0) + 1
+            named.append((obj.id if seen[obj.id] == 1 else f"{obj.id}_{seen[obj.id]}", obj))
+        self.steps = named
+        if params:  # <step>__<parameter> values, as get_params() gives them (cloning)
+            self.set_params(**params)
+
+    # -- structure --------------------------------------------------------------------
+    @property
+    def final(self) -> Algorithm | None:
+        last = self.steps[-1][1]
+        return last if isinstance(last, Algorithm) else None
+
+    @property
+    def preparation(self) -> list[tuple[str, Preprocessor]]:
+        return [(n, s) for n, s in self.steps if isinstance(s, Preprocessor)]
+
+    @property
+    def kind(self) -> str:
+        return self.final.kind if self.final is not None else "preprocessing"
+
+    @property
+    def requires_labels(self) -> bool:
+        return bool(self.final is not None and self.final.requires_labels)
+
+    def __repr__(self):
+        return f"Pipeline([{', '.join(repr(s) for _, s in self.steps)}])"
+
+    def describe(self) -> str:
+        """The chain in one line: ``standardize → impute(strategy='median') → KMeans(n_clusters=3)``."""
+        return " → ".join(repr(s) for _, s in self.steps)
+
+    # -- parameters -------------------------------------------------------------------
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """``steps`` ([(name, step), ...]) and, when ``deep``, every ``<step>__<parameter>``:
+        ``Pipeline(**pipe.get_params())`` rebuilds the pipeline with the same parameters."""
+        out: dict[str, Any] = {"steps": [(n, type(s)(**s.get_params())) for n, s in self.steps]}
+        if deep:
+            for name, step in self.steps:
+                for k, v in step.get_params().items():
+                    out[f"{name}__{k}"] = v
+        return out
+
+    def set_params(self, **params):
+        if "steps" in params:
+            self.steps = Pipeline(params.pop("steps")).steps
+        by_name = dict(self.steps)
+        for key, value in params.items():
+            name, _, param = key.partition("__")
+            if name not in by_name or not param:
+                raise InvalidParameterError(f"Unknown pipeline parameter {key!r}: use <step>__<parameter> with "
+                                            f"a step among {', '.join(by_name)}.")
+            by_name[name].set_params(**{param: value})
+        return self
+
+    # -- data -------------------------------------------------------------------------
+    def _training_matrix(self, X, columns, y):
+        if isinstance(X, Dataset):
+            if y is None:
+                y = X.labels
+            if X.table is not None:
+                names = X.feature_names
+                cats = {k: v for k, v in X.table.categories().items() if k in names}
+                return X.X, list(names), cats, y
+            return X.X, list(X.feature_names or [f"x{j}" for j in range(X.n_features)]), {}, y
+        arr, names, cats = as_named_matrix(X, columns)
+        return arr, names, cats, y
+
+    def _new_matrix(self, X) -> np.ndarray:
+        self.check_is_fitted()
+        names, cats = self.columns_in_, self.categories_in_
+        if isinstance(X, Dataset):
+            X = X.table if X.table is not None else X.X
+        if isinstance(X, Table):
+            return table_matrix(X, names, cats, "the pipeline")
+        if hasattr(X, "columns") and hasattr(X, "dtypes"):
+            return frame_to_matrix(match_columns(X, names, "the pipeline"), cats)[0]
+        arr = np.asarray(X, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[1] != len(names):
+            raise DataError(f"The new data have {arr.shape[1] if arr.ndim == 2 else arr.shape} columns; the "
+                            f"pipeline was fitted on {len(names)} ({', '.join(names)}). Pass a table or a "
+                            "DataFrame to match columns by name.")
+        return arr
+
+    def prepare(self, X) -> np.ndarray:
+        """New data through the fitted preparation steps (columns matched by name)."""
+        out = self._new_matrix(X)
+        for _, step in self.preparation:
+            out = step.transform(out)
+        return out
+
+    # -- estimator contract -----------------------------------------------------------
+    def fit(self, X, y=None, progress=None, columns=None):
+        """Fit every step in turn, then the final estimator on the prepared data; returns self.
+        A Dataset brings its labels as ``y`` unless ``y`` is given."""
+        self._fit(X, y, progress, columns)
+        return self
+
+    def _fit(self, X, y, progress, columns) -> np.ndarray:
+        """Fit; returns the prepared training matrix (not kept: it may be large)."""
+        arr, names, cats, y = self._training_matrix(X, columns, y)
+        self.__dict__.pop("steps_", None)
+        self.columns_in_, self.categories_in_ = list(names), {k: list(v) for k, v in cats.items()}
+        for _, step in self.preparation:
+            step.fit(arr, names, cats)
+            arr = step.transform(arr)
+            names, cats = step.columns_out_, step.categories_out_
+        self.columns_out_ = list(names)
+        if self.final is not None:
+            self.final.fit(arr, y, progress)
+        self.n_features_in_ = len(self.columns_in_)
+        self.steps_ = list(self.steps)
+        return arr
+
+    @property
+    def is_fitted(self) -> bool:
+        return hasattr(self, "steps_")
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The training columns, in order (as scikit-learn names them): new data are matched to these."""
+        self.check_is_fitted("feature_names_in_")
+        return np.asarray(self.columns_in_, dtype=object)
+
+    def check_is_fitted(self, what: str = "extend") -> None:
+        if not self.is_fitted:
+            raise not_fitted(f"This pipeline is not fitted yet: call fit(X) before {what}().")
+
+    def extend(self, X, progress=None):
+        """Out-of-sample extension: the new rows through the fitted steps, then the final
+        estimator's ``extend`` (the prepared rows when there is no final estimator)."""
+        prepared = self.prepare(X)
+        return prepared if self.final is None else self.final.extend(prepared, progress)
+
+    def __getattr__(self, name):
+        """Fitted attributes of the final estimator (``embedding_``, ``labels_``, ...) once fitted."""
+        if name.endswith("_") and not name.startswith("_") and "steps_" in self.__dict__:
+            final = self.__dict__["steps"][-1][1]
+            if isinstance(final, Algorithm):
+                return getattr(final, name)
+        raise AttributeError(f"'Pipeline' object has no attribute {name!r}")
+
+    def transform(self, X, progress=None):
+        if self.kind not in ("embedding", "preprocessing"):
+            raise AttributeError(f"A pipeline ending in a {self.kind} algorithm has no transform; use predict.")
+        return self.extend(X, progress)
+
+    def fit_transform(self, X, y=None, progress=None, columns=None):
+        prepared = self._fit(X, y, progress, columns)
+        return prepared if self.final is None else self.final.embedding_
+
+    def predict(self, X, progress=None):
+        if self.kind not in ("clustering", "classification"):
+            raise AttributeError(f"A pipeline ending in a {self.kind} step has no predict; use transform.")
+        return self.extend(X, progress)
+
+    def fit_predict(self, X, y=None, progress=None, columns=None):
+        prepared = self._fit(X, y, progress, columns)
+        if self.kind == "clustering":
+            return self.final.labels_
+        return self.final.predict(prepared)
+
+    def decision_function(self, X, progress=None):
+        return self.final.decision_function(self.prepare(X), progress)
+
+    def predict_proba(self, X, progress=None):
+        return self.final.predict_proba(self.prepare(X), progress)
+
+    def score(self, X, y, progress=None) -> float:
+        return self.final.score(self.prepare(X), y, progress)
+
+    @classmethod
+    def from_fitted(cls, steps: list, columns_in: list[str], categories_in: dict) -> "Pipeline":
+        """A fitted pipeline from fitted steps (used when loading a model file)."""
+        pipe = cls(steps)
+        pipe.columns_in_ = list(columns_in)
+        pipe.categories_in_ = {k: list(v) for k, v in categories_in.items()}
+        prep = pipe.preparation
+        pipe.columns_out_ = list(prep[-1][1].columns_out_) if prep else list(columns_in)
+        pipe.n_features_in_ = len(pipe.columns_in_)
+        pipe.steps_ = list(pipe.steps)
+        return pipe
+
+
+def make_pipeline(*steps) -> Pipeline:
+    """A :class:`Pipeline` of ``steps`` (see the module docstring)."""
+    return Pipeline(steps)

@@ -1,0 +1,217 @@
+"""The declared schemas of the JSON documents inside model and project files, and their checker.
+
+A schema is a dict ``field -> Field``; :func:`check` walks a document against it and raises
+:class:`SchemaError` naming the path of the first bad field (``runs[2].id``) and what was expected,
+before anything is built from the document. Fields not declared are ignored (forward
+compatibility); declared ones must have their declared type. The per-member rules of fitted
+models (shapes, dtypes, allowed names) live with the algorithms
+(:mod:`manifold_studio.algorithms.state_schema`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Field", "SchemaError", "check", "parse_json", "MODEL_HEADER", "PROJECT", "short"]
+
+#: the deepest nesting a document may have (a JSON nested 100,000 deep is refused by name)
+MAX_DEPTH = 64
+#: the longest value a message quotes
+QUOTE = 40
+
+
+class SchemaError(ValueError):
+    """A document that breaks its schema; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """``types``: one or more of ``"str"``, ``"int"``, ``"number"``, ``"bool"``, ``"null"``,
+    ``"list"``, ``"dict"``, ``"json"`` (any JSON value); ``required``: must be present; ``items``:
+    the schema of each list item (a dict schema) or an item type (a :class:`Field`); ``fields``:
+    the schema of a dict value; ``min``: the least value of an int."""
+
+    types: tuple[str, ...]
+    required: bool = False
+    items: Any = None
+    fields: dict | None = None
+    min: int | None = None
+
+
+def short(value: Any) -> str:
+    """A bounded repr of a value for messages."""
+    text = repr(value)
+    return text if len(text) <= QUOTE else text[:QUOTE - 3] + "..."
+
+
+def _type_name(value) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true/false", type(None): "null",
+            int: "a whole number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _matches(value, kind: str) -> bool:
+    if kind == "json":
+        return True
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "dict":
+        return isinstance(value, dict)
+    raise ValueError(kind)  # pragma: no cover - a schema typo
+
+
+_EXPECTED = {"str": "text", "int": "a whole number", "number": "a number", "bool": "true or false",
+             "null": "null", "list": "a list", "dict": "an object", "json": "a JSON value"}
+
+
+def check(document: Any, schema: dict, path: str = "") -> None:
+    """Raise :class:`SchemaError` at the first field of ``document`` that breaks ``schema``."""
+    if not isinstance(document, dict):
+        raise SchemaError(f"{path or 'the document'} must be an object, not {_type_name(document)}.")
+    for name, field in schema.items():
+        where = f"{path}.{name}" if path else name
+        if name not in document:
+            if field.required:
+                raise SchemaError(f"field '{where}' is missing.")
+            continue
+        _check_value(document[name], field, where)
+
+
+def _check_value(value, field: Field, where: str) -> None:
+    if not any(_matches(value, t) for t in field.types):
+        expected = " or ".join(_EXPECTED[t] for t in field.types)
+        raise SchemaError(f"field '{where}' must be {expected}, not {_type_name(value)} {short(value)}.")
+    if field.min is not None and _matches(value, "int") and value < field.min:
+        raise SchemaError(f"field '{where}' must be at least {field.min}, not {short(value)}.")
+    if isinstance(value, float) and not math.isfinite(value) and "number" in field.types and "json" not in field.types:
+        raise SchemaError(f"field '{where}' must be a finite number, not {short(value)}.")
+    if isinstance(value, dict) and field.fields is not None:
+        check(value, field.fields, where)
+    if isinstance(value, list) and field.items is not None:
+        for i, item in enumerate(value):
+            if isinstance(field.items, Field):
+                _check_value(item, field.items, f"{where}[{i}]")
+            else:
+                check(item, field.items, f"{where}[{i}]")
+
+
+def parse_json(text: str, what: str) -> Any:
+    """``json.loads`` with bounded nesting: too deep a document raises :class:`SchemaError`
+    (Python's parser would raise RecursionError)."""
+    depth = best = 0
+    in_string = escaped = False
+    for ch in text:  # nesting depth outside strings, without recursion
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > MAX_DEPTH:
+                    raise SchemaError(f"the {what} is nested more than {MAX_DEPTH} levels deep.")
+        elif ch in "]}":
+            depth -= 1
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        where = f" at character {exc.pos:,}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise SchemaError(f"the {what} is not valid JSON (it breaks off or is malformed{where}).") from None
+
+
+_STR = Field(("str",))
+_STR_LIST = Field(("list",), items=Field(("str",)))
+_SCALAR = Field(("str", "number", "bool", "null"))
+_VALUE = Field(("str", "number", "bool", "null", "list"), items=Field(("str", "number", "bool", "null", "list")))
+
+#: the JSON header of a model (``__manifold_studio_model__``), and a run's ``model`` in a project
+MODEL_STATE = {
+    "algorithm": Field(("str",), required=True),
+    "algorithm_name": Field(("str",)),
+    "kind": Field(("str",)),
+    "params": Field(("dict",)),
+    "scalars": Field(("dict",)),
+    "arrays": _STR_LIST,
+}
+MODEL_HEADER = {
+    "format": Field(("str",), required=True),
+    "format_version": Field(("int",), required=True),
+    **MODEL_STATE,
+    "library_version": Field(("str",)),
+    "training_data": Field(("dict", "null"), fields={
+        "source": _STR, "name": _STR, "n_samples": Field(("int",), min=0),
+        "n_features": Field(("int",), min=1), "feature_names": _STR_LIST, "label_name": Field(("str", "null")),
+    }),
+    "extra": Field(("dict",)),
+}
+
+_ARRAY_REF = Field(("str", "null"))
+_EXTENSION = {
+    "name": Field(("str",), required=True), "dataset_name": Field(("str", "null")),
+    "time_s": Field(("number",)), "created": Field(("number",)),
+    "values": Field(("str",), required=True), "rows": _ARRAY_REF,
+}
+_RUN = {
+    "id": Field(("int",), required=True, min=0),
+    "algorithm_id": Field(("str",), required=True),
+    "algorithm_name": _STR,
+    "kind": Field(("str",), required=True),
+    "params": Field(("dict",), required=True),
+    "dataset_name": Field(("str", "null"), required=True),
+    "status": Field(("str",), required=True),
+    "error": _STR, "error_detail": _STR,
+    "source_run": Field(("int", "null")),
+    "summary": Field(("dict",)), "timings": Field(("dict",)), "meta": Field(("dict",)),
+    "embedding": _ARRAY_REF, "labels": _ARRAY_REF, "rows": _ARRAY_REF,
+    "model": Field(("dict", "null"), fields=MODEL_STATE),
+    "model_error": _STR,
+    "extensions": Field(("list",), items=_EXTENSION),
+}
+_DATASET = {
+    "name": Field(("str",), required=True),
+    "source": _STR,
+    "label_name": Field(("str", "null")),
+    "feature_names": Field(("list", "null"), items=_STR),
+    "report": _STR_LIST,
+    "X": Field(("str",), required=True),
+    "labels": _ARRAY_REF, "images": _ARRAY_REF,
+}
+_HISTORY = {
+    "time": Field(("number",), required=True), "level": Field(("str",), required=True),
+    "message": Field(("str",), required=True), "run_id": Field(("int", "null")),
+    "dataset": Field(("str", "null")),
+}
+#: the JSON document of a project (``__manifold_studio_project__``)
+PROJECT = {
+    "format": Field(("str",), required=True),
+    "format_version": Field(("int",), required=True),
+    "library_version": _STR,
+    "datasets": Field(("list",), required=True, items=_DATASET),
+    "current_dataset": Field(("str", "null")),
+    "runs": Field(("list",), required=True, items=_RUN),
+    "current_run": Field(("int", "null")),
+    "history": Field(("list",), items=_HISTORY),
+    "view_settings": Field(("dict",)),
+    # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
+    "analyses": Field(("dict",)),
+}
+
+#: a parameter value or a fitted scalar: JSON scalars and (nested) lists of them
+PARAM_VALUE = _VALUE

@@ -1,0 +1,405 @@
+"""Reading tables with pandas: CSV/TSV, Excel (.xlsx) and Parquet, into a typed :class:`Table`.
+
+::
+
+    from manifold_studio.tables import read_table
+    result = read_table("penguins.csv", label_column="species")
+    result.table.describe()          # one line per column: type, role, distinct, missing
+    result.table.report              # what was skipped, missing or coerced, and why
+
+CSV/TSV: the delimiter, the header row and decimal commas are found from the first 256 KiB
+(:mod:`~manifold_studio.tables.sniff`), unless given; the encoding is UTF-8 (with or without BOM),
+UTF-16 with BOM, or Latin-1 (reported), unless given; the missing-value spellings are empty,
+``NA``, ``N/A``, ``NaN``, ``null``, ``None``, ``?``, ``#N/A`` (any case) plus ``na_values``. Then
+pandas' C parser reads the whole file, and :mod:`~manifold_studio.tables.lines` gives every row its
+line number (the row id) and refuses ragged rows by line.
+
+Excel: one sheet; a workbook with several sheets is refused with their names unless ``sheet``
+names one. Parquet: the columns and their types as stored.
+
+Every failure is a :class:`~manifold_studio.errors.DataError` naming the file (and the line or the
+column). The pandas, openpyxl and pyarrow imports are deferred to the first read.
+"""
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from manifold_studio.errors import DataError
+from manifold_studio.tables.infer import table_from_block, table_from_frame
+from manifold_studio.tables.lines import record_lines
+from manifold_studio.tables.model import ReadResult, quote
+from manifold_studio.tables.sniff import (
+    DECIMAL_COMMA, DELIMITERS, MISSING_TOKENS, PREVIEW_BYTES, SNIFF_LINES, parse_table, read_text,
+    resolve_column, text_encoding,
+)
+
+#: every spelling of a missing value pandas is told about (MISSING_TOKENS in common cases)
+NA_SPELLINGS = sorted({v for t in MISSING_TOKENS for v in (t, t.upper(), t.capitalize(), t.title())})
+EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
+PARQUET_EXTENSIONS = (".parquet", ".pq")
+DECIMALS = ("auto", "point", "comma")
+
+__all__ = ["read_table", "preview_table", "read_csv_table", "plan_csv", "iter_csv_tables", "CsvPlan", "read_excel_table", "read_parquet_table", "excel_sheets",
+           "NA_SPELLINGS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS", "DECIMALS"]
+
+
+def _column_name(ref, names: list[str], path: Path) -> str | None:
+    if ref is None:
+        return None
+    return names[resolve_column(ref, names, path)]
+
+
+def _check_encoding(encoding: str) -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise DataError(f"Unknown encoding {encoding!r}: use e.g. utf-8, utf-16, latin-1 or cp1252.") from None
+
+
+def _na_values(extra) -> list[str]:
+    return NA_SPELLINGS + [str(v) for v in (extra or ())]
+
+
+class EncodingChanged(Exception):
+    """Raised by :meth:`CsvPlan.chunks` after switching to Latin-1: read the file again."""
+
+
+#: rows per chunk of the all-numbers fast path (bounded temporary memory)
+FAST_CHUNK_ROWS = 65_536
+
+
+@dataclass
+class CsvPlan:
+    """How a delimited file is read: what sniffing found and the arguments for pandas."""
+
+    path: Path
+    delimiter: str
+    has_header: bool
+    encoding: str
+    names: list[str]
+    lines: np.ndarray
+    decimal_names: list[str]
+    kwargs: dict
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def detail(self) -> str:
+        return f"delimiter: {self.delimiter}, {'header row' if self.has_header else 'no header row'}"
+
+    def read(self, **extra):
+        """``pandas.read_csv`` with the plan (``extra``: e.g. chunksize), failures as DataError."""
+        import pandas as pd
+
+        path = self.path
+        try:
+            try:
+                return pd.read_csv(path, encoding=self.encoding, **self.kwargs, **extra)
+            except UnicodeDecodeError:
+                self.notes.append(f"{path.name} is not {self.encoding} text past its first 256 KiB: read as Latin-1.")
+                self.encoding = "latin-1"
+                return pd.read_csv(path, encoding=self.encoding, **self.kwargs, **extra)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeError, OSError) as exc:
+            text = str(exc).strip()
+            raise DataError(f"{path.name} cannot be read as {self.delimiter}-separated text: "
+                            f"{text.splitlines()[-1] if text else type(exc).__name__}.") from None
+
+    def chunks(self, rows: int):
+        """The file as DataFrames of at most ``rows`` rows (failures as DataError). When the file
+        turns out not to be in the sniffed encoding, the plan switches to Latin-1 (noted) and
+        :class:`EncodingChanged` is raised: read again."""
+        import pandas as pd
+
+        try:
+            with pd.read_csv(self.path, encoding=self.encoding, chunksize=rows, **self.kwargs) as reader:
+                yield from reader
+        except UnicodeDecodeError:
+            self.notes.append(f"{self.path.name} is not {self.encoding} text past its first 256 KiB: read as Latin-1.")
+            self.encoding = "latin-1"
+            raise EncodingChanged() from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeError, OSError) as exc:
+            text = str(exc).strip()
+            raise DataError(f"{self.path.name} cannot be read as {self.delimiter}-separated text: "
+                            f"{text.splitlines()[-1] if text else type(exc).__name__}.") from None
+
+    def fix_decimal_commas(self, frame) -> None:
+        """Columns read as text because the first rows wrote them with decimal commas: the values
+        that match (1,5 and 1.234,5) get decimal points; the rest stays text (and is reported by
+        inference as stray text when the column is otherwise numeric)."""
+        for nm in self.decimal_names:
+            t = frame[nm].astype("object").where(frame[nm].notna(), None)
+            t = t.map(lambda v: v.strip() if isinstance(v, str) else v)
+            match = t.map(lambda v: isinstance(v, str) and DECIMAL_COMMA.match(v) is not None).astype(bool)
+            t[match] = t[match].map(lambda v: v.replace(".", "").replace(",", "."))
+            frame[nm] = t
+
+
+def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
+             encoding: str = "auto", na_values=(), head_rows: int | None = None) -> CsvPlan:
+    """Sniff a delimited file (first 256 KiB), number its records and check they are not ragged.
+    With ``head_rows``, only that many first rows are planned (a preview: no scan of the file)."""
+    path = Path(path)
+    if decimal not in DECIMALS:
+        raise DataError(f"Invalid decimal {decimal!r}: allowed are {', '.join(DECIMALS)}.")
+    notes: list[str] = []
+    head = read_text(path, notes, limit=PREVIEW_BYTES)
+    if encoding != "auto":
+        enc = _check_encoding(encoding)
+        notes = [n for n in notes if "Latin-1" not in n]
+        with open(path, "rb") as fh:
+            head = fh.read(PREVIEW_BYTES).decode(enc, errors="replace")
+    else:
+        enc = text_encoding(path)
+    sniff_notes: list[str] = []
+    first = parse_table(path, head, delimiter, header, sniff_notes, strict=False,
+                        max_rows=SNIFF_LINES if head_rows is None else max(SNIFF_LINES, int(head_rows)))
+    decimal_columns = first.decimal_columns if decimal == "auto" else []
+    if decimal == "auto":
+        notes.extend(sniff_notes)
+    char = DELIMITERS[first.delimiter]
+    if head_rows is None:
+        lines = record_lines(path, enc, char, first.has_header, path.name)
+    else:
+        lines = np.asarray(first.line_numbers[:max(int(head_rows), 0)], dtype=np.int64)
+    if not len(lines):
+        raise DataError(f"{path.name} holds a header but no data rows.")
+    names = first.names
+    kwargs = dict(sep=char if char is not None else r"\s+", header=0 if first.has_header else None,
+                  names=names, index_col=False, usecols=list(range(len(names))), na_values=_na_values(na_values),
+                  keep_default_na=False, skipinitialspace=True, engine="c",
+                  dtype={names[j]: "str" for j in decimal_columns} or None,
+                  decimal="," if decimal == "comma" else ".", thousands="." if decimal == "comma" else None,
+                  nrows=None if head_rows is None else len(lines))
+    return CsvPlan(path, first.delimiter, first.has_header, enc, names, lines,
+                   [names[j] for j in decimal_columns], kwargs, notes)
+
+
+def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
+                   encoding: str = "auto", na_values=(), label_column=None, id_column=None,
+                   roles: dict | None = None, types: dict | None = None) -> ReadResult:
+    """Read a delimited text file (see the module docstring). ``delimiter`` is ``auto``, ``comma``,
+    ``tab``, ``semicolon``, ``pipe`` or ``whitespace``; ``header`` ``auto``/``yes``/``no``;
+    ``decimal`` ``auto``/``point``/``comma``; ``label_column`` and ``id_column`` a column name or
+    0-based index; ``roles``/``types`` override inference ({column: role or type})."""
+    path = Path(path)
+    plan = plan_csv(path, delimiter=delimiter, header=header, decimal=decimal, encoding=encoding,
+                    na_values=na_values)
+    label = _column_name(label_column, plan.names, path)
+    id_name = _column_name(id_column, plan.names, path)
+    choices = dict(label_column=label, roles=roles, types=types, id_column=id_name, report=plan.notes)
+    extra = {"delimiter": plan.delimiter, "has_header": plan.has_header}
+    read = _chunked_columns(plan)
+    if read is not None:
+        block, numeric, others = read
+        if others is not None:
+            plan.fix_decimal_commas(others)
+        table = table_from_block(block, numeric, plan.lines, where=path.name, name=path.stem, source=str(path),
+                                 others=others, order=plan.names, **choices)
+        return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
+    frame = plan.read()
+    lines = plan.lines
+    if len(frame) != len(lines):  # line ends pandas and the scan see differently (a lone \r)
+        lines = record_lines(path, plan.encoding, DELIMITERS[plan.delimiter], plan.has_header, path.name,
+                             careful=True)
+        if len(frame) != len(lines):
+            lines = np.arange(len(frame), dtype=np.int64) + (2 if plan.has_header else 1)
+            plan.notes.append(f"{path.name}: the line numbers quoted are row positions (the line ends are unusual).")
+    if not len(frame):
+        raise DataError(f"{path.name} holds a header but no data rows.")
+    plan.fix_decimal_commas(frame)
+    table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path), **choices)
+    return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
+
+
+def _chunked_columns(plan: CsvPlan):
+    """``(block, numeric names, DataFrame of the other columns)`` read chunk by chunk: the columns
+    that are numbers go straight into one C-ordered float64 array sized by the line count
+    (infinite values as NaN; peak memory about the array and one chunk), the others (text,
+    dates, booleans) are gathered as they are. None when a numeric column meets text in a later
+    chunk (the whole-file path then reports the stray cells) or the rows do not match the lines."""
+    import pandas as pd
+
+    n = len(plan.lines)
+    block = numeric = other = None
+    parts: dict[str, list] = {}
+    pos = 0
+    try:
+        for chunk in plan.chunks(FAST_CHUNK_ROWS):
+            kinds = [dt.kind in "fiu" for dt in chunk.dtypes]
+            if numeric is None:
+                numeric = [nm for nm, k in zip(plan.names, kinds) if k]  # (a few dozen names: list is fine)
+                other = [nm for nm, k in zip(plan.names, kinds) if not k]
+                block = np.empty((n, len(numeric)), dtype=np.float64)
+                parts = {nm: [] for nm in other}
+            elif any(nm in numeric and not k for nm, k in zip(plan.names, kinds)):
+                return None  # text met in a column that was numbers
+            if pos + len(chunk) > n:
+                return None
+            part = block[pos:pos + len(chunk)]
+            if numeric:
+                part[...] = chunk[numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+                if not np.isfinite(part).all():
+                    part[np.isinf(part)] = np.nan
+            for nm in other:
+                parts[nm].append(chunk[nm] if chunk[nm].dtype.kind in "Ob" else chunk[nm].astype(object))
+            pos += len(chunk)
+    except EncodingChanged:
+        return None
+    if pos != n or numeric is None:
+        return None
+    others = pd.DataFrame({nm: pd.concat(parts[nm], ignore_index=True) for nm in other}) if other else None
+    return block, numeric, others
+
+
+def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None, roles: dict | None = None,
+                    types: dict | None = None, **plan_options):
+    """A delimited file as consecutive tables of at most ``chunk_rows`` rows (files larger than
+    memory). The first chunk fixes the columns' types and roles; text in a column that was
+    numeric there is refused with its line. Yields ``(table, plan, first)``."""
+    path = Path(path)
+    plan = plan_csv(path, **plan_options)
+    label = _column_name(label_column, plan.names, path)
+    id_name = _column_name(id_column, plan.names, path)
+    fixed, first_table, offset = None, None, 0
+    for frame in _chunks_once(plan, max(1, int(chunk_rows))):
+        lines = plan.lines[offset:offset + len(frame)]
+        offset += len(frame)
+        plan.fix_decimal_commas(frame)
+        if first_table is None:
+            table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path),
+                                     label_column=label, roles=roles, types=types, id_column=id_name,
+                                     report=plan.notes)
+            first_table = table
+            fixed = {c.name: c.type for c in table.columns}
+        else:
+            table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path),
+                                     label_column=label, id_column=id_name, report=[], fixed=fixed)
+            table.set_roles({c.name: c.role for c in first_table.columns if c.name in table})
+            table.set_target(first_table.current_target)
+        yield table, plan, table is first_table
+    if first_table is None:
+        raise DataError(f"{path.name} holds a header but no data rows.")
+
+
+def _chunks_once(plan: CsvPlan, rows: int):
+    try:
+        yield from plan.chunks(rows)
+    except EncodingChanged:
+        raise DataError(f"{plan.path.name} is not UTF-8 text past its first 256 KiB: save it as UTF-8 to read "
+                        "it in chunks.") from None
+
+
+def excel_sheets(path) -> list[str]:
+    """The sheet names of an .xlsx workbook."""
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        with pd.ExcelFile(path, engine="openpyxl") as book:
+            return [str(s) for s in book.sheet_names]
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds for a damaged file
+        raise DataError(f"{path.name} is not a readable Excel workbook ({type(exc).__name__}: {exc}).") from None
+
+
+def read_excel_table(path, *, sheet=None, header: str = "yes", na_values=(), label_column=None,
+                     id_column=None, roles: dict | None = None, types: dict | None = None,
+                     max_rows: int | None = None) -> ReadResult:
+    """Read one sheet of an .xlsx workbook. ``sheet`` is a sheet name or 0-based index; a workbook
+    with several sheets needs one (the message lists them). Row ids are the sheet's row numbers."""
+    import pandas as pd
+
+    path = Path(path)
+    sheets = excel_sheets(path)
+    if sheet is None:
+        if len(sheets) > 1:
+            raise DataError(f"{path.name} has {len(sheets)} sheets ({', '.join(quote(s) for s in sheets)}): "
+                            "pick one with the sheet option.")
+        sheet = sheets[0]
+    elif isinstance(sheet, (int, np.integer)) or (isinstance(sheet, str) and sheet.isdigit() and sheet not in sheets):
+        k = int(sheet)
+        if not 0 <= k < len(sheets):
+            raise DataError(f"{path.name} has no sheet {k}: its sheets are {', '.join(quote(s) for s in sheets)}.")
+        sheet = sheets[k]
+    elif sheet not in sheets:
+        raise DataError(f"{path.name} has no sheet named {quote(sheet)}: its sheets are "
+                        f"{', '.join(quote(s) for s in sheets)}.")
+    has_header = header != "no"
+    try:
+        frame = pd.read_excel(path, sheet_name=sheet, header=0 if has_header else None, engine="openpyxl",
+                              na_values=_na_values(na_values), keep_default_na=False, nrows=max_rows)
+    except Exception as exc:  # noqa: BLE001
+        raise DataError(f"{path.name}, sheet {quote(sheet)}: cannot be read ({type(exc).__name__}: {exc}).") from None
+    if not has_header:
+        frame.columns = [f"column_{j}" for j in range(frame.shape[1])]
+    frame.columns = [f"column_{j}" if str(c).startswith("Unnamed: ") else str(c) for j, c in enumerate(frame.columns)]
+    if not len(frame):
+        raise DataError(f"{path.name}, sheet {quote(sheet)} holds no data rows.")
+    names = list(frame.columns)
+    lines = np.arange(len(frame), dtype=np.int64) + (2 if has_header else 1)
+    table = table_from_frame(frame, lines, where=f"{path.name} (sheet {quote(sheet)})", name=path.stem,
+                             source=str(path), label_column=_column_name(label_column, names, path), roles=roles,
+                             types=types, id_column=_column_name(id_column, names, path), report=[])
+    return ReadResult(table, f"sheet {quote(sheet)}", {"sheet": sheet, "sheets": sheets})
+
+
+def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict | None = None,
+                       types: dict | None = None, max_rows: int | None = None) -> ReadResult:
+    """Read a Parquet file (all its columns); row ids are row numbers from 1."""
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        frame = pd.read_parquet(path, engine="pyarrow")
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds for a damaged file
+        raise DataError(f"{path.name} is not a readable Parquet file ({type(exc).__name__}: {exc}).") from None
+    frame.columns = [str(c) for c in frame.columns]
+    if max_rows is not None:
+        frame = frame.head(max_rows)
+    if not len(frame):
+        raise DataError(f"{path.name} holds no data rows.")
+    names = list(frame.columns)
+    lines = np.arange(1, len(frame) + 1, dtype=np.int64)
+    table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path),
+                             label_column=_column_name(label_column, names, path), roles=roles, types=types,
+                             id_column=_column_name(id_column, names, path), report=[])
+    return ReadResult(table, "Parquet", {})
+
+
+def preview_table(path, max_rows: int = 100, **options) -> ReadResult:
+    """The first ``max_rows`` rows of a CSV/TSV, Excel or Parquet file as a typed table with
+    proposed roles (cheap: a CSV's first 256 KiB at most, no scan of the whole file), for an
+    import dialog: ``result.table.infos()`` gives one line per column (type, role, distinct
+    values, missing count) and ``result.table.to_frame()`` the preview rows. Options as
+    :func:`read_table`."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in EXCEL_EXTENSIONS:
+        return read_excel_table(path, max_rows=max_rows, **options)
+    if suffix in PARQUET_EXTENSIONS:
+        return read_parquet_table(path, max_rows=max_rows, **options)
+    plan_options = {k: options.pop(k) for k in ("delimiter", "header", "decimal", "encoding", "na_values")
+                    if k in options}
+    plan = plan_csv(path, head_rows=max_rows, **plan_options)
+    frame = plan.read()
+    plan.fix_decimal_commas(frame)
+    lines = plan.lines[:len(frame)]
+    if len(lines) != len(frame):
+        lines = np.arange(len(frame), dtype=np.int64) + (2 if plan.has_header else 1)
+    table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path), report=plan.notes,
+                             label_column=_column_name(options.pop("label_column", None), plan.names, path),
+                             id_column=_column_name(options.pop("id_column", None), plan.names, path), **options)
+    return ReadResult(table, plan.detail, {"delimiter": plan.delimiter, "has_header": plan.has_header,
+                                           "encoding": plan.encoding})
+
+
+def read_table(path, **options) -> ReadResult:
+    """Read a CSV/TSV, Excel or Parquet file by its extension (options as in each reader)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in EXCEL_EXTENSIONS:
+        return read_excel_table(path, **options)
+    if suffix in PARQUET_EXTENSIONS:
+        return read_parquet_table(path, **options)
+    return read_csv_table(path, **options)

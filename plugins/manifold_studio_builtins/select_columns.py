@@ -1,0 +1,61 @@
+"""Preparation step ``select_columns``: keep columns by name, by pattern or by variance."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from manifold_studio.algorithms.params import Float, Text, TextList
+from manifold_studio.algorithms.preprocessing import Preprocessor
+from manifold_studio.hookspecs import hookimpl
+
+
+class SelectColumns(Preprocessor):
+    id = "select_columns"
+    name = "Select columns"
+    handles_categorical = True
+    help = ("Keeps the columns named in include (all when none), that match pattern (a regular expression "
+            "searched in the name), minus those named in exclude; then, with variance_threshold, only the "
+            "numeric columns whose training variance is above it (as scikit-learn's VarianceThreshold). "
+            "A name that is not a column is refused, naming it. The kept columns stay in their order.")
+    params = (
+        TextList("include", None, "Columns to keep (comma-separated names); none for all.", allow_none=True),
+        TextList("exclude", None, "Columns to leave out (comma-separated names).", allow_none=True),
+        Text("pattern", None, "A regular expression: keep the columns whose name it matches.", allow_none=True),
+        Float("variance_threshold", None, "Keep only the numeric columns whose variance is above this.",
+              low=0.0, allow_none=True),
+    )
+
+    def _fit(self, X):
+        p = self._p
+        names = self.columns_in_
+        keep = np.ones(len(names), dtype=bool)
+        if p["include"] is not None:
+            keep[:] = False
+            keep[self.positions_of(p["include"], "include")] = True
+        if p["exclude"] is not None:
+            keep[self.positions_of(p["exclude"], "exclude")] = False
+        if p["pattern"] is not None:
+            try:
+                rx = re.compile(p["pattern"])
+            except re.error as exc:
+                raise self._error(f"pattern {p['pattern']!r} is not a regular expression ({exc}).") from None
+            keep &= np.asarray([rx.search(n) is not None for n in names], dtype=bool)
+        if p["variance_threshold"] is not None:
+            with np.errstate(all="ignore"):
+                var = np.nanvar(X, axis=0)
+            numeric = np.asarray([n not in self.categories_in_ for n in names])
+            keep &= ~numeric | (np.nan_to_num(var, nan=0.0) > p["variance_threshold"])
+        if not keep.any():
+            raise self._error(f"no column is left (the columns are {', '.join(repr(n) for n in names)}).")
+        self.keep_ = np.flatnonzero(keep)
+        self.columns_out_ = [names[j] for j in self.keep_]
+        self.categories_out_ = {c: v for c, v in self.categories_in_.items() if c in self.columns_out_}
+
+    def _transform(self, X):
+        return X[:, np.asarray(self.keep_, dtype=np.intp)]
+
+
+@hookimpl
+def register_preprocessors():
+    return [SelectColumns]
