@@ -314,3 +314,26 @@ def test_comparison_and_evaluation_records_round_trip_through_a_project(iris, tm
         np.testing.assert_array_equal(a, b)
     # a project without analyses reads as before
     assert read_project(save_project(session, tmp_path / "q.msproj")).analyses == {}
+
+
+def test_a_damaged_saved_analysis_is_left_out_and_named(iris, tmp_path):
+    import json
+
+    from manifold_studio.files.analysis_records import evaluation_record
+    from manifold_studio.files.project_file import META_KEY, read_project, save_project
+    from manifold_studio.session.model import Session
+
+    X, y = iris
+    ev = evaluate((ms.algorithm_class("linear_classifier"), {}), X, y, "holdout")
+    path = save_project(Session(), tmp_path / "p.msproj",
+                        analyses={"evaluation/1": evaluation_record(ev), "evaluation/2": evaluation_record(ev)})
+    with np.load(path, allow_pickle=False) as npz:
+        members = {k: npz[k] for k in npz.files}
+    meta = json.loads(str(members[META_KEY]))
+    meta["analyses"]["evaluation/2"]["arrays"]["confusion"] = "analysis/nowhere"
+    members[META_KEY] = np.array(json.dumps(meta))
+    with open(path, "wb") as fh:  # (a path not ending in .npz would get one appended)
+        np.savez_compressed(fh, **members)
+    contents = read_project(path)
+    assert list(contents.analyses) == ["evaluation/1"]
+    assert any("evaluation/2" in p and "nowhere" in p for p in contents.problems)
