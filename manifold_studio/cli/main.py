@@ -48,6 +48,7 @@ from manifold_studio.cli.console import (
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
+from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
@@ -282,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "worker process, so that a crash in the plugin ends the command with a message)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
+
+    add_score_parser(sub, data_help)  # manifold-studio score ALGO ALGO ... (Test & Score)
 
     p = sub.add_parser("gui", help="start the graphical application (the default); "
                        "'manifold-studio gui --help' lists its options", add_help=False)

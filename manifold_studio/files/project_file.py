@@ -8,7 +8,10 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 - ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results, and
   ``run/<id>/cut_labels`` for the dendrogram cut the user chose (``meta["cut"]`` describes it);
 - ``run/<id>/model/<attribute>`` for its fitted model (see :func:`model_io.pack_estimator`);
-- ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions.
+- ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions;
+- ``analysis/<key>/<name>`` for the arrays of an analysis result saved with the project (a
+  classifier run's evaluation, a Test & Score comparison: ``analyses=`` of :func:`save_project`,
+  records of :mod:`manifold_studio.files.analysis_records`).
 
 It is read back with ``np.load(allow_pickle=False)`` and written atomically (a temporary file,
 then a rename), so a crash while saving never damages the previous version. A run whose
@@ -21,7 +24,7 @@ import datetime as _dt
 import itertools
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +76,8 @@ class ProjectContents:
     view_settings: dict
     #: runs whose model could not be restored (their results are kept)
     problems: list
+    #: analysis results saved with the project: key -> (document, arrays)
+    analyses: dict = field(default_factory=dict)
 
 
 def _array(value) -> np.ndarray | None:
@@ -103,8 +108,12 @@ def _put_matrix(arrays: dict, key: str, X) -> dict:
     return {"X": key, "X_sparse_shape": [int(X.shape[0]), int(X.shape[1])]}
 
 
-def save_project(session: Session, path, view_settings: dict | None = None) -> Path:
-    """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path."""
+def save_project(session: Session, path, view_settings: dict | None = None,
+                 analyses: dict | None = None) -> Path:
+    """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path.
+
+    ``analyses``: results kept with the project, ``{key: (document, {name: array})}`` (a key
+    is a plain name such as ``evaluation/3``; the document must be JSON-able)."""
 
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
@@ -160,7 +169,11 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
         "history": [{"time": e.time, "level": e.level, "message": e.message, "run_id": e.run_id,
                      "dataset": e.dataset} for e in session.history],
         "view_settings": _jsonable(view_settings or {}),
+        "analyses": {},
     }
+    for key, (document, named) in (analyses or {}).items():
+        meta["analyses"][key] = {"document": _jsonable(document),
+                                 "arrays": {n: _put(arrays, f"analysis/{key}/{n}", a) for n, a in named.items()}}
     arrays[META_KEY] = np.array(json.dumps(meta))
     atomic_savez(path, arrays)
     return path
@@ -258,7 +271,19 @@ class _ProjectReader:
         session._ids = itertools.count(max(session.runs, default=0) + 1)
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
-        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems)
+        analyses = self.analyses(meta.get("analyses") or {})
+        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
+
+    def analyses(self, saved: dict) -> dict:
+        """The analysis records (key -> (document, arrays)); a damaged one is left out and named."""
+        out = {}
+        for key, entry in saved.items():
+            try:
+                out[key] = (dict(entry["document"]), {n: self.array(k, f"analyses.{key}.arrays.{n}")
+                                                      for n, k in entry["arrays"].items()})
+            except (ModelFileError, KeyError, TypeError, AttributeError, ValueError) as exc:
+                self.problems.append(f"The saved analysis '{short_text(key)}' is damaged and was left out: {exc}")
+        return out
 
     def run(self, r: dict, field: str, session: Session) -> Run:
         if r["status"] not in FINISHED_STATUSES:

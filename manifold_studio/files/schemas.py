@@ -212,6 +212,8 @@ PROJECT = {
     "current_run": Field(("int", "null")),
     "history": Field(("list",), items=_HISTORY),
     "view_settings": Field(("dict",)),
+    # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
+    "analyses": Field(("dict",)),
 }
 
 #: a parameter value or a fitted scalar: JSON scalars and (nested) lists of them
