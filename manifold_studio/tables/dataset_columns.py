@@ -1,5 +1,5 @@
-"""Every column that can be shown for a data set: its features, its labels, and the result
-columns of every finished run on it (coordinates, cluster, predicted class, extensions).
+"""Every column that can be shown for a data set: its features, its labels, its other target
+and meta columns (read from its table), and the result columns of every finished run on it (coordinates, cluster, predicted class, extensions).
 
 One list serves the data table, "colour / size by any column" and the CSV export, so the three
 always agree on names and values. A result only covers the rows a run was fitted on (or
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURE, LABEL, RESULT = "feature", "label", "result"
+FEATURE, LABEL, META, RESULT = "feature", "label", "meta", "result"
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Column:
 
     name: str
     values: np.ndarray  # (n_rows,) floats (NaN = no value) or objects / strings
-    kind: str           # FEATURE, LABEL or RESULT
+    kind: str           # FEATURE, LABEL, META (a meta or another target column) or RESULT
     run_id: int | None = None
 
     @property
@@ -76,14 +76,37 @@ def result_columns(run, n_rows: int) -> list[Column]:
     return cols
 
 
+def table_columns(ds) -> list[Column]:
+    """The target columns other than the current label and the meta columns of ``ds``'s table
+    (none without a table), in table order: numbers as float64 (NaN where missing), categories
+    and text as strings ("" where missing), dates as ISO text."""
+    table = getattr(ds, "table", None)
+    if table is None:
+        return []
+    label = ds.label_name if ds.labels is not None else None
+    cols = []
+    for c in table.columns:
+        if c.role not in ("meta", "target") or c.name == label:
+            continue
+        values = np.asarray(ds.column_values(c.name))
+        if values.dtype.kind == "M":
+            values = np.asarray([str(v) if not np.isnat(v) else "" for v in values], dtype=object)
+        elif values.dtype.kind not in "fiub":
+            values = np.asarray(["" if v is None or (isinstance(v, float) and v != v) else str(v)
+                                 for v in values], dtype=object)
+        cols.append(Column(c.name, values, META))
+    return cols
+
+
 def dataset_columns(session, name: str) -> list[Column]:
-    """Features, then the label column, then the result columns of every finished run on
-    data set ``name`` (in run order)."""
+    """Features, then the label column, the other target and the meta columns, then the result
+    columns of every finished run on data set ``name`` (in run order)."""
     ds = session.dataset(name)
     names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
     cols = [Column(names[j], ds.X[:, j], FEATURE) for j in range(ds.n_features)]
     if ds.labels is not None:
         cols.append(Column(ds.label_name or "label", ds.labels, LABEL))
+    cols.extend(table_columns(ds))
     for run in session.runs.values():
         if run.dataset_name == name:
             cols.extend(result_columns(run, ds.n_samples))
