@@ -252,7 +252,9 @@ def install_preparation(window) -> PreparationPanel:
     panel = PreparationPanel(window)
     window.preparation_panel = panel
     dock = window.add_dock("preparation", "Preparation", panel, "left")
-    data_dock = window.docks.get("data")
-    if data_dock is not None:
+    data_dock, algo_dock = window.docks.get("data"), window.docks.get("algorithm")
+    if data_dock is not None:  # Data, Preparation, Algorithm from top to bottom
         window.splitDockWidget(data_dock, dock, Qt.Orientation.Vertical)
+        if algo_dock is not None:
+            window.splitDockWidget(dock, algo_dock, Qt.Orientation.Vertical)
     return panel
