@@ -10,8 +10,7 @@ Structure (for engineers adding features):
 - ``window.selection`` the :class:`~.selection_model.SelectionModel`: selected rows per data set
 - ``window.views``    result views by id, created from :func:`.window_tools.all_views`; each gets
                       ``show_run(run, dataset)`` whenever the current run changes
-- ``window.add_dock`` put any tool widget in a dock; ``window.menus`` holds the menus by name
-                      ("file", "run", "tools", "view", "help") for new actions
+- ``window.add_dock`` put any tool widget in a dock; ``window.menus``: menus by name ("file", ...)
 
 Everything heavy goes through a job; slots only read results and update widgets.
 """
@@ -38,8 +37,9 @@ from PySide6.QtWidgets import (
 from manifold_studio import load_data
 from manifold_studio.errors import DataError, error_message
 from manifold_studio.gui.algorithm_panel import AlgorithmPanel
-from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
+from manifold_studio.gui.data_panel import DataPanel
 from manifold_studio.gui.error_handling import show_error_dialog
+from manifold_studio.gui.import_dialog import options_dialog
 from manifold_studio.gui.message_log import MessageLog
 from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 from manifold_studio.gui.run_actions import RunActions
@@ -413,10 +413,10 @@ class MainWindow(RunActions, QMainWindow):
             return None
         ask = self.ask_loader_options if ask is None else ask
         if options is None and ask and loader.options:
-            dlg = LoaderOptionsDialog(loader, path, self)
+            dlg = options_dialog(loader, path, self)  # the import dialog for CSV/TSV and Excel
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
-            options = dlg.form.values()
+            options = dlg.values()
         return self.load_source(str(path), options, loader)
 
     def dragEnterEvent(self, event):
