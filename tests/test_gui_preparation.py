@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 import manifold_studio as ms  # noqa: E402
 from manifold_studio.algorithms.pipeline import Pipeline  # noqa: E402
+from manifold_studio.files.model_file import load_model  # noqa: E402
 from manifold_studio.files.project_file import load_project, save_project  # noqa: E402
 
 WINDOW_DIALOGS = False
@@ -78,6 +79,15 @@ def test_wine_advice_one_click_standardize_then_kmeans_finds_the_cultivars(qtbot
     row = w.run_log._rows[run.id]
     assert w.run_log.item(row, 2).text().startswith(
         "standardize(with_mean=True, with_std=True) → n_clusters=3, ")
+    # Save model (the window's action) writes the pipeline; loaded back it matches new data by
+    # column name, in any order
+    job = w.views["extend"].save_model(tmp_path / "wine_model.npz")
+    qtbot.waitUntil(lambda: job.finished, timeout=15_000)
+    assert job.state == job.DONE
+    loaded = load_model(tmp_path / "wine_model.npz")
+    assert isinstance(loaded, Pipeline)
+    frame = ds.table.to_frame()[list(reversed(ds.feature_names))]
+    assert np.array_equal(loaded.predict(frame), run.labels)
     # a project keeps the chain and the fitted pipeline
     path = save_project(w.session, tmp_path / "wine.msproj")
     session, _ = load_project(path, host=host)
