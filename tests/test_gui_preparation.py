@@ -129,3 +129,23 @@ def test_steps_are_added_removed_reordered_and_summarised(qtbot, make_window, ho
     assert prep.chain() == []
     bare = _run_kmeans(qtbot, w, n_clusters=3, random_state=0)
     assert not isinstance(bare.estimator, Pipeline) and "chain" not in bare.meta
+
+
+def test_impute_in_the_chain_lets_run_use_rows_with_gaps(qtbot, make_window, host):
+    """Penguins read with missing=keep: Run is off (NaN) until impute is in the chain; then the
+    two rows with gaps are imputed, not dropped (344 points)."""
+    w = make_window(host)
+    with qtbot.waitSignal(w.datasetLoaded, timeout=15_000):
+        w.load_source("sample:penguins", {"missing": "keep"})
+    ds = w.session.current_dataset
+    assert ds.n_samples == 344 and np.isnan(ds.X).any()
+    w.algorithm_panel.select_algorithm("kmeans")
+    assert "missing value" in w.run_blocker()
+    w.preparation_panel.add_step("impute")
+    w.preparation_panel.add_step("standardize")
+    assert w.run_blocker() == ""
+    run = _run_kmeans(qtbot, w, n_clusters=3, random_state=0)
+    assert run.labels.shape == (344,)
+    ref = ms.make_pipeline("impute", "standardize",
+                           ms.get_algorithm("kmeans", n_clusters=3, random_state=0)).fit(ds)
+    assert np.array_equal(run.labels, ref.labels_)
