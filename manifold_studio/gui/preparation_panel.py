@@ -5,7 +5,7 @@ steps fitted with the next run (``make_pipeline(*steps, estimator)``; see
 Steps come from the plugin host (``host.preprocessors``); each has its settings form generated
 from its constraints (:class:`~manifold_studio.gui.param_form.ParamForm`). The panel shows a short
 summary of the prepared table (rows × columns after the chain, the columns dropped and added) and,
-when the feature scales differ by more than :data:`SCALE_RATIO` and no scaling step is in the
+when the feature scales differ by more than 100× (:mod:`manifold_studio.analysis.scales`) and no scaling step is in the
 chain, advice naming the columns and the ratio with one click to add ``standardize``.
 """
 from __future__ import annotations
@@ -17,34 +17,23 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.algorithms.preprocessing import NumericScaler
+from manifold_studio.analysis.scales import scale_advice
 from manifold_studio.errors import error_message
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.session.chain import chain_text, dataset_columns
 
-#: feature scales (standard deviations) differing by more than this ask for a scaling step
-SCALE_RATIO = 100.0
 #: rows used to preview the chain's output columns (the chain is row-wise: rows are unchanged)
 PREVIEW_ROWS = 2000
 
 
-def scale_advice(ds) -> tuple[str, str, float] | None:
-    """``(widest column, narrowest column, ratio)`` of the numeric feature columns' standard
-    deviations when the ratio exceeds :data:`SCALE_RATIO`; None otherwise."""
+def feature_scale_advice(ds):
+    """:func:`~manifold_studio.analysis.scales.scale_advice` on the numeric feature columns of
+    ``ds`` (categorical features left out), or None."""
     if ds is None or ds.n_features < 2:
         return None
     names, cats = dataset_columns(ds)
     numeric = [j for j, n in enumerate(names) if n not in cats]
-    if len(numeric) < 2:
-        return None
-    with np.errstate(all="ignore"):
-        sd = np.nanstd(ds.X[:, numeric], axis=0)
-    ok = np.isfinite(sd) & (sd > 0)
-    if ok.sum() < 2:
-        return None
-    sd, cols = sd[ok], [names[j] for j, good in zip(numeric, ok) if good]
-    hi, lo = int(np.argmax(sd)), int(np.argmin(sd))
-    ratio = float(sd[hi] / sd[lo])
-    return (cols[hi], cols[lo], ratio) if ratio > SCALE_RATIO else None
+    return scale_advice(ds.X[:, numeric], [names[j] for j in numeric]) if len(numeric) >= 2 else None
 
 
 class PreparationPanel(QWidget):
@@ -200,15 +189,13 @@ class PreparationPanel(QWidget):
     def refresh(self) -> None:
         ds = self.window.session.current_dataset
         self.summary.setText(self._summary_text(ds))
-        advice = None if self._has_scaler() else scale_advice(ds)
+        advice = None if self._has_scaler() else feature_scale_advice(ds)
         if advice is None:
             self.advice.setText("")
             self.advice.hide()
             self.advice_button.hide()
         else:
-            wide, narrow, ratio = advice
-            self.advice.setText(f"The feature scales differ by {ratio:,.0f}×: '{wide}' varies most, '{narrow}' "
-                                "least. Distances will follow the widest columns; standardize them first.")
+            self.advice.setText(advice.text())
             self.advice.show()
             self.advice_button.show()
         if hasattr(self.window, "run_controls"):

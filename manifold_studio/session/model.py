@@ -273,10 +273,11 @@ class Session:
         if est is None:  # a run recorded otherwise (a project, a script): build it from its record
             est = self.host.algorithm_class(run.algorithm_id)(**run.params)
         X, y = self.training_data(run)
-        if not est.requires_labels:
+        algo = getattr(est, "final", None) or est  # a chained run's labels go to its final algorithm
+        if not (type(algo).requires_labels or algo.uses_labels()):
             y_fit = None
-        elif y is None:
-            raise DataError(f"{type(est).name} needs labels, and data set '{run.dataset_name}' has none.")
+        elif y is None and type(algo).requires_labels:
+            raise DataError(f"{type(algo).name} needs labels, and data set '{run.dataset_name}' has none.")
         else:
             y_fit = y
         return RunSpec(est, X, y_fit, isolated)

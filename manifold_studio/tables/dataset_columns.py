@@ -62,8 +62,9 @@ def result_columns(run, n_rows: int) -> list[Column]:
     point_rows = run.point_index
     if run.embedding is not None and len(point_rows) and int(point_rows.max()) < n_rows:
         add(run.embedding, point_rows, "")
-    if run.labels is not None and len(point_rows) and int(point_rows.max()) < n_rows:
-        add(run.labels, point_rows, label_word)
+    labels = run.shown_labels  # a dendrogram cut, when the user chose one, is what is exported
+    if labels is not None and len(point_rows) and int(point_rows.max()) < n_rows:
+        add(labels, point_rows, label_word)
     for ext in run.extensions:
         if ext.dataset_name != run.dataset_name:
             continue
@@ -77,24 +78,25 @@ def result_columns(run, n_rows: int) -> list[Column]:
 
 
 def table_columns(ds) -> list[Column]:
-    """The target columns other than the current label and the meta columns of ``ds``'s table
-    (none without a table), in table order: numbers as float64 (NaN where missing), categories
-    and text as strings ("" where missing), dates as ISO text."""
+    """The target columns other than the current label and the meta columns of the table ``ds``
+    was read from (none without a table), over its rows, in table order: numbers (and dates, as
+    seconds) as float64 (NaN where missing), categories and text as strings ("" where missing)."""
     table = getattr(ds, "table", None)
     if table is None:
         return []
     label = ds.label_name if ds.labels is not None else None
+    rows = getattr(ds, "table_rows", None)
     cols = []
     for c in table.columns:
         if c.role not in ("meta", "target") or c.name == label:
             continue
-        values = np.asarray(ds.column_values(c.name))
-        if values.dtype.kind == "M":
-            values = np.asarray([str(v) if not np.isnat(v) else "" for v in values], dtype=object)
-        elif values.dtype.kind not in "fiub":
-            values = np.asarray(["" if v is None or (isinstance(v, float) and v != v) else str(v)
-                                 for v in values], dtype=object)
-        cols.append(Column(c.name, values, META))
+        if c.type in ("numeric", "datetime"):
+            values = c.as_float()
+        else:
+            values = np.array(["" if v is None else str(v) for v in c.decoded()], dtype=object)
+        values = values if rows is None else values[rows]
+        if len(values) == ds.n_samples:
+            cols.append(Column(c.name, values, META))
     return cols
 
 
