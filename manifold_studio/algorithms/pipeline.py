@@ -137,6 +137,17 @@ class Pipeline:
             by_name[name].set_params(**{param: value})
         return self
 
+    def bind_columns(self, columns, categories=None) -> "Pipeline":
+        """Name the columns of a plain training array (and its categorical columns) once, for
+        callers that fit on arrays (the window's runs): ``fit(X)`` then means ``fit(X, columns=...)``."""
+        self.__dict__["_bound_columns"] = (list(columns), {k: list(v) for k, v in (categories or {}).items()})
+        return self
+
+    def result_summary(self) -> dict:
+        """The final estimator's summary (empty without one)."""
+        final = self.final
+        return dict(final.result_summary()) if final is not None and hasattr(final, "result_summary") else {}
+
     # -- data -------------------------------------------------------------------------
     def _training_matrix(self, X, columns, y):
         if isinstance(X, Dataset):
@@ -147,7 +158,11 @@ class Pipeline:
                 cats = {k: v for k, v in X.table.categories().items() if k in names}
                 return X.X, list(names), cats, y
             return X.X, list(X.feature_names or [f"x{j}" for j in range(X.n_features)]), {}, y
-        arr, names, cats = as_named_matrix(X, columns)
+        bound = self.__dict__.get("_bound_columns")
+        if columns is None and bound is not None and not hasattr(X, "columns") and not isinstance(X, Table):
+            arr, names, cats = as_named_matrix(X, bound[0], bound[1])
+        else:
+            arr, names, cats = as_named_matrix(X, columns)
         return arr, names, cats, y
 
     def _new_matrix(self, X) -> np.ndarray:

@@ -437,12 +437,12 @@ def _read_model(npz, path: Path, where: str):
     members are checked against the algorithm's declared state before any is loaded."""
     meta = _read_meta(npz, path)
     names = [k[len(ARRAY_PREFIX):] for k in npz.files if k.startswith(ARRAY_PREFIX)]
-    _check_member_names(meta, names, where)
+    check_member_names(meta, names, where)
     arrays = read_arrays(npz, path, ARRAY_PREFIX)
     return unpack_estimator(meta, arrays, where), meta
 
 
-def _check_member_names(meta: dict, names: list[str], where: str) -> None:
+def check_member_names(meta: dict, names: list[str], where: str) -> None:
     """Refuse undeclared array members before any is loaded: a model's against its algorithm's
     declared state; a pipeline's, step by step (members ``<step>/<name>``; a preparation step's
     members are its own)."""

@@ -38,8 +38,7 @@ from manifold_studio.files.model_file import (
     ModelFileError,
     _jsonable,
     atomic_savez,
-    check_state_names,
-    model_class,
+    check_member_names,
     open_npz,
     pack_estimator,
     read_arrays,
@@ -320,9 +319,8 @@ class _ProjectReader:
                 problem = model_mismatch(run, r["model"], None)
                 if problem:
                     raise ModelFileError(f"{where}: {problem}.")
-                cls = model_class(r["model"], where)
                 names = [k[len(prefix):] for k in self.npz.files if k.startswith(prefix)]
-                check_state_names(cls, names, where)
+                check_member_names(r["model"], names, where)  # a model, or a pipeline step by step
                 run.estimator = unpack_estimator(r["model"], read_arrays(self.npz, self.path, prefix), where)
                 problem = model_mismatch(run, r["model"], ds)
                 if problem:
@@ -390,9 +388,15 @@ def result_mismatch(run: Run, ds) -> str:
 
 
 def model_mismatch(run: Run, model_meta: dict, ds) -> str:
-    """Why a run's saved model cannot belong to it, or ''."""
-    if model_meta.get("algorithm") != run.algorithm_id:
-        return (f"its model is of algorithm '{short_text(model_meta.get('algorithm'))}', not the run's "
+    """Why a run's saved model cannot belong to it, or ''. A run with a preparation chain
+    keeps a pipeline whose last step is the run's algorithm."""
+    algorithm = model_meta.get("algorithm")
+    if algorithm == "pipeline" and run.meta.get("chain"):
+        steps = model_meta.get("steps")
+        last = steps[-1] if isinstance(steps, list) and steps and isinstance(steps[-1], dict) else {}
+        algorithm = last.get("algorithm")
+    if algorithm != run.algorithm_id:
+        return (f"its model is of algorithm '{short_text(algorithm)}', not the run's "
                 f"'{short_text(run.algorithm_id)}'")
     est = run.estimator
     if est is not None and ds is not None and run.source_run is None and est.n_features_in_ != ds.n_features:

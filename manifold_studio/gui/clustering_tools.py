@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from manifold_studio.gui.choose_k_tool import ChooseKTool
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
+from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.input_selector import InputSelector
 
 
@@ -34,7 +35,7 @@ def install_clustering_tools(window) -> None:
 
     tool = ChooseKTool(window)
     window.choose_k_tool = tool
-    dock = window.add_dock("choose_k", "Choose k", tool, "bottom")
+    dock = window.add_dock("choose_k", "Choose k", scrollable(tool), "bottom")
     show = QAction("&Choose k…", window)
     show.setToolTip("Run a clustering method for k in a range and compare W, Davies–Bouldin, "
                     "silhouette and the validation log-likelihood.")

@@ -46,6 +46,9 @@ class LoaderOptionsDialog(QDialog):
         lay.addWidget(self.form)
         lay.addWidget(buttons)
 
+    def values(self) -> dict:
+        return self.form.values()
+
 
 class DataPanel(QWidget):
     def __init__(self, window, parent=None):

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.gui.data_table_model import DataTableModel
 from manifold_studio.session import selection as ops
-from manifold_studio.tables.dataset_columns import FEATURE, LABEL, dataset_columns
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, META, dataset_columns
 from manifold_studio.tables.export import rows_as_tsv
 from manifold_studio.tables.search import ROW_COLUMN, SearchError, search_rows
 
@@ -269,6 +269,8 @@ class DataTable(QWidget):
             return f"Feature '{col.name}' of data set '{dataset_name}' ({kind})"
         if col.kind == LABEL:
             return f"Label column '{col.name}' of data set '{dataset_name}' ({kind})"
+        if col.kind == META:
+            return f"Column '{col.name}' of data set '{dataset_name}', not a feature ({kind})"
         run = self.window.session.runs.get(col.run_id)
         if run is None:
             return f"Result column '{col.name}'"

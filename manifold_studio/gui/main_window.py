@@ -10,8 +10,7 @@ Structure (for engineers adding features):
 - ``window.selection`` the :class:`~.selection_model.SelectionModel`: selected rows per data set
 - ``window.views``    result views by id, created from :func:`.window_tools.all_views`; each gets
                       ``show_run(run, dataset)`` whenever the current run changes
-- ``window.add_dock`` put any tool widget in a dock; ``window.menus`` holds the menus by name
-                      ("file", "run", "tools", "view", "help") for new actions
+- ``window.add_dock`` put any tool widget in a dock; ``window.menus``: menus by name ("file", ...)
 
 Everything heavy goes through a job; slots only read results and update widgets.
 """
@@ -21,7 +20,7 @@ import functools
 import html
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -29,8 +28,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QScrollArea,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -38,8 +35,10 @@ from PySide6.QtWidgets import (
 from manifold_studio import load_data
 from manifold_studio.errors import DataError, error_message
 from manifold_studio.gui.algorithm_panel import AlgorithmPanel
-from manifold_studio.gui.data_panel import DataPanel, LoaderOptionsDialog
+from manifold_studio.gui.data_panel import DataPanel
 from manifold_studio.gui.error_handling import show_error_dialog
+from manifold_studio.gui.fit_scroll import scrollable
+from manifold_studio.gui.import_dialog import options_dialog
 from manifold_studio.gui.message_log import MessageLog
 from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 from manifold_studio.gui.run_actions import RunActions
@@ -54,66 +53,6 @@ from manifold_studio.session.model import Session
 
 AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
-
-
-#: the widest a side dock may insist on being (the map keeps the rest)
-MAX_DOCK_WIDTH = 460
-
-
-class FitScrollArea(QScrollArea):
-    """A frameless scroll area that sizes its widget to the viewport, never below the widget's
-    minimum size: scroll bars appear only when the dock is smaller than that minimum.
-    (QScrollArea's own ``widgetResizable`` takes the *preferred* height of a layout with
-    word-wrapped labels, so a view grew taller than its dock and its plots' axis titles were
-    scrolled out of sight.)"""
-
-    def __init__(self, widget: QWidget):
-        super().__init__()
-        self.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.setWidgetResizable(False)
-        self.setWidget(widget)
-        widget.installEventFilter(self)
-
-    def fit(self) -> None:
-        widget = self.widget()
-        if widget is None:
-            return
-        least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
-        port = self.maximumViewportSize()  # the viewport without scroll bars
-        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        w, h = max(port.width(), least.width()), max(port.height(), least.height())
-        if h > port.height():  # a vertical scroll bar will take its width from the viewport
-            w = max(port.width() - bar, least.width())
-        if w > port.width() - (bar if h > port.height() else 0):  # and a horizontal one its height
-            h = max(port.height() - bar, least.height())
-        widget.resize(w, h)
-
-    def minimumSizeHint(self) -> QSize:
-        """As wide as the widget needs plus a vertical scroll bar (at most MAX_DOCK_WIDTH), so
-        its dock is never narrower than the view and its axes are not cut; short enough that
-        the dock can be shrunk (it then scrolls vertically)."""
-        widget = self.widget()
-        if widget is None:
-            return super().minimumSizeHint()
-        least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
-        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        return QSize(min(least.width() + bar + 2, MAX_DOCK_WIDTH), min(least.height(), 120))
-
-    def resizeEvent(self, event):
-        super().resizeEvent(event)
-        self.fit()
-
-    def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.LayoutRequest and obj is self.widget():
-            self.updateGeometry()  # the dock asks for the new minimum width
-            QTimer.singleShot(0, self, self.fit)  # (not run once this area is deleted)
-        return super().eventFilter(obj, event)
-
-
-def scrollable(widget: QWidget) -> QScrollArea:
-    """``widget`` in a :class:`FitScrollArea` (scroll bars only when the dock is smaller than the
-    widget's minimum size)."""
-    return FitScrollArea(widget)
 
 
 class MainWindow(RunActions, QMainWindow):
@@ -214,6 +153,8 @@ class MainWindow(RunActions, QMainWindow):
                 self.add_dock(f"view:{cls.view_id}", cls.title, scrollable(view), cls.area if cls.area in AREAS else "right")
         if central is None:
             self.setCentralWidget(QLabel("No view registered."))
+        if "view:spectrum" in self.docks:  # the right area opens on the spectrum, not the last tab added
+            self.docks["view:spectrum"].raise_()
 
     def add_dock(self, key: str, title: str, widget: QWidget, area: str = "right",
                  tabify: bool = True) -> QDockWidget:
@@ -413,10 +354,10 @@ class MainWindow(RunActions, QMainWindow):
             return None
         ask = self.ask_loader_options if ask is None else ask
         if options is None and ask and loader.options:
-            dlg = LoaderOptionsDialog(loader, path, self)
+            dlg = options_dialog(loader, path, self)  # the import dialog for CSV/TSV and Excel
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
-            options = dlg.form.values()
+            options = dlg.values()
         return self.load_source(str(path), options, loader)
 
     def dragEnterEvent(self, event):

@@ -22,6 +22,9 @@ class RunActions:
         errors = self.algorithm_panel.form.errors()
         if errors:
             return next(iter(errors.values()))
+        prep = getattr(self, "preparation_panel", None)
+        if prep is not None and prep.errors():
+            return prep.errors()
         panel = getattr(self, "classification_panel", None)
         return (panel.blocker(algo) if panel is not None else "") or missing_blocker(self, algo)
 
@@ -57,12 +60,15 @@ class RunActions:
             selector = getattr(self.algorithm_panel, "input_selector", None)
             if source_run is None and algorithm_id is None and selector is not None and rows is None:
                 source_run = selector.source_run()
-            run = self.session.create_run(cls, params, dataset_name, rows=rows, source_run=source_run)
+            chain = self.preparation_chain() if source_run is None else []
+            run = self.session.create_run(cls, params, dataset_name, rows=rows, source_run=source_run,
+                                          chain=chain)
         except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
         try:
-            isolated = self.run_controls.isolated_for(algo, cls)
+            # a chained run fits the pipeline in this process (the isolated child builds a bare algorithm)
+            isolated = self.run_controls.isolated_for(algo, cls) and "chain" not in run.meta
             task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
         except Exception as exc:  # noqa: BLE001
             self.session.fail_run(run.id, exc)
@@ -80,6 +86,11 @@ class RunActions:
         self.fit_job.partial.connect(lambda result, rid=rid: self._fit_partial(rid, result))
         self.show_status(f"Running {run.title()}…", 0)
         return run
+
+    def preparation_chain(self) -> list[tuple[str, dict]]:
+        """The Preparation panel's steps for the next run (none without the panel)."""
+        prep = getattr(self, "preparation_panel", None)
+        return prep.chain() if prep is not None else []
 
     def _fit_partial(self, run_id: int, result) -> None:
         """An intermediate result of a running fit: a training curve or a map preview."""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.gui.undo import remove_run
+from manifold_studio.session.chain import chain_text
 from manifold_studio.session.records import CANCELLED, DONE, FAILED, RUNNING
 
 COLUMNS = ("#", "Algorithm", "Parameters", "Data", "Status", "Time (s)", "Result", "Score")
@@ -105,7 +106,9 @@ class RunLog(QTableWidget):
         else:
             result = run.error
         status = "stopped early" if run.status == DONE and run.meta.get("stopped_early") else run.status
-        values = (str(run.id), run.algorithm_id, run.params_text(), run.dataset_name, status,
+        chain = chain_text(run.meta.get("chain"))
+        params = f"{chain} → {run.params_text()}" if chain else run.params_text()
+        values = (str(run.id), run.algorithm_id, params, run.dataset_name, status,
                   "" if duration is None else f"{duration:.2f}", result, score_text(run))
         for col, text in enumerate(values):
             item = QTableWidgetItem(text)

@@ -35,7 +35,11 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.evaluation import compare_learners
-from manifold_studio.files.analysis_records import comparison_from_record, comparison_record
+from manifold_studio.files.analysis_records import (
+    comparison_from_record,
+    comparison_record,
+)
+from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
@@ -352,7 +356,7 @@ def install_test_score(window) -> ScorePanel:
     """The Test & Score dock (bottom area) as ``window.test_score`` and Tools ▸ Test & Score."""
     panel = ScorePanel(window)
     window.test_score = panel
-    dock = window.add_dock("test_score", "Test and Score", panel, "bottom")
+    dock = window.add_dock("test_score", "Test and Score", scrollable(panel), "bottom")
     act = QAction("&Test && Score…", window)
     act.setToolTip("Compare several classifiers on the same cross-validation folds: scores, ROC, calibration, "
                    "confusion matrices.")

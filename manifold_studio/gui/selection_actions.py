@@ -6,10 +6,11 @@
 * **New data set from selection** — ``dataset.subset(rows)`` added to the session, with its
   provenance ("rows 3, 7, … of iris (selected on the map of run #2)") as the new data set's
   source and in the log;
-* **Label the selection…** — manual annotation: a dialog asks for a column name and a label;
-  it creates the label column when the data set has none, or edits the existing one (a data
-  set has one label column: another name renames it, and the dialog says so before anything
-  changes; a label that is already a class joins that class). The map recolours.
+* **Label the selection…** — manual annotation: a dialog asks for a column and a label; the
+  current label column's name edits the labels (a label that is already a class joins it),
+  an existing meta / target column is written into, a new name makes a new meta column (the
+  label column when the data set has none). No column is ever renamed; the dialog says what
+  will happen before anything changes, and Edit ▸ Undo takes it back. The map recolours.
 * **Extend / classify the selection** — when the map's run has a fitted model, extend it to
   the selected rows on a worker thread (``window.start_job``); the extension is named after the
   selection and lands in the run's extensions (drawn with × on the map for embeddings).
@@ -36,7 +37,10 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.errors import error_message
 from manifold_studio.extend.tasks import extend_task
+from manifold_studio.gui.undo import push_label
+from manifold_studio.session import annotate
 from manifold_studio.session import selection as ops
+from manifold_studio.session.annotate import writable_columns
 
 SELECT_FIRST = "Select points first: drag a rectangle or a lasso on the map (Rectangle / Lasso in its toolbar)."
 #: at most this many existing classes are offered in the label dialog
@@ -46,27 +50,39 @@ DEFAULT_LABEL_COLUMN = "annotation"
 
 def label_plan(dataset, column: str, value: str, n_selected: int) -> tuple[bool, str]:
     """(allowed, sentence) — what labelling ``n_selected`` rows of ``dataset`` with ``value`` in
-    ``column`` will do, said before it is done."""
+    ``column`` will do, said before it is done. No column is ever renamed: the current label
+    column's name edits the labels, another existing meta / target column is written into, and
+    a new name makes a new meta column (the label column when the data set has no label yet)."""
     column, value = column.strip(), str(value).strip()
     if not column:
-        return False, "Type the name of the label column."
+        return False, "Type the name of the column to write into (a new name makes a new column)."
     if not value:
         return False, "Type the label to give the selected rows."
     rows = f"{n_selected:,} selected row{'s' if n_selected != 1 else ''}"
-    if dataset.labels is None:
-        return True, (f"Creates the label column '{column}': the {rows} get '{value}', the other "
-                      f"{dataset.n_samples - n_selected:,} rows are left unlabelled ('').")
-    current = dataset.label_name or "label"
-    stored, converted = ops.coerce_label(value, dataset.labels)
-    joins = bool(np.any(dataset.labels == stored)) if converted is dataset.labels else False
-    klass = (f"'{value}' is already a class: they join it" if joins
-             else f"'{value}' is a new class")
-    text = "" if converted is dataset.labels else " The labels become text."
+    current = (dataset.label_name or "label") if dataset.labels is not None else None
+    table = dataset.table
     if column == current:
+        stored, converted = ops.coerce_label(value, dataset.labels)
+        joins = bool(np.any(dataset.labels == stored)) if converted is dataset.labels else False
+        klass = f"'{value}' is already a class: they join it" if joins else f"'{value}' is a new class"
+        text = "" if converted is dataset.labels else " The labels become text."
         return True, (f"'{column}' is already this data set's label column: it is edited, not created — "
                       f"the {rows} get '{value}' ({klass}); the other rows keep their labels.{text}")
-    return True, (f"A data set has one label column: '{current}' is renamed '{column}' and edited — the "
-                  f"{rows} get '{value}' ({klass}); the other rows keep their labels.{text}")
+    if table is not None and column in table:
+        role = table.column(column).role
+        if role not in ("meta", "target"):
+            return False, (f"'{column}' is a {role} column: labels go into a meta or target column, or a new "
+                           "one (type a new name).")
+        return True, (f"Writes into the {role} column '{column}': the {rows} get '{value}'; the other rows "
+                      "keep their values.")
+    if table is None and dataset.feature_names and column in dataset.feature_names:
+        return False, f"'{column}' is a feature: type a new column name."
+    if current is None:
+        return True, (f"Creates the label column '{column}': the {rows} get '{value}', the other "
+                      f"{dataset.n_samples - n_selected:,} rows are left unlabelled ('').")
+    return True, (f"Creates the meta column '{column}': the {rows} get '{value}', the other "
+                  f"{dataset.n_samples - n_selected:,} rows have no value; the label column '{current}' "
+                  "is not changed.")
 
 
 class LabelDialog(QDialog):
@@ -79,7 +95,10 @@ class LabelDialog(QDialog):
         self.column = QComboBox()
         self.column.setEditable(True)
         self.column.setObjectName("label_column")
-        self.column.addItem(dataset.label_name or ("label" if dataset.labels is not None else DEFAULT_LABEL_COLUMN))
+        names = writable_columns(dataset)
+        self.column.addItems(names or [DEFAULT_LABEL_COLUMN])
+        if names and DEFAULT_LABEL_COLUMN not in names:
+            self.column.addItem(DEFAULT_LABEL_COLUMN)  # a new meta column
         self.value = QComboBox()
         self.value.setEditable(True)
         self.value.setObjectName("label_value")
@@ -264,14 +283,32 @@ class SelectionActions(QObject):
         if not ok:
             self.window.report_error(plan, log=False)
             return False
-        labels, stored, _existed = ops.label_rows(ds.labels, rows, value, ds.n_samples)
-        ds.labels, ds.label_name = labels, column.strip()
+        column = column.strip()
+        before = annotate.snapshot(ds)
+        try:
+            if ds.labels is None and (ds.table is None or column not in ds.table):
+                ds.labels, stored, _existed = ops.label_rows(None, rows, value, ds.n_samples)
+                ds.label_name = column
+            elif ds.labels is not None and column == (ds.label_name or "label"):
+                ds.labels, stored, _existed = ops.label_rows(ds.labels, rows, value, ds.n_samples)
+            else:
+                annotate.label_into_column(ds, rows, column, value)
+                stored = value.strip()
+        except Exception as exc:  # noqa: BLE001 - refused: nothing changed
+            annotate.restore(ds, before)
+            self.window.report_error(f"Could not label the selection: {error_message(exc)}", log=False)
+            return False
         self.session.log(f"Labelled {ops.provenance(rows, ds.name)} as '{stored}' in column "
-                         f"'{ds.label_name}': {plan}", dataset=ds.name)
+                         f"'{column}': {plan}", dataset=ds.name)
         self.window.show_status(plan, 20_000)
-        self.session.dataset_changed(ds.name)
-        self._redraw(ds.name)
+        push_label(self.window, ds.name, before, annotate.snapshot(ds), f"Label {len(rows):,} rows '{stored}'")
+        self.dataset_edited(ds.name)
         return True
+
+    def dataset_edited(self, name: str) -> None:
+        """Tell the session and the views that data set ``name`` changed in place."""
+        self.session.dataset_changed(name)
+        self._redraw(name)
 
     def _redraw(self, name: str) -> None:
         """Show the current run again so that every view reads the new labels."""

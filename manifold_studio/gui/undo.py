@@ -1,4 +1,4 @@
-"""Undo for removing a run or a data set: ``window.undo_stack`` and Edit ▸ Undo / Redo.
+"""Undo for removing a run or a data set, and for labelling a selection: ``window.undo_stack`` and Edit ▸ Undo / Redo.
 
 Removing goes through :func:`remove_run` / :func:`remove_dataset`, which push a command on the
 window's QUndoStack; its redo removes, its undo puts the very same object back into the session
@@ -92,6 +92,44 @@ class RemoveDatasetCommand(_SessionCommand):
         if selection is not None and self.selected is not None and len(self.selected):
             selection.select(self.name, self.selected)
         self.window.show_status(f"Data set {self.name} is back.")
+
+
+class LabelCommand(_SessionCommand):
+    """A labelling already done (Label the selection…): undo puts the data set's columns back as
+    they were, redo as they were made (:func:`manifold_studio.session.annotate.snapshot`)."""
+
+    def __init__(self, window, name: str, before: dict, after: dict, text: str):
+        super().__init__(window, text)
+        self.name, self.before, self.after = name, before, after
+        self.done = True  # pushed after the change: the first redo does nothing
+
+    def _apply(self, state: dict) -> None:
+        ds = self.window.session.datasets.get(self.name)
+        if ds is None:
+            raise ValueError(f"data set '{self.name}' was removed since")
+        for attr, value in state.items():
+            setattr(ds, attr, value)
+        actions = getattr(self.window, "selection_actions", None)
+        if actions is not None:
+            actions.dataset_edited(self.name)
+        else:
+            self.window.session.dataset_changed(self.name)
+
+    def _redo(self) -> None:
+        if self.done:
+            self.done = False
+            return
+        self._apply(self.after)
+        self.window.show_status(f"Redone: {self.text()}.")
+
+    def _undo(self) -> None:
+        self._apply(self.before)
+        self.window.show_status(f"Undone: {self.text()}.")
+
+
+def push_label(window, name: str, before: dict, after: dict, text: str) -> None:
+    """Record a labelling of data set ``name`` (already applied) for Edit ▸ Undo."""
+    undo_stack(window).push(LabelCommand(window, name, before, after, text))
 
 
 def remove_run(window, run_id: int) -> bool:

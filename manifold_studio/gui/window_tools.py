@@ -19,6 +19,7 @@ from manifold_studio.gui import help_pages
 from manifold_studio.gui import image_points
 from manifold_studio.gui import missing_values
 from manifold_studio.gui import plugin_manager_dialog
+from manifold_studio.gui import preparation_panel
 from manifold_studio.gui import preferences
 from manifold_studio.gui import project_actions
 from manifold_studio.gui import recent_files
@@ -72,6 +73,7 @@ VIEWS: tuple[type[ResultView], ...] = (
 
 #: (installer, what it adds), in installation order
 TOOLS = (
+    (preparation_panel.install_preparation, 'Preparation dock: steps fitted with the run, scale advice'),
     (clustering_tools.install_clustering_tools, "cluster overlay, 'Fit on:' input, Choose k tool"),
     (classification_panel.install_classification, 'Classification group, evaluation, Classify this map'),
     (image_points.install_image_points, 'images on hover, thumbnails instead of dots'),

@@ -42,6 +42,7 @@ from manifold_studio.errors import (
     error_message,
 )
 from manifold_studio.plugins.host import get_host
+from manifold_studio.session.chain import chained_estimator, jsonable_params
 from manifold_studio.session.fitting import extend_estimator
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.records import (
@@ -219,7 +220,7 @@ class Session:
         return None
 
     def create_run(self, algorithm, params: dict | None = None, dataset_name: str | None = None,
-                   *, rows=None, source_run: int | None = None) -> Run:
+                   *, rows=None, source_run: int | None = None, chain=None) -> Run:
         """Validate and record a run request (status ``queued``). ``algorithm`` is an algorithm
         id or an algorithm class already resolved by the caller (the window resolves it once).
         The estimator is built and its parameters validated here, once; :meth:`fit_task` hands
@@ -243,8 +244,16 @@ class Session:
             rows = np.asarray(rows, dtype=np.intp)
             if rows.ndim != 1 or rows.size == 0 or rows.min() < 0 or rows.max() >= ds.n_samples:
                 raise DataError(f"The rows to fit on must be indices between 0 and {ds.n_samples - 1}.")
+        chain = [(str(i), dict(p or {})) for i, p in (chain or ())]
+        if chain:
+            if source_run is not None:
+                raise DataError("Preparation steps apply to the data set's columns, not to an earlier "
+                                "run's embedding: clear the chain or fit on the data set.")
+            est = chained_estimator(chain, est, ds)
         run = Run(next(self._ids), algorithm_id, dict(normalised), ds.name, kind=cls.kind,
                   algorithm_name=cls.name, rows=rows, source_run=source_run)
+        if chain:
+            run.meta["chain"] = [[i, jsonable_params(p)] for i, p in chain]
         run.timings["created"] = time.time()
         self._estimators[run.id] = est
         self.runs[run.id] = run
@@ -269,10 +278,11 @@ class Session:
         if est is None:  # a run recorded otherwise (a project, a script): build it from its record
             est = self.host.algorithm_class(run.algorithm_id)(**run.params)
         X, y = self.training_data(run)
-        if not (type(est).requires_labels or est.uses_labels()):
+        algo = getattr(est, "final", None) or est  # a chained run's labels go to its final algorithm
+        if not (type(algo).requires_labels or algo.uses_labels()):
             y_fit = None
-        elif y is None and type(est).requires_labels:
-            raise DataError(f"{type(est).name} needs labels, and data set '{run.dataset_name}' has none.")
+        elif y is None and type(algo).requires_labels:
+            raise DataError(f"{type(algo).name} needs labels, and data set '{run.dataset_name}' has none.")
         else:
             y_fit = y
         return RunSpec(est, X, y_fit, isolated)

@@ -1,5 +1,5 @@
-"""Every column that can be shown for a data set: its features, its labels, and the result
-columns of every finished run on it (coordinates, cluster, predicted class, extensions).
+"""Every column that can be shown for a data set: its features, its labels, its other target
+and meta columns (read from its table), and the result columns of every finished run on it (coordinates, cluster, predicted class, extensions).
 
 One list serves the data table, "colour / size by any column" and the CSV export, so the three
 always agree on names and values. A result only covers the rows a run was fitted on (or
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURE, LABEL, RESULT = "feature", "label", "result"
+FEATURE, LABEL, META, RESULT = "feature", "label", "meta", "result"
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Column:
 
     name: str
     values: np.ndarray  # (n_rows,) floats (NaN = no value) or objects / strings
-    kind: str           # FEATURE, LABEL or RESULT
+    kind: str           # FEATURE, LABEL, META (a meta or another target column) or RESULT
     run_id: int | None = None
 
     @property
@@ -81,9 +81,32 @@ def result_columns(run, n_rows: int) -> list[Column]:
 SPARSE_TABLE_COLUMNS = 50
 
 
+def table_columns(ds) -> list[Column]:
+    """The target columns other than the current label and the meta columns of the table ``ds``
+    was read from (none without a table), over its rows, in table order: numbers (and dates, as
+    seconds) as float64 (NaN where missing), categories and text as strings ("" where missing)."""
+    table = getattr(ds, "table", None)
+    if table is None:
+        return []
+    label = ds.label_name if ds.labels is not None else None
+    rows = getattr(ds, "table_rows", None)
+    cols = []
+    for c in table.columns:
+        if c.role not in ("meta", "target") or c.name == label:
+            continue
+        if c.type in ("numeric", "datetime"):
+            values = c.as_float()
+        else:
+            values = np.array(["" if v is None else str(v) for v in c.decoded()], dtype=object)
+        values = values if rows is None else values[rows]
+        if len(values) == ds.n_samples:
+            cols.append(Column(c.name, values, META))
+    return cols
+
+
 def dataset_columns(session, name: str) -> list[Column]:
-    """Features, then the label column, then the result columns of every finished run on
-    data set ``name`` (in run order)."""
+    """Features, then the label column, the other target and the meta columns, then the result
+    columns of every finished run on data set ``name`` (in run order)."""
     ds = session.dataset(name)
     names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
     if ds.is_sparse:   # a sparse data set may have thousands of columns: the first few, densified
@@ -92,6 +115,7 @@ def dataset_columns(session, name: str) -> list[Column]:
         cols = [Column(names[j], ds.X[:, j], FEATURE) for j in range(ds.n_features)]
     if ds.labels is not None:
         cols.append(Column(ds.label_name or "label", ds.labels, LABEL))
+    cols.extend(table_columns(ds))
     for run in session.runs.values():
         if run.dataset_name == name:
             cols.extend(result_columns(run, ds.n_samples))

@@ -290,7 +290,7 @@ def test_label_the_selection_creates_then_edits_the_label_column(qtbot, make_win
     assert "Type the label" in w.statusBar().currentMessage()
 
 
-def test_label_dialog_on_labelled_data_offers_classes_and_renames_when_asked(qtbot, make_window, fresh_host):
+def test_label_dialog_on_labelled_data_offers_classes_and_never_renames(qtbot, make_window, fresh_host):
     w, _ov, actions = _window(qtbot, make_window, fresh_host)
     ds = w.session.current_dataset
     w.selection.select(ds.name, [0, 1])
@@ -303,8 +303,10 @@ def test_label_dialog_on_labelled_data_offers_classes_and_renames_when_asked(qtb
     assert not ok_button.isEnabled()  # no label yet
     dlg.value.setCurrentText("virginica")
     assert ok_button.isEnabled() and "join it" in dlg.note.text() and "edited, not created" in dlg.note.text()
-    dlg.column.setCurrentText("kind")
-    assert "'species' is renamed 'kind'" in dlg.note.text()
+    dlg.column.setCurrentText("kind")  # another name: a new meta column, the label column unchanged
+    assert "Creates the meta column 'kind'" in dlg.note.text() and "'species' is not changed" in dlg.note.text()
+    dlg.column.setCurrentText("sepal_length")
+    assert not ok_button.isEnabled() and "is a feature" in dlg.note.text()
     assert actions.label_selection("species", "virginica")
     assert ds.labels[:2].tolist() == ["virginica"] * 2 and ds.label_name == "species"
     assert (ds.labels == "virginica").sum() == 52
@@ -548,3 +550,50 @@ def test_points_of_hidden_classes_are_not_selected_on_the_map(qtbot, make_window
     assert np.array_equal(np.sort(view.rows[codes != 0]), np.sort(ov.current()[1][ov.highlighted]))
     view.toggle_class(0)
     assert len(ov.highlighted) == 150
+
+
+def test_label_the_selection_writes_a_new_meta_column_or_a_picked_one_and_undoes(qtbot, make_window, fresh_host):
+    """Issue 20: a new meta column or a column the user picks; never a rename; Edit > Undo."""
+    from manifold_studio.gui.undo import undo_stack
+    from manifold_studio.tables.dataset_columns import META, dataset_columns
+
+    w, _ov, actions = _window(qtbot, make_window, fresh_host)
+    ds = w.session.current_dataset
+    labels, X = ds.labels.copy(), ds.X
+    w.selection.select(ds.name, [3, 4, 5])
+    assert actions.label_selection("kind", "odd")
+    # the label column is untouched; 'kind' is a new meta column with the value on the selected rows only
+    assert ds.label_name == "species" and np.array_equal(ds.labels, labels) and ds.X is X
+    kind = ds.column_values("kind")
+    assert kind[3:6].tolist() == ["odd"] * 3 and all(v is None for v in np.delete(kind, [3, 4, 5]))
+    assert ds.table.column("kind").role == "meta"
+    cols = {c.name: c for c in dataset_columns(w.session, ds.name)}
+    assert cols["kind"].kind == META and cols["kind"].values[3] == "odd" and cols["kind"].values[0] == ""
+    assert w.map_view.set_color_column("kind")  # the colour box offers it at once
+    # picking the existing column writes into it: the other rows keep their values
+    w.selection.select(ds.name, [5, 6])
+    assert actions.label_selection("kind", "even")
+    kind = ds.column_values("kind")
+    assert kind[3:7].tolist() == ["odd", "odd", "even", "even"] and kind[7] is None
+    # the dialog lists the label column and the meta column to pick from
+    from manifold_studio.gui.selection_actions import LabelDialog
+    dlg = LabelDialog(ds, 2)
+    qtbot.addWidget(dlg)
+    assert [dlg.column.itemText(i) for i in range(dlg.column.count())][:2] == ["species", "kind"]
+
+    # Edit > Undo: first the second labelling, then the new column disappears
+    stack = undo_stack(w)
+    assert stack.count() == 2 and w.undo_action.isEnabled()
+    w.undo_action.trigger()
+    assert ds.column_values("kind")[3:7].tolist() == ["odd", "odd", "odd", None]
+    w.undo_action.trigger()
+    assert ds.table is None or "kind" not in ds.table
+    assert ds.label_name == "species" and np.array_equal(ds.labels, labels)
+    w.redo_action.trigger()
+    assert ds.column_values("kind")[3:6].tolist() == ["odd"] * 3
+    # the current label column is edited in place (undoable too), never renamed
+    w.selection.select(ds.name, [0])
+    assert actions.label_selection("species", "virginica")
+    assert ds.labels[0] == "virginica" and ds.label_name == "species"
+    w.undo_action.trigger()
+    assert ds.labels[0] == labels[0]

@@ -20,32 +20,19 @@ from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.tables.dataset_columns import FEATURE, LABEL, Column, dataset_columns
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, META, Column, dataset_columns, table_columns
 
-META = "meta"
 
 #: above this many values (rows × features) the statistics are computed on a worker thread
 SYNC_CELLS = 300_000
 
 
 def meta_columns(ds) -> list[Column]:
-    """The meta columns of the table ``ds`` was read from (kept, never fitted), over its rows:
-    numbers (and dates, as seconds) as floats, categories and text as text ("" when missing)."""
-    table = getattr(ds, "table", None)
-    if table is None:
-        return []
-    rows = getattr(ds, "table_rows", None)
-    out = []
-    for name in table.meta_names:
-        col = table.column(name)
-        if col.type in ("numeric", "datetime"):
-            values = col.as_float()
-        else:
-            values = np.array(["" if v is None else str(v) for v in col.decoded()], dtype=object)
-        values = values if rows is None else values[rows]
-        if len(values) == ds.n_samples:
-            out.append(Column(name, values, META))
-    return out
+    """The meta columns of the table ``ds`` was read from (kept, never fitted), over its rows
+    (:func:`~manifold_studio.tables.dataset_columns.table_columns`, which ``dataset_columns``
+    lists too, without the other target columns)."""
+    metas = set(ds.table.meta_names) if getattr(ds, "table", None) is not None else set()
+    return [c for c in table_columns(ds) if c.name in metas]
 
 
 def _call(fn, args, kwargs, progress=None):
@@ -178,7 +165,7 @@ class FeatureView(ResultView):
         if ds is None:
             self.columns = []
         else:
-            cols = [c for c in dataset_columns(self.session, ds.name) + meta_columns(ds)
+            cols = [c for c in dataset_columns(self.session, ds.name)  # metas included
                     if c.numeric or (self.text_labels and c.kind in (LABEL, META))]
             self.columns = [c for c in cols if c.kind == FEATURE] if self.features_only else cols
         self.columns_changed([c.name for c in self.columns])

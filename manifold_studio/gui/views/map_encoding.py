@@ -99,7 +99,8 @@ def row_summary(dataset, row: int, n: int = HOVER_FEATURES) -> str:
 
 
 class ColumnCache:
-    """``dataset_columns(session, name)`` kept until the data set or its runs change."""
+    """``dataset_columns(session, name)`` kept until the data set (its labels or table) or its
+    runs change."""
 
     def __init__(self):
         self._key = None
@@ -109,7 +110,7 @@ class ColumnCache:
         ds = session.datasets.get(name) if session is not None and name else None
         if ds is None:
             return []
-        key = (name, id(ds), ds.n_samples, ds.n_features,
+        key = (name, id(ds), ds.n_samples, ds.n_features, id(ds.table), id(ds.labels),  # labelling replaces them
                tuple((r.id, r.status, len(r.extensions)) for r in session.runs.values()
                      if r.dataset_name == name))
         if key != self._key:

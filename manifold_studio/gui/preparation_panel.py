@@ -1,0 +1,255 @@
+"""The Preparation panel: a dock between Data and Algorithm holding the chain of preparation
+steps fitted with the next run (``make_pipeline(*steps, estimator)``; see
+:meth:`~manifold_studio.session.model.Session.create_run`).
+
+Steps come from the plugin host (``host.preprocessors``); each has its settings form generated
+from its constraints (:class:`~manifold_studio.gui.param_form.ParamForm`). The panel shows a short
+summary of the prepared table (rows × columns after the chain, the columns dropped and added) and,
+when the feature scales differ by more than 100× (:mod:`manifold_studio.analysis.scales`) and no scaling step is in the
+chain, advice naming the columns and the ratio with one click to add ``standardize``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from manifold_studio.algorithms.preprocessing import NumericScaler
+from manifold_studio.analysis.scales import scale_advice
+from manifold_studio.errors import error_message
+from manifold_studio.gui.fit_scroll import scrollable
+from manifold_studio.gui.param_form import ParamForm
+from manifold_studio.session.chain import chain_text, dataset_columns
+
+#: rows used to preview the chain's output columns (the chain is row-wise: rows are unchanged)
+PREVIEW_ROWS = 2000
+
+
+def feature_scale_advice(ds):
+    """:func:`~manifold_studio.analysis.scales.scale_advice` on the numeric feature columns of
+    ``ds`` (categorical features left out), or None."""
+    if ds is None or ds.n_features < 2:
+        return None
+    names, cats = dataset_columns(ds)
+    numeric = [j for j, n in enumerate(names) if n not in cats]
+    return scale_advice(ds.X[:, numeric], [names[j] for j in numeric]) if len(numeric) >= 2 else None
+
+
+class PreparationPanel(QWidget):
+    """The chain of preparation steps for the next run."""
+
+    chainChanged = Signal()
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.host = window.host
+        self._steps: list[list] = []  # [step id, {params}] in order
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        add_row = QHBoxLayout()
+        self.step_box = QComboBox()
+        self.step_box.setObjectName("preparation_step_box")
+        for step_id in sorted(self.host.preprocessors):
+            cls = self.host.preprocessors[step_id]
+            self.step_box.addItem(cls.name or step_id, step_id)
+            self.step_box.setItemData(self.step_box.count() - 1, cls.help, Qt.ItemDataRole.ToolTipRole)
+        self.add_button = QPushButton("Add")
+        self.add_button.setObjectName("preparation_add")
+        self.add_button.clicked.connect(lambda: self.add_step(self.step_box.currentData()))
+        add_row.addWidget(self.step_box, 1)
+        add_row.addWidget(self.add_button)
+        lay.addLayout(add_row)
+        self.list = QListWidget()
+        self.list.setObjectName("preparation_steps")
+        self.list.setMaximumHeight(110)
+        self.list.currentRowChanged.connect(self._show_form)
+        lay.addWidget(self.list)
+        buttons = QHBoxLayout()
+        self.remove_button = QPushButton("Remove")
+        self.up_button = QPushButton("Up")
+        self.down_button = QPushButton("Down")
+        for b, handler in ((self.remove_button, self.remove_current), (self.up_button, lambda: self.move_current(-1)),
+                           (self.down_button, lambda: self.move_current(1))):
+            b.clicked.connect(handler)
+            buttons.addWidget(b)
+        lay.addLayout(buttons)
+        self.form = ParamForm((), empty_text="Pick a step to see its settings.")
+        self.form.changed.connect(self._form_changed)
+        lay.addWidget(self.form)
+        self.summary = QLabel("")
+        self.summary.setObjectName("preparation_summary")
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        advice_row = QHBoxLayout()
+        self.advice = QLabel("")
+        self.advice.setObjectName("preparation_advice")
+        self.advice.setWordWrap(True)
+        self.advice.setStyleSheet("color: #8a5300;")
+        self.advice_button = QPushButton("Add standardize")
+        self.advice_button.setObjectName("preparation_add_standardize")
+        self.advice_button.clicked.connect(lambda: self.add_step("standardize"))
+        advice_row.addWidget(self.advice, 1)
+        advice_row.addWidget(self.advice_button)
+        lay.addLayout(advice_row)
+        lay.addStretch(1)
+        window.bridge.datasetsChanged.connect(lambda *_: self.refresh())
+        self._update_buttons()
+        self.refresh()
+
+    # -- the chain ------------------------------------------------------------------------
+    def chain(self) -> list[tuple[str, dict]]:
+        """The steps for the next run: ``[(step id, {params}), ...]``."""
+        return [(step_id, dict(params)) for step_id, params in self._steps]
+
+    def set_chain(self, chain) -> None:
+        self._steps = [[str(i), dict(p or {})] for i, p in (chain or ())]
+        self._rebuild_list(len(self._steps) - 1)
+
+    def add_step(self, step_id: str | None) -> None:
+        if not step_id or step_id not in self.host.preprocessors:
+            self.window.report_error(f"No preparation step '{step_id}' is installed.", log=False)
+            return
+        cls = self.host.preprocessors[step_id]
+        self._steps.append([step_id, {p.name: p.default for p in cls.params}])
+        self._rebuild_list(len(self._steps) - 1)
+
+    def remove_current(self) -> None:
+        row = self.list.currentRow()
+        if 0 <= row < len(self._steps):
+            del self._steps[row]
+            self._rebuild_list(min(row, len(self._steps) - 1))
+
+    def move_current(self, delta: int) -> None:
+        row = self.list.currentRow()
+        new = row + delta
+        if 0 <= row < len(self._steps) and 0 <= new < len(self._steps):
+            self._steps[row], self._steps[new] = self._steps[new], self._steps[row]
+            self._rebuild_list(new)
+
+    def _rebuild_list(self, current: int) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for k, (step_id, params) in enumerate(self._steps):
+            item = QListWidgetItem(f"{k + 1}. {chain_text([(step_id, self._non_default(step_id, params))])}")
+            item.setToolTip(self.host.preprocessors[step_id].help if step_id in self.host.preprocessors else "")
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        self.list.setCurrentRow(current)
+        self._show_form(current)
+        self._update_buttons()
+        self.refresh()
+        self.chainChanged.emit()
+
+    def _non_default(self, step_id: str, params: dict) -> dict:
+        cls = self.host.preprocessors.get(step_id)
+        defaults = {p.name: p.default for p in cls.params} if cls is not None else {}
+        return {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
+
+    def _show_form(self, row: int) -> None:
+        if 0 <= row < len(self._steps):
+            step_id, params = self._steps[row]
+            self.form.blockSignals(True)
+            self.form.set_params(self.host.preprocessors[step_id].params)
+            self.form.set_values(params)
+            self.form.blockSignals(False)
+            self.form.empty_text = "This step has no settings."
+        else:
+            self.form.set_params(())
+        self._update_buttons()
+
+    def _form_changed(self) -> None:
+        row = self.list.currentRow()
+        if not (0 <= row < len(self._steps)) or not self.form.is_valid():
+            self.refresh()
+            return
+        self._steps[row][1] = self.form.values()
+        step_id, params = self._steps[row]
+        self.list.item(row).setText(f"{row + 1}. {chain_text([(step_id, self._non_default(step_id, params))])}")
+        self.refresh()
+        self.chainChanged.emit()
+
+    def _update_buttons(self) -> None:
+        row = self.list.currentRow()
+        has = 0 <= row < len(self._steps)
+        self.remove_button.setEnabled(has)
+        self.up_button.setEnabled(has and row > 0)
+        self.down_button.setEnabled(has and row < len(self._steps) - 1)
+
+    def errors(self) -> str:
+        """Why the chain cannot run ("" when it can): an invalid setting of the shown step."""
+        errs = self.form.errors()
+        row = self.list.currentRow()
+        if errs and 0 <= row < len(self._steps):
+            return f"Preparation step '{self._steps[row][0]}': {next(iter(errs.values()))}"
+        return ""
+
+    # -- summary and advice ---------------------------------------------------------------
+    def refresh(self) -> None:
+        ds = self.window.session.current_dataset
+        self.summary.setText(self._summary_text(ds))
+        advice = None if self._has_scaler() else feature_scale_advice(ds)
+        if advice is None:
+            self.advice.setText("")
+            self.advice.hide()
+            self.advice_button.hide()
+        else:
+            self.advice.setText(advice.text())
+            self.advice.show()
+            self.advice_button.show()
+        if hasattr(self.window, "run_controls"):
+            self.window.run_controls.update_run_enabled()
+
+    def _has_scaler(self) -> bool:
+        return any(issubclass(self.host.preprocessors.get(i, object), NumericScaler) for i, _ in self._steps)
+
+    def _summary_text(self, ds) -> str:
+        if ds is None:
+            return "No data set loaded."
+        names, cats = dataset_columns(ds)
+        before = f"{ds.n_samples:,} rows × {len(names)} columns"
+        if not self._steps:
+            return f"No preparation: the algorithm gets the {before}."
+        try:
+            sample = ds.X[:PREVIEW_ROWS]
+            cols, cat = list(names), dict(cats)
+            for step_id, params in self._steps:
+                step = self.host.get_preprocessor(step_id, **params)
+                step.fit(sample, cols, cat)
+                sample = step.transform(sample)
+                cols, cat = list(step.columns_out_), dict(step.categories_out_)
+        except Exception as exc:  # noqa: BLE001 - the summary says what the run would say
+            return f"{before}; the chain cannot run: {error_message(exc)}"
+        dropped = [c for c in names if c not in cols]
+        added = [c for c in cols if c not in names]
+        text = f"{before} → {ds.n_samples:,} × {len(cols)} after {len(self._steps)} step(s)"
+        if dropped:
+            text += f"; dropped: {', '.join(dropped[:8])}{' …' if len(dropped) > 8 else ''}"
+        if added:
+            text += f"; added: {', '.join(added[:8])}{' …' if len(added) > 8 else ''}"
+        missing = int(np.isnan(sample).sum())
+        if missing:
+            text += f"; {missing:,} missing value(s) left in the first {len(sample):,} rows"
+        return text + "."
+
+
+def install_preparation(window) -> PreparationPanel:
+    """The Preparation dock, placed under Data (above Algorithm)."""
+    panel = PreparationPanel(window)
+    window.preparation_panel = panel
+    dock = window.add_dock("preparation", "Preparation", scrollable(panel), "left")
+    data_dock, algo_dock = window.docks.get("data"), window.docks.get("algorithm")
+    if data_dock is not None:  # Data, Preparation, Algorithm from top to bottom
+        window.splitDockWidget(data_dock, dock, Qt.Orientation.Vertical)
+        if algo_dock is not None:
+            window.splitDockWidget(dock, algo_dock, Qt.Orientation.Vertical)
+    return panel
