@@ -10,6 +10,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
 from manifold_studio.errors import DataError, FitCancelled
 from manifold_studio_builtins.kmeans import KMeans
+from fakes import RecordingProgress  # noqa: E402
 
 
 def brute_labels(X, C):
@@ -99,16 +100,10 @@ def test_cancel_and_partial_results(blobs):
     with pytest.raises(FitCancelled):
         KMeans(n_clusters=8).fit(X, progress=CancelAfter(2))
 
-    steps = []
-
-    class Recorder:
-        def checkpoint(self, fraction, message=""):
-            assert 0.0 <= fraction <= 1.0
-
-        def partial(self, result):
-            steps.append(result)
-
-    res = kmeans(X, 8, n_init=1, random_state=0, progress=Recorder())
+    rec = RecordingProgress()
+    res = kmeans(X, 8, n_init=1, random_state=0, progress=rec)
+    steps = rec.partials
+    assert all(0.0 <= f <= 1.0 for f in rec.fractions)
     assert len(steps) == res.n_iter
     assert steps[-1]["labels"].shape == (X.shape[0],)
 

@@ -11,6 +11,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms import nmf_updates as nu
 from manifold_studio.algorithms.conformance import CancelAfter, check_algorithm, default_data
 from manifold_studio.errors import DataError
+from fakes import RecordingProgress  # noqa: E402
 
 SK_LOSS = {"frobenius": "frobenius", "kl": "kullback-leibler"}
 
@@ -81,16 +82,9 @@ def test_cost_never_increases(loss):
 
 def test_loss_curve_decreases_and_is_published():
     X = _data(seed=5)
-    seen = []
-
-    class P:
-        def checkpoint(self, f, m=""):
-            pass
-
-        def partial(self, r):
-            seen.append(r)
-
-    est = ms.get_algorithm("nmf", n_components=4, loss="kl", max_iter=100, tol=0).fit(X, progress=P())
+    rec = RecordingProgress()
+    seen = rec.partials
+    est = ms.get_algorithm("nmf", n_components=4, loss="kl", max_iter=100, tol=0).fit(X, progress=rec)
     assert np.all(np.diff(est.loss_curve_) <= 0)
     assert seen and seen[-1].final and seen[-1].series["cost"][-1] == pytest.approx(est.loss_curve_[-1])
     assert est.training_curve().x[-1] == 100

@@ -12,6 +12,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms import ppca_em
 from manifold_studio.algorithms.conformance import CancelAfter, check_algorithm, iter_checks
 from manifold_studio.errors import DataError
+from fakes import RecordingProgress  # noqa: E402
 
 
 def _data(n=400, d=8, k=3, noise=0.3, seed=0):
@@ -181,16 +182,9 @@ def test_em_cancel_keeps_the_current_model():
 
 
 def test_em_curve_is_published():
-    seen = []
-
-    class P:
-        def checkpoint(self, f, m=""):
-            pass
-
-        def partial(self, r):
-            seen.append(r)
-
-    est = ms.get_algorithm("ppca", method="em", tol=1e-8, random_state=0).fit(_data(), progress=P())
+    rec = RecordingProgress()
+    seen = rec.partials
+    est = ms.get_algorithm("ppca", method="em", tol=1e-8, random_state=0).fit(_data(), progress=rec)
     assert seen[-1].final
     np.testing.assert_allclose(seen[-1].series["nll"], -est.loglik_curve_)
     assert est.training_curve().series["nll"][-1] == pytest.approx(-est.loglik_curve_[-1])

@@ -13,6 +13,7 @@ from manifold_studio.algorithms.tsne_affinities import (conditional_probabilitie
 from manifold_studio.algorithms.tsne_gradient import exact_kl_gradient, fft_kl_gradient
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
 from manifold_studio_builtins.tsne import TSNE
+from fakes import RecordingProgress  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -163,24 +164,11 @@ def test_state_round_trip_without_pickle(fitted, blobs):
 
 
 # -- progress, cancel ---------------------------------------------------------------------------
-class Recorder:
-    def __init__(self, cancel_after=None):
-        self.partials, self.calls, self.cancel_after = [], 0, cancel_after
-
-    def checkpoint(self, fraction, message=""):
-        self.calls += 1
-        if self.cancel_after is not None and self.calls > self.cancel_after:
-            raise FitCancelled("stop")
-
-    def partial(self, result):
-        self.partials.append(np.array(result))
-
-
 def test_partial_maps_are_published_and_cancel_keeps_the_current_map(blobs, monkeypatch):
     import manifold_studio_builtins.tsne as mod
     X, _ = blobs
     monkeypatch.setattr(mod, "PARTIAL_INTERVAL", 0.0)
-    rec = Recorder(cancel_after=60)
+    rec = RecordingProgress(cancel_after=60)
     with pytest.warns(UserWarning, match="Stopped early"):
         est = TSNE(perplexity=15, random_state=0, max_iter=500).fit(X, progress=rec)
     assert est.stopped_early_ and est.n_iter_ < 500
