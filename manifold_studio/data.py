@@ -57,6 +57,8 @@ class Dataset:
     table_scope: np.ndarray | None = None
     #: what was done with missing values: 'drop' the rows, 'keep' them as NaN, or 'error'
     missing: str = "drop"
+    #: the loader or sample options it was loaded with (``ms.load_data(source, **load_options)``)
+    load_options: dict = field(default_factory=dict)
 
     def __post_init__(self):
         X = np.asarray(self.X, dtype=np.float64)

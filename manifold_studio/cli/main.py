@@ -47,6 +47,7 @@ from manifold_studio.cli.console import (
     terminal_columns,
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
+from manifold_studio.cli.project_commands import add_project_parsers
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
@@ -281,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("gui_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_gui)
 
+    add_project_parsers(sub)  # manifold-studio script | replay
     add_plugins_parser(sub)  # manifold-studio plugins list|install|uninstall|enable|disable
     return parser
 

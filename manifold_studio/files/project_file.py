@@ -101,6 +101,7 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
         datasets.append({
             "name": ds.name, "source": ds.source, "label_name": ds.label_name,
             "feature_names": ds.feature_names, "report": list(ds.report),
+            "load_options": _jsonable(ds.load_options),
             "X": _put(arrays, f"data/{i}/X", ds.X),
             "labels": _put(arrays, f"data/{i}/labels", ds.labels),
             "images": _put(arrays, f"data/{i}/images", ds.images),
@@ -210,6 +211,7 @@ class _ProjectReader:
             except DataError as exc:
                 raise ModelFileError(f"{self.path.name}: {field} ('{short_text(d['name'])}') is damaged: "
                                      f"{exc}") from None
+            ds.load_options = dict(d.get("load_options") or {})
             if ds.images is not None and ds.images.shape[:1] != (ds.n_samples,):
                 ds.images = None
                 self.problems.append(f"Data set '{ds.name}': its images do not match its "

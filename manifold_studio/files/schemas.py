@@ -192,6 +192,7 @@ _DATASET = {
     "report": _STR_LIST,
     "X": Field(("str",), required=True),
     "labels": _ARRAY_REF, "images": _ARRAY_REF,
+    "load_options": Field(("dict",)),
 }
 _HISTORY = {
     "time": Field(("number",), required=True), "level": Field(("str",), required=True),
