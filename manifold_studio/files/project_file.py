@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio import __version__
+from manifold_studio.analysis.report import Report, ReportError
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.files.bounded import out_of_memory
@@ -140,7 +141,10 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
                 "rows": _put(arrays, f"{prefix}/ext/{j}/rows", ext.rows),
             })
         runs.append(entry)
+    report_items, report_arrays = session.report.to_document()
+    arrays.update(report_arrays)
     meta = {
+        "report": report_items,
         "format": FORMAT, "format_version": FORMAT_VERSION, "library_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "datasets": datasets, "current_dataset": session.current_dataset_name,
@@ -228,6 +232,10 @@ class _ProjectReader:
                 raise ModelFileError(f"{self.path.name}: field 'runs[{i}].id': run #{run.id} appears twice.")
             session.runs[run.id] = run
         session._ids = itertools.count(max(session.runs, default=0) + 1)
+        try:
+            session.report = Report.from_document(meta.get("report") or [], lambda key: self.array(key, "report"))
+        except ReportError as exc:
+            self.problems.append(f"The report could not be restored: {exc}")
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
         return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems)
@@ -357,6 +365,7 @@ def apply_project(session: Session, contents: ProjectContents) -> dict:
     for run in loaded.runs.values():
         session.add_run(run)
     session.set_current_run(loaded.current_run_id)
+    session.report = loaded.report
     session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
                 f"{len(loaded.runs)} run(s)")
     for problem in contents.problems:

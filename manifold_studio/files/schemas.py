@@ -199,6 +199,11 @@ _HISTORY = {
     "message": Field(("str",), required=True), "run_id": Field(("int", "null")),
     "dataset": Field(("str", "null")),
 }
+_REPORT_ITEM = {
+    "kind": Field(("str",), required=True), "title": Field(("str",), required=True), "caption": _STR,
+    "facts": Field(("list",), items=Field(("list",), items=_STR)), "image": _ARRAY_REF,
+    "created": Field(("number",)),
+}
 #: the JSON document of a project (``__manifold_studio_project__``)
 PROJECT = {
     "format": Field(("str",), required=True),
@@ -210,6 +215,7 @@ PROJECT = {
     "current_run": Field(("int", "null")),
     "history": Field(("list",), items=_HISTORY),
     "view_settings": Field(("dict",)),
+    "report": Field(("list",), items=_REPORT_ITEM),
 }
 
 #: a parameter value or a fitted scalar: JSON scalars and (nested) lists of them
