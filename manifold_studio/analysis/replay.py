@@ -63,7 +63,8 @@ def matched_matrix(train, new, where: str) -> np.ndarray:
 def _load_like(train, data_path) -> "ms.Dataset":
     """``data_path`` loaded with the options ``train`` was loaded with; a label column the new
     file does not have is not asked for."""
-    options = dict(getattr(train, "load_options", None) or {})
+    from_sample = str(train.source or "").startswith("sample:")  # a sample's options are not a file's
+    options = {} if from_sample else dict(getattr(train, "load_options", None) or {})
     try:
         return ms.load_data(str(data_path), **options)
     except DataError:

@@ -22,6 +22,7 @@ from manifold_studio.gui import plugin_manager_dialog
 from manifold_studio.gui import preferences
 from manifold_studio.gui import project_actions
 from manifold_studio.gui import recent_files
+from manifold_studio.gui import report_actions
 from manifold_studio.gui import selection_actions
 from manifold_studio.gui import undo
 from manifold_studio.gui.views import compare_view
@@ -69,6 +70,7 @@ TOOLS = (
     (plugin_manager_dialog.install_plugin_manager, 'Tools ▸ Plugins…: install, uninstall, enable, disable'),
     (scatter3d_view.install_scatter3d, 'View ▸ 3-D view of this run; 2-D pairs without OpenGL'),
     (export.install_export, 'File ▸ Export: views as PNG/SVG, data set as CSV, copy image / rows'),
+    (report_actions.install_report, 'File ▸ Report: Add to report on every view, HTML and PDF'),
     (data_table.install_data_table, 'Table dock: the current data set, linked selection, search'),
     (recent_files.install_recent_files, 'File ▸ Open recent (data files and projects)'),
     (undo.install_undo, 'Edit ▸ Undo / Redo for removing a run or a data set'),
