@@ -81,11 +81,27 @@ def test_exported_script_reproduces_the_session_in_a_fresh_process(session, tmp_
     assert np.array(saved["confusion"]).tolist() == exp["eval"].confusion.tolist()
 
 
-def test_script_of_a_session_with_a_preparation_chain_uses_make_pipeline(session):
-    session._expected["iso"].meta["preparation"] = [["standardize", {}]]
+def test_a_preparation_chain_becomes_make_pipeline_and_runs(session, tmp_path):
+    import manifold_studio as ms
+
+    iso, svm = session._expected["iso"], session._expected["svm"]
+    iso.meta["preparation"] = [["standardize", {}]]
+    svm.meta["preparation"] = [["standardize", {}], ["minmax", {}]]
     text = session_script(session)
     assert "ms.make_pipeline('standardize', ms.get_algorithm(\n        'isomap'," in text
-    compile(text, "analysis.py", "exec")
+    script = tmp_path / "chain.py"
+    script.write_text(text)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    ds = session.current_dataset
+    want = ms.make_pipeline("standardize", ms.get_algorithm("isomap", **iso.params)).fit(ds.X).embedding_
+    _, rows = _read_out(tmp_path / "out" / f"{run_output_name(iso)}.csv")
+    np.testing.assert_allclose(np.array(rows, float), want, rtol=0, atol=1e-9)
+    res = evaluate(lambda: ms.make_pipeline("standardize", "minmax", ms.get_algorithm("svm", **svm.params)),
+                   ds.X, ds.labels, KFOLD, n_splits=5, random_state=11)
+    saved = json.loads((tmp_path / "out" / f"{run_output_name(svm)}_evaluation.json").read_text())
+    assert saved["fold_accuracy"] == res.fold_accuracy.tolist()
 
 
 def test_script_export_when_nothing_has_run_says_so(tmp_path):
