@@ -128,3 +128,17 @@ def test_report_opens_in_headless_chromium_with_every_figure_drawn(session, tmp_
         assert xs.max() - xs.min() + 1 == FIG[0] and ys.max() - ys.min() + 1 == FIG[1]
     non_white = np.any(pixels < 200, axis=2).sum()
     assert non_white > 3 * area  # the figures plus the text
+
+
+def test_data_item_of_a_table_lists_the_columns_by_role(tmp_path):
+    import manifold_studio as ms
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,year,kind\n1.0,2.0,2001,x\n2.0,1.5,2002,y\n3.0,0.5,2003,x\n")
+    ds = ms.load_data(str(path), label_column="kind")
+    ds.set_role("year", "meta")
+    facts = dict(data_item(ds).facts)
+    assert facts["Role: feature"] == "a, b" and facts["Role: meta"] == "year" and facts["Role: target"] == "kind"
+    assert ds.load_options["roles"]["year"] == "meta"  # reloading repeats the role change
+    again = ms.load_data(str(path), **ds.load_options)
+    assert again.feature_names == ["a", "b"] and again.label_name == "kind"

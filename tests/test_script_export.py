@@ -44,6 +44,7 @@ def _read_out(path):
 def session(tmp_path):
     s = Session()
     s.load(str(_write_csv(tmp_path / "points.csv")), label_column="kind")
+    s.current_dataset.set_role("d", "meta")  # a role changed in the session: the script repeats it
     iso = s.run("isomap", n_neighbors=20, n_components=2)
     km = s.run("kmeans", source_run=iso.id, n_clusters=3, random_state=7)
     svm = s.run("svm", C=2.0)
@@ -121,3 +122,4 @@ def test_cli_script_writes_the_script(session, tmp_path, capsys):
     compile(text, "a.py", "exec")
     assert "source_run" not in text and "run2 = ms.get_algorithm(\n        'kmeans'," in text
     assert "X, y = run1.embedding_, None" in text  # k-means is fitted on the isomap map
+    assert "'d': 'meta'" in text  # the role changed in the session is in the loader options

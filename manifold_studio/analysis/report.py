@@ -117,7 +117,7 @@ def _roles(ds) -> list[tuple[str, str]]:
     if getattr(ds, "table", None) is None:
         return [("Features", ", ".join(ds.feature_names or []) or f"{ds.n_features} columns")]
     by_role: dict[str, list[str]] = {}
-    for col in ds.columns():
+    for col in ds.columns:
         by_role.setdefault(col.role, []).append(col.name)
     return [(f"Role: {role}", ", ".join(names)) for role, names in by_role.items()]
 
@@ -149,7 +149,7 @@ def run_item(run, caption: str = "", image: bytes | None = None, view: str = "")
     if "fit_s" in run.timings:
         facts.append(("Fit time", f"{run.timings['fit_s']:.3f} s"))
     for key, value in (run.summary or {}).items():
-        if isinstance(value, (int, float, str, bool)):
+        if isinstance(value, (int, float, str, bool)) and key != "fit_time_s":
             facts.append((str(key), _number(value)))
     evaluation = run.meta.get("evaluation") if isinstance(run.meta, dict) else None
     if isinstance(evaluation, dict) and evaluation.get("summary"):

@@ -108,6 +108,11 @@ def _dataset_lines(ds, var: str) -> list[str]:
     opts = dict(getattr(ds, "load_options", None) or {})
     args = ", ".join([repr(ds.source)] + [f"{k}={_literal(v)}" for k, v in opts.items()])
     lines.append(f"{var} = ms.load_data({args})")
+    if getattr(ds, "table", None) is not None and "roles" not in opts:  # the roles as in the session
+        roles = {c.name: c.role for c in ds.columns}
+        lines.append(f"{var}.set_roles({_literal(roles)})")
+        if ds.missing != "drop":
+            lines.append(f"{var}.set_missing({ds.missing!r})")
     return lines
 
 
