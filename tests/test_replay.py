@@ -88,3 +88,26 @@ def test_cli_replay_writes_each_output(project, tmp_path, capsys):
     assert "run1_isomap.csv" in out and "12 rows" in out
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["run1_isomap.csv", "run2_kmeans.csv",
                                                                  "run3_svm.csv"]
+
+
+def test_replay_of_a_run_with_a_preparation_chain_applies_its_pipeline(tmp_path):
+    import manifold_studio as ms
+
+    X, cls = _points(60, 5)
+    train = _write(tmp_path / "train.csv", X * [1, 100, 1, 0.01], cls)
+    s = Session()
+    ds = s.load(str(train), label_column="kind")
+    run = s.run("pca", n_components=2)
+    # a run as the Preparation dock records it: its estimator the fitted pipeline, its chain in meta
+    run.estimator = ms.make_pipeline("standardize", ms.get_algorithm("pca", n_components=2)).fit(
+        ds.X, columns=ds.feature_names)
+    run.meta["chain"] = [["standardize", {}]]
+    Xn, cn = _points(15, 6)
+    new = _write(tmp_path / "new.csv", (Xn * [1, 100, 1, 0.01])[:, [3, 2, 1, 0]], cn, columns=("d", "c", "b", "a"))
+    result = replay(s, new, tmp_path / "out")
+    _, rows = _read(result.outputs[0][1])
+    np.testing.assert_allclose(np.array([r[1:] for r in rows], float),
+                               run.estimator.extend(Xn * [1, 100, 1, 0.01]), rtol=0, atol=1e-12)
+    lacking = _write(tmp_path / "lacking.csv", Xn[:, :3], cn, columns=("a", "b", "c"))
+    with pytest.raises(DataError, match="lacking.csv lacks column 'd'"):
+        replay(s, lacking, tmp_path / "out2")

@@ -86,8 +86,8 @@ def test_a_preparation_chain_becomes_make_pipeline_and_runs(session, tmp_path):
     import manifold_studio as ms
 
     iso, svm = session._expected["iso"], session._expected["svm"]
-    iso.meta["preparation"] = [["standardize", {}]]
-    svm.meta["preparation"] = [["standardize", {}], ["minmax", {}]]
+    iso.meta["chain"] = [["standardize", {}]]
+    svm.meta["chain"] = [["standardize", {}], ["minmax", {}]]
     text = session_script(session)
     assert "ms.make_pipeline('standardize', ms.get_algorithm(\n        'isomap'," in text
     script = tmp_path / "chain.py"

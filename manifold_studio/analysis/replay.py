@@ -9,7 +9,8 @@
 
 Every finished run with a fitted model is applied to the new file in the order the runs were
 made: a run fitted on a data set is extended to the new file's rows (its columns matched by
-name, in any order), a run fitted on another run's map ("cluster this map") is extended to that
+name, in any order; a run with a preparation chain gets the new data set itself, so its fitted
+pipeline matches every column its steps use), a run fitted on another run's map ("cluster this map") is extended to that
 run's output on the new file. Each output is written as CSV (the new file's row id, then the
 run's coordinates or labels) named after the run that made it: ``run3_isomap.csv``. A new
 file that lacks a column a run was fitted on is refused with one line naming the column;
@@ -30,7 +31,7 @@ from manifold_studio.files.project_file import read_project
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.export import write_table_csv
 
-__all__ = ["ReplayResult", "replay", "matched_matrix"]
+__all__ = ["ReplayResult", "replay", "matched_matrix", "run_input"]
 
 
 @dataclass
@@ -54,10 +55,28 @@ def matched_matrix(train, new, where: str) -> np.ndarray:
         return new.X
     missing = [n for n in names if n not in new_names]
     if missing:
-        raise DataError(f"{where} lacks column '{missing[0]}', which data set '{train.name}' was analysed with"
-                        + (f" (and {len(missing) - 1} more)." if len(missing) > 1 else "."))
+        raise DataError(_missing_message(where, missing[0], train.name, len(missing) - 1))
     index = {n: j for j, n in enumerate(new_names)}
     return new.X[:, [index[n] for n in names]]
+
+
+def _missing_message(where: str, column: str, train_name: str, more: int) -> str:
+    return (f"{where} lacks column '{column}', which data set '{train_name}' was analysed with"
+            + (f" (and {more} more)." if more else "."))
+
+
+def run_input(run, train, new, where: str):
+    """What ``run``'s model is applied to: a fitted pipeline takes the new data set itself (its
+    columns matched by name, meta columns of its steps included), any other model the matched
+    matrix. A missing column raises DataError naming it."""
+    est = run.estimator
+    if getattr(est, "id", "") == "pipeline" and run.source_run is None:
+        available = {c.name for c in new.columns}
+        missing = [str(n) for n in est.feature_names_in_ if str(n) not in available]
+        if missing:
+            raise DataError(_missing_message(where, missing[0], train.name, len(missing) - 1))
+        return new
+    return matched_matrix(train, new, where)
 
 
 def _load_like(train, data_path) -> "ms.Dataset":
@@ -91,7 +110,8 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
     if not runs:
         raise ManifoldStudioError("Nothing to replay: the project has no finished run.")
     result = ReplayResult()
-    loaded: dict[str, tuple] = {}
+    loaded: dict[str, object] = {}
+    inputs: dict[int, object] = {}
     applicable = []
     for run in runs:  # check every column first: a missing one writes nothing
         if run.estimator is None:
@@ -103,14 +123,14 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
                                 "in the project: skipped.")
             continue
         if run.dataset_name not in loaded:
-            new = _load_like(train, data_path)
-            loaded[run.dataset_name] = (new, matched_matrix(train, new, data_path.name))
+            loaded[run.dataset_name] = _load_like(train, data_path)
+        inputs[run.id] = run_input(run, train, loaded[run.dataset_name], data_path.name)
         applicable.append(run)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     made: dict[int, np.ndarray] = {}
     for k, run in enumerate(applicable):
-        new, X = loaded[run.dataset_name]
+        new, X = loaded[run.dataset_name], inputs[run.id]
         if run.source_run is not None:
             X = made.get(run.source_run)
             if X is None or X.ndim != 2:

@@ -14,8 +14,8 @@ rows when it was fitted on some rows), repeats each recorded evaluation
 every output as CSV next to it, named after the run: ``run3_isomap.csv``; evaluations go to
 ``run5_svm_evaluation.json``. Floats are written with ``repr`` (round-trip exact).
 
-A run's preparation chain is read from ``run.meta["preparation"]`` (a list of ``[step_id,
-{params}]``) or from a fitted :class:`~manifold_studio.algorithms.pipeline.Pipeline` estimator.
+A run's preparation chain is read from ``run.meta["chain"]`` (a list of ``[step_id, {params}]``,
+as the window's Preparation dock records it) or from a fitted :class:`~manifold_studio.algorithms.pipeline.Pipeline` estimator.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def run_output_name(run) -> str:
 
 def run_chain(run) -> list[tuple[str, dict]]:
     """The run's preparation steps as ``[(step_id, params), ...]`` (empty: none)."""
-    steps = run.meta.get("preparation") if isinstance(run.meta, dict) else None
+    steps = run.meta.get("chain") if isinstance(run.meta, dict) else None
     if steps:
         return [(str(s[0]), dict(s[1] or {})) for s in steps]
     est = run.estimator
@@ -104,7 +104,7 @@ def _dataset_lines(ds, var: str) -> list[str]:
     labels = f", labels: {ds.label_name}" if ds.label_name else ""
     lines = ["", f"# Data set {ds.name!r}: {shape}{labels}"]
     if not ds.source:
-        lines.append(f"# (it was not loaded from a file, so it cannot be reloaded; give its source here)")
+        lines.append("# (it was not loaded from a file, so it cannot be reloaded; give its source here)")
     opts = dict(getattr(ds, "load_options", None) or {})
     args = ", ".join([repr(ds.source)] + [f"{k}={_literal(v)}" for k, v in opts.items()])
     lines.append(f"{var} = ms.load_data({args})")
