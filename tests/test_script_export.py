@@ -123,3 +123,14 @@ def test_cli_script_writes_the_script(session, tmp_path, capsys):
     assert "source_run" not in text and "run2 = ms.get_algorithm(\n        'kmeans'," in text
     assert "X, y = run1.embedding_, None" in text  # k-means is fitted on the isomap map
     assert "'d': 'meta'" in text  # the role changed in the session is in the loader options
+
+
+def test_a_data_set_made_in_the_session_is_left_out_with_its_runs(session):
+    sub = session.current_dataset.subset(np.arange(30), name="first 30")
+    sub.source = ""
+    session.add_dataset(sub)
+    session.run("pca", n_components=2)
+    text = session_script(session)
+    compile(text, "analysis.py", "exec")
+    assert "cannot\n# load it" in text and "was fitted on data set 'first 30', which the script cannot load" in text
+    assert "ms.load_data(''" not in text

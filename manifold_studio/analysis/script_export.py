@@ -104,7 +104,8 @@ def _dataset_lines(ds, var: str) -> list[str]:
     labels = f", labels: {ds.label_name}" if ds.label_name else ""
     lines = ["", f"# Data set {ds.name!r}: {shape}{labels}"]
     if not ds.source:
-        lines.append("# (it was not loaded from a file, so it cannot be reloaded; give its source here)")
+        return lines + ["# it was made in the session (not loaded from a file or a sample), so the script cannot",
+                        "# load it; the runs on it are left out."]
     opts = dict(getattr(ds, "load_options", None) or {})
     args = ", ".join([repr(ds.source)] + [f"{k}={_literal(v)}" for k, v in opts.items()])
     lines.append(f"{var} = ms.load_data({args})")
@@ -130,8 +131,8 @@ def _estimator_expr(run, chain) -> str:
 def _run_lines(session, run, data_vars: dict, model_vars: dict) -> list[str]:
     ds = session.datasets.get(run.dataset_name)
     if ds is None or run.dataset_name not in data_vars:
-        return ["", f"# Run #{run.id} ({run.algorithm_id}) was fitted on data set {run.dataset_name!r}, "
-                    "which is no longer in the session: skipped."]
+        why = "which the script cannot load" if ds is not None else "which is no longer in the session"
+        return ["", f"# Run #{run.id} ({run.algorithm_id}) was fitted on data set {run.dataset_name!r}, {why}: skipped."]
     dvar, var, stem = data_vars[run.dataset_name], f"run{run.id}", run_output_name(run)
     chain = run_chain(run)
     where = f"the map of run #{run.source_run}" if run.source_run is not None else f"data set {ds.name!r}"
@@ -200,8 +201,9 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session")
     lines = _header(title)
     data_vars: dict[str, str] = {}
     for i, ds in enumerate((d for d in session.datasets.values() if d.name in used), start=1):
-        data_vars[ds.name] = f"data{i}"
-        lines += _dataset_lines(ds, data_vars[ds.name])
+        lines += _dataset_lines(ds, f"data{i}")
+        if ds.source:
+            data_vars[ds.name] = f"data{i}"
     model_vars: dict[int, str] = {}
     for run in sorted(done, key=lambda r: r.id):
         lines += _run_lines(session, run, data_vars, model_vars)
