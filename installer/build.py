@@ -96,6 +96,32 @@ def check_metadata() -> None:
     log(f"{len(installed)} plugin entry points of {NAME} {dist.version} will be bundled")
 
 
+#: PyInstaller warnings known to be harmless (installer/README.md says why); they are counted,
+#: not printed, so that a warning that matters stands out
+HARMLESS_WARNINGS = (
+    re.compile(r"Failed to collect submodules for 'pyqtgraph\.jupyter'.*jupyter_rfb"),
+    re.compile(r'Hidden import "scipy\.special\._cdflib" not found'),
+    re.compile(r"Timed out while waiting for the child process to exit"),
+    re.compile(r"Library not found: could not resolve 'libtbb\.so"),
+)
+
+
+def run_quietly(cmd: list[str], env: dict, cwd: Path) -> None:
+    """Run PyInstaller, printing its output except the known harmless warnings (counted)."""
+    proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace")
+    hidden = 0
+    for line in proc.stdout.splitlines():
+        if any(p.search(line) for p in HARMLESS_WARNINGS):
+            hidden += 1
+            continue
+        print(line, flush=True)
+    if hidden:
+        log(f"{hidden} known harmless PyInstaller warning(s) not shown (see installer/README.md)")
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+
+
 def build_bundle(dist: Path, work: Path, plugins: list[str], installer_icon: Path | None) -> Path:
     check_metadata()
     env = dict(os.environ)
@@ -110,7 +136,7 @@ def build_bundle(dist: Path, work: Path, plugins: list[str], installer_icon: Pat
     start = time.perf_counter()
     # run from the work folder: from the source folder, a stale ``manifold_studio.egg-info`` there
     # could be the metadata PyInstaller copies instead of the installed distribution's
-    subprocess.run(cmd, check=True, env=env, cwd=work)
+    run_quietly(cmd, env, work)
     bundle = dist / NAME
     prune(bundle)
     strip_binaries(bundle)

@@ -1,4 +1,4 @@
-"""Deliberately broken algorithm plugins, for the worker-process tests (tests/test_isolated_fit.py)."""
+"""Deliberately broken algorithm plugins, for the worker-process tests (tests/session/test_isolated_fit.py)."""
 import ctypes
 import os
 import time

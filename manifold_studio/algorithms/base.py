@@ -149,6 +149,13 @@ class Algorithm:
         self.stopped_early_ = True
         self._warn(f"Stopped early on Cancel: {message}", UserWarning)
 
+    def uses_labels(self) -> bool:
+        """Whether ``fit`` uses labels ``y`` with the current parameters: always when
+        :attr:`requires_labels`, and for methods where labels are optional (supervised UMAP's
+        ``target_weight``) when the parameters ask for them. Interfaces pass the data set's
+        labels to ``fit`` exactly then."""
+        return bool(self.requires_labels)
+
     def accepts_missing_values(self) -> bool:
         """Whether this estimator, with its current parameters, accepts NaN in X."""
         return bool(self.accepts_missing)

@@ -263,7 +263,7 @@ def cmd_run(args) -> int:
     # read everything first, compute, and write only when all of it worked
     data_options = _pairs(args.data_option, "--data-option")
     ds = load_dataset(args.data, args.label_column, data_options, console, strict=getattr(args, "strict", False))
-    y = ds.labels if cls.requires_labels else None
+    y = ds.labels if est.uses_labels() else None
     if cls.requires_labels and y is None:
         raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
                         "choose the label column with --label-column.")

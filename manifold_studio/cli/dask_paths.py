@@ -75,7 +75,7 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         console.note(f"running on {_describe_client(client)}")
         start = time.perf_counter()
         rows, Xs = sample_rows(X, args.fit_sample, args.sample_seed)
-        ys = None if labels is None or not est.requires_labels else np.asarray(labels[rows].compute())
+        ys = None if labels is None or not est.uses_labels() else np.asarray(labels[rows].compute())
         est.fit(Xs, ys)
         result = extend_dask(est, X)
         written = write_output(result, args.out, est.id, est.kind, labels, args.label_column,

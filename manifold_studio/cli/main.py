@@ -224,8 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
     p.add_argument("--plot", metavar="FILE", help="also draw the map to FILE (.png or .svg): the first two "
-                   "coordinates coloured by the data's labels, or cluster / predicted labels on the first two "
-                   "data columns, with axes, a title and a legend")
+                   "coordinates coloured by the data's labels, or cluster / predicted labels on the data's "
+                   "2-D PCA map, with axes, a title and a legend")
     p.add_argument("--plot-size", metavar="WxH", help="size of --plot in pixels (default 1000x800)")
     p.add_argument("--fit-sample", type=_positive_int, metavar="M",
                    help="fit on M randomly chosen points and extend the model to all the others "

@@ -147,6 +147,20 @@ def load_sample(host):
     return ds
 
 
+def step_table_file(host) -> str:
+    """Read a CSV file with a text label column through the loader a user's file takes (the
+    table readers: pandas in the installed application too)."""
+    with tempfile.TemporaryDirectory(prefix="ms-self-test-") as tmp:
+        path = Path(tmp) / "table.csv"
+        rows = ["a,b,c,kind"] + [f"{i},{i * 0.5},{(i * 7) % 5},{'x' if i % 2 else 'y'}" for i in range(20)]
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        ds = load_data(str(path), host=host, label_column="kind")
+    if ds.X.shape != (20, 3) or ds.labels is None or sorted(set(map(str, ds.labels))) != ["x", "y"]:
+        raise StepFailed(f"the CSV file was read wrongly: X {ds.X.shape}, labels "
+                         f"{None if ds.labels is None else sorted(set(map(str, ds.labels)))}")
+    return f"a CSV file of 20 rows, 3 features and a text label read ({ds.name})"
+
+
 def small_data():
     """(X, y, X_new, y_new): the conformance kit's noisy helix (one connected manifold, three
     labels along it), 120 points to fit with every algorithm's defaults and 40 new ones."""
@@ -371,6 +385,8 @@ def run(no_window: bool = False, window_only: bool = False, stream=None) -> int:
             return f"{ds.name}: {ds.n_samples} points × {ds.n_features} features, labelled"
 
         if not report.step("sample", sample):
+            return EXIT_FAILED
+        if not report.step("table file", lambda: step_table_file(host)):
             return EXIT_FAILED
         if not report.step("compiled loops", step_jit):
             return EXIT_FAILED

@@ -5,7 +5,8 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 (``__manifold_studio_project__``) and the arrays it refers to:
 
 - ``data/<i>/X``, ``data/<i>/labels``, ``data/<i>/images`` for the i-th data set;
-- ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results;
+- ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results, and
+  ``run/<id>/cut_labels`` for the dendrogram cut the user chose (``meta["cut"]`` describes it);
 - ``run/<id>/model/<attribute>`` for its fitted model (see :func:`model_io.pack_estimator`);
 - ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions.
 
@@ -122,6 +123,7 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
             "embedding": _put(arrays, f"{prefix}/embedding", run.embedding),
             "labels": _put(arrays, f"{prefix}/labels", run.labels),
             "rows": _put(arrays, f"{prefix}/rows", run.rows),
+            "cut_labels": _put(arrays, f"{prefix}/cut_labels", run.cut_labels),
             "model": None, "model_error": "", "extensions": [],
         }
         if run.estimator is not None and getattr(run.estimator, "is_fitted", False):
@@ -257,6 +259,7 @@ class _ProjectReader:
         if damage:
             self.damaged(run, damage)
             return run
+        self.cut(run, self.array(r.get("cut_labels"), f"{field}.cut_labels"))
         for j, e in enumerate(r.get("extensions", [])):
             ext = Extension(e["name"], e.get("dataset_name"), self.array(e["values"], f"{field}.extensions[{j}].values"),
                             self.array(e.get("rows"), f"{field}.extensions[{j}].rows"), e.get("time_s", 0.0),
@@ -286,6 +289,20 @@ class _ProjectReader:
                 self.problems.append(f"Run #{run.id} ({run.algorithm_id}): its results are kept but its "
                                      f"model cannot be restored: {exc}")
         return run
+
+    def cut(self, run: Run, labels) -> None:
+        """Restore the dendrogram cut the user chose (``run.cut_labels``, ``meta["cut"]``); one
+        that does not match the run's labels is dropped with a note."""
+        if labels is None:
+            run.meta.pop("cut", None)
+            return
+        if run.labels is None or labels.shape != run.labels.shape:
+            run.meta.pop("cut", None)
+            self.problems.append(f"Run #{run.id} ({run.algorithm_id}): its dendrogram cut has shape {labels.shape}, "
+                                 f"not that of its labels ({None if run.labels is None else run.labels.shape}); "
+                                 "it was dropped and the run's own clusters are shown.")
+            return
+        run.cut_labels = labels
 
     def damaged(self, run: Run, damage: str) -> None:
         run.status, run.error = FAILED, f"Damaged in {self.path.name}: {damage}; its results were dropped."

@@ -180,6 +180,7 @@ _RUN = {
     "source_run": Field(("int", "null")),
     "summary": Field(("dict",)), "timings": Field(("dict",)), "meta": Field(("dict",)),
     "embedding": _ARRAY_REF, "labels": _ARRAY_REF, "rows": _ARRAY_REF,
+    "cut_labels": _ARRAY_REF,  # the dendrogram cut the user chose (issue 21)
     "model": Field(("dict", "null"), fields=MODEL_STATE),
     "model_error": _STR,
     "extensions": Field(("list",), items=_EXTENSION),

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.choose_k import ChooseKResult, choose_k
+from manifold_studio.analysis.scales import scale_advice
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
@@ -237,10 +238,24 @@ class ChooseKTool(QWidget):
         self.plots["validation_log_likelihood"].setTitle(f"validation log-likelihood — suggested k = {k}")
         others = ", ".join(f"{name.replace('_', ' ')}: {v}" for name, v in result.suggestions.items()
                            if name != "validation_log_likelihood")
-        self._say(f"<b>Suggested k = {k}</b> ({result.rule}). Other criteria would pick {others}.")
+        advice = self._scale_advice()
+        self._say(f"<b>Suggested k = {k}</b> ({result.rule}). Other criteria would pick {others}."
+                  + (f"<br><b>Note:</b> {advice.text()}" if advice else ""))
         self.apply_button.setText(f"Run with k = {k}")
         self.apply_button.setEnabled(True)
         self.window.show_status(f"Choose k: suggested k = {k}")
+
+    def _scale_advice(self):
+        """The scale advice for the raw data the k was chosen on (None on a map, whose axes are
+        the method's own)."""
+        request = getattr(self, "_request", None) or {}
+        if request.get("source_run") is not None:
+            return None
+        try:
+            ds = self.window.session.dataset(request.get("dataset"))
+        except Exception:  # noqa: BLE001 - the data set was removed meanwhile
+            return None
+        return scale_advice(ds.X, ds.feature_names)
 
     def _failed(self, message: str, detail: str) -> None:
         self._say(f"Choosing k failed: {message}" + ("; the previous results are kept" if self.result else ""),

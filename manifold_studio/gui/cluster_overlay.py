@@ -46,7 +46,6 @@ class ClusterOverlay(QObject):
     def __init__(self, window):
         super().__init__(window)
         self.window = window
-        self._labels: dict[int, tuple[np.ndarray, str]] = {}
         self.centres: CentresResult | None = None
         self.centres_run = None
         self.latest = LatestJob()
@@ -85,24 +84,24 @@ class ClusterOverlay(QObject):
     # -- labels ---------------------------------------------------------------------------------
     def labels_for(self, run) -> np.ndarray | None:
         """The labels shown for ``run`` (a dendrogram cut, or the run's own)."""
-        if run is None:
-            return None
-        if run.id in self._labels:
-            return self._labels[run.id][0]
-        return run.labels
+        return None if run is None else run.shown_labels
 
     def labels_note(self, run) -> str:
-        return self._labels[run.id][1] if run is not None and run.id in self._labels else ""
+        return run.meta.get("cut", {}).get("note", "") if run is not None and run.cut_labels is not None else ""
 
-    def set_labels(self, run, labels, note: str = "") -> None:
-        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels)."""
+    def set_labels(self, run, labels, note: str = "", **cut) -> None:
+        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels). They
+        become the run's ``cut_labels`` (exported and saved); ``note`` and ``cut`` (e.g. height,
+        n_clusters) go to ``run.meta["cut"]``."""
         if labels is None:
-            self._labels.pop(run.id, None)
+            run.cut_labels = None
+            run.meta.pop("cut", None)
         else:
             labels = np.asarray(labels)
             if run.labels is not None and labels.shape != run.labels.shape:
                 raise ValueError(f"{labels.shape[0]} labels for a run of {run.labels.shape[0]} points")
-            self._labels[run.id] = (labels, note)
+            run.cut_labels = labels
+            run.meta["cut"] = {"note": note, **cut}
         view = self.window.map_view
         if view is not None and view.run is run:
             view.set_run_labels(self.labels_for(run))
@@ -176,13 +175,13 @@ class ClusterOverlay(QObject):
         if labels is None or len(labels) != len(view.xy):
             self._show(None, None)
             return
-        if run.labels is not None and labels is not run.labels and run.id in self._labels:
+        if run.labels is not None and labels is not run.labels and run.cut_labels is not None:
             if view._run_labels is None or len(view._run_labels) != len(labels) \
                     or not np.array_equal(view._run_labels, labels):
                 view.set_run_labels(labels)
         map_run = view.map_run_for(run)
         centres = estimator_centres(run.estimator)
-        own = run.id not in self._labels  # the run's own partition: its fitted centres apply
+        own = run.cut_labels is None  # the run's own partition: its fitted centres apply
         fitted_on_map = map_run is not None and (map_run is run or run.source_run == map_run.id)
         if self.mode == AUTO and own and fitted_on_map and centres is not None \
                 and centres.shape[1] == np.asarray(map_run.embedding).reshape(len(labels), -1).shape[1]:

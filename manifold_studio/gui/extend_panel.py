@@ -455,8 +455,8 @@ class ExtendPanel(ModelFileActions, ResultView):
             X, y = session.training_data(run)
             if cls.requires_labels and y is None:
                 raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
-            return functools.partial(sample_fit_task, cls, dict(run.params), X, m,
-                                     y if cls.requires_labels else None, seed)
+            uses = cls.requires_labels or cls(**run.params).uses_labels()
+            return functools.partial(sample_fit_task, cls, dict(run.params), X, m, y if uses else None, seed)
 
         run = self.window.run_algorithm(algorithm_id, params, ds.name, make_task=make_task)
         if run is not None and not run.finished:

@@ -28,12 +28,18 @@ from manifold_studio.gui import undo
 from manifold_studio.gui.views import compare_view
 from manifold_studio.gui.views import confusion_view
 from manifold_studio.gui.views import contingency_view
+from manifold_studio.gui.views import correlation_view
 from manifold_studio.gui.views import decision_view
 from manifold_studio.gui.views import dendrogram_view
+from manifold_studio.gui.views import distribution_view
 from manifold_studio.gui.views import extension_quality_view
 from manifold_studio.gui.views import map_view
+from manifold_studio.gui.views import pca_view
+from manifold_studio.gui.views import ranking_view
 from manifold_studio.gui.views import reconstruction_view
 from manifold_studio.gui.views import scatter3d_view
+from manifold_studio.gui.views import scatter_matrix_view
+from manifold_studio.gui.views import scatter_view
 from manifold_studio.gui.views import selection_overlay
 from manifold_studio.gui.views import silhouette_view
 from manifold_studio.gui.views import spectrum_view
@@ -55,6 +61,13 @@ VIEWS: tuple[type[ResultView], ...] = (
     training_curve_view.TrainingCurveView,
     compare_view.CompareView,
     scatter3d_view.Scatter3DView,
+    # feature views: the current data set's columns (issue 21)
+    distribution_view.DistributionView,
+    scatter_view.ScatterView,
+    scatter_matrix_view.ScatterMatrixView,
+    correlation_view.CorrelationView,
+    pca_view.PcaView,
+    ranking_view.RankingView,
 )
 
 #: (installer, what it adds), in installation order

@@ -22,6 +22,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from manifold_studio.analysis.feature_stats import pca_map
+from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.export_paths import (
     IMAGE_EXTENSIONS,
     ExportError,
@@ -431,7 +433,8 @@ def check_plot_option(path: str | None, size_text: str | None) -> tuple[int, int
 
 def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapPlot:
     """What ``run ... --plot`` draws: an embedding's first two coordinates coloured by the data's
-    labels; cluster or predicted labels on the first two data columns."""
+    labels; cluster or predicted labels on the data's 2-D PCA map (on its first two columns
+    only when no PCA can be computed)."""
     result = np.asarray(result)
     params_text = ", ".join(f"{k}={v}" for k, v in params.items())
     title = f"{algorithm_id} on {dataset.name} ({dataset.n_samples:,} points)"
@@ -441,10 +444,15 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
         axes = ("component 1", "component 2" if xy.shape[1] > 1 else "")
         labels, legend = dataset.labels, dataset.label_name or "label"
     else:
-        xy = dataset.X[:, :2]
-        axes = (names[0], names[1] if len(names) > 1 else "")
         labels, legend = result, "predicted" if kind == "classification" else "cluster"
-        title += ", drawn on the first two data columns"
+        try:  # the data's own PCA map, as the window draws it
+            xy, ratio = pca_map(dataset.X, 2)
+            axes = (*(f"PC{i + 1} ({r:.0%} of the variance)" for i, r in enumerate(ratio)), "", "")[:2]
+            title += ", drawn on the data's PCA map"
+        except (ManifoldStudioError, ValueError, np.linalg.LinAlgError):
+            xy = dataset.X[:, :2]
+            axes = (names[0], names[1] if len(names) > 1 else "")
+            title += ", drawn on the first two data columns"
     return MapPlot(xy, labels, title, params_text, axes, legend if labels is not None else "")
 
 

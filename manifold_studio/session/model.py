@@ -267,9 +267,9 @@ class Session:
         if est is None:  # a run recorded otherwise (a project, a script): build it from its record
             est = self.host.algorithm_class(run.algorithm_id)(**run.params)
         X, y = self.training_data(run)
-        if not type(est).requires_labels:
+        if not (type(est).requires_labels or est.uses_labels()):
             y_fit = None
-        elif y is None:
+        elif y is None and type(est).requires_labels:
             raise DataError(f"{type(est).name} needs labels, and data set '{run.dataset_name}' has none.")
         else:
             y_fit = y

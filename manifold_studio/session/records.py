@@ -98,6 +98,15 @@ class Run:
     extensions: list[Extension] = field(default_factory=list)
     #: free-form metadata for views and tools (e.g. view settings); JSON-friendly values
     meta: dict = field(default_factory=dict)
+    #: the partition chosen after the fit without a refit (a dendrogram cut): shown on the map,
+    #: written by the CSV export and saved in the project instead of ``labels``;
+    #: ``meta["cut"]`` describes it (``note``, ``height``, ``n_clusters``)
+    cut_labels: np.ndarray | None = None
+
+    @property
+    def shown_labels(self) -> np.ndarray | None:
+        """The labels shown and exported: the cut's, else the run's own."""
+        return self.cut_labels if self.cut_labels is not None else self.labels
 
     @property
     def finished(self) -> bool:

@@ -62,8 +62,9 @@ def result_columns(run, n_rows: int) -> list[Column]:
     point_rows = run.point_index
     if run.embedding is not None and len(point_rows) and int(point_rows.max()) < n_rows:
         add(run.embedding, point_rows, "")
-    if run.labels is not None and len(point_rows) and int(point_rows.max()) < n_rows:
-        add(run.labels, point_rows, label_word)
+    labels = run.shown_labels  # a dendrogram cut, when the user chose one, is what is exported
+    if labels is not None and len(point_rows) and int(point_rows.max()) < n_rows:
+        add(labels, point_rows, label_word)
     for ext in run.extensions:
         if ext.dataset_name != run.dataset_name:
             continue

@@ -22,7 +22,10 @@ column). The pandas, openpyxl and pyarrow imports are deferred to the first read
 """
 from __future__ import annotations
 
+import atexit
 import codecs
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,8 +36,15 @@ from manifold_studio.tables.infer import table_from_block, table_from_frame
 from manifold_studio.tables.lines import record_lines
 from manifold_studio.tables.model import ReadResult, quote
 from manifold_studio.tables.sniff import (
-    DECIMAL_COMMA, DELIMITERS, MISSING_TOKENS, PREVIEW_BYTES, SNIFF_LINES, parse_table, read_text,
-    resolve_column, text_encoding,
+    DECIMAL_COMMA,
+    DELIMITERS,
+    MISSING_TOKENS,
+    PREVIEW_BYTES,
+    SNIFF_LINES,
+    parse_table,
+    read_text,
+    resolve_column,
+    text_encoding,
 )
 
 #: every spelling of a missing value pandas is told about (MISSING_TOKENS in common cases)
@@ -137,11 +147,31 @@ class CsvPlan:
             frame[nm] = t
 
 
+def _with_line_feeds(path: Path) -> Path:
+    """``path`` itself, or, for a file whose lines end in a bare carriage return (an old Mac's
+    CSV), a copy with line feeds under the same name in a private temporary folder (removed at
+    exit): the record scan and pandas then read it like any other file."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return path  # the reader says what is wrong with the file
+    if b"\r" not in head or b"\n" in head:
+        return path
+    folder = Path(tempfile.mkdtemp(prefix="ms-cr-"))
+    atexit.register(shutil.rmtree, folder, True)
+    copy = folder / path.name
+    with open(path, "rb") as src, open(copy, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk.replace(b"\r", b"\n"))
+    return copy
+
+
 def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
              encoding: str = "auto", na_values=(), head_rows: int | None = None) -> CsvPlan:
     """Sniff a delimited file (first 256 KiB), number its records and check they are not ragged.
     With ``head_rows``, only that many first rows are planned (a preview: no scan of the file)."""
-    path = Path(path)
+    path = _with_line_feeds(Path(path))
     if decimal not in DECIMALS:
         raise DataError(f"Invalid decimal {decimal!r}: allowed are {', '.join(DECIMALS)}.")
     notes: list[str] = []

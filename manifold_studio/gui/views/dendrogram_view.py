@@ -4,7 +4,8 @@ The coordinates come from ``scipy.cluster.hierarchy.dendrogram(no_plot=True)`` o
 ``linkage_matrix_`` (computed on a worker thread, truncated to the last merges for large trees).
 Dragging the horizontal cut line shows how many clusters a cut at that height gives; releasing
 it recolours the map with the clusters of the cut (``fcluster`` on the linkage, no refit), and
-the silhouette and contingency views follow. "Run's cut" restores the run's own partition.
+the silhouette and contingency views follow. The cut becomes the run's ``cut_labels`` (with its
+height in ``run.meta["cut"]``): the CSV export writes it and the project saves and restores it. "Run's cut" restores the run's own partition.
 
 Selection (linked brushing): a triangle under each leaf holding selected rows, larger the
 larger the selected share of its rows; a rectangle selects the rows of the leaves under it, a
@@ -242,8 +243,9 @@ class DendrogramView(ResultView):
         labels = ClusterOverlay.for_window(self.window).labels_for(run)
         k = int(np.unique(labels).size) if labels is not None else 1
         h = ClusterOverlay.for_window(self.window).labels_note(run)
+        saved = run.meta.get("cut", {}).get("height") if run.cut_labels is not None else None
         self.cut_line.blockSignals(True)
-        self.cut_line.setValue(self._cut_height if h and self._cut_height is not None else height_for(self.Z, k))
+        self.cut_line.setValue(float(saved) if saved is not None else height_for(self.Z, k))
         self.cut_line.blockSignals(False)
         self.cut_line.show()
         self._line_moving()
@@ -252,8 +254,6 @@ class DendrogramView(ResultView):
     def _failed(self, message) -> None:
         self._draw(None)
         self.info.setText(f"No dendrogram: {message}")
-
-    _cut_height = None
 
     def _draw(self, result: DendrogramResult | None) -> None:
         self.result = result
@@ -311,13 +311,12 @@ class DendrogramView(ResultView):
         h = max(self.cut_height, 0.0)
         labels = cut_labels(self.Z, h, leaves=self.leaves, leaf_labels=run.labels)
         k = int(np.unique(labels).size)
-        self._cut_height = h
         if run.labels is not None and np.array_equal(labels, run.labels):
             ClusterOverlay.for_window(self.window).set_labels(run, None)
             self.reset_button.setEnabled(False)
         else:
             ClusterOverlay.for_window(self.window).set_labels(
-                run, labels, f"dendrogram cut at {h:.4g} ({k} clusters)")
+                run, labels, f"dendrogram cut at {h:.4g} ({k} clusters)", height=h, n_clusters=k)
             self.reset_button.setEnabled(True)
         self._line_moving()
         self.window.show_status(f"Dendrogram cut at {h:.4g}: {k} clusters (map recoloured, no refit).")
@@ -328,7 +327,6 @@ class DendrogramView(ResultView):
         if run is None or self.Z is None:
             return
         ClusterOverlay.for_window(self.window).set_labels(run, None)
-        self._cut_height = None
         k = int(np.unique(run.labels).size) if run.labels is not None else 1
         self.cut_line.blockSignals(True)
         self.cut_line.setValue(height_for(self.Z, k))

@@ -1,9 +1,12 @@
 """The map's layout: its extent (from the data points only), where its legend goes (the
-emptiest corner) and how a column is coloured (classes or a colour bar). Functions of a :class:`~manifold_studio.gui.views.map_view.MapView`."""
+emptiest corner), how a column is coloured (classes or a colour bar) and the data's own PCA map
+for runs without a map. Functions of a :class:`~manifold_studio.gui.views.map_view.MapView`."""
 from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.analysis.feature_stats import pca_map
+from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.render.legend_corner import emptiest_corner
 
 #: a numeric column with more distinct values than this is coloured with the colour map (a
@@ -22,6 +25,25 @@ def column_kind(values, key: str) -> str | None:
         return "categorical"
     finite = values[np.isfinite(values)] if values.dtype.kind == "f" else values
     return "continuous" if np.unique(finite[:200_000]).size > MAX_COLUMN_CLASSES else "categorical"
+
+
+def data_pca_map(view, dataset):
+    """(xy of every row, axis titles) of ``dataset``'s 2-D PCA map (the ``pca`` plugin), cached
+    on ``view`` per data set (recomputed when its matrix is replaced); None when the PCA cannot
+    be computed (no plugin, too few complete rows)."""
+    cache = view.__dict__.setdefault("_pca_maps", {})
+    hit = cache.get(dataset.name)
+    if hit is not None and hit[0] is dataset.X:
+        return hit[1]
+    try:
+        xy, ratio = pca_map(dataset.X, 2)
+    except (ManifoldStudioError, ValueError, np.linalg.LinAlgError):
+        result = None
+    else:
+        axes = tuple(f"PC{i + 1} ({r:.0%} of the variance)" for i, r in enumerate(ratio))
+        result = (xy, axes + ("",) * (2 - len(axes)))
+    cache[dataset.name] = (dataset.X, result)
+    return result
 
 
 def fit_to_points(view) -> None:

@@ -11,7 +11,8 @@ the background for large maps) and shows the row's labels and values.
 What is drawn for a run:
 - embedding runs: the first two coordinates of ``run.embedding``;
 - clustering / classification runs: the map of the latest embedding run of the same data set
-  with the same points if there is one, otherwise the first two data columns;
+  with the same points if there is one, otherwise the data's own 2-D PCA map (the ``pca``
+  plugin, cached per data set; the first two data columns only if no PCA can be computed);
 - extensions of the run (``run.extensions``) are drawn over the map with a distinct marker.
 """
 from __future__ import annotations
@@ -47,7 +48,7 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
-from manifold_studio.gui.views.map_layout import column_kind, fit_to_points, place_legend
+from manifold_studio.gui.views.map_layout import column_kind, data_pca_map, fit_to_points, place_legend
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
@@ -347,6 +348,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             k = run.embedding.shape[1] if run.embedding.ndim == 2 else 1
             axes = ("component 1", "component 2" if k > 1 else "")
             return run.embedding, axes, ""
+        pca = data_pca_map(self, dataset) if dataset is not None else None
+        if pca is not None:
+            return pca[0][run.point_index], pca[1], "drawn on the data's PCA map"
         if dataset is not None:
             X = dataset.X[run.point_index]
             names = dataset.feature_names or [f"column {i}" for i in range(dataset.n_features)]

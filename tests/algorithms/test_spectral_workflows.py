@@ -7,6 +7,7 @@ from manifold_studio.errors import FitCancelled
 from manifold_studio.extend.quality import extension_quality
 from manifold_studio.extend.sample_fit import fit_on_sample
 from spectral_data import circles, swiss_roll
+from fakes import RecordingProgress  # noqa: E402
 
 SPECTRAL = ["kernel_pca", "mds", "isomap", "lle", "laplacian_eigenmaps", "spectral_clustering"]
 
@@ -15,13 +16,9 @@ SPECTRAL = ["kernel_pca", "mds", "isomap", "lle", "laplacian_eigenmaps", "spectr
 def test_fit_on_sample_extends_to_all(algo):
     X, _ = swiss_roll(3000)
     est = ms.get_algorithm(algo, **({"sigma": 3.0} if algo == "spectral_clustering" else {}))
-    fractions = []
-
-    class P:
-        def checkpoint(self, f, m=""):
-            fractions.append(f)
-
-    res = fit_on_sample(est, X, 300, random_state=0, progress=P())
+    rec = RecordingProgress()
+    fractions = rec.fractions
+    res = fit_on_sample(est, X, 300, random_state=0, progress=rec)
     assert res.output.shape[0] == 3000 and res.sample_indices.size == 300
     assert res.fitted_mask.sum() == 300
     fitted = res.estimator
@@ -37,15 +34,8 @@ def test_fit_on_sample_extends_to_all(algo):
 def test_fit_on_sample_cancel():
     X, _ = swiss_roll(5000)
 
-    class Stop:
-        calls = 0
-
-        def checkpoint(self, f, m=""):
-            if f > 0.5:
-                raise FitCancelled("stop")
-
     with pytest.raises(FitCancelled):
-        fit_on_sample(ms.get_algorithm("lle"), X, 300, random_state=0, progress=Stop())
+        fit_on_sample(ms.get_algorithm("lle"), X, 300, random_state=0, progress=RecordingProgress(cancel_above=0.5))
 
 
 @pytest.mark.parametrize("algo,params", [("isomap", {}), ("lle", {}), ("mds", {}),

@@ -271,3 +271,25 @@ def test_a_clustering_can_be_drawn_on_any_map_of_the_same_points(qtbot, make_win
     qtbot.waitUntil(lambda: not overlay.busy and overlay.centres is not None and overlay.centres_run is km,
                     timeout=15_000)
     assert np.allclose(overlay.centres.xy, first.estimator.extend(km.estimator.cluster_centers_)[:, :2])
+
+
+def test_choose_k_says_when_the_columns_scales_differ(qtbot, make_window, host):
+    """On wine-like data one column outweighs the others (issue 23): the tool says so, naming
+    the columns and the ratio, next to its suggestion."""
+    from manifold_studio.analysis.scales import scale_advice
+    from manifold_studio.data import Dataset
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(750, 300, size=150), rng.normal(1.0, 0.2, size=150), rng.normal(size=150)])
+    advice = scale_advice(X, ["proline", "hue", "x"])
+    assert advice is not None and (advice.widest, advice.narrowest) == ("proline", "hue")
+    assert 1000 < advice.ratio < 2000
+    assert scale_advice(X / X.std(axis=0)) is None
+    w = make_window(host)
+    w.session.add_dataset(Dataset("winelike", X, feature_names=["proline", "hue", "x"]))
+    w.choose_k_action.trigger()
+    tool = w.choose_k_tool
+    tool.start("kmeans", 2, 4)
+    qtbot.waitUntil(lambda: tool.result is not None and not tool.busy, timeout=30_000)
+    text = tool.message.text()
+    assert "'proline'" in text and "'hue'" in text and "Standardize" in text

@@ -95,7 +95,7 @@ def test_tsne_map_is_animated_while_it_optimises(qtbot, make_window, host, warm,
         assert run.embedding.shape == (150, 2) and np.isfinite(run.estimator.kl_divergence_)
         # the event loop kept running while the maps were drawn and the fit went on in its
         # worker thread (issue 10: never stalled > 100 ms), up to the result's arrival; drawing
-        # the result in every view is measured by tests/test_gui_responsiveness.py and
+        # the result in every view is measured by tests/gui/test_gui_responsiveness.py and
         # benchmarks/bench_ui.py. The meter restarted at the first map; the 200 ms after it are
         # left out (the first map may be drawn in full: points, colours, legend, axes — the next
         # ones only move the points). The bound is the issue's, on the max, not a percentile.

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 import pytest
 
 from gui_helpers import wait_idle, wait_last_run
-from test_selection import brute_inside
+from geometry import brute_inside
 
 pytest.importorskip("pytestqt")
 

@@ -7,6 +7,7 @@ import pytest
 
 from manifold_studio.algorithms.curves import CurvePublisher
 from manifold_studio.algorithms.progress import CallbackProgress
+from fakes import RecordingProgress  # noqa: E402
 
 
 @pytest.fixture(params=[0.0, 3.0, 59.0, 1e6])
@@ -22,19 +23,8 @@ def booted(request, monkeypatch):
     return clock
 
 
-class Recorder:
-    def __init__(self):
-        self.partials = []
-
-    def checkpoint(self, fraction, message=""):
-        pass
-
-    def partial(self, result):
-        self.partials.append(result)
-
-
 def test_curve_publisher_sends_its_first_point_at_once(booted):
-    rec = Recorder()
+    rec = RecordingProgress()
     pub = CurvePublisher(rec, "Loss", min_interval=3600)
     for i in range(20):
         pub.add(i, loss=1.0 / (i + 1))

@@ -9,6 +9,7 @@ from manifold_studio.analysis.choose_k import SUGGESTION_RULE, choose_k
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
 from manifold_studio.analysis import metrics
 from manifold_studio_builtins.kmeans import KMeans
+from fakes import RecordingProgress  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +49,9 @@ def test_other_methods_by_class_or_id(blobs, method):
 
 def test_progress_partial_and_cancel(blobs):
     X, _ = blobs
-    rows, fractions = [], []
-
-    class Recorder:
-        def checkpoint(self, fraction, message=""):
-            fractions.append(fraction)
-
-        def partial(self, row):
-            rows.append(row)
-
-    choose_k(X, range(1, 5), "kmeans", random_state=0, progress=Recorder())
+    rec = RecordingProgress()
+    choose_k(X, range(1, 5), "kmeans", random_state=0, progress=rec)
+    rows, fractions = rec.partials, rec.fractions
     assert [r["k"] for r in rows] == [1, 2, 3, 4]
     assert fractions[-1] == 1.0 and all(0 <= f <= 1 for f in fractions)
 

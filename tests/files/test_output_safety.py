@@ -179,7 +179,7 @@ def test_an_invalid_requires_dist_names_the_wheel_and_field(tmp_path, monkeypatc
     monkeypatch.setenv(pm.PLUGIN_DIR_ENV, str(tmp_path / "plugins"))
     plugins.reset_host(None)
     try:
-        template = Path(__file__).resolve().parents[1] / "examples" / TEMPLATE_NAME
+        template = Path(__file__).resolve().parents[2] / "examples" / TEMPLATE_NAME
         wheel = build_pure_wheel(template, tmp_path / "dist", requires=["numpy >=>= 1 ;; junk"])
         with pytest.raises(pm.PluginInstallError) as info:
             pm.install_wheel(wheel)

@@ -12,6 +12,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms.conformance import CancelAfter, check_algorithm
 from manifold_studio.algorithms.curves import TrainingCurve
 from manifold_studio.errors import ConvergenceWarning, FitCancelled, InvalidParameterError
+from fakes import RecordingProgress  # noqa: E402
 
 
 class _quiet(warnings.catch_warnings):
@@ -166,18 +167,11 @@ def test_convergence_warning_and_training_curve():
 
 def test_live_curves_are_published():
     X, y = data(n=120)
-    seen = []
-
-    class Recorder:
-        def checkpoint(self, fraction, message=""):
-            pass
-
-        def partial(self, result):
-            seen.append(result)
-
+    rec = RecordingProgress()
+    seen = rec.partials
     with _quiet():
         ms.get_algorithm("mlp", hidden_layer_sizes=(5,), early_stopping=True, max_iter=20,
-                         random_state=0).fit(X, y, progress=Recorder())
+                         random_state=0).fit(X, y, progress=rec)
     assert seen and seen[-1].final and set(seen[-1].series) == {"train", "validation", "validation_accuracy"}
 
 

@@ -2,7 +2,7 @@
 inspected and unpacked with dpkg-deb), the Windows/macOS recipes and the CI workflow parsed.
 
 The full build (PyInstaller bundle, its self-test, .deb installed and removed) runs only with
-MANIFOLD_STUDIO_BUILD_INSTALLER=1: ``MANIFOLD_STUDIO_BUILD_INSTALLER=1 pytest tests/test_installer.py``
+MANIFOLD_STUDIO_BUILD_INSTALLER=1: ``MANIFOLD_STUDIO_BUILD_INSTALLER=1 pytest tests/cli/test_installer.py``
 (.ci/run runs the same steps through installer/ci_build_and_test.sh).
 """
 import importlib.util
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INSTALLER = ROOT / "installer"
 
 
@@ -158,9 +158,11 @@ def test_spec_collects_plugins_and_excludes_the_unneeded():
     assert 'copy_metadata("manifold-studio")' in text
     assert "collect_submodules(package)" in text and "collect_submodules(\"manifold_studio\")" in text
     excludes = re.search(r"EXCLUDES = \[(.*?)\]", text, re.S).group(1)
-    for name in ("sklearn", "pytest", "dask", "pyarrow", "PySide6.QtWebEngineCore", "PySide6.Qt3DCore", "PySide6.QtQuick",
-                 "PySide6.QtMultimedia"):
+    for name in ("sklearn", "pytest", "dask", "PySide6.QtWebEngineCore", "PySide6.Qt3DCore", "PySide6.QtQuick",
+                 "PySide6.QtMultimedia", "numba.np.ufunc.tbbpool"):
         assert f'"{name}"' in excludes
+    for reader in ("pandas", "pyarrow", "openpyxl"):  # the table readers (CSV, Parquet, Excel) are bundled
+        assert f'"{reader}"' not in excludes
 
 
 # -- Windows, macOS and the workflow ----------------------------------------------------------

@@ -17,6 +17,7 @@ from manifold_studio.render.colors import CATEGORICAL
 from manifold_studio.render.plot import MapPlot, render_png, render_svg, save_map
 from manifold_studio.session.model import Session
 from manifold_studio.tables.export import export_dataset_csv, rows_as_tsv
+from fakes import RecordingProgress  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -165,18 +166,11 @@ def test_csv_write_reports_progress_and_cancel_keeps_the_old_file(tmp_path):
 
     path = tmp_path / "t.csv"
     path.write_text("old")
-    seen = []
-
-    class Stop:
-        def checkpoint(self, fraction, message=""):
-            seen.append(fraction)
-            if fraction > 0.4:
-                raise FitCancelled("stop")
-
+    stop = RecordingProgress(cancel_above=0.4)
     col = np.arange(1000, dtype=float)
     with pytest.raises(FitCancelled):
-        write_table_csv(path, ["a"], [col], progress=Stop(), chunk_rows=100)
-    assert path.read_text() == "old" and seen[:2] == [0.0, 0.1]
+        write_table_csv(path, ["a"], [col], progress=stop, chunk_rows=100)
+    assert path.read_text() == "old" and stop.fractions[:2] == [0.0, 0.1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]  # no temporary file left
 
 

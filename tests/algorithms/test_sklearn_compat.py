@@ -15,7 +15,8 @@ KNOWN: dict[str, set[str]] = {}
 # parameters for scikit-learn's tiny check data sets (10 to 30 points)
 SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 5}, "lle": {"n_neighbors": 5},
                      "laplacian_eigenmaps": {"n_neighbors": 5}, "ppca": {"n_components": 1},
-                     "tsne": {"perplexity": 5.0, "max_iter": 250}, "autoencoder": {"max_iter": 20}}
+                     "tsne": {"perplexity": 5.0, "max_iter": 250}, "autoencoder": {"max_iter": 20},
+                     "umap": {"n_neighbors": 5, "n_epochs": 50}}
 BUILTIN = ["pca", "kernel_pca", "mds", "isomap", "lle", "laplacian_eigenmaps", "kmeans", "gmm",
            "hierarchical", "spectral_clustering", "perceptron", "linear_classifier", "svm", "mlp"]
 

@@ -35,6 +35,7 @@ PARAMS = {
     "gmm": {"n_components": 10, "random_state": 0}, "hierarchical": {"n_clusters": 10},
     "svm": {}, "mlp": {"max_iter": 30, "random_state": 0},
     "autoencoder": {"max_iter": 20, "random_state": 0}, "nmf": {"random_state": 0},
+    "umap": {"n_epochs": 200, "random_state": 0},
 }
 
 #: measurements per algorithm at most: a stall the code causes recurs in every one; a busy
@@ -45,7 +46,7 @@ ATTEMPTS = 3
 #: fits whose library calls hold the GIL for long (scipy's linkage, dijkstra, sparse LU): their
 #: classes say so (``holds_gil``) and the window runs them in a separate process by default on
 #: data of ISOLATE_GIL_ROWS rows or more — so the window never freezes for them either
-GIL_HOLDERS = ("hierarchical", "isomap", "laplacian_eigenmaps", "lle")
+GIL_HOLDERS = ("hierarchical", "isomap", "laplacian_eigenmaps", "lle", "umap")
 
 
 def blobs(n: int, seed: int = 0) -> Dataset:

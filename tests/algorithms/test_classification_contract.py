@@ -11,6 +11,7 @@ from manifold_studio.algorithms.conformance import iter_checks
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.labels import encode_labels, looks_continuous
 from manifold_studio.errors import ConvergenceWarning, DataError, NotFittedError
+from fakes import RecordingProgress  # noqa: E402
 
 
 class NearestMean(ClassificationAlgorithm):
@@ -131,16 +132,9 @@ def test_encode_labels_mixed_types_compare_as_text():
 
 
 def test_training_curve_publisher_throttles_and_flushes():
-    seen = []
-
-    class P:
-        def checkpoint(self, f, m=""):
-            pass
-
-        def partial(self, r):
-            seen.append(r)
-
-    pub = CurvePublisher(P(), "Loss", y_label="loss", min_interval=3600)
+    rec = RecordingProgress()
+    seen = rec.partials
+    pub = CurvePublisher(rec, "Loss", y_label="loss", min_interval=3600)
     for i in range(50):
         pub.add(i + 1, train=1.0 / (i + 1), validation=2.0 / (i + 1))
     assert len(seen) == 1  # the first point only; the rest is throttled

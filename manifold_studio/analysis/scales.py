@@ -1,0 +1,46 @@
+"""Do the features' scales differ so much that one column decides every distance? (Qt-free)
+
+k-means, Choose k, the RBF SVM and every neighbour method measure Euclidean distances: a column
+whose spread is a thousand times another's (wine's proline, about 750, against its hue, about 1)
+outweighs it in every distance. :func:`scale_advice` says so, naming the columns and the ratio.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: the largest spread over the smallest beyond which the advice is given
+SCALE_RATIO = 100.0
+
+
+@dataclass(frozen=True)
+class ScaleAdvice:
+    widest: str      # the column with the largest spread
+    narrowest: str   # the column with the smallest (non-zero) spread
+    ratio: float     # their standard deviations' ratio
+
+    def text(self) -> str:
+        return (f"The columns' scales differ by {self.ratio:,.0f}×: '{self.widest}' varies "
+                f"{self.ratio:,.0f} times more than '{self.narrowest}', so it decides every distance. "
+                f"Standardize the columns first (the standardize preparation step).")
+
+
+def scale_advice(X, names=None, ratio: float = SCALE_RATIO) -> ScaleAdvice | None:
+    """A :class:`ScaleAdvice` when the columns' standard deviations (constant columns left out)
+    differ by more than ``ratio``, else None."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
+        return None
+    with np.errstate(invalid="ignore"):
+        spread = np.nanstd(X, axis=0)
+    ok = np.isfinite(spread) & (spread > 0)
+    if ok.sum() < 2:
+        return None
+    idx = np.flatnonzero(ok)
+    hi, lo = idx[np.argmax(spread[ok])], idx[np.argmin(spread[ok])]
+    r = float(spread[hi] / spread[lo])
+    if r <= ratio:
+        return None
+    names = list(names) if names is not None and len(names) == X.shape[1] else [f"column {i + 1}" for i in range(X.shape[1])]
+    return ScaleAdvice(str(names[hi]), str(names[lo]), r)

@@ -1,0 +1,149 @@
+"""PCA loadings and biplot of the data set's features
+(:func:`~manifold_studio.analysis.feature_stats.pca_loadings`, the ``pca`` plugin).
+
+- Loadings: for each feature, its loading on PC1 and PC2 (``components_ × sqrt(explained_variance_)``)
+  as grouped bars.
+- Biplot: the rows on the first two components coloured by class, each feature an arrow
+  (its loadings, scaled to the scores' extent) with its name.
+
+Selection (linked brushing), biplot only: rectangle, lasso or click on the points selects rows;
+the window's selection is ringed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
+
+from manifold_studio.analysis.feature_stats import pca_loadings
+from manifold_studio.gui.views.feature_base import FeatureView
+from manifold_studio.gui.views.scatter_view import drawn_points, point_brushes
+from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
+from manifold_studio.gui.widgets import message_label
+
+LOADINGS, BIPLOT = "loadings", "biplot"
+PC_COLORS = ((31, 119, 180), (255, 127, 14))
+
+
+class PcaView(FeatureView):
+    view_id = "pca_loadings"
+    title = "PCA loadings"
+    order = 64
+    features_only = True
+
+    def __init__(self, window=None, parent=None):
+        super().__init__(window, parent)
+        self.result = None
+        self.items: list = []
+        self.xy = np.zeros((0, 2))
+        self.rows = np.zeros(0, dtype=np.intp)
+        self.info = message_label("PCA loadings and biplot of the features.")
+        self.mode_combo = QComboBox()
+        self.mode_combo.setObjectName("pca_mode")
+        self.mode_combo.addItems([LOADINGS, BIPLOT])
+        self.mode_combo.currentIndexChanged.connect(lambda _i: self._redraw_items())
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        self.plot.addLegend(offset=(-10, 10))
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Show:"))
+        top.addWidget(self.mode_combo)
+        top.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.info)
+        lay.addLayout(top)
+        self.selection_overlay = None
+        if window is not None and hasattr(window, "selection"):
+            self.selection_overlay = SelectionOverlay(window, self.plot, self.points)
+            self.selection_overlay.set_mode(RECT)
+            lay.addWidget(self.selection_overlay.bar)
+        lay.addWidget(self.plot, 1)
+
+    @property
+    def mode(self) -> str:
+        return self.mode_combo.currentText()
+
+    def set_mode(self, mode: str) -> None:
+        self.mode_combo.setCurrentText(mode)
+
+    def points(self):
+        if self.mode != BIPLOT or self.result is None:
+            return np.zeros((0, 2)), np.zeros(0, dtype=np.intp), None
+        return self.xy, self.rows, self.dataset_name
+
+    def draw(self) -> None:
+        self.result = None
+        if self.dataset is None:
+            self.info.setText("PCA loadings and biplot of the features: load a data set.")
+            return self._redraw_items()
+        X, names = self.feature_matrix()
+        self.compute(pca_loadings, X, names, 2, on_done=self._computed, title="PCA loadings")
+
+    def _computed(self, result, message: str) -> None:
+        self.result = result
+        if message:
+            self.info.setText(f"No PCA: {message}")
+        self._redraw_items()
+
+    def _clear(self) -> None:
+        for item in self.items:
+            self.plot.removeItem(item)
+        self.items = []
+        self.plot.getPlotItem().legend.clear()
+
+    def _add(self, item, name=None) -> None:
+        self.plot.addItem(item)
+        self.items.append(item)
+        if name is not None:
+            self.plot.getPlotItem().legend.addItem(item, name)
+
+    def _redraw_items(self) -> None:
+        self._clear()
+        res = self.result
+        self.xy, self.rows = np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
+        axis = self.plot.getPlotItem().getAxis("bottom")
+        if res is not None:
+            k = res.loadings.shape[1]
+            ratio = ", ".join(f"PC{i + 1} {r:.1%}" for i, r in enumerate(res.explained_variance_ratio))
+            self.info.setText(f"PCA of the {len(res.names)} features of {self.dataset_name} "
+                              f"({len(res.rows):,} complete rows): {ratio} of the variance.")
+            if self.mode == LOADINGS:
+                width = 0.8 / k
+                for c in range(k):
+                    x = np.arange(len(res.names)) - 0.4 + width * (c + 0.5)
+                    self._add(pg.BarGraphItem(x=x, height=res.loadings[:, c], width=width,
+                                              brush=pg.mkBrush(*PC_COLORS[c % 2]), pen=None), f"PC{c + 1}")
+                axis.setTicks([[(float(j), n) for j, n in enumerate(res.names)]])
+                self.plot.setLabel("bottom", "feature")
+                self.plot.setLabel("left", "loading")
+            else:
+                axis.setTicks(None)
+                self._draw_biplot(res)
+        if self.selection_overlay is not None:
+            self.selection_overlay.refresh()
+        self.plot.getPlotItem().autoRange()
+
+    def _draw_biplot(self, res) -> None:
+        scores = res.scores if res.scores.shape[1] > 1 else np.column_stack([res.scores, np.zeros(len(res.scores))])
+        arrows = res.arrows if res.arrows.shape[1] > 1 else np.column_stack([res.arrows, np.zeros(len(res.arrows))])
+        self.rows, self.xy = res.rows, scores[:, :2]
+        xy, drawn = drawn_points(self.xy, self.rows)
+        self._add(pg.ScatterPlotItem(xy[:, 0], xy[:, 1], size=5, pen=None,
+                                     brush=point_brushes(self.class_coloring(), drawn, 150)))
+        xs = np.column_stack([np.zeros(len(arrows)), arrows[:, 0]]).ravel()
+        ys = np.column_stack([np.zeros(len(arrows)), arrows[:, 1]]).ravel()
+        self._add(pg.PlotCurveItem(xs, ys, pen=pg.mkPen(180, 20, 20, width=2), connect="pairs"))
+        for (ax, ay), name in zip(arrows[:, :2], res.names):
+            t = pg.TextItem(name, color=(150, 10, 10), anchor=(0.5, 0.5))
+            t.setPos(ax * 1.08, ay * 1.08)
+            self._add(t)
+        self.plot.setLabel("bottom", "PC1")
+        self.plot.setLabel("left", "PC2")
+
+    @property
+    def drawn_loadings(self) -> np.ndarray:
+        """(d, k) bar heights drawn in the loadings plot (for tests)."""
+        bars = [np.asarray(i.opts["height"]) for i in self.items if isinstance(i, pg.BarGraphItem)]
+        return np.column_stack(bars) if bars else np.zeros((0, 0))

@@ -1,0 +1,241 @@
+"""UMAP (McInnes, Healy & Melville 2018), animated while it optimises, extendable, supervised."""
+from __future__ import annotations
+
+import time
+import weakref
+
+import numpy as np
+
+from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
+from manifold_studio.algorithms.labels import encode_labels
+from manifold_studio.algorithms.params import n_components_param, random_state_param
+from manifold_studio.algorithms.progress import FitCancelled, SubProgress
+from manifold_studio.algorithms.umap_graph import (METRICS, MetricIndex, categorical_intersection,
+                                                   fuzzy_simplicial_set, memberships, smooth_knn_dist)
+from manifold_studio.algorithms.umap_layout import (find_ab_params, optimize_layout, place_points,
+                                                    rescale_init, spectral_init)
+from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.hookspecs import hookimpl
+
+#: seconds between two published intermediate maps
+PARTIAL_INTERVAL = 0.1
+_CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class UMAP(EmbeddingAlgorithm):
+    """Uniform manifold approximation and projection (McInnes, Healy & Melville 2018).
+
+    The fuzzy simplicial set of the data: each point's ``n_neighbors - 1`` nearest neighbours
+    (``n_neighbors`` counts the point itself, as umap-learn) get memberships
+    ``exp(-(d - rho_i) / sigma_i)``, with ``rho_i`` the distance to the nearest other point
+    (local connectivity) and ``sigma_i`` set by binary search so memberships sum to
+    ``log2(n_neighbors)``; the directed graph is symmetrised by the fuzzy union
+    ``A + A^T - A * A^T``. The map starts from the graph's Laplacian eigenmaps (a uniform random
+    start if ARPACK fails) and minimises the fuzzy cross-entropy with the
+    low-dimensional memberships ``1 / (1 + a d^(2b))`` (``a``, ``b`` fitted to ``min_dist`` and
+    ``spread``) by SGD with negative sampling, as umap-learn. A disconnected graph starts from
+    each component's eigenmap placed around its centroid (umap-learn's multi-component layout).
+
+    Supervised: with labels ``y`` and ``target_weight > 0``, edges between different labels
+    are weakened by ``exp(-2.5 / (1 - target_weight))`` (umap-learn's categorical
+    intersection; ``target_weight = 1`` cuts them) and local connectivity is restored.
+    ``target_weight = 0`` ignores ``y``.
+
+    ``extend`` links each new point to its ``n_neighbors - 1`` nearest training points with
+    memberships ``exp(-d / sigma)`` (no local connectivity, as umap-learn's transform), starts
+    it at the membership-weighted mean of their places and moves it alone for ``extend_epochs``
+    epochs against the fixed map (learning rate / 4, as umap-learn's transform), with a random
+    stream seeded from its own coordinates: extension is sample-wise. A new point equal to a
+    training point gets that point's place.
+
+    Examples
+    --------
+    >>> import manifold_studio as ms
+    >>> iris = ms.load_data("sample:iris")
+    >>> X, y = iris.X, iris.labels
+    >>> est = ms.get_algorithm("umap", n_neighbors=15, n_epochs=100, random_state=0).fit(X)
+    >>> est.embedding_.shape
+    (150, 2)
+    >>> est.extend(X[:5]).shape
+    (5, 2)
+    """
+
+    id = "umap"
+    name = "UMAP"
+    help = ("Draws a map where points that are near neighbours in the data stay close, like t-SNE, "
+            "but keeps more of the large-scale arrangement and is fast on large data. n_neighbors "
+            "balances local detail (small) against global structure (large); min_dist sets how "
+            "tightly points may pack. With labels and a target weight above 0 it separates the "
+            "classes (supervised UMAP). Animated while it optimises; new points are placed into a "
+            "finished map by their nearest fitted points.")
+    min_samples = 4
+    extend_chunk_size = 4096
+    # the spectral start's ARPACK calls hold the GIL (about 0.1 s at 3,000 points on a busy
+    # machine): the window fits large data in a separate process (previews still arrive)
+    holds_gil = True
+    params = (
+        Int("n_neighbors", 15, "Size of the neighbourhood each point sees, counting the point itself "
+            "(as umap-learn): 2 to 100; small values show local detail, large values global structure.",
+            low=2),
+        Float("min_dist", 0.1, "Smallest distance between points in the map (at most spread): small "
+              "values pack clusters tightly, large values spread them evenly.", low=0.0),
+        Float("spread", 1.0, "Scale of the map's distances; with min_dist it sets how clumped the "
+              "points are.", low=0.0, low_open=True),
+        n_components_param(2, "Number of output dimensions."),
+        Choice("metric", "euclidean", "Distance between input points: 'euclidean', 'cosine' "
+               "(angle; for text or counts) or 'manhattan' (sum of absolute differences).",
+               choices=METRICS),
+        Int("n_epochs", None, "Optimisation epochs; empty: 500 up to 10,000 points, 200 above "
+            "(as umap-learn).", low=1, allow_none=True),
+        Float("learning_rate", 1.0, "Initial SGD step (decays linearly to 0).", low=0.0,
+              low_open=True),
+        Int("negative_sample_rate", 5, "Random repulsive samples per attractive sample.", low=1),
+        random_state_param("Seed of the start's jitter and of the negative sampling; empty = a "
+                           "different map every run."),
+        Float("target_weight", 0.0, "Supervised UMAP: how strongly the labels pull classes apart "
+              "(0 = ignore labels, 1 = cut every edge between different labels); needs labels.",
+              low=0.0, high=1.0),
+        Int("extend_epochs", None, "Epochs when placing new points into the fitted map; empty: 100 "
+            "(umap-learn's transform of up to 10,000 points), or a third of n_epochs when n_epochs is "
+            "given.", low=0, allow_none=True),
+    )
+
+    # -- fit ----------------------------------------------------------------------------
+    def uses_labels(self) -> bool:
+        """Labels are used (supervised UMAP) when target_weight > 0."""
+        try:
+            return float(self.target_weight) > 0.0
+        except (TypeError, ValueError):
+            return False
+
+    def _check(self, X, y):
+        p = self._p
+        n = X.shape[0]
+        if p["min_dist"] > p["spread"]:
+            raise InvalidParameterError(
+                f"min_dist={p['min_dist']:g} is larger than spread={p['spread']:g}: min_dist must be "
+                f"at most spread (e.g. min_dist=0.1, spread=1).")
+        if p["n_neighbors"] >= n:
+            raise DataError(f"n_neighbors={p['n_neighbors']} is too large: the data has {n} points and "
+                            f"n_neighbors counts each point itself, so use n_neighbors <= {n - 1} "
+                            "(typically 15).")
+        if float(np.max(np.ptp(X, axis=0))) == 0.0:
+            raise DataError(f"All {n} points are identical (constant data): UMAP needs distances "
+                            "between points to define neighbours.")
+        if p["target_weight"] > 0 and y is None:
+            raise DataError(f"target_weight={p['target_weight']:g} asks for supervised UMAP, but no "
+                            "labels were given: pass y (choose a label column) or set target_weight=0.")
+
+    def _fit(self, X, y, progress):
+        p = self._p
+        self._check(X, y)
+        n = X.shape[0]
+        k = p["n_neighbors"]
+        rng = np.random.default_rng(p["random_state"])
+        t0 = time.perf_counter()
+        index = MetricIndex(X, p["metric"])
+        graph, sigma, rho, dist, idx, mean_d = fuzzy_simplicial_set(
+            X, k, metric=p["metric"], index=index, progress=SubProgress(progress, 0.0, 0.3))
+        self._warn_duplicates(dist)
+        if p["target_weight"] > 0:
+            _, codes = encode_labels(y, n)
+            tw = p["target_weight"]
+            graph = categorical_intersection(graph, codes, 2.5 / (1.0 - tw) if tw < 1.0 else 1e12)
+        t_graph = time.perf_counter()
+        n_epochs = p["n_epochs"] or (500 if n <= 10_000 else 200)
+        G = graph.tocoo()
+        keep = G.data >= G.data.max() / n_epochs
+        G.data, G.row, G.col = G.data[keep], G.row[keep], G.col[keep]
+        progress.checkpoint(0.3, "Spectral start")
+        # the start is the pruned graph's (as umap-learn: the edges the SGD will sample)
+        Y0, how, n_comp = spectral_init(G.tocsr(), p["n_components"], rng,
+                                        SubProgress(progress, 0.3, 0.4, "Spectral start: "), X=X)
+        if n_comp > 1:
+            self._warn(f"The neighbour graph has {n_comp} separate components: each starts from its own "
+                       "spectral map around its centroid's place; their relative placement means little. "
+                       "Increase n_neighbors for a connected graph.")
+        elif how == "random" and n > p["n_components"] + 1:
+            self._warn("The spectral start did not converge (ARPACK): the map starts from random "
+                       "positions.")
+        a, b = find_ab_params(p["spread"], p["min_dist"])
+        Y = rescale_init(Y0).astype(np.float32)
+        t_init = time.perf_counter()
+        last = [time.monotonic()]
+        reached = [0]
+
+        def publish(Ycur, epoch):
+            reached[0] = epoch
+            now = time.monotonic()
+            if now - last[0] >= PARTIAL_INTERVAL:
+                last[0] = now
+                progress.partial(Ycur.astype(float))
+
+        done = n_epochs
+        try:
+            Y, done = optimize_layout(Y, G, n_epochs, a, b, rng=rng, learning_rate=p["learning_rate"],
+                                      negative_sample_rate=p["negative_sample_rate"], progress=progress,
+                                      start=0.4, end=1.0, on_slice=publish)
+        except FitCancelled:
+            done = reached[0]
+            self._stop_early(f"after {done:,} of {n_epochs:,} epochs")
+        self.embedding_ = np.asarray(Y, dtype=float)
+        self.a_, self.b_ = a, b
+        self.n_epochs_ = int(n_epochs)
+        self.n_iter_ = int(done)
+        self.init_ = how
+        self.mean_distance_ = float(mean_d)
+        self.training_points_ = np.ascontiguousarray(X)
+        self.seed_ = int(rng.integers(0, 2 ** 31 - 1))
+        self.timings_ = [t_graph - t0, t_init - t_graph, time.perf_counter() - t_init]
+        if done == n_epochs:
+            progress.checkpoint(1.0, "Done")
+
+    def _warn_duplicates(self, dist):
+        only_copies = int(np.sum(dist[:, -1] == 0.0))
+        if only_copies:
+            self._warn(f"{only_copies} point(s) have at least n_neighbors - 1 exact duplicates (zero "
+                       "distances): their neighbourhoods hold only copies of themselves, so the copies "
+                       "land on one spot; remove duplicate rows or increase n_neighbors.")
+
+    # -- extend -------------------------------------------------------------------------
+    def _index(self) -> MetricIndex:
+        """Search index over the training points, kept outside __dict__ (extend must not change
+        the estimator)."""
+        cache = _CACHES.get(self)
+        if cache is None or cache[0] is not self.training_points_:
+            cache = (self.training_points_, MetricIndex(self.training_points_, self._p["metric"]))
+            _CACHES[self] = cache
+        return cache[1]
+
+    def _extend(self, X):
+        p = self._p
+        index = self._index()
+        k = p["n_neighbors"]
+        dist, idx = index.query(X, k - 1)
+        # no local connectivity (rho = 0), as umap-learn's transform: softer memberships, no single
+        # neighbour at 1 (measured: more new points land inside their own cluster)
+        sigma, rho, _ = smooth_knn_dist(dist, k, local_connectivity=0.0, mean_distance=self.mean_distance_)
+        w = memberships(dist, sigma, rho)
+        epochs = p["extend_epochs"]
+        if epochs is None:
+            epochs = 100 if p["n_epochs"] is None else max(1, p["n_epochs"] // 3)
+        Y = place_points(X, idx, w, self.embedding_, self.a_, self.b_, seed=self.seed_, n_epochs=epochs,
+                         learning_rate=p["learning_rate"] / 4.0,
+                         negative_sample_rate=p["negative_sample_rate"])
+        same = index.exact_match(X, dist, idx)
+        Y[same >= 0] = self.embedding_[same[same >= 0]]
+        return Y
+
+    # -- results ------------------------------------------------------------------------
+    def result_summary(self):
+        out = super().result_summary()
+        if hasattr(self, "a_"):
+            out.update(a=round(self.a_, 6), b=round(self.b_, 6), n_epochs=self.n_iter_, init=self.init_)
+            out.update({f"{name}_s": round(t, 3) for name, t in
+                        zip(("graph", "init", "optimisation"), self.timings_)})
+        return out
+
+
+@hookimpl
+def register_algorithms():
+    return [UMAP]

@@ -1,0 +1,376 @@
+"""UMAP (issue 24): the fuzzy graph against umap-learn, reproducibility, extension, supervision,
+bad input. umap-learn is a test-only dependency (the [test] extra)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+import manifold_studio as ms
+from manifold_studio.algorithms.progress import CallbackProgress
+from manifold_studio.algorithms.umap_graph import MetricIndex, fuzzy_simplicial_set
+from manifold_studio.algorithms.umap_layout import find_ab_params, place_points, row_seeds
+from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
+
+
+def blobs(n=300, d=10, centers=4, scale=8.0, seed=0):
+    rng = np.random.default_rng(seed)
+    C = rng.normal(scale=scale, size=(centers, d))
+    y = rng.integers(0, centers, n)
+    return C[y] + rng.normal(size=(n, d)), y
+
+
+def umap(**params):
+    return ms.get_algorithm("umap", **params)
+
+
+def reference_knn(X, k, metric):
+    """Exact neighbours with exact distances (the point itself first, distance 0), as
+    umap-learn's fuzzy_simplicial_set takes them precomputed."""
+    D = cdist(X, X, {"manhattan": "cityblock"}.get(metric, metric))
+    np.fill_diagonal(D, -1.0)   # self first even against exact copies
+    idx = np.argsort(D, axis=1, kind="stable")[:, :k]
+    dist = np.take_along_axis(D, idx, axis=1)
+    dist[:, 0] = 0.0
+    return idx, dist
+
+
+# -- the fuzzy simplicial set ------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
+@pytest.mark.parametrize("d", [3, 40])     # k-d tree and brute-force searches
+def test_fuzzy_graph_equals_umap_learn(metric, d):
+    from umap.umap_ import fuzzy_simplicial_set as reference
+
+    rng = np.random.default_rng(d)
+    X = np.vstack([rng.normal(size=(150, d)), rng.normal(size=(100, d)) * 0.3 + 2.0])
+    k = 15
+    G, sigma, rho, *_ = fuzzy_simplicial_set(X, k, metric=metric)
+    idx, dist = reference_knn(X, k, metric)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        R, r_sigma, r_rho = reference(X, k, np.random.RandomState(0), metric, knn_indices=idx, knn_dists=dist)
+    R = R.tocsr()
+    assert G.shape == R.shape and G.nnz == R.nnz
+    np.testing.assert_array_equal(G.indices, R.indices)
+    assert abs(G - R).max() < 1e-6
+    np.testing.assert_allclose(rho, r_rho, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sigma, r_sigma, rtol=1e-5)
+    # memberships sum to log2(k) per point before the union (the binary search's target)
+    assert np.all(G.diagonal() == 0) and abs(G - G.T).max() == 0
+
+
+def test_fuzzy_graph_with_duplicates_matches_umap_learn():
+    from umap.umap_ import fuzzy_simplicial_set as reference
+
+    X, _ = blobs(120, 5)
+    X[10] = X[11]       # one exact copy: distance 0, membership 1 both ways
+    G, *_ = fuzzy_simplicial_set(X, 10)
+    idx, dist = reference_knn(X, 10, "euclidean")
+    R, *_ = reference(X, 10, np.random.RandomState(0), "euclidean", knn_indices=idx, knn_dists=dist)
+    assert abs(G - R.tocsr()).max() < 1e-6
+    assert G[10, 11] == 1.0
+
+
+def test_supervised_intersection_equals_umap_learn():
+    from umap.umap_ import discrete_metric_simplicial_set_intersection as reference
+
+    from manifold_studio.algorithms.umap_graph import categorical_intersection
+
+    X, y = blobs(200, 5, centers=3, scale=1.5)
+    G, *_ = fuzzy_simplicial_set(X, 12)
+    for far in (2.5, 5.0, 1e12):
+        ours = categorical_intersection(G, y, far)
+        ref = reference(G.copy(), y, far_dist=far).tocsr()
+        assert abs(ours - ref).max() < 1e-6
+
+
+def test_ab_curve_matches_umap_learn():
+    from umap.umap_ import find_ab_params as reference
+
+    for spread, min_dist in [(1.0, 0.1), (1.0, 0.0), (2.0, 0.5), (0.5, 0.5)]:
+        np.testing.assert_allclose(find_ab_params(spread, min_dist), reference(spread, min_dist), rtol=1e-6)
+
+
+# -- the fit ------------------------------------------------------------------------------------
+
+def test_same_seed_same_map_other_seed_other_map():
+    X, _ = blobs()
+    a = umap(random_state=3, n_epochs=100).fit(X).embedding_
+    b = umap(random_state=3, n_epochs=100).fit(X).embedding_
+    c = umap(random_state=4, n_epochs=100).fit(X).embedding_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+@pytest.mark.slow
+def test_clusters_are_separated_and_quality_matches_umap_learn():
+    import umap as umap_learn
+    from sklearn.datasets import load_digits
+    from sklearn.manifold import trustworthiness
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:800], y[:800]
+    est = umap(random_state=0, n_epochs=200).fit(X)
+    assert est.embedding_.shape == (800, 2) and est.init_ == "spectral"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = umap_learn.UMAP(random_state=0, n_epochs=200).fit(X)
+    tw, tw_ref = (trustworthiness(X, E, n_neighbors=10) for E in (est.embedding_, ref.embedding_))
+    assert tw >= tw_ref - 0.01 and tw > 0.95, (tw, tw_ref)
+    # a, b as umap-learn's defaults
+    np.testing.assert_allclose([est.a_, est.b_], [ref._a, ref._b], rtol=1e-6)
+
+
+def test_disconnected_graph_starts_from_each_components_eigenmap():
+    from manifold_studio.algorithms.umap_layout import spectral_init
+
+    X, y = blobs(200, 5, centers=2, scale=100.0)
+    with pytest.warns(UserWarning, match="2 separate components"):
+        est = umap(n_neighbors=5, random_state=0, n_epochs=50).fit(X)
+    assert est.init_ == "components" and np.all(np.isfinite(est.embedding_))
+    E = est.embedding_
+    a, b = E[y == 0], E[y == 1]      # the two components apart in the map
+    assert np.linalg.norm(a.mean(0) - b.mean(0)) > 2 * max(a.std(0).max(), b.std(0).max())
+    G, *_ = fuzzy_simplicial_set(X, 5)
+    rng = np.random.default_rng(0)
+    Y, how, n_comp = spectral_init(G, 2, rng)          # without the data: a random start
+    assert (how, n_comp) == ("random", 2) and np.abs(Y).max() <= 10
+    Y, how, _ = spectral_init(G, 2, rng, X=X)
+    assert how == "components" and np.abs(Y).max() == pytest.approx(10.0, abs=1e-3)
+    # each component's start is its own eigenmap: a connected component alone gives the same shape
+    rows = np.flatnonzero(y == 0)
+    alone, how_alone, _ = spectral_init(G[rows][:, rows].tocsr(), 2, np.random.default_rng(1))
+    assert how_alone == "spectral"
+    part = Y[rows] - Y[rows].mean(0)
+    ref = alone - alone.mean(0)
+    cos = np.abs(np.sum(part * ref, axis=0)) / (np.linalg.norm(part, axis=0) * np.linalg.norm(ref, axis=0))
+    assert np.all(cos > 0.99)
+
+
+def test_progress_partial_maps_and_cancel_keeps_the_map():
+    X, _ = blobs(400)
+    maps = []
+    progress = CallbackProgress(on_partial=maps.append)
+    est = umap(random_state=0, n_epochs=1500).fit(X, progress=progress)
+    assert len(maps) >= 2 and maps[0].shape == (400, 2)
+    assert not np.allclose(maps[0], maps[-1])
+    seen = []
+
+    class StopAfterMaps(CallbackProgress):
+        def partial(self, result):
+            seen.append(result)
+            if len(seen) == 2:
+                self.cancel()
+
+    with pytest.warns(UserWarning, match="Stopped early"):
+        est = umap(random_state=0, n_epochs=1_000_000).fit(X, progress=StopAfterMaps())
+    assert est.stopped_early_ and 0 < est.n_iter_ < 1_000_000
+    np.testing.assert_array_equal(est.embedding_, seen[-1])
+    assert est.extend(X[:3]).shape == (3, 2)
+
+
+def test_cancel_during_the_neighbour_search():
+    X, _ = blobs(300)
+    progress = CallbackProgress()
+    progress.cancel()
+    with pytest.raises(FitCancelled):
+        umap().fit(X, progress=progress)
+
+
+# -- extend -------------------------------------------------------------------------------------
+
+def test_extend_places_new_points_of_a_cluster_inside_it():
+    X, y = blobs(600, 10, centers=4)
+    X_fit, y_fit, X_new, y_new = X[:500], y[:500], X[500:], y[500:]
+    est = umap(random_state=0, n_epochs=200).fit(X_fit)
+    E = est.extend(X_new)
+    centres = np.array([est.embedding_[y_fit == c].mean(axis=0) for c in range(4)])
+    nearest_centre = np.argmin(((E[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+    assert np.mean(nearest_centre == y_new) == 1.0
+    # inside: each new point's 10 nearest fitted points in the map are all of its cluster, and it
+    # is far nearer its own cluster's centre than any other
+    from scipy.spatial import cKDTree
+
+    _, near = cKDTree(est.embedding_).query(E, k=10)
+    assert np.all(y_fit[near] == y_new[:, None])
+    d = np.linalg.norm(E[:, None, :] - centres[None], axis=2)
+    own = d[np.arange(len(E)), y_new]
+    d[np.arange(len(E)), y_new] = np.inf
+    assert np.all(own < 0.5 * d.min(axis=1))
+
+
+def test_extend_is_sample_wise_and_deterministic():
+    X, _ = blobs(400, 30)       # brute-force search (above the k-d tree's dimension)
+    est = umap(random_state=0, n_epochs=100).fit(X[:300])
+    X_new = X[300:340]
+    full = est.extend(X_new)
+    for i in range(0, 40, 3):
+        np.testing.assert_array_equal(est.extend(X_new[i:i + 1])[0], full[i])
+    np.testing.assert_array_equal(est.extend(X_new[::-1]), full[::-1])
+    np.testing.assert_array_equal(est.extend(X_new), full)
+
+
+def test_extend_of_a_training_point_is_its_place():
+    X, _ = blobs(200)
+    est = umap(random_state=0, n_epochs=50).fit(X)
+    np.testing.assert_array_equal(est.extend(X[:10]), est.embedding_[:10])
+
+
+def test_place_points_uses_each_row_own_stream():
+    Y = np.random.default_rng(0).normal(size=(50, 2))
+    idx = np.tile(np.arange(5), (2, 1))
+    w = np.ones((2, 5))
+    X = np.array([[1.0, 2.0], [1.0, 2.0]])
+    out = place_points(X, idx, w, Y, 1.6, 0.9, seed=1, n_epochs=30, learning_rate=0.25, negative_sample_rate=5)
+    np.testing.assert_array_equal(out[0], out[1])       # same row, same stream, same result
+    assert not np.array_equal(row_seeds(X[:1], 1), row_seeds(X[:1] + 1e-12, 1))
+
+
+# -- supervised UMAP ------------------------------------------------------------------------------
+
+def test_supervised_separates_classes_that_unsupervised_mixes():
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))                    # one blob, labels by a hidden direction
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+
+    def separation(E):
+        return cross_val_score(KNeighborsClassifier(10), E, y, cv=5).mean()
+
+    plain = umap(random_state=0, n_epochs=200).fit(X, y).embedding_   # target_weight 0 ignores y
+    sup = umap(random_state=0, n_epochs=200, target_weight=0.5).fit(X, y).embedding_
+    assert separation(sup) > 0.97 > separation(plain) + 0.05, (separation(sup), separation(plain))
+    np.testing.assert_array_equal(plain, umap(random_state=0, n_epochs=200).fit(X).embedding_)
+
+
+def test_supervised_with_text_labels():
+    X, y = blobs(200, 5, centers=2, scale=1.0)
+    names = np.array(["left", "right"], dtype=object)[y]
+    est = umap(random_state=0, n_epochs=100, target_weight=1.0).fit(X, names)
+    assert np.all(np.isfinite(est.embedding_))
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+def test_n_neighbors_not_smaller_than_n():
+    X, _ = blobs(20)
+    with pytest.raises(DataError, match=r"n_neighbors=20 is too large.*20 points.*n_neighbors <= 19"):
+        umap(n_neighbors=20).fit(X)
+    umap(n_neighbors=19, n_epochs=10).fit(X)
+
+
+def test_n_neighbors_below_two_refused():
+    with pytest.raises(InvalidParameterError, match="n_neighbors"):
+        umap(n_neighbors=1).fit(blobs(20)[0])
+
+
+def test_min_dist_larger_than_spread():
+    with pytest.raises(InvalidParameterError, match=r"min_dist=2 is larger than spread=1"):
+        umap(min_dist=2.0).fit(blobs(50)[0])
+
+
+def test_constant_data():
+    with pytest.raises(DataError, match="All 30 points are identical"):
+        umap().fit(np.ones((30, 4)))
+
+
+def test_duplicate_points_fit_with_a_warning():
+    X, _ = blobs(200, 5)
+    X = np.vstack([X, np.repeat(X[:1], 20, axis=0)])     # 21 copies of one point
+    with pytest.warns(UserWarning, match=r"21 point\(s\) have at least n_neighbors - 1 exact duplicates"):
+        est = umap(random_state=0, n_epochs=100).fit(X)
+    E = est.embedding_
+    assert np.all(np.isfinite(E))
+    copies = np.r_[0, 200:220]
+    assert np.ptp(E[copies], axis=0).max() < 0.05 * np.ptp(E, axis=0).max()
+
+
+def test_nan_refused():
+    X, _ = blobs(50)
+    X[7, 2] = np.nan
+    with pytest.raises(DataError, match="NaN"):
+        umap().fit(X)
+
+
+def test_unknown_metric():
+    with pytest.raises(InvalidParameterError, match=r"metric.*'euclidean', 'cosine', 'manhattan'"):
+        umap(metric="chebyshev").fit(blobs(50)[0])
+    with pytest.raises(DataError, match=r"Unknown metric 'chebyshev'.*neighbour index"):
+        MetricIndex(blobs(50)[0], "chebyshev")
+
+
+def test_cosine_refuses_zero_rows():
+    X, _ = blobs(50)
+    X[4] = 0.0
+    with pytest.raises(DataError, match=r"cosine.*all-zero rows.*row 4"):
+        umap(metric="cosine").fit(X)
+
+
+def test_cosine_new_zero_row_is_at_distance_one_from_everything():
+    X, _ = blobs(60, 6)
+    index = MetricIndex(X, "cosine")
+    dist, idx = index.query(np.zeros((1, 6)), 5)
+    np.testing.assert_array_equal(dist, np.ones((1, 5)))
+    est = umap(metric="cosine", n_epochs=20, random_state=0).fit(X)
+    assert np.all(np.isfinite(est.extend(np.zeros((2, 6)))))
+
+
+def test_target_weight_without_labels():
+    with pytest.raises(DataError, match=r"target_weight=0.5 asks for supervised UMAP, but no labels"):
+        umap(target_weight=0.5).fit(blobs(50)[0])
+
+
+@pytest.mark.parametrize("metric", ["cosine", "manhattan"])
+def test_other_metrics_fit_and_extend(metric):
+    X, y = blobs(300, 20)
+    est = umap(metric=metric, random_state=0, n_epochs=100).fit(X[:250])
+    E = est.extend(X[250:])
+    assert E.shape == (50, 2) and np.all(np.isfinite(E))
+
+
+# -- labels reach supervised UMAP through the session and the command line ---------------------------
+
+def test_session_passes_labels_only_when_target_weight_asks():
+    from manifold_studio.plugins.host import PluginHost
+    from manifold_studio.session.model import Session
+
+    assert umap(target_weight=0.3).uses_labels() and not umap().uses_labels()
+    assert ms.get_algorithm("svm").uses_labels() and not ms.get_algorithm("pca").uses_labels()
+    session = Session(PluginHost().discover())
+    ds = session.load("sample:iris")
+    plain = session.run("umap", n_neighbors=10, n_epochs=50, random_state=0)
+    sup = session.run("umap", n_neighbors=10, n_epochs=50, random_state=0, target_weight=0.9)
+    direct = umap(n_neighbors=10, n_epochs=50, random_state=0, target_weight=0.9).fit(ds.X, ds.labels)
+    np.testing.assert_array_equal(sup.embedding, direct.embedding_)
+    np.testing.assert_array_equal(plain.embedding, umap(n_neighbors=10, n_epochs=50, random_state=0).fit(ds.X).embedding_)
+
+
+def test_command_line_supervised_umap(tmp_path):
+    from manifold_studio.cli.main import main
+
+    out = tmp_path / "map.csv"
+    assert main(["run", "umap", "--data", "sample:iris", "--param", "target_weight=0.9", "--param", "n_epochs=50",
+                 "--param", "random_state=0", "--param", "n_neighbors=10", "--out", str(out), "--quiet"]) == 0
+    ds = ms.load_data("sample:iris")
+    expected = umap(n_neighbors=10, n_epochs=50, random_state=0, target_weight=0.9).fit(ds.X, ds.labels).embedding_
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    got = table[["umap_1", "umap_2"]].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_model_file_round_trip(tmp_path):
+    from manifold_studio.files.model_file import load_model, save_model
+
+    X, y = blobs(250, 12)
+    est = umap(metric="cosine", random_state=0, n_epochs=80, target_weight=0.5).fit(X[:200], y[:200])
+    loaded = load_model(save_model(est, tmp_path / "umap.npz"))
+    assert type(loaded) is type(est) and loaded.get_params() == est.get_params()
+    np.testing.assert_array_equal(loaded.embedding_, est.embedding_)
+    np.testing.assert_array_equal(loaded.extend(X[200:]), est.extend(X[200:]))
