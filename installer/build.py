@@ -103,6 +103,7 @@ HARMLESS_WARNINGS = (
     re.compile(r'Hidden import "scipy\.special\._cdflib" not found'),
     re.compile(r"Timed out while waiting for the child process to exit"),
     re.compile(r"Library not found: could not resolve 'libtbb\.so"),
+    re.compile(r"Library (user32|msvcrt|kernel32|advapi32|ole32|shell32) required via ctypes not found"),
 )
 
 

@@ -2,7 +2,11 @@
 
 A :class:`Dataset` is what every loader returns and every algorithm consumes: a name, an
 (n, d) float matrix, optional labels, optional feature names, where it came from and the
-load report (columns left out, rows with missing values, ...).
+load report (columns left out, rows with missing values, ...). The matrix is a float64 NumPy
+array, or a scipy.sparse CSR matrix (``csr_array``, float64) for sparse files (Matrix Market,
+scipy's sparse ``.npz``): the methods that declare ``accepts_sparse`` take it as it is, the others
+refuse it with a message naming those that do; :meth:`Dataset.dense` gives dense pieces of it
+for views (a few columns, a few rows).
 
 A data set read from a table (CSV/TSV, Excel, Parquet) also keeps that typed table with its
 column roles (:class:`~manifold_studio.tables.Table`, :attr:`Dataset.table`) and one row id per row
@@ -25,6 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError
 from manifold_studio.files.bounded import check_regular_file, out_of_memory
@@ -61,7 +66,12 @@ class Dataset:
     load_options: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        X = np.asarray(self.X, dtype=np.float64)
+        if is_sparse(self.X):
+            import scipy.sparse as sp   # deferred: only sparse data sets need it
+
+            X = sp.csr_array(self.X, dtype=np.float64)
+        else:
+            X = np.asarray(self.X, dtype=np.float64)
         if X.ndim != 2:
             raise DataError(f"Data set '{self.name}': the matrix must be 2-D, got shape {X.shape}.")
         self.X = X
@@ -98,9 +108,25 @@ class Dataset:
     def has_labels(self) -> bool:
         return self.labels is not None
 
+    @property
+    def is_sparse(self) -> bool:
+        """Whether X is a scipy.sparse matrix (see the module docstring)."""
+        return is_sparse(self.X)
+
+    def dense(self, rows=None, cols=None) -> np.ndarray:
+        """X[rows][:, cols] as a dense float array (rows, cols: an index, a slice or None for
+        all; a single row index gives a 1-D array); for sparse data keep the piece small."""
+        single = isinstance(rows, (int, np.integer))
+        X = self.X if rows is None else self.X[slice(rows, rows + 1) if single else rows]
+        if cols is not None:
+            X = X[:, cols]
+        out = X.toarray() if is_sparse(X) else np.asarray(X)
+        return out[0] if single else out
+
     def describe(self) -> str:
         lab = f", labels: {self.label_name or 'yes'}" if self.has_labels else ", no labels"
-        return f"{self.name}: {self.n_samples:,} × {self.n_features}{lab}"
+        sparse = f", sparse ({self.X.nnz:,} non-zero values)" if self.is_sparse else ""
+        return f"{self.name}: {self.n_samples:,} × {self.n_features}{sparse}{lab}"
 
     def subset(self, rows, name: str | None = None) -> "Dataset":
         rows = np.asarray(rows)

@@ -6,7 +6,12 @@
 - :func:`confusion_matrix` / :func:`per_class_scores` — the confusion matrix (rows: true
   class, columns: predicted class, as scikit-learn) and precision / recall / F1 per class;
 - :func:`evaluate` — fit a fresh estimator on every training part, predict its test part,
-  with progress and cancel across the folds; returns an :class:`EvaluationResult`.
+  with progress and cancel across the folds; returns an :class:`EvaluationResult`;
+- :func:`compare_learners` — Test & Score: several classifiers on the same folds
+  (:mod:`manifold_studio.analysis.compare_learners`).
+
+The label encoding, the hold-out split and the confusion matrix live in
+:mod:`manifold_studio.analysis.classifier_scores` and are re-exported here.
 """
 from __future__ import annotations
 
@@ -15,12 +20,16 @@ from typing import Callable
 
 import numpy as np
 
-from manifold_studio.algorithms.labels import class_label_vector, encode_labels
+from manifold_studio.algorithms.labels import class_label_vector
 from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.analysis.classifier_scores import (_classes_and_index, _rng, confusion_matrix,
+                                                       holdout_split, label_indices)
+from manifold_studio.analysis.compare_learners import Comparison, LearnerResult, compare_learners
 from manifold_studio.errors import DataError, InvalidParameterError
 
 __all__ = ["HOLDOUT", "KFOLD", "EvaluationResult", "holdout_split", "stratified_kfold",
-           "confusion_matrix", "per_class_scores", "evaluate", "label_indices"]
+           "confusion_matrix", "per_class_scores", "evaluate", "label_indices",
+           "compare_learners", "Comparison", "LearnerResult"]
 
 HOLDOUT, KFOLD = "holdout", "kfold"
 
@@ -60,63 +69,6 @@ class EvaluationResult:
         return f"accuracy {self.mean_accuracy:.3f} on a stratified hold-out of {n_test:,} rows"
 
 
-def _classes_and_index(y) -> tuple[np.ndarray, np.ndarray]:
-    classes, y_idx = encode_labels(y)
-    if classes.dtype == object:
-        classes = classes.astype(str)
-    return classes, y_idx
-
-
-def label_indices(labels, classes) -> np.ndarray:
-    """Index of each label in ``classes`` (labels read as text or numbers compare by value);
-    a label that is not a class raises DataError."""
-    labels = np.asarray(labels)
-    if classes.dtype.kind == "U" and labels.dtype.kind != "U":
-        labels = labels.astype(str)
-    elif classes.dtype.kind in "iufb" and labels.dtype.kind not in "iufb":
-        try:
-            labels = labels.astype(classes.dtype)
-        except (TypeError, ValueError):
-            raise DataError("The predicted labels are not of the type of the classes.") from None
-    pos = np.clip(np.searchsorted(classes, labels), 0, len(classes) - 1)
-    bad = classes[pos] != labels
-    if np.any(bad):
-        raise DataError(f"Label '{labels[np.argmax(bad)]}' is not one of the classes "
-                        f"{', '.join(map(str, classes[:10]))}.")
-    return pos.astype(np.intp)
-
-
-def _rng(random_state):
-    return np.random.default_rng(None if random_state is None else int(random_state))
-
-
-def holdout_split(y, test_fraction: float = 0.25, random_state=0) -> tuple[np.ndarray, np.ndarray]:
-    """Stratified, seeded hold-out: ``(train_rows, test_rows)`` (sorted).
-
-    Each class with ``n_c`` rows puts ``round(n_c * test_fraction)`` of them (at least one,
-    and at most ``n_c - 1``, so every class is in the training part) in the test part, drawn
-    at random with ``random_state``."""
-    test_fraction = float(test_fraction)
-    if not 0.0 < test_fraction < 1.0:
-        raise InvalidParameterError(f"test_fraction must be between 0 and 1 (exclusive), got {test_fraction}.")
-    _, y_idx = _classes_and_index(y)
-    rng = _rng(random_state)
-    test = []
-    for c in range(int(y_idx.max()) + 1):
-        members = np.flatnonzero(y_idx == c)
-        n_c = members.size
-        if n_c < 2:
-            continue  # a class with one row stays in training
-        k = int(min(max(round(n_c * test_fraction), 1), n_c - 1))
-        test.append(rng.permutation(members)[:k])
-    test_rows = np.sort(np.concatenate(test)) if test else np.zeros(0, np.intp)
-    if test_rows.size == 0:
-        raise DataError("The hold-out test part is empty: every class has a single row.")
-    mask = np.ones(y_idx.size, bool)
-    mask[test_rows] = False
-    return np.flatnonzero(mask), test_rows
-
-
 def stratified_kfold(y, n_splits: int = 5, *, shuffle: bool = True, random_state=0) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified k-fold: a list of ``(train_rows, test_rows)``.
 
@@ -144,13 +96,6 @@ def stratified_kfold(y, n_splits: int = 5, *, shuffle: bool = True, random_state
     fold_of = np.empty(y_idx.size, np.intp)
     fold_of[order] = np.arange(order.size) % n_splits
     return [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(n_splits)]
-
-
-def confusion_matrix(truth_idx, pred_idx, n_classes: int) -> np.ndarray:
-    """(K, K) counts: entry (i, j) = rows of true class i predicted as class j."""
-    truth_idx = np.asarray(truth_idx, dtype=np.intp)
-    pred_idx = np.asarray(pred_idx, dtype=np.intp)
-    return np.bincount(truth_idx * n_classes + pred_idx, minlength=n_classes * n_classes).reshape(n_classes, n_classes)
 
 
 def per_class_scores(confusion) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -23,13 +23,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from manifold_studio.algorithms.checks import check_data, check_labels, check_n_features
+from manifold_studio.algorithms.checks import (
+    check_data, check_labels, check_n_features, check_sparse_data, is_sparse, register_sparse_method,
+    sparse_refusal,
+)
 from manifold_studio.algorithms.labels import class_label_vector, encode_labels
+from manifold_studio.algorithms.output import OutputNamesMixin
 from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.state_schema import Fitted, StateError, declared_state, spec_for
-from manifold_studio.errors import InvalidParameterError, not_fitted
+from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
 
 KINDS = ("embedding", "clustering", "classification")
 
@@ -77,6 +81,16 @@ class Algorithm:
     #: rules for fitted attributes (shape relations, required members...), merged over the
     #: class hierarchy; the names themselves are derived from the code (see :meth:`declared_state`)
     fitted_schema: ClassVar[dict[str, Fitted]] = {}
+    #: whether fit/extend take scipy.sparse input (as a canonical CSR float64 ``csr_array``, never
+    #: densified by the checks); override :meth:`accepts_sparse_input` when it depends on a
+    #: parameter and say so in ``sparse_condition`` (named in the refusal message of other methods)
+    accepts_sparse: ClassVar[bool] = False
+    sparse_condition: ClassVar[str] = ""
+    #: float32 input gives float32 output (``embedding_``, the attributes in ``float32_attributes``
+    #: and extend's float results for float32 input). The computation itself runs in float64: the
+    #: checks convert, and the results are cast back after the fit
+    preserves_float32: ClassVar[bool] = False
+    float32_attributes: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -84,6 +98,8 @@ class Algorithm:
             cls.__init__ = _make_init(tuple(cls.params))
         if "params" in cls.__dict__:  # the help is written once, in the constraints
             cls.__doc__ = with_parameters(cls.__dict__.get("__doc__"), cls.params)
+        if cls.accepts_sparse and isinstance(cls.id, str) and cls.id:
+            register_sparse_method(cls.id, cls.sparse_condition)
 
     # -- parameters ---------------------------------------------------------------
     @classmethod
@@ -129,8 +145,20 @@ class Algorithm:
         self._reset_fitted()
         self._fit(X, y, progress)
         self.n_features_in_ = X.shape[1]
+        if getattr(self, "_float32_input", False):
+            self._cast_float32()
         self.fit_time_ = time.perf_counter() - start
         return self
+
+    def _keeps_float32(self, X) -> bool:
+        """Whether results for this input are returned as float32 (see ``preserves_float32``)."""
+        return bool(self.preserves_float32) and getattr(X, "dtype", None) == np.float32
+
+    def _cast_float32(self) -> None:
+        for key in ("embedding_", *self.float32_attributes):
+            value = getattr(self, key, None)
+            if isinstance(value, np.ndarray) and value.dtype == np.float64:
+                setattr(self, key, value.astype(np.float32))
 
     def _check_labels(self, y, n: int):
         return check_labels(y, n)
@@ -160,8 +188,22 @@ class Algorithm:
         """Whether this estimator, with its current parameters, accepts NaN in X."""
         return bool(self.accepts_missing)
 
+    def accepts_sparse_input(self) -> bool:
+        """Whether this estimator, with its current parameters, takes scipy.sparse X."""
+        return bool(self.accepts_sparse)
+
+    def _check_sparse(self, X, name: str, min_samples: int):
+        """A sparse X as canonical CSR, or the refusal naming the methods that take sparse data."""
+        if not self.accepts_sparse_input():
+            condition = self.sparse_condition if self.accepts_sparse else ""
+            raise DataError(sparse_refusal(name, self.id or type(self).__name__, condition))
+        return check_sparse_data(X, name=name, min_samples=min_samples)
+
     def _check_training_data(self, X) -> np.ndarray:
         names = getattr(X, "columns", None)
+        self._float32_input = self._keeps_float32(X)
+        if is_sparse(X):
+            return self._check_sparse(X, "X", self.min_samples)
         arr = check_data(X, min_samples=self.min_samples, allow_nan=self.accepts_missing_values())
         if names is not None:
             self.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
@@ -186,7 +228,10 @@ class Algorithm:
 
     def _check_new_data(self, X, what: str = "extend") -> np.ndarray:
         self.check_is_fitted(what)
-        X = check_data(X, name="X_new", min_samples=1, allow_nan=self.accepts_missing_values())
+        if is_sparse(X):
+            X = self._check_sparse(X, "X_new", 1)
+        else:
+            X = check_data(X, name="X_new", min_samples=1, allow_nan=self.accepts_missing_values())
         check_n_features(X, self.n_features_in_, type(self).__name__)
         return X
 
@@ -206,8 +251,10 @@ class Algorithm:
 
     def extend(self, X, progress=None):
         """Out-of-sample extension of the fitted model to new points (sample-wise)."""
+        keep32 = self._keeps_float32(X)
         X = self._check_new_data(X)
-        return self.map_chunks(self._extend, X, progress)
+        out = self.map_chunks(self._extend, X, progress)
+        return out.astype(np.float32) if keep32 and out.dtype == np.float64 else out
 
     def _extend(self, X: np.ndarray):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -267,25 +314,32 @@ class Algorithm:
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, TargetTags, Tags, TransformerTags
 
+        dtypes = ["float64", "float32"] if self.preserves_float32 else ["float64"]
         return Tags(estimator_type=self._estimator_type,
                     target_tags=TargetTags(required=self.requires_labels),
-                    transformer_tags=TransformerTags() if self.kind == "embedding" else None,
+                    transformer_tags=TransformerTags(preserves_dtype=dtypes) if self.kind == "embedding" else None,
                     classifier_tags=ClassifierTags() if self.kind == "classification" else None,
                     regressor_tags=None,
-                    input_tags=InputTags(two_d_array=True, allow_nan=False))
+                    input_tags=InputTags(two_d_array=True, allow_nan=False,
+                                         sparse=self.accepts_sparse_input()))
 
 
-class EmbeddingAlgorithm(Algorithm):
-    """Dimensionality reduction: ``embedding_`` (n, n_components); extend -> coordinates."""
+class EmbeddingAlgorithm(OutputNamesMixin, Algorithm):
+    """Dimensionality reduction: ``embedding_`` (n, n_components); extend -> coordinates.
+
+    ``get_feature_names_out()`` names the output columns ``<id>0, <id>1, ...`` and
+    ``set_output(transform="pandas")`` makes ``transform``/``fit_transform`` return DataFrames
+    (:class:`~manifold_studio.algorithms.output.OutputNamesMixin`).
+    """
 
     kind = "embedding"
     _estimator_type = "transformer"
 
     def fit_transform(self, X, y=None, progress=None):
-        return self.fit(X, y, progress).embedding_
+        return self._wrap_output(self.fit(X, y, progress).embedding_, X)
 
     def transform(self, X, progress=None):
-        return self.extend(X, progress)
+        return self._wrap_output(self.extend(X, progress), X)
 
 
 class ClusteringAlgorithm(Algorithm):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from manifold_studio.errors import DataError
 
@@ -32,9 +33,8 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
     """
     if X is None:
         raise DataError(f"{name} is missing: give an (n_samples, n_features) array.")
-    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
-        raise DataError(f"{name} is a sparse matrix; sparse input is not supported: "
-                        "convert it with X.toarray() first.")
+    if is_sparse(X):
+        raise DataError(sparse_refusal(name))
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
     try:
@@ -78,6 +78,73 @@ def check_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 
         raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at "
                         f"{_describe_positions(bad)}; remove or impute them first.{hint}")
     check_magnitude(arr, name, top)
+    return arr
+
+
+#: algorithm id -> the condition under which it takes scipy.sparse input ("" when always); filled
+#: by the algorithm base class from each class's ``accepts_sparse`` / ``sparse_condition``
+SPARSE_METHODS: dict[str, str] = {}
+
+
+def register_sparse_method(algorithm_id: str, condition: str = "") -> None:
+    """Record that ``algorithm_id`` takes sparse input (named in :func:`sparse_refusal`)."""
+    if algorithm_id:
+        SPARSE_METHODS[algorithm_id] = condition
+
+
+def is_sparse(X) -> bool:
+    """Whether X is a scipy.sparse matrix or array."""
+    return sp.issparse(X) or type(X).__module__.startswith("scipy.sparse")
+
+
+def sparse_methods_text() -> str:
+    """The methods that take sparse data, for messages: "pca, kmeans, kernel_pca (kernel='linear'...)"."""
+    if not SPARSE_METHODS:
+        return "none of the loaded methods"
+    return ", ".join(f"{k} ({c})" if c else k for k, c in sorted(SPARSE_METHODS.items()))
+
+
+def sparse_refusal(name: str = "X", owner: str = "", condition: str = "") -> str:
+    """The one-line message refusing sparse input, naming the methods that take it."""
+    who = f"{owner} does not take sparse data" if owner else "sparse input is not supported here"
+    if condition:
+        who += f" unless {condition}"
+    return (f"{name} is a sparse matrix and {who}. Methods that take sparse data: "
+            f"{sparse_methods_text()}. Otherwise convert it with X.toarray() (it needs "
+            "n_samples × n_features numbers in memory).")
+
+
+def check_sparse_data(X, *, name: str = "X", min_samples: int = 1, min_features: int = 1):
+    """``X`` as a canonical CSR float64 ``scipy.sparse.csr_array`` (a copy: sorted indices, no
+    duplicate entries, no stored zeros) or DataError naming the problem; the stored values must be
+    finite and within the magnitudes :func:`check_data` allows."""
+    if X.ndim != 2:
+        raise DataError(f"{name} is a {X.ndim}-dimensional sparse array; expected a 2-D "
+                        "(n_samples, n_features) matrix.")
+    if X.dtype.kind == "c":
+        raise DataError(f"{name} holds complex numbers (Complex data not supported): only real values are allowed.")
+    if X.dtype.kind not in "biuf":
+        raise NonNumericDataError(f"{name} has data type {X.dtype}; only numeric sparse matrices are allowed.")
+    arr = sp.csr_array(X, dtype=np.float64, copy=True)
+    arr.sum_duplicates()
+    arr.eliminate_zeros()
+    n, d = arr.shape
+    if n < min_samples:
+        raise DataError(f"{name} has {n} sample(s); this needs at least {min_samples}.")
+    if d < min_features:
+        raise DataError(f"{name} has {d} feature(s) (shape={arr.shape}) while a minimum of "
+                        f"{min_features} is required.")
+    values = arr.data
+    if values.size and not _sum_of_squares_is_safe(values.reshape(1, -1)):
+        bad = ~np.isfinite(values)
+        if bad.any():
+            rows = np.repeat(np.arange(n), np.diff(arr.indptr))[bad]
+            cols = arr.indices[bad]
+            where = ", ".join(f"row {r} column {c}" for r, c in zip(rows[:5], cols[:5]))
+            kind = "NaN" if np.isnan(values).any() else "infinite"
+            raise DataError(f"{name} contains {int(bad.sum())} {kind} value(s) at {where}; remove or "
+                            "impute them first (sparse data cannot hold missing values).")
+        check_magnitude(values.reshape(1, -1), name)
     return arr
 
 

@@ -15,7 +15,7 @@ repeated ``n_init`` times, keeping the run with the lowest inertia.
 
 Implementation notes
 --------------------
-* The data are centred once (their mean subtracted) so that the expansion
+* Dense data are centred once (their mean subtracted) so that the expansion
   ``||x||^2 - 2 x.c + ||c||^2`` used for the assignment does not lose precision on data far
   from the origin.
 * The centred data are stored once as a transposed, augmented (d + 2, n) array so that one
@@ -24,6 +24,12 @@ Implementation notes
 * Cluster sums come from one ``bincount`` per feature, and the inertia of an assignment is
   obtained from those sums (``sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2``),
   so one iteration touches the data twice.
+* Sparse data (scipy.sparse) are not centred and never densified: the same expansion, one
+  sparse-dense product per block, cluster sums from one product with the one-hot assignment
+  (:mod:`manifold_studio.algorithms.kmeans_data` holds both storages).
+* Sample weights (``sample_weight``, scikit-learn's meaning): centres are weighted means, the
+  inertia a weighted sum, k-means++ draws with probability proportional to weight × squared
+  distance and "random" draws k distinct points with probability proportional to weight.
 * Empty clusters are re-seeded with the points farthest from their centres.
 * When fewer than ``n_clusters`` distinct points exist, a :class:`DataError` says so.
 """
@@ -34,12 +40,15 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
-from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.checks import check_random_state, is_sparse
+from manifold_studio.algorithms.kmeans_data import DenseData, SparseData, augment, count_distinct_rows
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
 
-__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread"]
+__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread",
+           "check_sample_weight"]
 
 #: entries of one (k, block) slab of squared distances (256 kB: bounded memory, cache resident)
 _BLOCK_ENTRIES = 1 << 15
@@ -86,75 +95,31 @@ def _rows_per_block(k: int) -> int:
     return max(128, _BLOCK_ENTRIES // max(int(k), 1))
 
 
-def count_distinct_rows(X: np.ndarray) -> int:
-    """Number of distinct rows of ``X`` (exact, used for error messages)."""
-    X = np.ascontiguousarray(X)
-    if X.shape[0] == 0:
-        return 0
-    # -0.0 and 0.0 are the same point
-    Xn = X + 0.0
-    rows = Xn.view(np.dtype((np.void, Xn.dtype.itemsize * Xn.shape[1]))).ravel()
-    return int(np.unique(rows).shape[0])
+def _too_few_distinct(X, n_clusters: int) -> DataError:
+    return _too_few(count_distinct_rows(X), X.shape[0], n_clusters)
 
 
-def _too_few_distinct(X: np.ndarray, n_clusters: int) -> DataError:
-    m = count_distinct_rows(X)
+def _too_few_distinct_data(data, n_clusters: int) -> DataError:
+    return _too_few(data.distinct_count(), data.n, n_clusters)
+
+
+def _too_few(m: int, n: int, n_clusters: int) -> DataError:
     return DataError(f"Cannot form n_clusters={n_clusters} clusters: the data have only {m} distinct "
-                     f"point(s) (out of {X.shape[0]} samples). Choose n_clusters <= {m}.")
+                     f"point(s) (out of {n} samples). Choose n_clusters <= {m}.")
 
 
-class _Data:
-    """The centred data stored once, transposed and augmented for the distance products.
-
-    ``T`` is a C-contiguous (d + 2, n) array whose columns are ``[x, 1, ||x||^2]``; with a
-    centre augmented as ``[-2c, ||c||^2, 1]`` one matrix product gives the full squared
-    distances ``||x||^2 - 2 c.x + ||c||^2`` as a (k, n) block with contiguous rows.
-    """
-
-    def __init__(self, Xc: np.ndarray):
-        n, d = Xc.shape
-        self.n, self.d = n, d
-        T = np.empty((d + 2, n))
-        T[:d] = Xc.T
-        T[d] = 1.0
-        np.einsum("ij,ij->i", Xc, Xc, out=T[d + 1])
-        self.T = T
-        self.x_sq = T[d + 1]
-        self.x_sq_sum = float(self.x_sq.sum())
-
-    def rows(self, idx) -> np.ndarray:
-        """Points ``idx`` as an (m, d) array (a copy)."""
-        return np.ascontiguousarray(self.T[:self.d, idx].T)
-
-    def points(self) -> np.ndarray:
-        return np.ascontiguousarray(self.T[:self.d].T)
-
-
-def _augment(centers: np.ndarray) -> np.ndarray:
-    k = centers.shape[0]
-    aug = np.empty((k, centers.shape[1] + 2))
-    aug[:, :-2] = -2.0 * centers
-    aug[:, -2] = np.einsum("ij,ij->i", centers, centers)
-    aug[:, -1] = 1.0
-    return aug
-
-
-def _too_few_distinct_data(data: _Data, n_clusters: int) -> DataError:
-    return _too_few_distinct(data.points(), n_clusters)
-
-
-def _sq_dist_rows(data: _Data, Y: np.ndarray) -> np.ndarray:
+def _sq_dist_rows(data, Y: np.ndarray) -> np.ndarray:
     """(m, n) squared distances between rows of Y and every point (expansion, clipped at 0)."""
-    D = _augment(Y) @ data.T
+    D = data.slab(augment(Y), 0, data.n)
     np.maximum(D, 0.0, out=D)
     return D
 
 
-def _assign(data: _Data, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool = False):
+def _assign(data, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool = False):
     """Nearest centre of each point (labels written into ``labels_out``).
 
     Returns the squared distance of each point to its nearest centre when ``want_min``
-    (relative precision about 1e-13; :func:`_exact_sq_dist_to_assigned` gives exact values).
+    (relative precision about 1e-13; ``data.sq_dist_to_assigned`` gives exact values).
 
     Each (k, block) slab of squared distances comes from one product with the augmented data
     (clipped at 0). Non-negative doubles order like their int64 bit patterns, so the centre
@@ -169,19 +134,18 @@ def _assign(data: _Data, centers: np.ndarray, labels_out: np.ndarray, *, want_mi
     if k == 1:
         labels_out[:] = 0
         if want_min:
-            mins[:] = _exact_sq_dist_to_assigned(data, centers, np.zeros(n, dtype=np.intp))
+            mins[:] = data.sq_dist_to_assigned(centers, np.zeros(n, dtype=np.intp))
         return mins
     bits = max(1, int(k - 1).bit_length())
     low = np.int64((1 << bits) - 1)
     high = ~low
-    aug = _augment(centers)
+    aug = augment(centers)
     step = _rows_per_block(k)
     index_block = np.empty((k, min(step, n)), dtype=np.int64)
     index_block[:] = np.arange(k, dtype=np.int64)[:, None]
-    T = data.T
     for start in range(0, n, step):
         stop = min(start + step, n)
-        D = aug @ T[:, start:stop]            # (k, block) squared distances
+        D = data.slab(aug, start, stop)       # (k, block) squared distances
         np.maximum(D, 0.0, out=D)
         V = D.view(np.int64)
         V &= high
@@ -194,58 +158,39 @@ def _assign(data: _Data, centers: np.ndarray, labels_out: np.ndarray, *, want_mi
     return mins
 
 
-def _cluster_sums(data: _Data, labels: np.ndarray, k: int):
-    """Per-cluster sums (k, d) and counts (k,) of the points."""
-    sums = np.empty((k, data.d))
-    for j in range(data.d):  # loop over features, each a contiguous row
-        sums[:, j] = np.bincount(labels, weights=data.T[j], minlength=k)
-    counts = np.bincount(labels, minlength=k).astype(float)
-    return sums, counts
-
-
-def _exact_sq_dist_to_assigned(data: _Data, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """||x_i - c_{labels_i}||^2 computed directly (chunked, no cancellation)."""
-    n, d = data.n, data.d
-    out = np.empty(n)
-    step = max(256, (1 << 18) // max(d, 1))
-    for start in range(0, n, step):
-        stop = min(start + step, n)
-        diff = data.T[:d, start:stop].T - centers[labels[start:stop]]
-        out[start:stop] = np.einsum("ij,ij->i", diff, diff)
-    return out
-
-
-def kmeans_plusplus(data: _Data, n_clusters: int, rng: np.random.Generator,
+def kmeans_plusplus(data, n_clusters: int, rng: np.random.Generator,
                     n_local_trials: int | None = None, progress=None) -> np.ndarray:
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007, with local trials).
 
     Each new centre is the best of ``n_local_trials`` candidates drawn with probability
-    proportional to the squared distance to the closest centre already chosen.
+    proportional to the (weight times the) squared distance to the closest centre already chosen;
+    the first is drawn uniformly (with probability proportional to the weight).
     Returns the indices of the chosen points. Raises DataError when the data have fewer
     than ``n_clusters`` distinct points.
     """
     n = data.n
     if n_local_trials is None:
         n_local_trials = 2 + int(math.log(n_clusters))
+    w = data.w
     idx = np.empty(n_clusters, dtype=np.intp)
-    idx[0] = rng.integers(n)
+    idx[0] = rng.integers(n) if w is None else rng.choice(n, p=w / w.sum())
     closest = _sq_dist_rows(data, data.rows(idx[:1]))[0]
     closest[idx[0]] = 0.0
-    pot = closest.sum()
+    pot = closest.sum() if w is None else closest @ w
     trial_rows = np.arange(n_local_trials)
     for c in range(1, n_clusters):
         if progress is not None and c % 8 == 0:
             progress.checkpoint()
         if not pot > 0.0:
             raise _too_few_distinct_data(data, n_clusters)
-        cum = np.cumsum(closest)
+        cum = np.cumsum(closest if w is None else closest * w)
         r = rng.random(n_local_trials) * cum[-1]
         cand = np.searchsorted(cum, r, side="right")
         np.minimum(cand, n - 1, out=cand)
         D = _sq_dist_rows(data, data.rows(cand))      # (trials, n), contiguous rows
         D[trial_rows, cand] = 0.0
         np.minimum(D, closest, out=D)
-        pots = D.sum(axis=1)
+        pots = D.sum(axis=1) if w is None else D @ w
         best = int(np.argmin(pots))
         idx[c] = cand[best]
         closest = D[best]
@@ -279,7 +224,7 @@ def _lloyd(data, centers, max_iter, tol, ticker, publish, mean):
 
     def assign_and_stats(C):
         _assign(data, C, labels)
-        sums, counts = _cluster_sums(data, labels, k)
+        sums, counts = data.cluster_sums(labels, k)
         # W(labels, C) = sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2
         w = x_sq_sum - 2.0 * np.einsum("ij,ij->", sums, C) + float(counts @ np.einsum("ij,ij->i", C, C))
         return sums, counts, max(w, 0.0)
@@ -293,17 +238,20 @@ def _lloyd(data, centers, max_iter, tol, ticker, publish, mean):
         # update step: centres = means of their points; empty clusters re-seeded
         empty = np.flatnonzero(counts == 0)
         if empty.size:
-            d2 = _exact_sq_dist_to_assigned(data, centers, labels)
+            d2 = data.sq_dist_to_assigned(centers, labels)
+            if data.w is not None:
+                d2[data.w <= 0] = 0.0     # a point without weight cannot hold a cluster
             far = np.argpartition(-d2, empty.size - 1)[:empty.size]
             if not np.all(d2[far] > 0.0):
                 raise _too_few_distinct_data(data, k)
             far_points = data.rows(far)
-            np.subtract.at(sums, labels[far], far_points)
-            np.subtract.at(counts, labels[far], 1.0)
-            sums[empty] = far_points
-            counts[empty] = 1.0
-            if np.any(counts == 0):  # a re-seeded point emptied its own cluster (rare)
-                counts[counts == 0] = 1.0
+            fw = np.ones(far.size) if data.w is None else data.w[far]
+            np.subtract.at(sums, labels[far], far_points * fw[:, None])
+            np.subtract.at(counts, labels[far], fw)
+            sums[empty] = far_points * fw[:, None]
+            counts[empty] = fw
+            if np.any(counts <= 0):  # a re-seeded point emptied its own cluster (rare)
+                counts[counts <= 0] = 1.0
         new_centers = sums / counts[:, None]
         sums, counts, w_new = assign_and_stats(new_centers)
         history.append(w_new)
@@ -319,24 +267,54 @@ def _lloyd(data, centers, max_iter, tol, ticker, publish, mean):
     if np.any(counts == 0):
         # the last assignment left a cluster empty: recompute the means with re-seeding once more
         empty = np.flatnonzero(counts == 0)
-        d2 = _exact_sq_dist_to_assigned(data, centers, labels)
+        d2 = data.sq_dist_to_assigned(centers, labels)
+        if data.w is not None:
+            d2[data.w <= 0] = 0.0
         far = np.argpartition(-d2, empty.size - 1)[:empty.size]
         if not np.all(d2[far] > 0.0):
             raise _too_few_distinct_data(data, k)
         centers = centers.copy()
         centers[empty] = data.rows(far)
         _assign(data, centers, labels)
-        w = float(_exact_sq_dist_to_assigned(data, centers, labels).sum())
+        w = float(_weighted_sum(data, data.sq_dist_to_assigned(centers, labels)))
     return centers, labels, w, n_iter, np.asarray(history)
 
 
+def _weighted_sum(data, values: np.ndarray) -> float:
+    return float(values.sum() if data.w is None else values @ data.w)
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    """Sample weights as a float (n,) array (None stays None: every weight 1), or an error naming
+    the problem: one finite, non-negative weight per sample, not all zero."""
+    if sample_weight is None:
+        return None
+    if np.isscalar(sample_weight):
+        w = np.full(n, float(sample_weight))
+    else:
+        try:
+            w = np.asarray(sample_weight, dtype=float)
+        except (TypeError, ValueError):
+            raise DataError("sample_weight must hold numbers (one weight per sample).") from None
+    if w.ndim != 1 or w.shape[0] != n:
+        raise DataError(f"sample_weight has shape {w.shape}; expected ({n},), one weight per sample.")
+    if not np.all(np.isfinite(w)):
+        raise DataError("sample_weight contains NaN or infinite values.")
+    if np.any(w < 0):
+        raise DataError(f"sample_weight must be non-negative: weight {int(np.argmax(w < 0))} is "
+                        f"{w[np.argmax(w < 0)]:g}.")
+    if not w.sum() > 0:
+        raise DataError("sample_weight are all zero (they sum to 0): at least one sample needs a positive weight.")
+    return w
+
+
 def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max_iter: int = 300,
-           tol: float = 1e-4, random_state=None, progress=None) -> KMeansResult:
+           tol: float = 1e-4, random_state=None, progress=None, sample_weight=None) -> KMeansResult:
     """k-means clustering (Lloyd iterations, best of ``n_init`` runs).
 
     Parameters
     ----------
-    X : (n, d) array of finite floats.
+    X : (n, d) array of finite floats, or a scipy.sparse matrix (never densified).
     n_clusters : number of clusters k (1 <= k <= number of distinct points).
     init : ``"k-means++"`` (greedy k-means++ seeding) or ``"random"`` (k data points drawn
         uniformly without replacement, as in the seeds; duplicates are re-seeded like empty
@@ -349,12 +327,15 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
     progress : object with ``checkpoint(fraction, message)`` (raises FitCancelled on cancel) and
         optionally ``partial(result)``, which receives a dict (centers, labels, inertia,
         iteration, run) after every iteration.
+    sample_weight : None or (n,) non-negative weights (scikit-learn's meaning: a weight 2 counts
+        the point twice in the centres and the inertia).
 
     Returns
     -------
     KMeansResult of the best run: centers, labels, inertia, n_iter, inertia_history.
     """
-    X = np.asarray(X, dtype=float)
+    sparse = is_sparse(X)
+    X = sp.csr_array(X, dtype=float) if sparse else np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise DataError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}.")
     n, d = X.shape
@@ -365,7 +346,7 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
     if n < n_clusters:
         raise DataError(f"Cannot form n_clusters={n_clusters} clusters from {n} sample(s): "
                         f"choose n_clusters <= {n}.")
-    if not np.all(np.isfinite(X)):
+    if not np.all(np.isfinite(X.data if sparse else X)):
         raise DataError("X contains NaN or infinite values; remove or impute them first.")
     explicit = None
     if not isinstance(init, str):
@@ -385,20 +366,29 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
         raise InvalidParameterError(f"Invalid value {tol!r} for parameter 'tol': allowed a number >= 0.")
     n_init, max_iter, tol = int(n_init), int(max_iter), float(tol)
 
+    weights = check_sample_weight(sample_weight, n)
+    if weights is not None and explicit is None and init == "random" and np.count_nonzero(weights) < n_clusters:
+        raise DataError(f"init='random' draws n_clusters={n_clusters} distinct points with positive "
+                        f"weight; only {np.count_nonzero(weights)} have one.")
+
     progress = as_progress(progress)
     rng = check_random_state(random_state)
 
     with blas_single_thread():
-        return _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress)
+        return _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress, weights)
 
 
-def _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress):
+def _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress, weights=None):
     n = X.shape[0]
     publish = getattr(progress, "partial", None)
     ticker = _Ticker(progress, n_init, max_iter)
     ticker.checkpoint()
-    mean = X.mean(axis=0)
-    data = _Data(X - mean)
+    if is_sparse(X):
+        mean = np.zeros(X.shape[1])
+        data = SparseData(X, weights)
+    else:
+        mean = X.mean(axis=0)
+        data = DenseData(X - mean, weights)
 
     best = None
     for run in range(n_init):
@@ -408,15 +398,19 @@ def _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress)
             centers = explicit - mean
         elif init == "k-means++":
             centers = data.rows(kmeans_plusplus(data, n_clusters, rng, progress=ticker))
-        else:
+        elif weights is None:
             centers = data.rows(rng.choice(n, size=n_clusters, replace=False))
+        else:
+            centers = data.rows(rng.choice(n, size=n_clusters, replace=False, p=weights / weights.sum()))
         centers, labels, w, n_iter, hist = _lloyd(data, np.array(centers, dtype=float),
                                                   max_iter, tol, ticker, publish, mean)
-        if best is None or w < best[2]:
+        # a later run wins only when clearly better: runs reaching the same partition (labels
+        # permuted) differ by rounding only, and the first of them is kept (dense and sparse agree)
+        if best is None or w < best[2] - 1e-9 * abs(best[2]):
             best = (centers, labels, w, n_iter, hist)
     centers, labels, _, n_iter, hist = best
     # exact inertia of the returned partition (no expansion round-off)
-    inertia = float(_exact_sq_dist_to_assigned(data, centers, labels).sum())
+    inertia = _weighted_sum(data, data.sq_dist_to_assigned(centers, labels))
     hist = hist.copy()
     hist[-1] = inertia
     progress.checkpoint(1.0, f"k-means done: inertia {inertia:.6g}")
@@ -428,10 +422,19 @@ def assign_nearest(X, centers) -> tuple[np.ndarray, np.ndarray]:
     """Labels of the nearest centre of each row of ``X`` and the squared distance to it.
 
     Sample-wise (each row's result depends on that row only), vectorised in row chunks.
-    The squared distances are computed directly as ``||x - c||^2`` (no cancellation).
+    The squared distances are computed directly as ``||x - c||^2`` (no cancellation) for dense
+    X; a sparse X (never densified) uses the expansion ``||x||^2 - 2 x.c + ||c||^2``.
     """
-    X = np.asarray(X, dtype=float)
     centers = np.asarray(centers, dtype=float)
+    if is_sparse(X):
+        data = SparseData(X)
+        if data.d != centers.shape[1] or centers.ndim != 2 or centers.shape[0] == 0:
+            raise DataError(f"X of shape {X.shape} and centres of shape {centers.shape} do not match.")
+        labels = np.empty(data.n, dtype=np.intp)
+        with blas_single_thread():
+            _assign(data, centers, labels)
+        return labels, data.sq_dist_to_assigned(centers, labels)
+    X = np.asarray(X, dtype=float)
     if X.ndim != 2 or centers.ndim != 2 or X.shape[1] != centers.shape[1]:
         raise DataError(f"X of shape {X.shape} and centres of shape {centers.shape} do not match.")
     if centers.shape[0] == 0:
@@ -439,9 +442,9 @@ def assign_nearest(X, centers) -> tuple[np.ndarray, np.ndarray]:
     # centre both on the centres' mean (a constant of the model: keeps extension sample-wise)
     shift = centers.mean(axis=0)
     Cc = centers - shift
-    data = _Data(X - shift)
+    data = DenseData(X - shift)
     labels = np.empty(X.shape[0], dtype=np.intp)
     with blas_single_thread():
         _assign(data, Cc, labels)
-    d2 = _exact_sq_dist_to_assigned(data, Cc, labels)
+    d2 = data.sq_dist_to_assigned(Cc, labels)
     return labels, d2

@@ -8,13 +8,19 @@ KL  D(X‖WH) = Σ X log(X/WH) − X + WH:
 Each update does not increase its cost (Lee & Seung's theorems 1 and 2). As in
 scikit-learn's ``solver="mu"``, W is updated before H within an iteration and zero
 denominators (and, for KL, ratios' denominators below ``EPS``) are replaced by ``EPS``.
+
+A sparse X (scipy.sparse CSR) is never densified: the products X Hᵀ and Xᵀ W are sparse-dense,
+the KL ratio X / WH is needed at X's stored entries only (WH evaluated there), and the costs use
+‖X − WH‖² = ‖X‖² − 2 Σ X∘WH + Σ (WᵀW)∘(HHᵀ) and Σ WH = (Σ_rows W)(Σ_cols H). The iterates equal
+the dense ones to rounding.
 """
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import nnls
 
-from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.pca_solvers import _randomized_route
 
 EPS = np.finfo(np.float64).eps
@@ -25,10 +31,9 @@ LOSSES = ("frobenius", "kl")
 
 def _truncated_svd(X, k, random_state):
     """Leading k singular triplets of the (uncentred) X by a seeded randomized SVD."""
-
     s, Vt = _randomized_route(X, k, random_state, progress=_NoProgress())
     s, Vt = s[:k], Vt[:k]
-    U = (X @ Vt.T) / np.where(s > 0, s, 1.0)
+    U = np.asarray(X @ Vt.T) / np.where(s > 0, s, 1.0)
     return U, s, Vt
 
 
@@ -75,16 +80,49 @@ def initialize(X: np.ndarray, k: int, init: str, random_state=None):
     return W, H
 
 
+# -- sparse X: WH at the stored entries only ------------------------------------------------
+
+def _rows_of_entries(X) -> np.ndarray:
+    return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+
+
+def wh_at_entries(X, W, H) -> np.ndarray:
+    """(WH)_ij at the stored entries of the CSR matrix X, in X.data's order (chunked)."""
+    rows, cols = _rows_of_entries(X), X.indices
+    out = np.empty(X.nnz)
+    step = 1 << 16
+    for start in range(0, X.nnz, step):
+        stop = min(start + step, X.nnz)
+        out[start:stop] = np.einsum("ij,ji->i", W[rows[start:stop]], H[:, cols[start:stop]])
+    return out
+
+
+def _kl_ratio(X, W, H):
+    """X / max(WH, EPS) as a sparse matrix with X's pattern."""
+    ratio = X.data / np.maximum(wh_at_entries(X, W, H), EPS)
+    return sp.csr_array((ratio, X.indices, X.indptr), shape=X.shape)
+
+
 # -- costs --------------------------------------------------------------------------------
 
 def frobenius_cost(X, W, H) -> float:
     """½‖X − WH‖² (scikit-learn's beta divergence for beta = 2)."""
+    if is_sparse(X):
+        x_sq = float(X.data @ X.data)
+        cross = float(X.data @ wh_at_entries(X, W, H))
+        wh_sq = float(np.einsum("ij,ij->", W.T @ W, H @ H.T))
+        return 0.5 * max(x_sq - 2.0 * cross + wh_sq, 0.0)
     R = X - W @ H
     return 0.5 * float(np.einsum("ij,ij->", R, R))
 
 
 def kl_cost(X, W, H) -> float:
     """D(X‖WH) = Σ X log(X/WH) − X + WH (0 log 0 = 0; WH floored at EPS where X > 0)."""
+    if is_sparse(X):
+        pos = X.data > 0
+        wh = np.maximum(wh_at_entries(X, W, H)[pos], EPS)
+        data = X.data[pos]
+        return float(np.sum(data * np.log(data / wh)) - X.data.sum() + W.sum(axis=0) @ H.sum(axis=1))
     WH = W @ H
     pos = X > 0
     ratio = X[pos] / np.maximum(WH[pos], EPS)
@@ -110,8 +148,10 @@ def _safe(den):
 def update_w(X, W, H, loss: str, buf=None) -> None:
     """W ← W ∘ numerator / denominator, in place."""
     if loss == "frobenius":
-        num = X @ H.T
+        num = np.asarray(X @ H.T)
         W *= num / _safe(W @ (H @ H.T))
+    elif is_sparse(X):
+        W *= np.asarray(_kl_ratio(X, W, H) @ H.T) / _safe(H.sum(axis=1))[None, :]
     else:
         WH = np.matmul(W, H, out=buf)
         np.maximum(WH, EPS, out=WH)
@@ -122,7 +162,10 @@ def update_w(X, W, H, loss: str, buf=None) -> None:
 def update_h(X, W, H, loss: str, buf=None) -> None:
     """H ← H ∘ numerator / denominator, in place."""
     if loss == "frobenius":
-        H *= (W.T @ X) / _safe((W.T @ W) @ H)
+        WtX = np.asarray(X.T @ W).T if is_sparse(X) else W.T @ X
+        H *= WtX / _safe((W.T @ W) @ H)
+    elif is_sparse(X):
+        H *= np.asarray(_kl_ratio(X, W, H).T @ W).T / _safe(W.sum(axis=0))[:, None]
     else:
         WH = np.matmul(W, H, out=buf)
         np.maximum(WH, EPS, out=WH)

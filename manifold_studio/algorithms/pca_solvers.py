@@ -16,6 +16,9 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
                 scikit-learn) re-orthonormalised by QR (scikit-learn: LU), a QR, and the SVD of the small projected
                 matrix. Approximate, seeded by ``random_state``; for large matrices and few
                 components.
+``arpack``      ARPACK (``scipy.sparse.linalg.svds``) on the centred data as a linear operator, started
+                from a vector seeded by ``random_state`` (scikit-learn's ``arpack``). Exact to ARPACK's
+                tolerance; needs n_components < min(n, d).
 ``auto``        scikit-learn's rule extended by the Gram route: covariance when d ≤ 1000 and
                 n ≥ 10·d; gram when n ≤ 1000, d ≥ 10·n and it costs fewer flops than the
                 randomized SVD (n < 2(k + 10)(2q + 2), q power iterations; always for a
@@ -23,7 +26,13 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
                 number of components is a fraction of the variance; randomized when
                 n_components < 0.8·min(n, d); full otherwise.
 
-Every route calls numpy's LAPACK, never scipy's: numpy and scipy each bring their own OpenBLAS
+Sparse data (scipy.sparse, CSR) are never densified: they are centred implicitly — the products
+X_c·M = X·M − 1(x̄ᵀM) and X_cᵀ·Q = XᵀQ − x̄(1ᵀQ) — by ``arpack`` and ``randomized``; ``covariance``
+forms the d × d matrix XᵀX − n·x̄x̄ᵀ from the sparse product. 'auto' takes ``arpack`` for sparse data
+(scikit-learn's rule) and ``covariance`` when every axis or a fraction of the variance is asked for;
+``full`` and ``gram`` need dense data and refuse sparse input.
+
+Every dense route calls numpy's LAPACK, never scipy's: numpy and scipy each bring their own OpenBLAS
 thread pool, and alternating between them while the other's threads still spin doubles the
 time of both on a 2-core machine.
 """
@@ -33,10 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.progress import as_progress
 
-SOLVERS = ("auto", "full", "covariance", "gram", "randomized")
+SOLVERS = ("auto", "full", "covariance", "gram", "randomized", "arpack")
+#: the routes that take sparse data without densifying it
+SPARSE_SOLVERS = ("auto", "arpack", "randomized", "covariance")
 EXACT = ("full", "covariance", "gram")
 _BLOCK = 4096
 
@@ -67,8 +78,11 @@ def gram_is_cheaper(n: int, d: int, k) -> bool:
     return n < 2 * (k + 10) * (2 * power_iterations(n, d, k) + 2)
 
 
-def choose_solver(n: int, d: int, n_components) -> str:
+def choose_solver(n: int, d: int, n_components, sparse: bool = False) -> str:
     """The route ``auto`` takes for an n × d matrix (``n_components`` int, fraction or None)."""
+    if sparse:
+        integer = isinstance(n_components, (int, np.integer))
+        return "arpack" if integer and n_components < min(n, d) else "covariance"
     if d <= 1000 and n >= 10 * d:
         return "covariance"
     if n <= 1000 and d >= 10 * n and gram_is_cheaper(n, d, n_components):
@@ -107,6 +121,8 @@ def _covariance_matrix(X, mean, progress):
     n, d = X.shape
     progress.checkpoint(0.1, f"Covariance matrix ({d}×{d}) of {n:,} rows")
     C = X.T @ X
+    if is_sparse(C):
+        C = C.toarray()
     C -= n * np.outer(mean, mean)
     centred_sq = np.diag(C)
     squares = n * mean * mean
@@ -115,7 +131,8 @@ def _covariance_matrix(X, mean, progress):
     C[:] = 0.0
     for start, stop in _blocks(n):
         progress.checkpoint(0.1 + 0.6 * start / n, f"Covariance matrix, centred rows {start:,}/{n:,}")
-        B = X[start:stop] - mean
+        B = X[start:stop]
+        B = (B.toarray() if is_sparse(B) else B) - mean
         C += B.T @ B
     return C
 
@@ -166,6 +183,66 @@ def _randomized_route(Xc, k, random_state, progress, n_oversamples=10, n_iter=No
     return s, Vt
 
 
+class CentredSparse:
+    """A sparse X minus its column means, for products only (never formed): X_c·M = X·M − 1(x̄ᵀM),
+    Q·X_c = Q·X − (Q1)x̄ᵀ. ``.T`` is the transposed operator. Works with ``@`` on either side."""
+
+    __array_ufunc__ = None   # ndarray @ CentredSparse defers to __rmatmul__
+
+    def __init__(self, X, mean: np.ndarray, transposed: bool = False):
+        self.X, self.mean, self.transposed = X, np.asarray(mean, dtype=float), transposed
+        self.shape = X.shape[::-1] if transposed else X.shape
+        self.dtype = np.dtype(float)
+
+    @property
+    def T(self) -> "CentredSparse":
+        return CentredSparse(self.X, self.mean, not self.transposed)
+
+    def __matmul__(self, M):
+        M = np.asarray(M, dtype=float)
+        if not self.transposed:   # X_c M = X M − 1 (x̄ᵀ M)
+            return np.asarray(self.X @ M) - (self.mean @ M)
+        # X_cᵀ M = Xᵀ M − x̄ (1ᵀ M)
+        total = M.sum(axis=0)
+        return np.asarray(self.X.T @ M) - (np.outer(self.mean, total) if M.ndim == 2 else self.mean * total)
+
+    def __rmatmul__(self, Q):
+        Q = np.asarray(Q, dtype=float)
+        return (self.T @ Q.T).T
+
+
+def _arpack_route(Xc, k, random_state, progress):
+    """Leading k singular triplets by ARPACK (scipy's svds) on the operator Xc (dense or implicit)."""
+    from scipy.sparse.linalg import LinearOperator, svds
+
+    n, d = Xc.shape
+    if not 1 <= k < min(n, d):
+        raise ValueError(f"svd_solver='arpack' needs 0 < n_components < min(n_samples, n_features) "
+                         f"(here n_samples = {n}, n_features = {d}; got n_components={k}); use "
+                         "svd_solver='covariance' or 'full' for every axis.")
+    calls = [0]
+
+    def tick():
+        calls[0] += 1
+        progress.checkpoint(0.1 + 0.75 * (1.0 - 1.0 / (1.0 + calls[0] / 50.0)),
+                            f"ARPACK: product {calls[0]}")
+
+    def mv(v):
+        tick()
+        return Xc @ v
+
+    def rmv(u):
+        tick()
+        return Xc.T @ u
+
+    op = LinearOperator((n, d), matvec=mv, rmatvec=rmv, matmat=mv, rmatmat=rmv, dtype=float)
+    rng = check_random_state(random_state)
+    v0 = rng.uniform(-1.0, 1.0, min(n, d))   # as scikit-learn's _init_arpack_v0
+    _, s, Vt = svds(op, k=int(k), tol=0.0, v0=v0)
+    order = np.argsort(s)[::-1]
+    return s[order], Vt[order]
+
+
 def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", random_state=None,
                    progress=None) -> PrincipalAxes:
     """Principal axes of the rows of ``X`` (not centred: the mean is removed here).
@@ -175,15 +252,28 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
     """
     progress = as_progress(progress)
     n, d = X.shape
+    sparse = is_sparse(X)
     if solver == "auto":
-        solver = choose_solver(n, d, n_components)
-    if solver == "randomized" and not isinstance(n_components, (int, np.integer)):
-        raise ValueError("svd_solver='randomized' needs an integer n_components; a fraction of the "
+        solver = choose_solver(n, d, n_components, sparse)
+    if solver in ("randomized", "arpack") and not isinstance(n_components, (int, np.integer)):
+        raise ValueError(f"svd_solver='{solver}' needs an integer n_components; a fraction of the "
                          "variance needs every eigenvalue: use 'auto', 'full', 'covariance' or 'gram'.")
+    if sparse and solver not in SPARSE_SOLVERS:
+        raise ValueError(f"svd_solver='{solver}' needs dense data; sparse X is taken by "
+                         f"{', '.join(repr(s) for s in SPARSE_SOLVERS)} without densifying it.")
     progress.checkpoint(0.0, "Centring the data")
-    mean = X.mean(axis=0)
+    mean = np.asarray(X.mean(axis=0)).ravel()
     denom = max(n - 1, 1)
-    if solver == "covariance":
+    if sparse and solver != "covariance":
+        # Σ_ij (x_ij − x̄_j)² column by column: Σ_i x_ij² − n x̄_j²
+        col_sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+        total = float(np.sum(np.maximum(col_sq - n * mean * mean, 0.0))) / denom
+        Xc = CentredSparse(X, mean)
+        if solver == "arpack":
+            s, Vt = _arpack_route(Xc, int(n_components), random_state, progress)
+        else:
+            s, Vt = _randomized_route(Xc, int(n_components), random_state, progress)
+    elif solver == "covariance":
         s, Vt, trace = _covariance_route(X, mean, n_components, progress)
         total = trace / denom
     else:
@@ -191,6 +281,8 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
         total = float(np.einsum("ij,ij->", Xc, Xc)) / denom
         if solver == "gram":
             s, Vt = _gram_route(Xc, n_components, progress)
+        elif solver == "arpack":
+            s, Vt = _arpack_route(Xc, int(n_components), random_state, progress)
         elif solver == "randomized":
             s, Vt = _randomized_route(Xc, int(n_components), random_state, progress)
         else:
@@ -202,7 +294,8 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
 
 
 def project(X: np.ndarray, mean: np.ndarray, components: np.ndarray) -> np.ndarray:
-    """(X − mean) · componentsᵀ as X·componentsᵀ − mean·componentsᵀ (no centred copy of X)."""
-    out = X @ components.T
+    """(X − mean) · componentsᵀ as X·componentsᵀ − mean·componentsᵀ (no centred copy of X; X may
+    be sparse)."""
+    out = np.asarray(X @ components.T)
     out -= mean @ components.T
     return out

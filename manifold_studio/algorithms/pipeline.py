@@ -166,6 +166,12 @@ class Pipeline:
                             "DataFrame to match columns by name.")
         return arr
 
+    def input_matrix(self, X) -> np.ndarray:
+        """New data as a matrix of the training columns in the training order (a table or a
+        DataFrame matched by name, any order; a missing column is refused naming it), before
+        the preparation steps."""
+        return self._new_matrix(X)
+
     def prepare(self, X) -> np.ndarray:
         """New data through the fitted preparation steps (columns matched by name)."""
         out = self._new_matrix(X)

@@ -45,14 +45,13 @@ import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms.base import EmbeddingAlgorithm
 from manifold_studio.algorithms.kernels import rows_per_block
-from manifold_studio.algorithms.neighbors import NeighborIndex, check_n_neighbors
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 
 __all__ = ["SpectralProblem", "leading_eigenpairs", "SpectralMixin", "SpectralEmbedding",
-           "TrainingNeighborsMixin", "normalised_laplacian", "check_n_components",
+           "normalised_laplacian", "check_n_components",
            "double_centre", "centre_new_rows", "EIGEN_SOLVER_PARAM", "DENSE_MAX"]
 
 #: largest n for which the automatic choice uses LAPACK (dense, not cancellable inside)
@@ -433,36 +432,6 @@ class SpectralMixin:
         if getattr(self, "warning_", ""):
             out["warning"] = self.warning_
         return out
-
-
-class TrainingNeighborsMixin:
-    """For kernels built on the training points' neighbourhoods (Isomap, LLE, Laplacian
-    eigenmaps, spectral clustering): one search index over ``X_fit_``, built at fit time and
-    rebuilt when missing (a loaded model), and the recognition of training points that makes
-    the piecewise kernels of section 5.1 exact. Put it before the spectral base class."""
-
-    def _set_training_points(self, X: np.ndarray) -> NeighborIndex:
-        """Keep X as the training points (``X_fit_``) and index them; returns the index."""
-        self.X_fit_ = X
-        self._index = NeighborIndex(X)
-        return self._index
-
-    def _check_sizes(self, n: int, what: str, *, skip: int = 0) -> int:
-        """Check ``n_neighbors`` and ``n_components`` against n points before any work (clear
-        messages naming the method ``what``); returns ``n_neighbors``."""
-        k = self._p["n_neighbors"]
-        check_n_neighbors(k, n, what=what)
-        check_n_components(self._p["n_components"], n, skip)
-        return k
-
-    def _index_for_extend(self) -> NeighborIndex:
-        index = getattr(self, "_index", None)
-        if index is None or index.Y is not self.X_fit_:
-            index = self._index = NeighborIndex(self.X_fit_)
-        return index
-
-    def _match_training(self, X: np.ndarray) -> np.ndarray:
-        return self._index_for_extend().match(X)
 
 
 class SpectralEmbedding(SpectralMixin, EmbeddingAlgorithm):

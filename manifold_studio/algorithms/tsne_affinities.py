@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.algorithms.neighbors import NeighborIndex, knn_query
 
 __all__ = ["conditional_probabilities", "neighbour_affinities", "exact_affinities",
@@ -67,7 +68,8 @@ def conditional_probabilities(D2: np.ndarray, perplexity: float) -> tuple[np.nda
     P = np.empty_like(D2)
     beta = np.empty(D2.shape[0])
     if D2.size:
-        _search_rows(D2, float(np.log(perplexity)), P, beta)
+        logp = float(np.log(perplexity))
+        run_shares(lambda a, b: _search_rows(D2[a:b], logp, P[a:b], beta[a:b]), D2.shape[0], 1024)
     return P, beta
 
 
@@ -76,20 +78,36 @@ def n_affinity_neighbours(perplexity: float, n_reference: int) -> int:
     return int(min(n_reference, max(1, math.floor(3.0 * perplexity + 1))))
 
 
+def affinity_distances(dist: np.ndarray, metric: str) -> np.ndarray:
+    """The distances the Gaussian conditionals use: squared for 'euclidean', as they are for
+    the other metrics (scikit-learn's TSNE does the same)."""
+    return dist * dist if metric == "euclidean" else dist
+
+
 def neighbour_affinities(X, perplexity, *, index=None, exclude_self=False, progress=None):
     """Conditional affinities of rows of X to their 3*perplexity nearest reference points:
     (P (m, k), idx (m, k))."""
     k = n_affinity_neighbours(perplexity, index.n - (1 if exclude_self else 0))
     dist, idx = knn_query(index.Y, X, k, exclude_self=exclude_self, progress=progress, index=index)
-    P, _beta = conditional_probabilities(dist * dist, perplexity)
+    P, _beta = conditional_probabilities(affinity_distances(dist, index.metric), perplexity)
     return P, idx
 
 
-def exact_affinities(X: np.ndarray, perplexity: float, *, symmetric: bool = True) -> np.ndarray:
-    """Dense affinities over all pairs: symmetric p_ij (sum 1) or conditional p_{j|i} (rows sum 1)."""
+def exact_affinities(X: np.ndarray, perplexity: float, *, symmetric: bool = True,
+                     metric: str = "euclidean") -> np.ndarray:
+    """Dense affinities over all pairs: symmetric p_ij (sum 1) or conditional p_{j|i} (rows sum 1).
+    ``metric`` other than 'euclidean': the distances themselves (X the distance matrix for
+    'precomputed')."""
     n = X.shape[0]
-    sq = np.einsum("ij,ij->i", X, X)
-    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+    if metric == "euclidean":
+        sq = np.einsum("ij,ij->i", X, X)
+        D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+    elif metric == "precomputed":
+        D2 = np.asarray(X, dtype=float)
+    else:
+        from scipy.spatial.distance import cdist
+
+        D2 = cdist(X, X, "cosine" if metric == "cosine" else "cityblock")
     off = ~np.eye(n, dtype=bool)
     Pc, _beta = conditional_probabilities(D2[off].reshape(n, n - 1), perplexity)
     P = np.zeros((n, n))
@@ -99,11 +117,18 @@ def exact_affinities(X: np.ndarray, perplexity: float, *, symmetric: bool = True
     return (P + P.T) / (2.0 * n)
 
 
-def sparse_affinities(X: np.ndarray, perplexity: float, *, progress=None) -> sp.csr_matrix:
-    """Symmetric p_ij on the 3*perplexity nearest-neighbour graph (CSR, sums to one)."""
+def sparse_affinities(X: np.ndarray, perplexity: float, *, progress=None, index=None,
+                      neighbours=None) -> sp.csr_matrix:
+    """Symmetric p_ij on the 3*perplexity nearest-neighbour graph (CSR, sums to one); ``index``:
+    the search index over X (exact Euclidean when not given); ``neighbours``: each point's
+    (dist, idx) of its 3*perplexity nearest others, when already found."""
     n = X.shape[0]
-    index = NeighborIndex(X)
-    Pc, idx = neighbour_affinities(X, perplexity, index=index, exclude_self=True, progress=progress)
+    index = index if index is not None else NeighborIndex(X)
+    if neighbours is None:
+        Pc, idx = neighbour_affinities(X, perplexity, index=index, exclude_self=True, progress=progress)
+    else:
+        dist, idx = neighbours
+        Pc, _beta = conditional_probabilities(affinity_distances(dist, index.metric), perplexity)
     k = idx.shape[1]
     C = sp.csr_matrix((Pc.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     P = (C + C.T).tocsr()

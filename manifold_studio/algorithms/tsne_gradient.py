@@ -20,6 +20,7 @@ import numpy as np
 import scipy.fft as sfft
 
 from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms.threads import run_shares
 
 __all__ = ["exact_kl_gradient", "fft_kl_gradient", "attractive_forces", "fixed_attractive_forces",
            "FixedRepulsion", "exact_repulsion",
@@ -115,14 +116,14 @@ def _exact_tsne(Y, P, ex, grad):
 
 
 @jit
-def _attractive(indptr, indices, data, Y, out, with_log):
+def _attractive(indptr, indices, data, Y, out, with_log, start, stop):
     """out_i = sum_j p_ij w_ij (y_i - y_j), w = 1/(1 + d^2); returns sum_ij p_ij log w_ij when
     ``with_log`` (a logarithm per entry costs more than the rest: only when the KL is wanted).
     2-D maps accumulate in registers (4x faster than through ``out``)."""
     n, dim = Y.shape
     logw = 0.0
     if dim == 2:
-        for i in range(n):
+        for i in range(start, stop):
             yi0 = Y[i, 0]
             yi1 = Y[i, 1]
             a0 = 0.0
@@ -140,7 +141,7 @@ def _attractive(indptr, indices, data, Y, out, with_log):
             out[i, 0] = a0
             out[i, 1] = a1
         return logw
-    for i in range(n):
+    for i in range(start, stop):
         for d in range(dim):
             out[i, d] = 0.0
         for t in range(indptr[i], indptr[i + 1]):
@@ -162,7 +163,10 @@ def attractive_forces(P, Y, with_log: bool = True):
     """(sum_j p_ij w_ij (y_i - y_j) (n, dim), sum_ij p_ij log w_ij (NaN unless ``with_log``))
     over a sparse CSR P."""
     out = np.empty_like(Y)
-    logw = _attractive(P.indptr, P.indices, P.data, np.ascontiguousarray(Y), out, bool(with_log))
+    Y = np.ascontiguousarray(Y)
+    with_log = bool(with_log)
+    logw = sum(run_shares(lambda a, b: _attractive(P.indptr, P.indices, P.data, Y, out, with_log, a, b),
+                          Y.shape[0]))
     return out, (logw if with_log else np.nan)
 
 
@@ -280,8 +284,17 @@ class _Grid:
     def spread(self, loc, charges: np.ndarray) -> np.ndarray:
         """Charges (m, c) onto the nodes: (c, N, N)."""
         ix, iy, wx, wy, _ = loc
-        out = np.zeros((charges.shape[1], self.N, self.N))
-        _spread(ix, iy, wx, wy, np.ascontiguousarray(charges, dtype=float), out)
+        charges = np.ascontiguousarray(charges, dtype=float)
+
+        def share(a, b):   # each share onto its own grid (the nodes are shared), summed after
+            out = np.zeros((charges.shape[1], self.N, self.N))
+            _spread(ix[a:b], iy[a:b], wx[a:b], wy[a:b], charges[a:b], out)
+            return out
+
+        grids = run_shares(share, charges.shape[0], 16384)
+        out = grids[0]
+        for g in grids[1:]:
+            out += g
         return out
 
     def convolve(self, grid: np.ndarray, kernel_hat: np.ndarray, single: bool = False) -> np.ndarray:
@@ -299,7 +312,9 @@ class _Grid:
         """Node potentials (c, N, N) interpolated at the points: (m, c)."""
         ix, iy, wx, wy, _ = loc
         out = np.empty((ix.shape[0], potentials.shape[0]))
-        _gather(ix, iy, wx, wy, np.ascontiguousarray(potentials), out)
+        potentials = np.ascontiguousarray(potentials)
+        run_shares(lambda a, b: _gather(ix[a:b], iy[a:b], wx[a:b], wy[a:b], potentials, out[a:b]),
+                   ix.shape[0], 8192)
         return out
 
 

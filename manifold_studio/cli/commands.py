@@ -18,14 +18,42 @@ from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.housekeeping import clean_next_to
+from manifold_studio.cli.prep_options import (
+    apply_loading_options,
+    apply_roles,
+    chain_imputes,
+    has_column,
+    loading_options,
+    parse_prep,
+    parse_roles,
+    roles_for,
+    with_chain,
+)
+from manifold_studio.cli.run_results import (
+    result_first,
+    result_name,
+    shape_text,
+    training_result,
+    uses_labels,
+)
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.isolated_apply import apply_in_subprocess
-from manifold_studio.extend.out_of_core import align_features, data_parts, extend_source
+from manifold_studio.extend.out_of_core import (
+    align_features,
+    data_parts,
+    dataset_table,
+    extend_source,
+    row_id_header,
+)
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import check_regular_file
-from manifold_studio.files.model_file import load_model_with_metadata, read_metadata, save_model
+from manifold_studio.files.model_file import (
+    load_model_with_metadata,
+    read_metadata,
+    save_model,
+)
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
 from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
@@ -161,16 +189,19 @@ def _folder_loader(source: str) -> bool:
 
 def load_dataset(source: str, label_column: str | None = None,
                  data_options: list[tuple[str, str]] | None = None, console: Console | None = None,
-                 label_optional: bool = False, strict: bool = False):
+                 label_optional: bool = False, strict: bool = False, roles: dict | None = None,
+                 id_column: str | None = None, keep_missing: bool = False):
     """Load ``sample:NAME`` or a file, with --label-column and --data-option values. ``strict``
     (--strict): anything the loader had to change (a column left out, rows dropped, a text cell
-    in a numeric column) is an error instead of a note."""
+    in a numeric column) is an error instead of a note. ``roles`` / ``id_column``: --role and
+    --id-column; ``keep_missing``: rows with gaps are kept as NaN (the chain imputes them)."""
     is_sample = source.startswith("sample:")
     if not is_sample and not Path(source).exists():
         raise DataError(f"File not found: {source}")
     if not is_sample and Path(source).is_dir() and not _folder_loader(source):
         raise DataError(f"{source} is a folder with no images; give a data file or a folder of images")
     options = loader_options(source, source, label_column, data_options or [])
+    options, later_roles = loading_options(*_source_options(source), roles or {}, id_column, keep_missing, options)
     try:
         ds = ms.load_data(source, **options)
     except DataError:
@@ -182,8 +213,12 @@ def load_dataset(source: str, label_column: str | None = None,
         ds = ms.load_data(source, **options)
         if console:
             console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
+    ds = apply_roles(ds, later_roles, source)
     remarks = [line for line in (ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report)
-               if line.strip()]
+               if line.strip() and not (keep_missing and " kept as NaN" in line)]
+    kept = [ln.split(" kept as NaN")[0] for ln in ds.report if keep_missing and " kept as NaN" in ln]
+    if kept and console:  # not a change to the data: the chain's impute step fills them
+        console.note(f"{kept[0]} kept for the chain's impute step to fill.")
     if strict and remarks:
         more = f" (and {len(remarks) - 1} more remark(s))" if len(remarks) > 1 else ""
         raise DataError(f"{Path(source).name if not source.startswith('sample:') else source}: {remarks[0].rstrip('.')}{more}; "
@@ -201,18 +236,6 @@ def _align_features(ds, train_names: list[str] | None, n_features: int, console:
     if note:
         console.note(note)
     return X
-
-
-def _result_first(kind: str, embedding, labels):
-    """The run's result as its kind defines it: the labels of a clustering or a classifier (a
-    spectral clustering also has coordinates, which are not its result), else the embedding."""
-    order = (labels, embedding) if kind in ("clustering", "classification") else (embedding, labels)
-    return next((np.asarray(r) for r in order if r is not None), None)
-
-
-def _training_result(est, X):
-    result = _result_first(est.kind, getattr(est, "embedding_", None), getattr(est, "labels_", None))
-    return np.asarray(est.extend(X)) if result is None else result
 
 
 # --------------------------------------------------------------------------------------
@@ -238,7 +261,14 @@ def cmd_run(args) -> int:
     check_outputs_differ(args, ("--out", "--extend-out", "--save-model"), ("--data", "--extend"))
     cls = ms.algorithm_class(args.algorithm)
     params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
-    est = ms.get_algorithm(cls.id, **params)
+    steps = parse_prep(getattr(args, "prep", None))
+    est = with_chain(steps, ms.get_algorithm(cls.id, **params))
+    if steps and (args.cv or args.holdout):
+        raise UsageError("--cv and --holdout evaluate the algorithm alone: leave out --prep")
+    if steps and not args.in_process and get_host().is_third_party(cls.id):
+        raise UsageError(f"--prep with the third-party algorithm {cls.id} needs --in-process")
+    loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
+               "keep_missing": chain_imputes([s for s, _ in steps])}
     if (args.extend is None) != (args.extend_out is None):
         raise UsageError("--extend FILE and --extend-out FILE go together")
     if args.out == "-" and args.extend_out == "-":
@@ -262,15 +292,17 @@ def cmd_run(args) -> int:
 
     # read everything first, compute, and write only when all of it worked
     data_options = _pairs(args.data_option, "--data-option")
-    ds = load_dataset(args.data, args.label_column, data_options, console, strict=getattr(args, "strict", False))
-    y = ds.labels if est.uses_labels() else None
+    ds = load_dataset(args.data, args.label_column, data_options, console, strict=getattr(args, "strict", False),
+                      **loading)
+    y = ds.labels if uses_labels(est, cls) else None
     if cls.requires_labels and y is None:
         raise DataError(f"{cls.id} is a {cls.kind} algorithm and needs labels, but {ds.name} has none: "
                         "choose the label column with --label-column.")
     new = X_new = None
     if args.extend is not None:
-        new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True)
-        X_new = _align_features(new, ds.feature_names, ds.n_features, console)
+        new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True,
+                           **{**loading, "roles": roles_for(args.extend, loading["roles"])})
+        X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
     evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
@@ -280,29 +312,31 @@ def cmd_run(args) -> int:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
-                                           progress=progress, clone=False,
+                                           progress=progress, clone=False, columns=ds.feature_names,
                                            fit=isolated and (lambda *a: isolated(*a).estimator)), args.data)
         result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
     elif isolated is not None:
         outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
         est = outcome.estimator
-        result = _result_first(cls.kind, outcome.embedding, outcome.labels)
-        result = _training_result(est, ds.X) if result is None else result
+        result = result_first(cls.kind, outcome.embedding, outcome.labels)
+        result = training_result(est, ds.X) if result is None else result
     else:
-        _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds.X, y, progress=progress), args.data)
-        result = _training_result(est, ds.X)
+        _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds if steps else ds.X, y, progress=progress),
+                             args.data)
+        result = training_result(est, ds.X)
     if new is not None:
         ext, ext_time = _timed(console, f"{cls.id} extend",
                                lambda progress: est.extend(X_new, progress=progress), args.extend)
         ext = np.asarray(ext)
 
-    header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name)
+    header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name, ds.row_ids, row_id_header(ds))
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
     write_csv(args.out, header, columns, args.escape_formulas)
     if new is not None:
-        header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name)
+        header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name, new.row_ids,
+                                       row_id_header(new))
         write_csv(args.extend_out, header, columns, args.escape_formulas)
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
@@ -317,7 +351,7 @@ def cmd_run(args) -> int:
     else:
         console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {format_seconds(fit_time)}")
     if args.out != "-":
-        console.info(f"wrote {_shape(result)} {_what(cls.kind)} to {args.out}")
+        console.info(f"wrote {shape_text(result)} {result_name(cls.kind)} to {args.out}")
     if cls.kind == "classification":
         console.info(f"training accuracy {_accuracy(result, y)}")
     if evaluation is not None:
@@ -329,7 +363,7 @@ def cmd_run(args) -> int:
                      f"over {len(q['kendall_tau'])} queries")
     if new is not None:
         console.info(f"extended to {new.name} ({new.n_samples:,} points) in {format_seconds(ext_time)}"
-                     + (f"; wrote {_shape(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
+                     + (f"; wrote {shape_text(ext)} to {args.extend_out}" if args.extend_out != "-" else ""))
         if cls.kind == "classification" and new.labels is not None:
             console.info(f"accuracy on {new.name}: {_accuracy(ext, new.labels)}")
     if args.save_model is not None:
@@ -378,10 +412,12 @@ def cmd_apply(args) -> int:
     est = None if isolate else load_model_with_metadata(args.model)[0]
     train = meta.get("training_data") or {}
     label_column = args.label_column
-    if label_column is None and _has_column(args.data, train.get("label_name")):
+    if label_column is None and has_column(args.data, train.get("label_name")):
         label_column = train["label_name"]  # kept in the output, as 'run --extend' keeps it
         console.note(f"the training data's label column '{label_column}' is kept in the output")
     options = _chunk_options(args.data, label_column, _pairs(args.data_option, "--data-option"))
+    first = args.data if args.data.startswith("sample:") else str(data_parts(args.data)[0])
+    options = apply_loading_options(args, _source_options(first), est, options)
     progress = console.progress(f"{algo_id} extend")
     try:
         if not isolate:
@@ -411,22 +447,6 @@ def cmd_apply(args) -> int:
         console.info(f"accuracy on {name}: {rep.accuracy:.4f} "
                      f"({rep.correct[0]:,} of {rep.correct[1]:,} correct)")
     return EXIT_OK
-
-
-def _has_column(source: str, name) -> bool:
-    """Whether the header line of a CSV/TSV ``source`` (its first part) names the column ``name``."""
-    if not isinstance(name, str) or not name or source.startswith("sample:"):
-        return False
-    try:
-        first = data_parts(source)[0]
-        if first.suffix.lower() not in (".csv", ".tsv", ".txt"):
-            return False
-        with open(first, encoding="utf-8", errors="replace", newline="") as fh:
-            header = fh.readline(1 << 16)
-    except (OSError, DataError, IndexError):
-        return False
-    cells = {c.strip().strip('"').strip("'") for c in header.replace("\t", ",").replace(";", ",").split(",")}
-    return name in cells
 
 
 def _chunk_options(source: str, label_column, pairs) -> dict:
@@ -476,12 +496,3 @@ def _evaluate(args, cls, params, ds, y, console) -> str:
 def _accuracy(predicted, truth) -> str:
     eq = same_labels(predicted, truth)
     return f"{eq.mean():.4f} ({int(eq.sum()):,} of {eq.size:,} correct)"
-
-
-def _shape(arr: np.ndarray) -> str:
-    return " × ".join(f"{s:,}" for s in arr.shape)
-
-
-def _what(kind: str) -> str:
-    return {"embedding": "embedding", "clustering": "cluster labels",
-            "classification": "predicted labels"}.get(kind, "result")

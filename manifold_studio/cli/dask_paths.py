@@ -13,6 +13,7 @@ from manifold_studio.extend.dask_extend import (
     connect,
     extend_dask,
     read_input,
+    row_numbers,
     sample_rows,
     write_output,
 )
@@ -27,9 +28,12 @@ def _describe_client(client) -> str:
 
 
 def refuse_chunk_options(args) -> None:
-    """--data-option and --chunk-rows configure the local reader, not Dask's: refuse them."""
+    """--data-option, --chunk-rows, --role and --id-column configure the local reader, not Dask's:
+    refuse them."""
     given = [flag for flag, value in (("--data-option", getattr(args, "data_option", None)),
-                                      ("--chunk-rows", getattr(args, "chunk_rows", None))) if value]
+                                      ("--chunk-rows", getattr(args, "chunk_rows", None)),
+                                      ("--role", getattr(args, "role", None)),
+                                      ("--id-column", getattr(args, "id_column", None))) if value]
     if given:
         raise UsageError(f"{' and '.join(given)} do not apply with --dask (Dask reads the data in its own "
                          f"blocks: CSV/TSV with a header, .npy, Parquet); leave {'them' if len(given) > 1 else 'it'} out")
@@ -42,7 +46,11 @@ def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
     est, meta = model_from_bytes(model_blob, Path(args.model).name, with_metadata=True)
     X, labels, names = read_input(args.data, args.label_column)
     train = meta.get("training_data") or {}
-    idx = match_columns(names, train.get("feature_names"))
+    if callable(getattr(est, "prepare", None)):  # a pipeline: its training columns, matched by name
+        X = X[:, pipeline_columns(est, names, args.data)]
+        idx = None
+    else:
+        idx = match_columns(names, train.get("feature_names"))
     if idx is not None:
         console.note(f"columns matched to the training data by name ({', '.join(train['feature_names'])}).")
         X = X[:, idx]
@@ -51,8 +59,8 @@ def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
         console.note(f"running on {_describe_client(client)}")
         start = time.perf_counter()
         result = extend_dask(est, X, blob=model_blob)
-        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column,
-                               args.escape_formulas)
+        written = write_output(result, args.out, _prefix(est), est.kind, labels, args.label_column,
+                               args.escape_formulas, row_numbers(args.data, X))
         return written, int(result.shape[0]), time.perf_counter() - start
     finally:
         _close(client)
@@ -75,11 +83,13 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         console.note(f"running on {_describe_client(client)}")
         start = time.perf_counter()
         rows, Xs = sample_rows(X, args.fit_sample, args.sample_seed)
-        ys = None if labels is None or not est.uses_labels() else np.asarray(labels[rows].compute())
-        est.fit(Xs, ys)
+        uses = getattr(getattr(est, "final", None) or est, "uses_labels", None)
+        wanted = uses() if callable(uses) else est.requires_labels
+        ys = None if labels is None or not wanted else np.asarray(labels[rows].compute())
+        est.fit(Xs, ys, **({"columns": names} if callable(getattr(est, "prepare", None)) else {}))
         result = extend_dask(est, X)
-        written = write_output(result, args.out, est.id, est.kind, labels, args.label_column,
-                               args.escape_formulas)
+        written = write_output(result, args.out, _prefix(est), est.kind, labels, args.label_column,
+                               args.escape_formulas, row_numbers(args.data, X))
         seconds = time.perf_counter() - start
     finally:
         _close(client)
@@ -87,6 +97,23 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         save_model(est, args.save_model, data={"source": str(args.data), "feature_names": names,
                                                "n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
     return written, int(X.shape[0]), len(rows), seconds
+
+
+def pipeline_columns(pipe, names: list[str] | None, source: str) -> list[int]:
+    """Where each of a pipeline's training columns is among the numeric columns ``names`` Dask
+    read; a missing column is refused naming it."""
+    have = list(names or [])
+    missing = [c for c in pipe.columns_in_ if c not in have]
+    if missing:
+        raise DataError(f"{source} lacks column {', '.join(repr(m) for m in missing)}, which the pipeline was "
+                        f"fitted with (its numeric columns are: {', '.join(repr(h) for h in have) or 'none'}).")
+    return [have.index(c) for c in pipe.columns_in_]
+
+
+def _prefix(est) -> str:
+    """The output columns' prefix: the algorithm's id (a pipeline's final algorithm)."""
+    final = getattr(est, "final", None)
+    return final.id if final is not None else est.id
 
 
 def _close(client) -> None:

@@ -48,6 +48,8 @@ from manifold_studio.cli.console import (
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.project_commands import add_project_parsers
+from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
+from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
@@ -68,6 +70,9 @@ def cmd_list(args) -> int:
             "loaders": [{"id": l.id, "name": l.name, "extensions": list(l.extensions),
                          "options": [_jsonable_param(p) for p in l.options]}
                         for _, l in sorted(host.loaders.items())],
+            "preprocessors": [{"id": c.id, "name": c.name, "help": c.help,
+                               "params": [_jsonable_param(p) for p in c.params]}
+                              for c in map(host.preprocessor_class, sorted(host.preprocessors))],
             "samples": [{"id": s.id, "name": s.name, "description": s.description,
                          "options": [_jsonable_param(p) for p in s.options]}
                         for _, s in sorted(host.samples.items())],
@@ -95,6 +100,7 @@ def cmd_list(args) -> int:
             if args.verbose and cls.help:
                 out.append(wrap(cls.help, " " * 8))
             out.extend(_param_lines(cls.params, " " * 8, args.verbose, wrap))
+    out.extend(preprocessor_listing(host, _param_lines, args.verbose, wrap))
     out.append("")
     out.append("Loaders (--data FILE)")
     for _, loader in sorted(host.loaders.items()):
@@ -219,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "0-based index (for .npz: the label array name)")
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader or sample option, e.g. delimiter=tab, missing=error, n_samples=500")
+    add_prep_arguments(p, prep=True)
     p.add_argument("--extend", metavar="FILE", help="also extend the fitted model to the points of FILE")
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
@@ -261,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-column", metavar="C", help="the label column of the data, if any")
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader option, e.g. delimiter=tab")
+    add_prep_arguments(p, prep=False)
     p.add_argument("--out", "-o", required=True, metavar="FILE",
                    help="the result: CSV (with the data's labels, if any), .npy (the result only) or '-' "
                    "(CSV on standard output); written as the chunks go")
@@ -276,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "worker process, so that a crash in the plugin ends the command with a message)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_apply)
+
+    add_score_parser(sub, data_help)  # manifold-studio score ALGO ALGO ... (Test & Score)
 
     p = sub.add_parser("gui", help="start the graphical application (the default); "
                        "'manifold-studio gui --help' lists its options", add_help=False)

@@ -221,10 +221,11 @@ def _sniffed_separator(path: str, host) -> str:
 # -- outputs --------------------------------------------------------------------------------------
 
 def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", labels=None,
-                 label_name: str | None = None, escape_formulas: bool = True) -> str:
+                 label_name: str | None = None, escape_formulas: bool = True, row_ids=None) -> str:
     """Compute ``result`` into ``out``: ``.parquet`` (a folder of Parquet parts), ``.npy`` (one
     file, written block by block into a memory map), ``.csv`` (one file) or a folder (``.npy``
-    parts). Returns what was written."""
+    parts). ``row_ids`` (a dask array): the first column, ``row_id``, of a CSV or Parquet output.
+    Returns what was written."""
     da, dd = require_dask()
 
     if out == "-":
@@ -247,6 +248,13 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     frame = dd.from_dask_array(columns, columns=header)
     if labels is not None:
         frame[label_name or "label"] = dd.from_dask_array(labels)
+    if row_ids is not None:
+        rest = list(frame.columns)
+        name = "row_id"
+        while name in rest:
+            name += "_"
+        frame[name] = dd.from_dask_array(row_ids)
+        frame = frame[[name, *rest]]
     if suffix == ".parquet":
         frame.to_parquet(str(target), write_index=False)
         return f"{target} (Parquet parts)"
@@ -304,6 +312,15 @@ def _store_npy(result, target: Path) -> None:
 
 def _shape(shape) -> str:
     return " × ".join(f"{int(s):,}" for s in shape)
+
+
+def row_numbers(source: str, X):
+    """Row ids for the rows of ``X`` read from ``source`` (a lazy dask array): the line numbers of
+    a single CSV/TSV file with its header (2, 3, ...), else the rows' positions (0, 1, ...)."""
+    da, _ = require_dask()
+    files = _files(source)
+    start = 2 if len(files) == 1 and Path(files[0]).suffix.lower() in (".csv", ".tsv", ".txt") else 0
+    return da.arange(start, start + int(X.shape[0]), chunks=(X.chunks[0],))
 
 
 def sample_rows(X, m: int, random_state=0) -> tuple[np.ndarray, np.ndarray]:

@@ -123,6 +123,19 @@ def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) 
     return X, None
 
 
+def dataset_table(ds: Dataset):
+    """The rows of ``ds`` as a table with named columns (its table restricted to the rows it
+    kept), for a pipeline to match by name; the bare matrix when it has no table."""
+    if ds.table is None:
+        return ds.X
+    return ds.table if ds.table_rows is None else ds.table.take(ds.table_rows)
+
+
+def row_id_header(ds: Dataset) -> str:
+    """The header of the row id column: the id column's name, else ``row_id`` (line numbers)."""
+    return str(ds.table.id_column) if ds.table is not None and ds.table.id_column else "row_id"
+
+
 def _count_rows(files: list[Path]) -> int:
     """Rows to expect (for progress): .npy shapes from their headers, lines of text files."""
     total = 0
@@ -177,7 +190,11 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     ``keep_values``: also return the results (small: n × k). ``keep_data_mb``: return the rows
     read as a Dataset while they take at most this many MB (the window keeps a small file as a
     loaded data set; a large one is not kept). Rows whose cells are missing are dropped by the
-    loader's rules and reported. ``escape_formulas``: see :class:`~manifold_studio.tables.result_table.ResultWriter`.
+    loader's rules and reported. A pipeline gets each chunk's table: its columns are matched to
+    the training columns by name (any order) and a missing one is refused naming it. A CSV
+    output starts with the row id column: one table file's line numbers (or id column values),
+    else the rows' positions over all the parts. ``escape_formulas``: see
+    :class:`~manifold_studio.tables.result_table.ResultWriter`.
     """
 
     if host is None:
@@ -187,25 +204,36 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     expected = _count_rows(files)
     report = ExtendReport(parts=[str(f) for f in files])
     n_features = int(getattr(estimator, "n_features_in_"))
+    final = getattr(estimator, "final", None)  # a pipeline's columns are named after its algorithm
+    prefix = final.id if final is not None else estimator.id
     start = time.perf_counter()
     writer = None
     values, kept, labels_kept, correct, total = [], [], [], 0, 0
     keep_data = keep_data_mb > 0
     first = None
+    # row ids: a table's (its line numbers or id column) when there is one file; else the rows'
+    # positions over all the parts (0, 1, ...), which stay unique
+    by_line = len(files) <= 1
     progress.checkpoint(0.0, f"Extending to {Path(str(source)).name}")
     try:
         for part, ds in iter_source(source, host, options, chunk_rows):
             first = first or ds
             report.notes.extend(ds.report)
-            X, note = align_features(ds, train_feature_names, n_features)
+            by_line = by_line and ds.table is not None or not files
+            if callable(getattr(estimator, "prepare", None)):  # a pipeline: columns by name
+                X, note = estimator.input_matrix(dataset_table(ds)), None
+            else:
+                X, note = align_features(ds, train_feature_names, n_features)
             if note and note not in report.notes:
                 report.notes.append(note)
             if X.shape[0]:
                 result = np.asarray(estimator.extend(X))
                 if out is not None:
                     if writer is None:
-                        writer = ResultWriter(out, estimator.id, estimator.kind, ds.label_name, escape_formulas)
-                    writer.write(result, ds.labels)
+                        writer = ResultWriter(out, prefix, estimator.kind, ds.label_name, escape_formulas,
+                                              row_id_name=row_id_header(ds) if by_line else "row_id")
+                    writer.write(result, ds.labels, row_ids=ds.row_ids if by_line else
+                                 report.n_rows + np.arange(X.shape[0]))
                 if keep_values:
                     values.append(result)
                 if estimator.kind == "classification" and ds.labels is not None:
@@ -225,7 +253,8 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
         if first is None:
             raise DataError(f"{source} holds no data rows.")
         if writer is None and out is not None:  # every row was dropped: still write the header
-            writer = ResultWriter(out, estimator.id, estimator.kind, first.label_name, escape_formulas)
+            writer = ResultWriter(out, prefix, estimator.kind, first.label_name, escape_formulas,
+                                  row_id_name=row_id_header(first))
         if writer is not None:
             writer.commit()
     except BaseException:

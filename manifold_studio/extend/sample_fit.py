@@ -65,16 +65,19 @@ def _training_output(est) -> np.ndarray:
 
 
 def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, progress=None,
-                  fit_share: float = 0.3, clone: bool = True, fit=None) -> SampleFitResult:
+                  fit_share: float = 0.3, clone: bool = True, fit=None, columns=None) -> SampleFitResult:
     """Fit on ``n_samples`` random rows of X, extend to all rows; see the module docstring.
 
     ``fit_share`` is the part of the progress bar given to the fit. ``clone=False`` fits the
     given estimator itself instead of a fresh copy. ``y`` is needed for classifiers only.
     ``fit(X, y, progress)``, if given, does the fitting and returns the fitted estimator (the
-    command line fits a third-party plugin in a worker process this way).
+    command line fits a third-party plugin in a worker process this way). A pipeline
+    (:func:`manifold_studio.make_pipeline`) is fitted with the column names ``columns``, and X may
+    hold missing values (NaN) for its preparation steps to fill.
     """
     progress = as_progress(progress)
-    X = check_data(X, min_samples=1)
+    is_pipeline = callable(getattr(estimator, "prepare", None))
+    X = check_data(X, min_samples=1, allow_nan=is_pipeline)
     N = X.shape[0]
     m = int(n_samples)
     if m < 1:
@@ -88,7 +91,7 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     y_fit = None if y is None else np.asarray(y)[idx]
     fit_progress = SubProgress(progress, 0.0, fit_share, "Fit: ")
     if fit is None:
-        est.fit(X[idx], y_fit, progress=fit_progress)
+        est.fit(X[idx], y_fit, progress=fit_progress, **({"columns": columns} if is_pipeline else {}))
     else:
         est = fit(X[idx], y_fit, fit_progress)
     fit_time = time.perf_counter() - t0

@@ -64,6 +64,8 @@ class ModelFileError(DataError):
 def _jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":   # an array parameter (k-means init)
+        return value.tolist()
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):

@@ -8,7 +8,10 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 - ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results, and
   ``run/<id>/cut_labels`` for the dendrogram cut the user chose (``meta["cut"]`` describes it);
 - ``run/<id>/model/<attribute>`` for its fitted model (see :func:`model_io.pack_estimator`);
-- ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions.
+- ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions;
+- ``analysis/<key>/<name>`` for the arrays of an analysis result saved with the project (a
+  classifier run's evaluation, a Test & Score comparison: ``analyses=`` of :func:`save_project`,
+  records of :mod:`manifold_studio.files.analysis_records`).
 
 It is read back with ``np.load(allow_pickle=False)`` and written atomically (a temporary file,
 then a rename), so a crash while saving never damages the previous version. A run whose
@@ -21,10 +24,11 @@ import datetime as _dt
 import itertools
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from manifold_studio import __version__
 from manifold_studio.analysis.report import Report, ReportError
@@ -73,6 +77,8 @@ class ProjectContents:
     view_settings: dict
     #: runs whose model could not be restored (their results are kept)
     problems: list
+    #: analysis results saved with the project: key -> (document, arrays)
+    analyses: dict = field(default_factory=dict)
 
 
 def _array(value) -> np.ndarray | None:
@@ -93,8 +99,22 @@ def _put(arrays: dict, key: str, value) -> str | None:
     return key
 
 
-def save_project(session: Session, path, view_settings: dict | None = None) -> Path:
-    """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path."""
+def _put_matrix(arrays: dict, key: str, X) -> dict:
+    """The document fields of a data set's X: a dense array under ``key``; a sparse one as its
+    CSR parts (``key/data``, ``key/indices``, ``key/indptr``) with ``X_sparse_shape`` [n, d]."""
+    if getattr(X, "format", None) != "csr":
+        return {"X": _put(arrays, key, X)}
+    for part in ("data", "indices", "indptr"):
+        arrays[f"{key}/{part}"] = np.asarray(getattr(X, part))
+    return {"X": key, "X_sparse_shape": [int(X.shape[0]), int(X.shape[1])]}
+
+
+def save_project(session: Session, path, view_settings: dict | None = None,
+                 analyses: dict | None = None) -> Path:
+    """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path.
+
+    ``analyses``: results kept with the project, ``{key: (document, {name: array})}`` (a key
+    is a plain name such as ``evaluation/3``; the document must be JSON-able)."""
 
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
@@ -104,7 +124,7 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
             "name": ds.name, "source": ds.source, "label_name": ds.label_name,
             "feature_names": ds.feature_names, "report": list(ds.report),
             "load_options": _jsonable(ds.load_options),
-            "X": _put(arrays, f"data/{i}/X", ds.X),
+            **_put_matrix(arrays, f"data/{i}/X", ds.X),
             "labels": _put(arrays, f"data/{i}/labels", ds.labels),
             "images": _put(arrays, f"data/{i}/images", ds.images),
         })
@@ -154,7 +174,11 @@ def save_project(session: Session, path, view_settings: dict | None = None) -> P
         "history": [{"time": e.time, "level": e.level, "message": e.message, "run_id": e.run_id,
                      "dataset": e.dataset} for e in session.history],
         "view_settings": _jsonable(view_settings or {}),
+        "analyses": {},
     }
+    for key, (document, named) in (analyses or {}).items():
+        meta["analyses"][key] = {"document": _jsonable(document),
+                                 "arrays": {n: _put(arrays, f"analysis/{key}/{n}", a) for n, a in named.items()}}
     arrays[META_KEY] = np.array(json.dumps(meta))
     atomic_savez(path, arrays)
     return path
@@ -195,6 +219,23 @@ class _ProjectReader:
         self.npz, self.path, self.host = npz, path, host
         self.problems: list[str] = []
 
+    def matrix(self, d: dict, field: str):
+        """A data set's X: its array, or the sparse matrix rebuilt from its CSR parts (indices
+        checked against the shape before any sparse routine uses them)."""
+        shape = d.get("X_sparse_shape")
+        if shape is None:
+            return self.array(d["X"], field)
+        key = d["X"]
+        parts = [self.array(f"{key}/{p}", f"{field} ({p})") for p in ("data", "indices", "indptr")]
+        try:
+            if len(shape) != 2:
+                raise ValueError(f"the shape {shape} has {len(shape)} entries")
+            X = sp.csr_array(tuple(parts), shape=(int(shape[0]), int(shape[1])))
+            X.check_format(full_check=True)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise ModelFileError(f"{self.path.name}: {field} is a damaged sparse matrix: {exc}") from None
+        return X
+
     def array(self, key, field: str):
         if key is None:
             return None
@@ -208,7 +249,7 @@ class _ProjectReader:
         for i, d in enumerate(meta["datasets"]):
             field = f"datasets[{i}]"
             try:
-                ds = Dataset(d["name"], self.array(d["X"], f"{field}.X"),
+                ds = Dataset(d["name"], self.matrix(d, f"{field}.X"),
                              self.array(d.get("labels"), f"{field}.labels"), d.get("feature_names"),
                              d.get("source", ""), d.get("label_name"), list(d.get("report") or []),
                              self.array(d.get("images"), f"{field}.images"))
@@ -240,7 +281,19 @@ class _ProjectReader:
             self.problems.append(f"The report could not be restored: {exc}")
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
-        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems)
+        analyses = self.analyses(meta.get("analyses") or {})
+        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
+
+    def analyses(self, saved: dict) -> dict:
+        """The analysis records (key -> (document, arrays)); a damaged one is left out and named."""
+        out = {}
+        for key, entry in saved.items():
+            try:
+                out[key] = (dict(entry["document"]), {n: self.array(k, f"analyses.{key}.arrays.{n}")
+                                                      for n, k in entry["arrays"].items()})
+            except (ModelFileError, KeyError, TypeError, AttributeError, ValueError) as exc:
+                self.problems.append(f"The saved analysis '{short_text(key)}' is damaged and was left out: {exc}")
+        return out
 
     def run(self, r: dict, field: str, session: Session) -> Run:
         if r["status"] not in FINISHED_STATUSES:

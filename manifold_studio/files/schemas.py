@@ -192,6 +192,8 @@ _DATASET = {
     "feature_names": Field(("list", "null"), items=_STR),
     "report": _STR_LIST,
     "X": Field(("str",), required=True),
+    # a sparse X: "X" is the prefix of its CSR members (X/data, X/indices, X/indptr)
+    "X_sparse_shape": Field(("list", "null"), items=Field(("int",), min=1)),
     "labels": _ARRAY_REF, "images": _ARRAY_REF,
     "load_options": Field(("dict",)),
 }
@@ -217,6 +219,8 @@ PROJECT = {
     "history": Field(("list",), items=_HISTORY),
     "view_settings": Field(("dict",)),
     "report": Field(("list",), items=_REPORT_ITEM),
+    # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
+    "analyses": Field(("dict",)),
 }
 
 #: a parameter value or a fitted scalar: JSON scalars and (nested) lists of them

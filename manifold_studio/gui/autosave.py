@@ -59,6 +59,7 @@ class Autosave(QObject):
             return None
         snap = snapshot(w.session)
         settings = w.project.view_settings() if getattr(w, "project", None) else {}
+        analyses = w.project.analyses() if getattr(w, "project", None) else {}
 
         def done(path):
             self.saved.emit(path)
@@ -66,7 +67,8 @@ class Autosave(QObject):
                 self._again = False
                 QTimer.singleShot(0, self.save_now)
 
-        self.job = w.start_job(write_recovery, snap, settings, title="Autosave", foreground=False,
+        self.job = w.start_job(write_recovery, snap, settings, analyses=analyses, title="Autosave",
+                               foreground=False,
                                on_success=done,
                                on_failure=lambda msg, _detail: w.session.log(f"Autosave failed: {msg}", "warning"))
         return self.job

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.algorithms.labels import looks_continuous
 from manifold_studio.analysis.classification_tasks import evaluation_task
 from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
+from manifold_studio.files.analysis_records import evaluation_from_record, evaluation_record
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
@@ -217,12 +218,33 @@ class ClassificationPanel(QGroupBox):
                                   "std_accuracy": result.std_accuracy,
                                   "fold_accuracy": [float(a) for a in result.fold_accuracy], **result.params}
         self.window.session.log(f"Run #{run.id} evaluation: {result.summary()}", run_id=run.id)
+        if run.id in self.window.session.runs:
+            self.window.session.run_changed(run.id)  # the Runs table shows the score
         self.evaluated.emit(run, result)
         if self.window.session.current_run is run:
             self._show(run, result)
             view = self.window.views.get("confusion")
             if view is not None:
                 view.show_result(run, result)
+
+    # -- projects --------------------------------------------------------------------------------
+    def project_analyses(self) -> dict:
+        """Every run's evaluation as project records (``evaluation/<run id>``)."""
+        return {f"evaluation/{rid}": evaluation_record(res) for rid, res in self.results.items()
+                if rid in self.window.session.runs}
+
+    def restore_analyses(self, analyses: dict) -> None:
+        """Take the evaluations of an opened project (replacing those of the previous one)."""
+        self.results.clear()
+        for key, (doc, arrays) in analyses.items():
+            kind, _, rid = key.partition("/")
+            if kind == "evaluation" and rid.isdigit() and int(rid) in self.window.session.runs:
+                self.results[int(rid)] = evaluation_from_record(doc, arrays)
+        run = self.window.session.current_run
+        self._show(run, self.result_for(run))
+        view = self.window.views.get("confusion")
+        if view is not None and run is not None and run.kind == "classification":
+            view.show_result(run, self.result_for(run))
 
     def _current_run_changed(self, run) -> None:
         self._show(run, self.result_for(run))

@@ -104,9 +104,9 @@ class FitScrollArea(QScrollArea):
         self.fit()
 
     def eventFilter(self, obj, event):
-        if obj is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+        if event.type() == QEvent.Type.LayoutRequest and obj is self.widget():
             self.updateGeometry()  # the dock asks for the new minimum width
-            QTimer.singleShot(0, self.fit)
+            QTimer.singleShot(0, self, self.fit)  # (not run once this area is deleted)
         return super().eventFilter(obj, event)
 
 

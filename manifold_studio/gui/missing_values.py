@@ -19,7 +19,8 @@ def missing_count(dataset) -> int:
         return 0
     key = id(dataset.X)
     if key not in _COUNTS:
-        _COUNTS[key] = int(np.isnan(dataset.X).sum())
+        values = dataset.X.data if getattr(dataset, "is_sparse", False) else dataset.X
+        _COUNTS[key] = int(np.isnan(values).sum())
     return _COUNTS[key]
 
 

@@ -71,6 +71,28 @@ class ProjectActions:
             if isinstance(text, str) and text:
                 restore(QByteArray.fromHex(text.encode("ascii")))
 
+    # -- analysis results kept with the project -----------------------------------------------
+    def _analysis_owners(self) -> list:
+        """The tools whose results are saved in the project (``project_analyses()`` /
+        ``restore_analyses(dict)``): the classification panel (every run's evaluation) and
+        Test & Score (the comparison)."""
+        w = self.window
+        return [o for o in (getattr(w, "classification_panel", None), getattr(w, "test_score", None))
+                if o is not None]
+
+    def analyses(self) -> dict:
+        out = {}
+        for owner in self._analysis_owners():
+            out.update(owner.project_analyses())
+        return out
+
+    def restore_analyses(self, analyses: dict) -> None:
+        for owner in self._analysis_owners():
+            try:
+                owner.restore_analyses(analyses)
+            except Exception as exc:  # noqa: BLE001 - the project is open; this result is not
+                self.window.report_error(f"A saved analysis could not be restored: {exc}")
+
     def _tell(self, path: Path, what: str) -> None:
         for callback in list(self.path_listeners):
             try:
@@ -95,10 +117,11 @@ class ProjectActions:
             w.report_error("Wait for the running job to finish (or cancel it) before saving the project.")
             return None
         settings = self.view_settings()
+        analyses = self.analyses()
 
         def task(progress=None):
             progress.checkpoint(0.0, f"Saving {path.name}")
-            save_project(w.session, path, settings)
+            save_project(w.session, path, settings, analyses)
             progress.checkpoint(1.0, f"Saved {path.name}")
             return path
 
@@ -140,6 +163,7 @@ class ProjectActions:
             self.path = path
             w.setWindowTitle(f"Manifold Studio — {path.name}")
             self.apply_view_settings(settings)
+            self.restore_analyses(contents.analyses)
             damaged = len(contents.problems)
             w.show_status(f"Opened project {path.name}" + (f": {damaged} problem(s), see the log (damaged runs are "
                                                            "marked failed)" if damaged else ""))

@@ -23,6 +23,7 @@ from manifold_studio.gui import preferences
 from manifold_studio.gui import project_actions
 from manifold_studio.gui import recent_files
 from manifold_studio.gui import report_actions
+from manifold_studio.gui import score_panel
 from manifold_studio.gui import selection_actions
 from manifold_studio.gui import undo
 from manifold_studio.gui.views import compare_view
@@ -86,6 +87,7 @@ TOOLS = (
     (report_actions.install_report, 'File ▸ Report: Add to report on every view, HTML and PDF'),
     (data_table.install_data_table, 'Table dock: the current data set, linked selection, search'),
     (recent_files.install_recent_files, 'File ▸ Open recent (data files and projects)'),
+    (score_panel.install_test_score, 'Tools ▸ Test & Score: classifiers on the same folds, ROC, calibration'),
     (undo.install_undo, 'Edit ▸ Undo / Redo for removing a run or a data set'),
     (help_pages.install_help_pages, 'Help ▸ Keyboard shortcuts, Help ▸ Methods, View ▸ Zoom to fit'),
     (preferences.install_preferences, 'LAST: Edit ▸ Preferences…, restores the saved window layout'),

@@ -450,7 +450,7 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
             axes = (*(f"PC{i + 1} ({r:.0%} of the variance)" for i, r in enumerate(ratio)), "", "")[:2]
             title += ", drawn on the data's PCA map"
         except (ManifoldStudioError, ValueError, np.linalg.LinAlgError):
-            xy = dataset.X[:, :2]
+            xy = dataset.dense(cols=slice(0, 2))
             axes = (names[0], names[1] if len(names) > 1 else "")
             title += ", drawn on the first two data columns"
     return MapPlot(xy, labels, title, params_text, axes, legend if labels is not None else "")

@@ -25,10 +25,13 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError, describe_exit, error_message
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
+from manifold_studio.plugins.host import get_host
 from manifold_studio.session.fitting import fit_estimator
 from manifold_studio.session.records import FitOutcome
 
@@ -110,7 +113,11 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
         obj = importlib.import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
-        X = np.load(x_path, allow_pickle=False)
+        if x_path.endswith(".npz"):   # a sparse X (scipy's save_npz format, loaded without pickle)
+            X = sp.load_npz(x_path)
+            get_host()   # every plugin imported: a refusal of sparse data names all that take it
+        else:
+            X = np.load(x_path, allow_pickle=False)
         y = np.load(y_path, allow_pickle=False) if y_path else None
         outcome = fit_estimator(obj(**params), X, y, PipeProgress(conn))
         est = outcome.estimator
@@ -133,8 +140,12 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
     if memory_limit_mb is None and os.environ.get("MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"):
         memory_limit_mb = float(os.environ["MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"])
     with tempfile.TemporaryDirectory(prefix="ms-fit-") as tmp:
-        x_path = str(Path(tmp) / "X.npy")
-        np.save(x_path, np.ascontiguousarray(X, dtype=np.float64))
+        if is_sparse(X):   # kept sparse: the algorithm decides whether it takes it
+            x_path = str(Path(tmp) / "X.npz")
+            sp.save_npz(x_path, sp.csr_array(X, dtype=np.float64), compressed=False)
+        else:
+            x_path = str(Path(tmp) / "X.npy")
+            np.save(x_path, np.ascontiguousarray(X, dtype=np.float64), allow_pickle=False)
         y_path = None
         if y is not None:
             y = np.asarray(y)

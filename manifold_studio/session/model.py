@@ -156,6 +156,11 @@ class Session:
         self.dataset(name)
         self._notify(SessionEvent("dataset_changed", dataset=name))
 
+    def run_changed(self, run_id: int) -> None:
+        """Announce that run ``run_id``'s record changed after it finished (e.g. its evaluation
+        in ``meta``): the runs table and views re-read it."""
+        self._update(self.run_by_id(run_id))
+
     def set_current_dataset(self, name: str | None) -> None:
         if name is not None:
             self.dataset(name)

@@ -98,11 +98,13 @@ def snapshot(session: Session) -> Session:
     return copy
 
 
-def write_recovery(snap: Session, view_settings: dict | None = None, progress=None) -> Path:
-    """Save a snapshot to this process's recovery file (atomically)."""
+def write_recovery(snap: Session, view_settings: dict | None = None, progress=None,
+                   analyses: dict | None = None) -> Path:
+    """Save a snapshot to this process's recovery file (atomically), with the ``analyses``
+    records of :func:`~manifold_studio.files.project_file.save_project`."""
     folder = recovery_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    return save_project(snap, recovery_path(), view_settings)
+    return save_project(snap, recovery_path(), view_settings, analyses)
 
 
 def discard_recovery(path: Path | None = None) -> None:

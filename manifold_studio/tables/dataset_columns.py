@@ -77,12 +77,19 @@ def result_columns(run, n_rows: int) -> list[Column]:
     return cols
 
 
+#: feature columns of a sparse data set shown in the table (and exported with it)
+SPARSE_TABLE_COLUMNS = 50
+
+
 def dataset_columns(session, name: str) -> list[Column]:
     """Features, then the label column, then the result columns of every finished run on
     data set ``name`` (in run order)."""
     ds = session.dataset(name)
     names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
-    cols = [Column(names[j], ds.X[:, j], FEATURE) for j in range(ds.n_features)]
+    if ds.is_sparse:   # a sparse data set may have thousands of columns: the first few, densified
+        cols = [Column(names[j], ds.dense(cols=j), FEATURE) for j in range(min(ds.n_features, SPARSE_TABLE_COLUMNS))]
+    else:
+        cols = [Column(names[j], ds.X[:, j], FEATURE) for j in range(ds.n_features)]
     if ds.labels is not None:
         cols.append(Column(ds.label_name or "label", ds.labels, LABEL))
     for run in session.runs.values():

@@ -75,8 +75,10 @@ def result_header(result: np.ndarray, prefix: str, kind: str, label_name: str | 
     return header
 
 
-def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_name: str | None = None):
-    """(header, columns) for a result array plus optional true labels."""
+def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_name: str | None = None,
+                 row_ids=None, row_id_name: str = "row_id"):
+    """(header, columns) for a result array plus optional true labels, led by the row id column
+    when ``row_ids`` are given."""
     result = np.asarray(result)
     header = result_header(result, prefix, kind, label_name, labels is not None)
     if result.ndim == 1:
@@ -86,12 +88,17 @@ def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_
         columns = [result[:, i] for i in range(result.shape[1])]
     if labels is not None:
         columns.append(np.asarray(labels))
+    if row_ids is not None:
+        while row_id_name in header:
+            row_id_name += "_"
+        header, columns = [row_id_name, *header], [np.asarray(row_ids), *columns]
     return header, columns
 
 
 class ResultWriter:
     """Write a result chunk by chunk to ``path``: ``.npy`` (the result only) or CSV (result
-    columns plus the true labels when given); ``-`` is standard output (CSV).
+    columns plus the true labels when given, led by the row id column ``row_id_name`` when the
+    chunks come with row ids); ``-`` is standard output (CSV).
 
     The data go to a temporary file in the target's folder that replaces ``path`` on
     :meth:`commit`; :meth:`abort` (or leaving a ``with`` block by an exception) removes it, so a
@@ -99,7 +106,8 @@ class ResultWriter:
     """
 
     def __init__(self, path: str, prefix: str, kind: str, label_name: str | None = None,
-                 escape_formulas: bool = True):
+                 escape_formulas: bool = True, row_id_name: str = "row_id"):
+        self.row_id_name = row_id_name
         self.path, self.prefix, self.kind, self.label_name = str(path), prefix, kind, label_name
         self.escape_formulas = escape_formulas
         self.npy = self.path != "-" and self.path.lower().endswith(".npy")
@@ -137,7 +145,7 @@ class ResultWriter:
             self.abort()
         return False
 
-    def write(self, result: np.ndarray, labels=None) -> None:
+    def write(self, result: np.ndarray, labels=None, row_ids=None) -> None:
         result = np.asarray(result)
         if self.npy:
             if self._dtype is None:
@@ -146,7 +154,8 @@ class ResultWriter:
                 raise DataError(f"Result chunks disagree in shape: {result.shape[1:]} after {self._row_shape}.")
             self._fh.write(np.ascontiguousarray(result, dtype=self._dtype).tobytes())
         else:
-            header, columns = result_table(result, self.prefix, self.kind, labels, self.label_name)
+            header, columns = result_table(result, self.prefix, self.kind, labels, self.label_name,
+                                           row_ids, self.row_id_name)
             if self._writer is None:
                 self._writer = csv.writer(self._fh, lineterminator="\n")
                 self._writer.writerow(escape_cells(header, self.escape_formulas))

@@ -6,18 +6,20 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from manifold_studio.algorithms import Bool, Choice, Float
-from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
+from manifold_studio.algorithms.params import Int, n_components_param
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.neighbors import (
-    connect_components, check_n_neighbors, knn_graph, radius_graph, smallest_connecting_k,
+    NeighborIndex, check_n_neighbors, connect_components, knn_graph, metric_param, neighbors_param,
+    radius_graph, smallest_connecting_k,
 )
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, centre_new_rows,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows,
 )
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.state_schema import Fitted
-from manifold_studio.errors import DataError
+from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
 #: sources per Dijkstra call (progress and cancel between calls)
@@ -60,6 +62,14 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     through its k nearest training points, ``d_G(x, x_i) = min_z (|x - z| + d_G(z, x_i))``,
     and never shortens paths between training points (the training geodesics are fixed).
 
+    As scikit-learn's Isomap: ``n_neighbors`` excludes the point itself, exactly one of
+    ``n_neighbors`` and ``radius`` is set, ``metric='precomputed'`` takes the n x n distance
+    matrix (and, to extend, the m x n distances of new points to the fitted points). With
+    ``disconnected='largest'`` the points outside the largest piece get NaN coordinates, from
+    ``fit_transform`` and from ``transform``/``extend`` alike (a row equal to one of them, or
+    at distance 0 from one for 'precomputed'); other new points are placed through the
+    largest piece.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -92,10 +102,13 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     }
 
     params = (
-        n_neighbors_param("Number of nearest neighbours linked in the graph (ignored when a "
-                          "radius is given)."),
+        Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph, the point itself "
+            "not counted (as scikit-learn); empty when a radius is given.", low=1, allow_none=True),
         Float("radius", None, "Link all points closer than this distance instead of a fixed number "
-              "of neighbours (empty: use n_neighbors).", low=0.0, low_open=True, allow_none=True, log=True),
+              "of neighbours (then n_neighbors must be empty).", low=0.0, low_open=True, allow_none=True,
+              log=True),
+        metric_param(),
+        neighbors_param(),
         n_components_param(),
         Choice("disconnected", "connect", "What to do when the neighbourhood graph falls into several "
                "pieces: 'connect' joins them through their closest pairs of points (the run's log says "
@@ -106,6 +119,24 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
              "graph (the same as disconnected='largest'; kept for older projects)."),
         EIGEN_SOLVER_PARAM,
     )
+
+    def _neighbors_setting(self):
+        p = self._p
+        if p["radius"] is None:
+            return p["neighbors"]
+        if p["neighbors"] == "approximate":
+            raise InvalidParameterError("radius needs neighbors='exact' or 'auto' (approximate neighbours "
+                                        "give a fixed number of neighbours; use n_neighbors instead).")
+        return "exact"
+
+    def _check_neighbourhood(self):
+        p = self._p
+        if p["radius"] is not None and p["n_neighbors"] is not None:
+            raise InvalidParameterError(f"Isomap takes either n_neighbors or radius, not both (got "
+                                        f"n_neighbors={p['n_neighbors']}, radius={p['radius']:g}); set "
+                                        "n_neighbors to None (empty) to link by radius, or radius to None.")
+        if p["radius"] is None and p["n_neighbors"] is None:
+            raise InvalidParameterError("Isomap needs n_neighbors or radius: both are None (empty).")
 
     def _graph(self, X, progress):
         p = self._p
@@ -134,14 +165,17 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
-        self._set_training_points(X)
-        G = self._graph(X, SubProgress(progress, 0.0, 0.1, "Neighbourhood graph: "))
-        n_comp, comp = connected_components(G, directed=False)
+        precomputed = p["metric"] == "precomputed"
+        self._set_training_points(X, SubProgress(progress, 0.0, 0.05, "Neighbour index: "))
+        with self._phase("neighbours"):
+            G = self._graph(X, SubProgress(progress, 0.05, 0.1, "Neighbourhood graph: "))
+        with self._phase("graph"):
+            n_comp, comp = connected_components(G, directed=False)
         mask = np.ones(n, dtype=bool)
         mode = "largest" if p["largest_component"] else p["disconnected"]
         if n_comp > 1 and mode == "connect":
             sizes = np.sort(np.bincount(comp))[::-1]
-            G, edges = connect_components(X, G)
+            G, edges = connect_components(X, G, metric=p["metric"])
             longest = max(d for _i, _j, d in edges)
             self._warn(f"The neighbourhood graph had {n_comp} separate pieces (sizes "
                        f"{', '.join(f'{s:,}' for s in sizes[:8])}{', ...' if len(sizes) > 8 else ''} points); "
@@ -156,7 +190,9 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
                 raise DataError(self._disconnected_message(X, n_comp, sizes))
             largest = int(np.argmax(np.bincount(comp)))
             mask = comp == largest
-            X = X[mask]
+            # the points left out: a row equal to one of them extends to NaN, as in the fit
+            self.excluded_points_ = np.flatnonzero(~mask) if precomputed else X[~mask]
+            X = X[np.ix_(mask, mask)] if precomputed else X[mask]
             G = G[mask][:, mask].tocsr()
             self._set_training_points(X)
             self.warning_component_ = (
@@ -174,13 +210,14 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         S = np.empty((m, m), dtype=float)
         Dg = np.empty((m, m), dtype=np.float32)
         sub = SubProgress(progress, 0.1, 1.0, "Shortest paths: ")
-        for start in range(0, m, _PATH_CHUNK):
-            sub.checkpoint(start / m, f"{start:,}/{m:,} sources")
-            stop = min(m, start + _PATH_CHUNK)
-            block = dijkstra(G, directed=True, indices=np.arange(start, stop))
-            Dg[start:stop] = block
-            np.multiply(block, block, out=S[start:stop])
-        sub.checkpoint(1.0, f"{m:,}/{m:,} sources")
+        with self._phase("shortest paths"):
+            for start in range(0, m, _PATH_CHUNK):
+                sub.checkpoint(start / m, f"{start:,}/{m:,} sources")
+                stop = min(m, start + _PATH_CHUNK)
+                block = dijkstra(G, directed=True, indices=np.arange(start, stop))
+                Dg[start:stop] = block
+                np.multiply(block, block, out=S[start:stop])
+            sub.checkpoint(1.0, f"{m:,}/{m:,} sources")
         row_mean = S.mean(axis=1)
         grand = float(row_mean.mean())
         self.geodesic_ = Dg                      # training geodesics (fixed: never shortened)
@@ -199,8 +236,9 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         return SpectralProblem(p["n_components"], matrix=op, trace=trace, match_training=True)
 
     def _fit(self, X, y, progress):
+        self._check_neighbourhood()
         self.warning_component_ = ""
-        super()._fit(X, y, progress)
+        self._timed_fit(super()._fit, X, y, progress)
         mask = self.embedded_mask_
         if not mask.all():
             full = np.full((mask.size, self.embedding_.shape[1]), np.nan)
@@ -209,9 +247,32 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         self.warning_ = " ".join(w for w in (self.warning_component_, self.warning_) if w)
         del self.warning_component_
 
+    def _fitted_columns(self, X):
+        """New points' distance rows restricted to the embedded training points (precomputed
+        with disconnected='largest'); X itself otherwise."""
+        mask = getattr(self, "embedded_mask_", None)
+        if self._p["metric"] == "precomputed" and mask is not None and not mask.all():
+            return X[:, mask]
+        return X
+
+    def _match_training(self, X):
+        return self._index_for_extend().match(self._fitted_columns(X))
+
+    def _extend(self, X):
+        out = super()._extend(X)
+        excluded = getattr(self, "excluded_points_", None)
+        if excluded is not None and len(excluded):
+            if self._p["metric"] == "precomputed":
+                left_out = (X[:, excluded] <= 0.0).any(axis=1)
+            else:
+                left_out = NeighborIndex(excluded, metric=self._p["metric"]).match(X) >= 0
+            out[left_out] = np.nan
+        return out
+
     def _neighbours_of_new(self, X):
         """(dist, idx, valid) of the training points through which new points join the graph."""
         p = self._p
+        X = self._fitted_columns(X)
         index = self._index_for_extend()
         if p["radius"] is None:
             k = min(p["n_neighbors"], index.n)

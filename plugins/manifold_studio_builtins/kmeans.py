@@ -8,15 +8,40 @@ The iteration itself is the project's one implementation,
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.params import (
     max_iter_param, n_clusters_param, n_init_param, random_state_param, tol_param,
 )
-from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
+from manifold_studio.algorithms.kmeans_core import assign_nearest, check_sample_weight, kmeans
 from manifold_studio.algorithms.state_schema import Fitted
+from manifold_studio.errors import InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
+
+INIT_METHODS = ("k-means++", "random")
+
+
+@dataclass(frozen=True)
+class InitParam(Choice):
+    """'k-means++', 'random' or an (n_clusters, n_features) array of initial centres (scripts)."""
+
+    def _check(self, value):
+        if isinstance(value, str):
+            return super()._check(value)
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None or arr.ndim != 2 or arr.size == 0 or not np.all(np.isfinite(arr)):
+            raise InvalidParameterError(f"Invalid value for parameter 'init': allowed {self.describe()}.")
+        return arr
+
+    def _describe(self):
+        return super()._describe() + " or an (n_clusters, n_features) array of initial centres"
 
 
 class KMeans(ClusteringAlgorithm):
@@ -26,10 +51,12 @@ class KMeans(ClusteringAlgorithm):
     ----------
     n_clusters : int
         Number of clusters k.
-    init : {"k-means++", "random"}
+    init : {"k-means++", "random"} or array of shape (n_clusters, n_features)
         "random" takes k distinct data points drawn uniformly as the initial centres (as in the
         seeds); "k-means++" draws them one by one with probability proportional to the squared
-        distance to the centres already chosen (greedy variant with a few local trials).
+        distance to the centres already chosen (greedy variant with a few local trials). An array
+        gives the initial centres themselves: one run only (as scikit-learn: ``n_init`` > 1 is
+        then overridden to 1 with a RuntimeWarning).
     n_init : int
         Number of runs from different initial centres; the run with the lowest inertia is kept.
     max_iter : int
@@ -40,11 +67,17 @@ class KMeans(ClusteringAlgorithm):
     random_state : int or None
         Seed of the initialisations (None: different every time).
 
+    ``fit(X, sample_weight=w)`` weighs the points (scikit-learn's meaning): the centres are
+    weighted means, the inertia a weighted sum, and the initialisations draw points with
+    probability proportional to their weight. X may be a scipy.sparse matrix: the distances come
+    from ||x||² − 2x·c + ||c||², nothing is densified, and the result equals the dense one.
+    Data types: float32 data give float32 ``cluster_centers_`` (computed in float64).
+
     Attributes
     ----------
     labels_ : (n,) cluster of each training point.
     cluster_centers_ : (k, d) centres (means of their points).
-    inertia_ : within-cluster inertia W of the result.
+    inertia_ : within-cluster inertia W of the result (weighted by sample_weight).
     n_iter_ : number of centre updates of the best run.
     inertia_history_ : W after each assignment of the best run (non-increasing).
     total_inertia_ : total inertia T of the training data (W / T is the unexplained part).
@@ -79,11 +112,12 @@ class KMeans(ClusteringAlgorithm):
 
     params = (
         n_clusters_param(3, "Number of clusters k."),
-        Choice("init", "k-means++",
+        InitParam("init", "k-means++",
                "How to choose the initial centres: 'random' picks k data points at random; "
                "'k-means++' spreads them out (each new centre drawn with probability proportional "
                "to its squared distance to the centres already chosen), which usually converges "
-               "faster and to better partitions.", choices=("k-means++", "random")),
+               "faster and to better partitions. (Scripts may pass an array of initial centres.)",
+               choices=INIT_METHODS),
         n_init_param(10, "Number of runs from different initial centres; the partition with the "
                      "lowest within-cluster inertia is kept."),
         max_iter_param(300, "Maximum number of iterations (centre updates) per run."),
@@ -93,30 +127,51 @@ class KMeans(ClusteringAlgorithm):
                            "(empty: a different seed every run)."),
     )
     min_samples = 1
+    accepts_sparse = True
+    preserves_float32 = True
+    float32_attributes = ("cluster_centers_",)
+
+    def fit(self, X, y=None, progress=None, sample_weight=None):
+        """Fit on X (dense or sparse); ``sample_weight``: one non-negative weight per sample."""
+        self._sample_weight = sample_weight
+        try:
+            return super().fit(X, y, progress)
+        finally:
+            del self._sample_weight
+
+    def fit_predict(self, X, y=None, progress=None, sample_weight=None):
+        return self.fit(X, y, progress, sample_weight=sample_weight).labels_
 
     def _fit(self, X, y, progress):
         p = self._p
-        res = kmeans(X, p["n_clusters"], init=p["init"], n_init=p["n_init"], max_iter=p["max_iter"],
-                     tol=p["tol"], random_state=p["random_state"], progress=progress)
+        w = check_sample_weight(self._sample_weight, X.shape[0])
+        init, n_init = p["init"], p["n_init"]
+        if not isinstance(init, str) and n_init != 1:
+            self._warn(f"Explicit initial center position passed: performing only one init in k-means "
+                       f"instead of n_init={n_init}.", RuntimeWarning)
+            n_init = 1
+        res = kmeans(X, p["n_clusters"], init=init, n_init=n_init, max_iter=p["max_iter"],
+                     tol=p["tol"], random_state=p["random_state"], progress=progress, sample_weight=w)
         self.labels_ = res.labels
         self.cluster_centers_ = res.centers
         self.inertia_ = float(res.inertia)
         self.n_iter_ = int(res.n_iter)
         self.inertia_history_ = np.asarray(res.inertia_history, dtype=float)
-        self.total_inertia_ = float(np.sum((X - X.mean(axis=0)) ** 2))
+        self.total_inertia_ = _total_inertia(X, w)
         self.n_clusters_ = int(res.centers.shape[0])
 
     def _extend(self, X):
         return assign_nearest(X, self.cluster_centers_)[0]
 
     def transform_distances(self, X, progress=None):
-        """(m, k) Euclidean distances of new points to every centre."""
+        """(m, k) Euclidean distances of new points to every centre (X dense or sparse)."""
         X = self._check_new_data(X, "transform_distances")
-        C = self.cluster_centers_
+        C = np.asarray(self.cluster_centers_, dtype=float)
 
         def dist(chunk):
-            d2 = (np.einsum("ij,ij->i", chunk, chunk)[:, None] - 2.0 * chunk @ C.T
-                  + np.einsum("ij,ij->i", C, C)[None, :])
+            sq = (np.asarray(chunk.multiply(chunk).sum(axis=1)).ravel() if is_sparse(chunk)
+                  else np.einsum("ij,ij->i", chunk, chunk))
+            d2 = sq[:, None] - 2.0 * np.asarray(chunk @ C.T) + np.einsum("ij,ij->i", C, C)[None, :]
             return np.sqrt(np.maximum(d2, 0.0))
 
         return self.map_chunks(dist, X, progress, "Distances")
@@ -130,6 +185,19 @@ class KMeans(ClusteringAlgorithm):
             if self.total_inertia_ > 0:
                 out["between_over_total"] = round(1.0 - self.inertia_ / self.total_inertia_, 6)
         return out
+
+
+def _total_inertia(X, w) -> float:
+    """Total (weighted) inertia Σ w_i ||x_i − x̄_w||² (x̄_w the weighted mean); sparse X by columns."""
+    n = X.shape[0]
+    w = np.ones(n) if w is None else w
+    total_w = float(w.sum())
+    if is_sparse(X):
+        mean = np.asarray(X.T @ w).ravel() / total_w
+        col_sq = np.asarray(X.multiply(X).T @ w).ravel()
+        return float(np.sum(np.maximum(col_sq - total_w * mean * mean, 0.0)))
+    mean = (w @ X) / total_w
+    return float(w @ np.einsum("ij,ij->i", X - mean, X - mean))
 
 
 @hookimpl

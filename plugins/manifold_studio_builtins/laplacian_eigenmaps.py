@@ -8,12 +8,15 @@ from scipy.sparse.csgraph import connected_components
 from manifold_studio.algorithms import Choice, Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import normalised_heat_kernel
-from manifold_studio.algorithms.neighbors import knn_graph, neighbor_rows
+from manifold_studio.algorithms.neighbors import (
+    knn_graph, metric_param, neighbor_rows, neighbors_param,
+)
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
+    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, check_n_components, normalised_laplacian,
 )
 from manifold_studio.algorithms.state_schema import Fitted
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin, check_embedding
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -56,6 +59,10 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     ``L y = l D y``, as scikit-learn) they are ``sqrt(n) f_k(x) sqrt(mean(d) / d(x))`` with
     ``d(x)`` the same degree function the kernel uses (the training degree at training points).
 
+    ``n_neighbors`` counts the point itself, as scikit-learn's SpectralEmbedding (its
+    ``kneighbors_graph(include_self=True)``): each point is linked to its ``n_neighbors - 1``
+    nearest other points; a new point to its ``n_neighbors`` nearest fitted points.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -84,7 +91,8 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     }
 
     params = (
-        n_neighbors_param("Number of nearest neighbours linked in the graph."),
+        n_neighbors_param("Size of each point's neighbourhood, the point itself included (as "
+                          "scikit-learn's SpectralEmbedding): linked to its n_neighbors - 1 nearest others."),
         n_components_param(),
         Float("sigma", None, "Heat-kernel width (same unit as the data); empty: the median distance "
               "between linked neighbours.", low=0.0, low_open=True, allow_none=True, log=True),
@@ -92,6 +100,8 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
                "(eigenvectors of the random-walk Laplacian; the usual eigenmaps, as scikit-learn); "
                "'symmetric': the eigenvectors v of the normalised kernel 5.2 themselves (thesis).",
                choices=("random_walk", "symmetric")),
+        metric_param(),
+        neighbors_param(),
         EIGEN_SOLVER_PARAM,
     )
 
@@ -100,10 +110,25 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
-        k = self._check_sizes(n, "Laplacian eigenmaps", skip=1)
-        G = knn_graph(X, k, index=self._set_training_points(X),
-                      progress=SubProgress(progress, 0.0, 0.6, "Neighbours: "))
-        typical = float(np.median(G.data)) if G.nnz else 0.0
+        k = p["n_neighbors"] - 1    # the point itself counts (scikit-learn)
+        if k < 1:
+            raise DataError("n_neighbors=1 links each point to itself only (n_neighbors counts the point "
+                            "itself, as scikit-learn); use n_neighbors >= 2.")
+        if p["n_neighbors"] > n:
+            raise DataError(f"n_neighbors={p['n_neighbors']} is too large for Laplacian eigenmaps: the data "
+                            f"has {n} points and n_neighbors counts the point itself (as scikit-learn), so "
+                            f"use n_neighbors <= {n} (typically 5 to 20).")
+        check_n_components(p["n_components"], n, 1)
+        index = self._set_training_points(X, SubProgress(progress, 0.0, 0.1, "Neighbour index: "),
+                                          n_neighbors=k)
+        with self._phase("neighbours"):
+            G = knn_graph(X, k, index=index, progress=SubProgress(progress, 0.1, 0.6, "Neighbours: "))
+        if not G.nnz or float(G.data.max()) <= np.finfo(float).tiny:
+            raise DataError(f"All distances between linked neighbours are 0 (constant or repeated data: "
+                            f"each point's {k} nearest others are copies of it), so the heat kernel "
+                            "has no scale and Laplacian eigenmaps has no embedding; remove duplicates "
+                            "or use more neighbours.")
+        typical = float(np.median(G.data))
         self.sigma_ = float(p["sigma"]) if p["sigma"] is not None else (typical if typical > 0 else 1.0)
         A = heat_affinity(G, self.sigma_)
         deg = np.asarray(A.sum(axis=1)).ravel()
@@ -116,13 +141,16 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
                 f"The neighbourhood graph has {n_comp} separate components: each component is "
                 "embedded on its own and their relative placement is arbitrary; increase "
                 "n_neighbors for a connected map.")
-        L = normalised_laplacian(A, deg)
+        with self._phase("graph"):
+            L = normalised_laplacian(A, deg)
         progress.checkpoint(1.0, "Normalised Laplacian")
         return SpectralProblem(p["n_components"], laplacian=L, skip=1, scaling="sqrt_n",
                                match_training=True, trace=None)
 
     def _fit(self, X, y, progress):
-        super()._fit(X, y, progress)
+        self._timed_fit(super()._fit, X, y, progress)
+        check_embedding(self.embedding_, "Laplacian eigenmaps", "the graph gives no non-constant "
+                        "eigenvector; check the data and n_neighbors")
         self.warning_ = " ".join(w for w in (self._graph_warning, self.warning_) if w)
         if self._p["normalization"] == "random_walk":
             self.embedding_ = self.embedding_ * self._rw_factor(self.degrees_)[:, None]

@@ -6,13 +6,12 @@ import scipy.sparse as sp
 
 from manifold_studio.algorithms import Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
-from manifold_studio.algorithms.neighbors import knn_query, neighbor_rows
+from manifold_studio.algorithms.neighbors import METRICS, knn_query, metric_param, neighbor_rows, neighbors_param
 from manifold_studio.algorithms.progress import SubProgress, as_progress
-from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, TrainingNeighborsMixin,
-)
+from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
 from manifold_studio.algorithms.state_schema import Fitted
-from manifold_studio.errors import DataError
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin, check_embedding
+from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
 #: elements of the (points, k, d) neighbourhood blocks when computing weights
@@ -61,6 +60,10 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     ``M = I - (I-W)^T (I-W)`` (section 5.1.4), computed by ARPACK in shift-invert mode on the
     sparse matrix. Coordinates are ``sqrt(n) v_ik`` (unit mean square, eq. 4.13). A new
     point is extended through its reconstruction weights from its k nearest training points
+    (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``. ``n_neighbors`` excludes
+    the point itself, as scikit-learn's LocallyLinearEmbedding; ``metric`` chooses the
+    neighbours (the weights are always computed on the coordinates, so no 'precomputed').
+
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
 
     Examples
@@ -90,10 +93,13 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     }
 
     params = (
-        n_neighbors_param("Number of nearest neighbours that reconstruct each point."),
+        n_neighbors_param("Number of nearest neighbours that reconstruct each point (the point "
+                          "itself not counted, as scikit-learn)."),
         n_components_param(),
         Float("reg", 1e-3, "Regularisation of the local Gram matrices, in proportion to their trace "
-              "(keeps duplicated points and many neighbours workable).", low=0.0, log=True),
+              "(keeps duplicated points and many neighbours workable; finite).", low=0.0, log=True),
+        metric_param(tuple(m for m in METRICS if m != "precomputed")),
+        neighbors_param(),
         EIGEN_SOLVER_PARAM,
     )
     _sparse_kernel_rows = True
@@ -101,10 +107,17 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     def _spectral_problem(self, X, progress):
         p = self._p
         n = X.shape[0]
+        if not np.isfinite(p["reg"]):
+            raise InvalidParameterError(f"reg={p['reg']} must be a finite number: an infinite "
+                                        "regularisation makes every weight equal and leaves no embedding "
+                                        "(use e.g. 1e-3).")
         k = self._check_sizes(n, "LLE", skip=1)
-        _, nbrs = knn_query(X, X, k, exclude_self=True, index=self._set_training_points(X),
-                            progress=SubProgress(progress, 0.0, 0.3, "Neighbours: "))
-        w = reconstruction_weights(X, X, nbrs, p["reg"], progress=SubProgress(progress, 0.3, 0.8, ""))
+        index = self._set_training_points(X, SubProgress(progress, 0.0, 0.1, "Neighbour index: "))
+        with self._phase("neighbours"):
+            _, nbrs = knn_query(X, X, k, exclude_self=True, index=index,
+                                progress=SubProgress(progress, 0.1, 0.3, "Neighbours: "))
+        with self._phase("weights"):
+            w = reconstruction_weights(X, X, nbrs, p["reg"], progress=SubProgress(progress, 0.3, 0.8, ""))
         self.neighbors_ = nbrs
         self.weights_ = w
         W = neighbor_rows(w, nbrs, n)
@@ -113,6 +126,11 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
         progress.checkpoint(1.0, "Sparse matrix (I-W)^T (I-W)")
         return SpectralProblem(p["n_components"], laplacian=L, skip=1, scaling="sqrt_n",
                                match_training=True, trace=None)
+
+    def _fit(self, X, y, progress):
+        self._timed_fit(super()._fit, X, y, progress)
+        check_embedding(self.embedding_, "LLE", "the reconstruction weights leave no non-constant "
+                        "direction; check reg and n_neighbors")
 
     def _kernel_rows(self, X):
         # kernel 5.3 between a new point and the training points: k(x, x_i) = w(x, x_i)

@@ -53,6 +53,10 @@ class ClassicalMDS(SpectralEmbedding):
     dissimilarities to the training points, one row per new point. Negative eigenvalues mean
     the dissimilarities are not Euclidean (theorem 3.2): they are counted and reported.
 
+    Data types: results are float64 for any input, float32 included (as scikit-learn's MDS): the
+    double-centred squared dissimilarities lose too many digits in single precision. Sparse data
+    are refused.
+
     Examples
     --------
     >>> import manifold_studio as ms

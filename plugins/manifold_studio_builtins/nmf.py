@@ -7,11 +7,13 @@ Frobenius cost ‖X − WH‖² or the Kullback–Leibler divergence D(X‖WH) (
 """
 from __future__ import annotations
 
+import hashlib
 import weakref
 
 import numpy as np
 
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, FitCancelled
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.nmf_updates import (
     LOSSES, coefficients_kl, coefficients_nnls, initialize, mu_step, reconstruction_error,
@@ -24,8 +26,18 @@ from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
 
 
-def check_non_negative(X: np.ndarray, name: str = "X") -> None:
-    """DataError naming the first column (and a row) holding a negative value."""
+def check_non_negative(X, name: str = "X") -> None:
+    """DataError naming the first column (and a row) holding a negative value (X dense or CSR)."""
+    if is_sparse(X):
+        bad = np.flatnonzero(X.data < 0)
+        if bad.size:
+            row = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
+            cols = np.unique(X.indices[bad])
+            raise DataError(f"Negative values in data passed to NMF: {name} has negative values (first in "
+                            f"column {int(X.indices[bad[0]])}, e.g. row {row}: {X.data[bad[0]]:g}; "
+                            f"{len(cols)} column(s) in all): non-negative matrix factorisation needs "
+                            "X ≥ 0. Shift or rescale those columns, or use PCA.")
+        return
     neg = X < 0
     if neg.any():
         cols = np.flatnonzero(neg.any(axis=0))
@@ -39,6 +51,31 @@ def check_non_negative(X: np.ndarray, name: str = "X") -> None:
 
 #: estimator -> (its training rows, {row bytes: index}) for recognising training rows in extend
 _ROW_INDEX: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: entries of a densified block of sparse rows in extend (bounded memory)
+_DENSE_BLOCK_ENTRIES = 1 << 22
+
+
+def _row_digest(indices: np.ndarray, values: np.ndarray) -> bytes:
+    """A 16-byte digest of a row given by its non-zero columns (increasing) and values."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.ascontiguousarray(indices, dtype=np.int64).tobytes())
+    h.update(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return h.digest()
+
+
+def row_digests(X) -> np.ndarray:
+    """(n, 16) uint8 digests of the rows of X (dense or canonical CSR): equal rows, equal digests,
+    whatever the storage (zeros, -0.0 included, are left out)."""
+    out = np.empty((X.shape[0], 16), dtype=np.uint8)
+    for i in range(X.shape[0]):
+        if is_sparse(X):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            idx, val = X.indices[lo:hi], X.data[lo:hi]
+        else:
+            idx = np.flatnonzero(X[i])
+            val = X[i, idx]
+        out[i] = np.frombuffer(_row_digest(idx, val), dtype=np.uint8)
+    return out
 
 
 class NMF(EmbeddingAlgorithm):
@@ -75,6 +112,13 @@ class NMF(EmbeddingAlgorithm):
     ``extend`` solves for the coefficients of new rows with H fixed, row by row:
     non-negative least squares (Frobenius) or the multiplicative update with H fixed (KL).
     ``inverse_transform(W) = W H``.
+
+    Sparse X (scipy.sparse) is never densified in fit (see
+    :mod:`~manifold_studio.algorithms.nmf_updates`; the result equals the dense one to rounding);
+    the training rows are then recognised by a digest of each row
+    (``training_row_digests_``) instead of a copy of X, and extend densifies new sparse rows a
+    bounded block at a time. Data types: float32 data give float32 ``embedding_``,
+    ``components_`` and extend results (computed in float64).
 
     Examples
     --------
@@ -116,6 +160,9 @@ class NMF(EmbeddingAlgorithm):
                         "over the last 10 iterations."),
         random_state_param("Seed of the initialisation (none: different every run)."),
     )
+    accepts_sparse = True
+    preserves_float32 = True
+    float32_attributes = ("components_",)
 
     def _fit(self, X, y, progress):
         check_non_negative(X)
@@ -127,7 +174,7 @@ class NMF(EmbeddingAlgorithm):
                             f"(got {k}); use init='random' or fewer components.")
         progress.checkpoint(0.0, f"Initialising ({init})")
         W, H = initialize(X, k, init, self._p["random_state"])
-        buf = np.empty((n, d)) if loss == "kl" else None
+        buf = np.empty((n, d)) if loss == "kl" and not is_sparse(X) else None
         err0 = previous = reconstruction_error(X, W, H, loss)
         pub = CurvePublisher(progress, f"NMF cost ({loss})", x_label="iteration", y_label="cost")
         iters, costs = [0], [0.5 * err0 ** 2]
@@ -153,7 +200,11 @@ class NMF(EmbeddingAlgorithm):
             self._stop_early(f"after {it - 1} of {max_iter} iterations")
             it -= 1
         self.embedding_, self.components_ = W, H
-        self.X_fit_ = X  # training rows are recognised by extend and keep their W row
+        # training rows are recognised by extend and keep their W row
+        if is_sparse(X):
+            self.training_row_digests_ = row_digests(X)
+        else:
+            self.X_fit_ = X
         self.n_components_ = k
         self.n_iter_ = it
         self.reconstruction_err_ = reconstruction_error(X, W, H, loss)
@@ -169,6 +220,9 @@ class NMF(EmbeddingAlgorithm):
         """W for new rows with H fixed; a training row gets its own row of W (so extending the
         training data gives ``embedding_``, as the spectral methods do), any other row is solved."""
         check_non_negative(X, "X_new")
+        if is_sparse(X):   # densified a bounded block of rows at a time (the solvers are row-wise)
+            step = max(1, _DENSE_BLOCK_ENTRIES // max(X.shape[1], 1))
+            return np.concatenate([self._extend(X[i:i + step].toarray()) for i in range(0, X.shape[0], step)])
         X = np.ascontiguousarray(X, dtype=float)
         hit = self._training_rows(X)
         out = np.empty((X.shape[0], self.components_.shape[0]))
@@ -185,6 +239,8 @@ class NMF(EmbeddingAlgorithm):
     def _training_rows(self, X) -> np.ndarray:
         """For each row of X, the index of the identical training row, or -1."""
         fit = getattr(self, "X_fit_", None)
+        if fit is None and getattr(self, "training_row_digests_", None) is not None:
+            return self._training_rows_by_digest(X)
         if fit is None or fit.shape[1] != X.shape[1]:
             return np.full(X.shape[0], -1)
         index = _ROW_INDEX.get(self)  # kept outside the estimator: extend never changes its __dict__
@@ -193,6 +249,15 @@ class NMF(EmbeddingAlgorithm):
             index = _ROW_INDEX[self] = (fit, {r.tobytes(): i for i, r in enumerate(rows)})
         lookup = index[1]
         return np.fromiter((lookup.get(r.tobytes(), -1) for r in X), dtype=np.intp, count=X.shape[0])
+
+    def _training_rows_by_digest(self, X) -> np.ndarray:
+        digests = self.training_row_digests_
+        index = _ROW_INDEX.get(self)
+        if index is None or index[0] is not digests:
+            index = _ROW_INDEX[self] = (digests, {r.tobytes(): i for i, r in enumerate(digests)})
+        lookup = index[1]
+        return np.fromiter((lookup.get(r.tobytes(), -1) for r in row_digests(X)), dtype=np.intp,
+                           count=X.shape[0])
 
     def inverse_transform(self, W):
         """Rows rebuilt from their coefficients: W H."""

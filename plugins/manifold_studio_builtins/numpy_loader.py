@@ -10,6 +10,8 @@
   ``y`` / ``labels`` / ``label`` / ``target`` / ``targets`` of matching length, feature names
   from ``feature_names`` and images from ``images``. The options ``data_array`` and
   ``label_array`` name them explicitly.
+* A sparse ``.npz`` written by ``scipy.sparse.save_npz`` becomes a sparse data set (read by
+  :func:`manifold_studio_builtins.sparse_loader.read_sparse_npz`, without pickle).
 * Arrays of Python objects are refused: unpickling them could run arbitrary code.
 * Reading is bounded (:mod:`manifold_studio.files.bounded`): every array's header is checked
   against the bytes really in the file and the load limit before anything is allocated.
@@ -28,6 +30,7 @@ from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.files.bounded import BoundedNpz, check_npy_file, check_regular_file, name_list, out_of_memory
 from manifold_studio.hookspecs import hookimpl
+from manifold_studio_builtins.sparse_loader import is_sparse_npz, read_sparse_npz
 
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -262,6 +265,8 @@ def _read_npz(npz: BoundedNpz, path: Path, data_array, label_array, report: list
     keys = list(npz.files)
     if not keys:
         raise DataError(f"{path.name} holds no arrays.")
+    if is_sparse_npz(keys) and data_array is None and label_array is None:
+        return read_sparse_npz(npz, path)
     for explicit in (data_array, label_array):
         if explicit is not None and explicit not in keys:
             raise DataError(f"{path.name} has no array named '{explicit}': it holds "

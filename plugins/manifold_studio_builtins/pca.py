@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from manifold_studio.algorithms import AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.params import random_state_param
-from manifold_studio.algorithms.pca_solvers import SOLVERS, principal_axes, project
+from manifold_studio.algorithms.checks import is_sparse
+from manifold_studio.algorithms.pca_solvers import SOLVERS, SPARSE_SOLVERS, principal_axes, project
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
@@ -26,18 +27,26 @@ class PCA(EmbeddingAlgorithm):
         components whose cumulated explained variance reaches that fraction.
     whiten : bool
         Return sphered coordinates x·v_i / sqrt(λ_i) (unit variance along every axis).
-    svd_solver : {'auto', 'full', 'covariance', 'gram', 'randomized'}
+    svd_solver : {'auto', 'full', 'covariance', 'gram', 'randomized', 'arpack'}
         How the axes are computed. 'full': SVD of the centred data. 'covariance':
         eigendecomposition of the d × d matrix X_cᵀX_c (fast when n ≫ d). 'gram':
         eigendecomposition of the n × n Gram matrix X_c X_cᵀ (fast when d ≫ n). 'randomized':
         Halko et al.'s randomized SVD with power iterations, seeded by ``random_state``
-        (approximate; large matrices, few components). 'auto' takes covariance when d ≤ 1000
+        (approximate; large matrices, few components). 'arpack': ARPACK's truncated SVD
+        (scipy's svds, start vector seeded by ``random_state``; n_components < min(n, d)).
+        'auto' takes covariance when d ≤ 1000
         and n ≥ 10·d, gram when n ≤ 1000 and d ≥ 10·n, full when max(n, d) ≤ 500 or
         n_components is a fraction, randomized when n_components < 0.8·min(n, d), full
         otherwise (scikit-learn's rule plus the Gram route). The exact routes agree to
         rounding; signs are fixed the same way on every route (largest loading positive).
+        **Sparse X** (scipy.sparse) is centred implicitly, never densified: 'auto' then takes
+        'arpack' (scikit-learn's rule; 'covariance' for a fraction of the variance), and
+        'arpack', 'randomized' and 'covariance' take it; 'full' and 'gram' refuse it.
     random_state : int or None
-        Seed of the randomized route's Gaussian sketch.
+        Seed of the randomized route's Gaussian sketch and of ARPACK's start vector.
+
+    Data types: float32 data give float32 results (``embedding_``, ``components_``, ``mean_``,
+    the variances, and ``transform`` of float32 data); the computation runs in float64.
 
     Attributes
     ----------
@@ -91,10 +100,19 @@ class PCA(EmbeddingAlgorithm):
                "How the axes are computed: 'full' SVD; 'covariance' (d×d eigendecomposition, fast "
                "when there are many more rows than columns); 'gram' (n×n, fast when there are many "
                "more columns than rows); 'randomized' (approximate, fast for few components of a "
-               "large matrix); 'auto' picks the fastest of these for the shape.",
+               "large matrix); 'arpack' (ARPACK's truncated SVD, exact, few components); 'auto' picks "
+               "the fastest of these for the shape (arpack for sparse data).",
                choices=SOLVERS),
-        random_state_param("Seed of the randomized solver (none: a different sketch every run)."),
+        random_state_param("Seed of the randomized and ARPACK solvers (none: different every run)."),
     )
+    accepts_sparse = True
+    sparse_condition = "svd_solver is " + ", ".join(repr(s) for s in SPARSE_SOLVERS[:-1]) + f" or {SPARSE_SOLVERS[-1]!r}"
+    preserves_float32 = True
+    float32_attributes = ("components_", "mean_", "explained_variance_", "explained_variance_ratio_",
+                          "singular_values_")
+
+    def accepts_sparse_input(self) -> bool:
+        return getattr(self, "svd_solver", "auto") in SPARSE_SOLVERS
 
     def _fit(self, X, y, progress):
         n, d = X.shape
@@ -139,7 +157,7 @@ class PCA(EmbeddingAlgorithm):
         return np.where(sd > 0, sd, 1.0)
 
     def _extend(self, X):
-        Z = (X - self.mean_) @ self.components_.T
+        Z = project(X, self.mean_, self.components_) if is_sparse(X) else (X - self.mean_) @ self.components_.T
         return Z / self._scale() if self.whiten else Z
 
     def reconstruct(self, Z):

@@ -60,6 +60,10 @@ class PPCA(EmbeddingAlgorithm):
     posterior mean (Tipping & Bishop §3.3): the orthogonal projection onto the principal
     subspace, i.e. PCA's reconstruction.
 
+    Data types: results are float64 for any input, float32 included: the posterior, the
+    log-likelihoods (``score``) and the imputed values are computed and returned in double
+    precision. Sparse data are refused (the EM E-step and the imputation need dense rows).
+
     Examples
     --------
     >>> import manifold_studio as ms

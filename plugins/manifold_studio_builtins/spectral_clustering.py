@@ -11,12 +11,17 @@ from manifold_studio.algorithms.kernels import (
     check_rbf_width, kernel_matrix, normalised_heat_kernel, rows_per_block, squared_distances,
 )
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
-from manifold_studio.algorithms.neighbors import check_n_neighbors, knn_graph, neighbor_rows
+from scipy.spatial.distance import cdist
+
+from manifold_studio.algorithms.neighbors import (
+    check_precomputed, knn_graph, metric_param, neighbor_rows, neighbors_param, unit_rows,
+)
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.spectral import (
-    EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, TrainingNeighborsMixin, normalised_laplacian,
+    EIGEN_SOLVER_PARAM, SpectralMixin, SpectralProblem, normalised_laplacian,
 )
 from manifold_studio.algorithms.state_schema import Fitted
+from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin
 from manifold_studio.errors import DataError
 from manifold_studio.hookspecs import hookimpl
 
@@ -36,6 +41,12 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
     affinities to the training points divided by the square roots of both points' degrees),
     normalised, then the label of the nearest k-means centre. ``spectral_embedding_`` holds E
     and :meth:`extend_embedding` its extension (the quantity compared in section 5.4).
+
+    As scikit-learn's SpectralClustering, the 'nearest_neighbors' affinity counts the point
+    itself in ``n_neighbors`` (``kneighbors_graph(include_self=True)``: ``n_neighbors - 1``
+    others) and weighs the connectivity 0.5 (A + A^T); ``metric`` is the distance of both
+    affinities ('precomputed': X is the n x n distance matrix, new points come as their
+    distances to the fitted points).
 
     Examples
     --------
@@ -73,7 +84,10 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
                "many points).", choices=("rbf", "nearest_neighbors")),
         Float("sigma", 1.0, "Width of the Gaussian affinity (same unit as the data): points much "
               "farther apart than sigma are unrelated.", low=0.0, low_open=True, log=True),
-        n_neighbors_param("Number of neighbours for the 'nearest_neighbors' affinity."),
+        n_neighbors_param("Neighbourhood size of the 'nearest_neighbors' affinity, the point itself "
+                          "included (as scikit-learn): each point is linked to n_neighbors - 1 others."),
+        metric_param(),
+        neighbors_param(),
         random_state_param("Seed of the k-means restarts (empty: different each run)."),
         n_init_param(10, "Number of k-means restarts (the best is kept)."),
         EIGEN_SOLVER_PARAM,
@@ -85,11 +99,14 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
         n = X.shape[0]
         if p["n_clusters"] > n:
             raise DataError(f"n_clusters={p['n_clusters']} is larger than the number of points ({n}).")
-        index = self._set_training_points(X)
         if p["affinity"] == "rbf":
+            self._set_training_points(X)
             gamma = 1.0 / (2.0 * p["sigma"] ** 2)
-            check_rbf_width(X, gamma, parameter="sigma", value=p["sigma"], what="Gaussian affinity")
-            K = kernel_matrix(X, None, "rbf", gamma=gamma, progress=progress)
+            if p["metric"] == "euclidean":
+                check_rbf_width(X, gamma, parameter="sigma", value=p["sigma"], what="Gaussian affinity")
+                K = kernel_matrix(X, None, "rbf", gamma=gamma, progress=progress)
+            else:
+                K = np.exp(-gamma * self._squared_metric_distances(X, fit=True))
             np.fill_diagonal(K, 0.0)           # table 4.5: K_ii = 0
             deg = K.sum(axis=1)
             self._check_degrees(deg)
@@ -98,12 +115,34 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
             K *= s[None, :]
             self.degrees_ = deg
             return SpectralProblem(p["n_clusters"], matrix=K, scaling="unit", match_training=True)
-        check_n_neighbors(p["n_neighbors"], n, what="the nearest_neighbors affinity")
-        A = knn_graph(X, p["n_neighbors"], mode="connectivity", index=index, progress=progress)
+        k = p["n_neighbors"] - 1    # the point itself counts (scikit-learn)
+        if k < 1 or p["n_neighbors"] > n:
+            raise DataError(f"n_neighbors={p['n_neighbors']} does not fit {n} points: it counts the point "
+                            f"itself (as scikit-learn's SpectralClustering), so use 2 <= n_neighbors <= {n}.")
+        index = self._set_training_points(X, progress, n_neighbors=k)
+        with self._phase("neighbours"):
+            A = knn_graph(X, k, mode="connectivity", index=index, progress=progress, symmetrize="mean")
         deg = np.asarray(A.sum(axis=1)).ravel()
         self.degrees_ = deg
         L = normalised_laplacian(A, deg)
         return SpectralProblem(p["n_clusters"], laplacian=L, scaling="unit", match_training=True)
+
+    def _squared_metric_distances(self, X, fit=False):
+        """Squared distances (metric 'cosine', 'manhattan' or 'precomputed') of X to the
+        training points."""
+        metric = self._p["metric"]
+        if metric == "precomputed":
+            D = check_precomputed(X, None if fit else self.X_fit_.shape[0])
+        elif metric == "cosine":
+            U = unit_rows(X)
+            D = np.maximum(1.0 - U @ (U if fit else unit_rows(self.X_fit_)).T, 0.0)
+        else:
+            D = cdist(X, X if fit else self.X_fit_, "cityblock")
+        return D * D
+
+    def _neighbors_setting(self):
+        # the dense Gaussian affinity uses the index only to recognise training points
+        return "exact" if self._p["affinity"] == "rbf" else self._p["neighbors"]
 
     def _check_degrees(self, deg):
         dead = deg <= 0
@@ -118,8 +157,9 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
         p = self._p
         n = self.X_fit_.shape[0]
         if p["affinity"] == "rbf":
-            return normalised_heat_kernel(squared_distances(X, self.X_fit_), p["sigma"], self.degrees_,
-                                          directional=directional)
+            D2 = (squared_distances(X, self.X_fit_) if p["metric"] == "euclidean"
+                  else self._squared_metric_distances(X))
+            return normalised_heat_kernel(D2, p["sigma"], self.degrees_, directional=directional)
         k = min(p["n_neighbors"], n)
         _, idx = self._index_for_extend().query(X, k)
         vals = np.full(idx.shape, 1.0 / np.sqrt(k)) / np.sqrt(self.degrees_[idx])
@@ -144,6 +184,9 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
 
     # -- fit / extend --------------------------------------------------------------------
     def _fit(self, X, y, progress):
+        self._timed_fit(self._fit_clusters, X, y, progress, last_phase="eigensolve and k-means")
+
+    def _fit_clusters(self, X, y, progress):
         p = self._p
         self._fit_spectral(X, SubProgress(progress, 0.0, 0.8))
         self.warning_ = self._spectral_warning

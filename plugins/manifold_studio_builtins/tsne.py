@@ -1,20 +1,21 @@
 """t-SNE (and SNE, symmetric SNE) of seed 002, animated while it optimises, extendable."""
 from __future__ import annotations
 
-import math
 import time
 import weakref
 
 import numpy as np
-import scipy.sparse as sp
 
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
-from manifold_studio.algorithms.neighbors import NeighborIndex
+from manifold_studio.algorithms.neighbors import (
+    METRICS, PhaseTimer, check_precomputed, make_index, metric_param, neighbors_param, neighbour_summary,
+    unit_rows,
+)
 from manifold_studio.algorithms.params import AnyOf, max_iter_param, n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
 from manifold_studio.algorithms.state_schema import Fitted
-from manifold_studio.algorithms.tsne_affinities import (exact_affinities, neighbour_affinities,
-                                                        sparse_affinities)
+from manifold_studio.algorithms.tsne_affinities import (exact_affinities, n_affinity_neighbours,
+                                                        neighbour_affinities, sparse_affinities)
 from manifold_studio.algorithms.tsne_gradient import (FixedRepulsion, exact_kl_gradient,
                                                       exact_repulsion, fft_kl_gradient,
                                                       fixed_attractive_forces, p_log_p)
@@ -75,6 +76,15 @@ class TSNE(EmbeddingAlgorithm):
     normalised per point), so extension is sample-wise. A new point equal to a training point
     gets that point's place.
 
+    As scikit-learn's TSNE: ``perplexity`` must be below the number of points (from n - 1 on,
+    the affinities are uniform over the other points); ``n_iter_`` is the number of gradient
+    iterations run (``max_iter`` unless Cancel stopped the fit); ``metric`` other than
+    'euclidean' uses the distances themselves rather than their squares in the Gaussians;
+    'precomputed' takes the n x n distance matrix (and init='random'), and extends new points
+    given by their distances to the fitted points. The neighbours of the 'fft' method are exact
+    or approximate (``neighbors``); ``timings_`` gives the seconds spent on neighbours,
+    affinities and optimisation, ``neighbors_recall_`` the recall@10 of approximate neighbours.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -104,8 +114,8 @@ class TSNE(EmbeddingAlgorithm):
 
     params = (
         Float("perplexity", 30.0, "Effective number of neighbours of each point (must be less than "
-              "the number of points minus one; below 1 each point keeps about one neighbour).", low=0.0,
-              low_open=True, log=True),
+              "the number of points, as scikit-learn; below 1 each point keeps about one neighbour).",
+              low=0.0, low_open=True, log=True),
         n_components_param(2, "Number of output dimensions (the fft method needs 2)."),
         Float("early_exaggeration", 12.0, "Factor multiplying the affinities during the first "
               "n_iter_early iterations (forms tight, well separated clusters).", low=1.0),
@@ -121,7 +131,8 @@ class TSNE(EmbeddingAlgorithm):
                "deviation 1e-4) or 'random' (Gaussian, standard deviation 1e-4).",
                choices=("pca", "random")),
         random_state_param("Seed of the random start (and of PCA's sign); empty = a different map every run."),
-        Choice("metric", "euclidean", "Distance between input points.", choices=("euclidean",)),
+        metric_param(METRICS),
+        neighbors_param(),
         Choice("method", "auto", "Gradient: 'exact' (O(n^2), any variant and dimension), 'fft' "
                "(FIt-SNE interpolation, 2-D t-SNE, large n) or 'auto' (exact up to 500 points).",
                choices=("auto", "exact", "fft")),
@@ -147,11 +158,23 @@ class TSNE(EmbeddingAlgorithm):
 
     def _check(self, X):
         n = X.shape[0]
-        perp = self._p["perplexity"]
-        if perp >= n - 1:
-            raise DataError(f"perplexity={perp:g} is too large for {n} points: it must be less than "
-                            f"n - 1 = {n - 1} (each point has {n - 1} other points); the largest allowed "
-                            f"is just below {n - 1}, typical values are 5 to 50 (e.g. {max(1.0, (n - 1) / 3):.3g}).")
+        p = self._p
+        perp = p["perplexity"]
+        if perp >= n:
+            raise DataError(f"perplexity={perp:g} is too large for {n} points: it must be less than the "
+                            f"number of points, {n} (as scikit-learn; from {n - 1} on the affinities are "
+                            f"uniform); typical values are 5 to 50 (e.g. {max(1.0, (n - 1) / 3):.3g}).")
+        if p["metric"] == "precomputed":
+            check_precomputed(X)
+            if p["init"] == "pca":
+                raise InvalidParameterError("init='pca' cannot be used with metric='precomputed' (there are "
+                                            "no coordinates to project); use init='random'.")
+            if float(X.max()) == 0.0:
+                raise DataError(f"All {n} points are at distance 0 from each other: t-SNE needs distances "
+                                "between points to define neighbours.")
+            return
+        if p["metric"] == "cosine":
+            unit_rows(X)
         if float(np.max(np.ptp(X, axis=0))) == 0.0:
             raise DataError(f"All {n} points are identical (constant data): t-SNE needs distances "
                             "between points to define neighbours.")
@@ -160,8 +183,14 @@ class TSNE(EmbeddingAlgorithm):
         n, k = X.shape[0], self._p["n_components"]
         if self._p["init"] == "pca" and X.shape[1] >= 1:
             Xc = X - X.mean(axis=0)
-            U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
-            Y = U[:, :k] * S[:k]
+            if X.shape[0] > 4 * X.shape[1]:
+                # principal axes from the d x d covariance (the thin SVD of an n x d matrix took
+                # 7 s of a 10,000-point fit on a loaded machine; this takes milliseconds)
+                w, V = np.linalg.eigh(Xc.T @ Xc)
+                Y = Xc @ V[:, ::-1][:, :k]
+            else:
+                U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
+                Y = U[:, :k] * S[:k]
             if Y.shape[1] < k:
                 Y = np.column_stack([Y, rng.normal(size=(n, k - Y.shape[1]))])
             signs = np.sign(Y[np.argmax(np.abs(Y), axis=0), np.arange(k)])
@@ -176,15 +205,30 @@ class TSNE(EmbeddingAlgorithm):
         self._check(X)
         method = self._resolve_method(n)
         variant = p["variant"]
+        timer = PhaseTimer()
         progress.checkpoint(0.0, "Affinities")
         aff = SubProgress(progress, 0.0, 0.1, "Affinities: ")
+        self.neighbors_recall_ = None
+        index = None
         if method == "exact":
-            P = exact_affinities(X, p["perplexity"], symmetric=variant != "sne")
+            with timer("affinities"):
+                P = exact_affinities(X, p["perplexity"], symmetric=variant != "sne", metric=p["metric"])
             aff.checkpoint(1.0, "done")
             plogp = p_log_p(P)   # constant during the fit
             grad_fn = lambda Y, ex, kl: exact_kl_gradient(Y, P, variant, ex, plogp)  # noqa: E731
+            self.neighbors_method_ = "all pairs"
         else:
-            P = sparse_affinities(X, p["perplexity"], progress=aff)
+            with timer("neighbours"):
+                k = n_affinity_neighbours(p["perplexity"], n - 1)
+                index = make_index(X, neighbors=p["neighbors"], metric=p["metric"], n_neighbors=k,
+                                   random_state=p["random_state"] or 0,
+                                   progress=SubProgress(aff, 0.0, 0.5, "Neighbour index: "))
+                found = index.training_neighbors(k, progress=SubProgress(aff, 0.5, 0.9, "Neighbours: "))
+                self.neighbors_method_ = "approximate" if index.approximate else index.method
+                if index.approximate:
+                    self.neighbors_recall_ = index.recall()
+            with timer("affinities"):
+                P = sparse_affinities(X, p["perplexity"], index=index, neighbours=found)
             grad_fn = lambda Y, ex, kl: fft_kl_gradient(Y, P, ex, with_kl=kl)  # noqa: E731
         rng = np.random.default_rng(p["random_state"])
         Y = self._init_map(X, rng)
@@ -198,6 +242,7 @@ class TSNE(EmbeddingAlgorithm):
         kl_iters, kl_values = [], []
         last_pub = time.monotonic()
         it = 0
+        t_opt = time.perf_counter()
         try:
             for it in range(max_iter):
                 early = it < n_early
@@ -219,7 +264,9 @@ class TSNE(EmbeddingAlgorithm):
             it = max_iter
         except FitCancelled:
             self._stop_early(f"after {it:,} of {max_iter:,} iterations")
-        self.n_iter_ = int(it)
+        self.n_iter_ = int(it)     # gradient steps taken (scikit-learn's meaning: iterations run)
+        timer.timings["optimisation"] = time.perf_counter() - t_opt
+        self.timings_ = dict(timer.timings)
         self.method_ = method
         self.learning_rate_ = float(lr)
         self.embedding_ = Y
@@ -228,6 +275,8 @@ class TSNE(EmbeddingAlgorithm):
         self.kl_curve_iterations_ = np.asarray(kl_iters, dtype=np.intp)
         self.kl_curve_ = np.asarray(kl_values, dtype=float)
         self.training_points_ = np.ascontiguousarray(X)
+        if index is not None:   # extend reuses the fit's search index
+            _CACHES[self] = [self.training_points_, self.embedding_, index, None]
         if it == max_iter:  # after Cancel, another checkpoint would raise FitCancelled again
             progress.checkpoint(1.0, "Done")
 
@@ -237,7 +286,12 @@ class TSNE(EmbeddingAlgorithm):
         outside the estimator's __dict__ (extend must not change the estimator)."""
         cache = _CACHES.get(self)
         if cache is None or cache[0] is not self.training_points_ or cache[1] is not self.embedding_:
-            cache = [self.training_points_, self.embedding_, NeighborIndex(self.training_points_), None]
+            p = self._p
+            k = n_affinity_neighbours(p["perplexity"], self.training_points_.shape[0])
+            index = make_index(self.training_points_, neighbors=p["neighbors"], metric=p["metric"],
+                               n_neighbors=min(k, self.training_points_.shape[0] - 1),
+                               random_state=p["random_state"] or 0)
+            cache = [self.training_points_, self.embedding_, index, None]
             _CACHES[self] = cache
         if cache[3] is None and self.embedding_.shape[1] == 2:
             cache[3] = FixedRepulsion(self.embedding_)
@@ -281,6 +335,7 @@ class TSNE(EmbeddingAlgorithm):
             out["kl_divergence"] = round(self.kl_divergence_, 6)
             out["n_iter"] = self.n_iter_
             out["method"] = self.method_
+        out.update(neighbour_summary(self))
         return out
 
 

@@ -15,6 +15,7 @@ from manifold_studio.algorithms.umap_graph import (METRICS, MetricIndex, categor
 from manifold_studio.algorithms.umap_layout import (find_ab_params, optimize_layout, place_points,
                                                     rescale_init, spectral_init)
 from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.hookspecs import hookimpl
 
 #: seconds between two published intermediate maps
@@ -73,6 +74,11 @@ class UMAP(EmbeddingAlgorithm):
     # the spectral start's ARPACK calls hold the GIL (about 0.1 s at 3,000 points on a busy
     # machine): the window fits large data in a separate process (previews still arrive)
     holds_gil = True
+    fitted_schema = {
+        "training_points_": Fitted(shape=("n_train", "n_features_in_"), required=True),
+        "embedding_": Fitted(shape=("n_train", "n_components"), required=True),
+    }
+
     params = (
         Int("n_neighbors", 15, "Size of the neighbourhood each point sees, counting the point itself "
             "(as umap-learn): 2 to 100; small values show local detail, large values global structure.",

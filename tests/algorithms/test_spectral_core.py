@@ -23,7 +23,7 @@ METHODS = [
     ("mds", {}, "roll"),
     ("mds", {"dissimilarity": "precomputed"}, "dist"),
     ("isomap", {"n_neighbors": 10}, "roll"),
-    ("isomap", {"radius": 6.0}, "roll"),
+    ("isomap", {"radius": 6.0, "n_neighbors": None}, "roll"),
     ("lle", {"n_neighbors": 10}, "roll"),
     ("laplacian_eigenmaps", {"n_neighbors": 10}, "roll"),
     ("laplacian_eigenmaps", {"normalization": "symmetric"}, "roll"),

@@ -195,7 +195,8 @@ def test_partial_maps_are_published_and_cancel_keeps_the_current_map(blobs, monk
 # -- bad input ----------------------------------------------------------------------------------
 def test_bad_input_is_refused_with_a_clear_message(blobs):
     X, _ = blobs
-    with pytest.raises(DataError, match=r"less than n - 1 = 9"):
+    # scikit-learn's bound: perplexity < n_samples
+    with pytest.raises(DataError, match=r"less than the number of points, 10"):
         TSNE(perplexity=10).fit(X[:10])
     with pytest.raises(DataError, match="4"):
         TSNE(perplexity=1.5).fit(X[:3])

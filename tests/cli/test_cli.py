@@ -109,6 +109,15 @@ def read_csv(path):
     return rows[0], rows[1:]
 
 
+def read_result(path, row_ids):
+    """(header, rows) of a result CSV after checking that its first column is the row id column
+    holding ``row_ids`` (the input's line numbers, or 0.. for a sample)."""
+    header, rows = read_csv(path)
+    assert header[0] == "row_id"
+    assert [int(r[0]) for r in rows] == list(row_ids)
+    return header[1:], [r[1:] for r in rows]
+
+
 def write_iris_like(path, rows, header=("sepal_length", "sepal_width", "petal_length", "petal_width")):
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -171,13 +180,13 @@ def test_run_pca_on_a_sample_with_extension(tmp_path, capsys):
                        "--out", tmp_path / "emb.csv", "--extend", new, "--extend-out", tmp_path / "new_emb.csv")
     assert rc == 0, err
     assert "pca: fitted on Iris (150 × 4) in" in out and " s" in out
-    header, rows = read_csv(tmp_path / "emb.csv")
+    header, rows = read_result(tmp_path / "emb.csv", range(150))
     assert header == ["pca_1", "pca_2", "species"]
     est = ms.get_algorithm("pca", n_components=2).fit(ds.X)
     emb = np.array([[float(v) for v in r[:2]] for r in rows])
     np.testing.assert_array_equal(emb, est.embedding_)  # repr() round-trips floats exactly
     assert [r[2] for r in rows] == list(ds.labels)
-    header, rows = read_csv(tmp_path / "new_emb.csv")
+    header, rows = read_result(tmp_path / "new_emb.csv", range(2, 2 + 15))  # line numbers of new.csv
     assert header == ["pca_1", "pca_2"]
     np.testing.assert_allclose(np.array(rows, dtype=float), est.extend(ds.X[::10]), rtol=1e-12, atol=1e-12)
     # Theorem-5.1-style check: extending a training point gives its embedding
@@ -192,8 +201,9 @@ def test_run_on_a_csv_file_with_label_column_and_data_options(tmp_path, capsys):
                        "--out", "-")
     assert rc == 0, err
     lines = out.strip().splitlines()
-    assert lines[0] == "pca_1,kind" and len(lines) == 5
-    assert [l.split(",")[1] for l in lines[1:]] == ["a", "b", "a", "b"]
+    assert lines[0] == "row_id,pca_1,kind" and len(lines) == 5
+    assert [l.split(",")[0] for l in lines[1:]] == ["2", "3", "4", "5"]  # the file's line numbers
+    assert [l.split(",")[2] for l in lines[1:]] == ["a", "b", "a", "b"]
     assert "fitted on d (4 × 3)" in err  # info goes to stderr when the CSV goes to stdout
 
 
@@ -217,12 +227,12 @@ def test_run_clustering_and_classification(host, tmp_path, capsys):
     rc, _, err = run(capsys, "run", "test_first_points", "--data", "sample:blobs", "--param", "n_clusters=3",
                      "--out", tmp_path / "c.csv")
     assert rc == 0, err
-    header, rows = read_csv(tmp_path / "c.csv")
+    header, rows = read_result(tmp_path / "c.csv", range(600))
     assert header == ["cluster", "blob"] and len(rows) == 600
     rc, _, err = run(capsys, "run", "test_nearest_mean", "--data", "sample:iris", "--out", tmp_path / "p.csv")
     assert rc == 0, err
     _ = _ + err
-    header, rows = read_csv(tmp_path / "p.csv")
+    header, rows = read_result(tmp_path / "p.csv", range(150))
     assert header == ["predicted", "species"]
     acc = np.mean([r[0] == r[1] for r in rows])
     assert acc > 0.9
@@ -243,7 +253,7 @@ def test_classifier_extend_and_apply_report_accuracy_on_labelled_files(host, tmp
                        "--out", tmp_path / "p.csv", "--extend", test, "--extend-out", tmp_path / "pred.csv",
                        "--save-model", model)
     assert rc == 0, err
-    header, rows = read_csv(tmp_path / "pred.csv")
+    header, rows = read_result(tmp_path / "pred.csv", range(2, 2 + 75))
     acc = np.mean([r[0] == r[1] for r in rows])
     assert header == ["predicted", "y"] and acc > 0.85
     assert f"accuracy on test: {acc:.4f} ({round(acc * 75)} of 75 correct)" in out + err
@@ -272,7 +282,7 @@ def test_save_model_and_apply(tmp_path, capsys):
                        "--out", tmp_path / "applied.csv")
     assert rc == 0, err
     assert "matched to the training data by name" in err
-    header, rows = read_csv(tmp_path / "applied.csv")
+    header, rows = read_result(tmp_path / "applied.csv", range(2, 7))
     assert header == ["pca_1", "pca_2", "species"]
     expected = ms.get_algorithm("pca").fit(ds.X).embedding_[:5]
     np.testing.assert_allclose(np.array([r[:2] for r in rows], dtype=float), expected, atol=1e-12)
@@ -287,7 +297,7 @@ def test_extend_file_without_the_label_column(tmp_path, capsys):
                      tmp_path / "o.csv", "--extend", new, "--extend-out", tmp_path / "n.csv")
     assert rc == 0, err
     assert "no label column 'cls'" in err
-    assert read_csv(tmp_path / "n.csv")[0] == ["pca_1", "pca_2"]
+    assert read_result(tmp_path / "n.csv", [2])[0] == ["pca_1", "pca_2"]
 
 
 # --------------------------------------------------------------------------- bad input: exit 2, one line
@@ -421,9 +431,9 @@ def test_console_script_run_with_extend(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "fitted on Iris (150 × 4) in" in proc.stdout and "extended to new (3 points)" in proc.stdout
     assert proc.stderr == ""  # no progress output when stderr is not a terminal
-    header, rows = read_csv(tmp_path / "emb.csv")
+    header, rows = read_result(tmp_path / "emb.csv", range(150))
     assert header == ["pca_1", "pca_2", "species"] and len(rows) == 150
-    header, rows = read_csv(tmp_path / "new_emb.csv")
+    header, rows = read_result(tmp_path / "new_emb.csv", [2, 3, 4])
     est = ms.get_algorithm("pca", n_components=2).fit(ds.X)
     np.testing.assert_allclose(np.array(rows, dtype=float), est.extend(ds.X[:3] + 0.1), atol=1e-12)
 
@@ -468,7 +478,7 @@ def test_run_fit_on_a_sample_extends_to_all_points(tmp_path, capsys):
     rc, _, err = run(capsys, "run", "isomap", "--data", "sample:swiss_roll", "-D", "n_samples=3000",
                      "--fit-sample", "1000", "--param", "n_neighbors=10", "--out", str(out))
     assert rc == 0, err
-    header, rows = read_csv(out)
+    header, rows = read_result(out, range(3000))
     assert header[:2] == ["isomap_1", "isomap_2"] and header[-1] == "fitted"
     values = np.array([[float(v) for v in r[:2]] for r in rows])
     fitted = np.array([int(r[-1]) for r in rows])

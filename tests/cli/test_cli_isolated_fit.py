@@ -126,17 +126,18 @@ def test_third_party_fit_runs_in_a_worker_process_and_writes_its_result(tmp_path
     code, out, err, pid = run(env, *iris_args(tmp_path, "cli_good", "--save-model", str(tmp_path / "m.npz")))
     assert code == 0, err
     assert fit_pid(env) != pid  # fitted in another process
-    table = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1, usecols=(0, 1))
+    table = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1, usecols=(0, 1, 2))
     import manifold_studio as ms
 
     X = ms.load_data("sample:iris").X
-    np.testing.assert_allclose(table, X[:, :2] * 2.0)
+    np.testing.assert_array_equal(table[:, 0], np.arange(150))  # the row id column leads
+    np.testing.assert_allclose(table[:, 1:], X[:, :2] * 2.0)
     assert (tmp_path / "m.npz").is_file()
     # a sample fit too: fitted in the worker, extended here (the extension doubles the columns)
     code, out, err, pid = run(env, *iris_args(tmp_path, "cli_good", "--fit-sample", "40"))
     assert code == 0, err
     assert fit_pid(env) != pid
-    table = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1, usecols=(0, 1))
+    table = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1, usecols=(1, 2))  # after the row id
     np.testing.assert_allclose(table, X[:, :2] * 2.0)
 
 
@@ -202,8 +203,9 @@ def test_apply_extends_a_third_party_model_in_a_worker_process(tmp_path, env, ho
         assert code == 0, err
         import manifold_studio as ms
 
-        table = np.loadtxt(tmp_path / "applied.csv", delimiter=",", skiprows=1, usecols=(0, 1))
-        np.testing.assert_allclose(table, ms.load_data("sample:iris").X[:, :2] * 2.0)
+        table = np.loadtxt(tmp_path / "applied.csv", delimiter=",", skiprows=1, usecols=(0, 1, 2))
+        np.testing.assert_array_equal(table[:, 0], np.arange(150))  # the row id column leads
+        np.testing.assert_allclose(table[:, 1:], ms.load_data("sample:iris").X[:, :2] * 2.0)
         code, _, err, pid = apply(env, tmp_path, model, "--in-process")
         with open(env["CLI_EXTEND_PID_FILE"]) as fh:
             assert code == 0 and int(fh.read()) == pid  # --in-process: here

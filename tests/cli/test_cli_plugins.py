@@ -89,6 +89,7 @@ def test_a_new_process_runs_the_installed_plugin(folder, tmp_path, capsys):
     import numpy as np
 
     rows = out.read_text().splitlines()
-    assert len(rows) == 151 and rows[0] == f"{ALGO}_1,{ALGO}_2,{ALGO}_3,species"
-    emb = np.array([[float(v) for v in r.split(",")[:3]] for r in rows[1:]])
+    assert len(rows) == 151 and rows[0] == f"row_id,{ALGO}_1,{ALGO}_2,{ALGO}_3,species"
+    assert [int(r.split(",")[0]) for r in rows[1:]] == list(range(150))
+    emb = np.array([[float(v) for v in r.split(",")[1:4]] for r in rows[1:]])
     assert emb.shape == (150, 3) and np.allclose(emb.mean(axis=0), 0, atol=1e-9)  # centred projection

@@ -34,7 +34,7 @@ def test_spectral_clustering_writes_its_cluster_labels(tmp_path, capsys):
     rc, out, err = run(capsys, "run", "spectral_clustering", "--data", "sample:iris", "--param", "n_clusters=3",
                        "--out", tmp_path / "sc.csv")
     assert rc == 0, err
-    assert header(tmp_path / "sc.csv") == ["cluster", "species"] and "150 cluster labels" in out
+    assert header(tmp_path / "sc.csv") == ["row_id", "cluster", "species"] and "150 cluster labels" in out
     with open(tmp_path / "sc.csv", newline="") as fh:
         labels = {row["cluster"] for row in csv.DictReader(fh)}
     assert labels == {"0", "1", "2"}
@@ -47,7 +47,7 @@ def test_apply_keeps_the_training_label_column_as_run_extend_does(tmp_path, caps
     assert rc == 0, err
     rc, _, err = run(capsys, "apply", "--model", tmp_path / "m.npz", "--data", data, "--out", tmp_path / "ap.csv")
     assert rc == 0, err
-    assert header(tmp_path / "ap.csv") == header(tmp_path / "ext.csv") == ["pca_1", "pca_2", "kind"]
+    assert header(tmp_path / "ap.csv") == header(tmp_path / "ext.csv") == ["row_id", "pca_1", "pca_2", "kind"]
     assert (tmp_path / "ap.csv").read_text() == (tmp_path / "ext.csv").read_text()
 
 

@@ -178,7 +178,8 @@ def test_command_line_run_fit_sample_and_apply_on_dask(client, tmp_path, data, c
     est = load_model(tmp_path / "iso.npz")
     np.testing.assert_allclose(np.load(tmp_path / "again.npy"), est.extend(X), rtol=1e-12, atol=1e-12)
     mapped = pd.read_parquet(tmp_path / "map.parquet")
-    assert list(mapped.columns) == ["isomap_1", "isomap_2", "label"]
+    assert list(mapped.columns) == ["row_id", "isomap_1", "isomap_2", "label"]
+    np.testing.assert_array_equal(mapped["row_id"].to_numpy(), np.arange(600))  # positions over the parts
     np.testing.assert_allclose(mapped[["isomap_1", "isomap_2"]].to_numpy(), est.extend(X), rtol=1e-12, atol=1e-12)
     assert cli_main(["run", "isomap", "--data", str(tmp_path / "p*.parquet"), "--dask", address,
                      "--out", str(tmp_path / "x.parquet")]) != 0

@@ -84,7 +84,9 @@ def test_folder_and_glob_of_parts_with_csv_output(tmp_path, fitted_pca):
         # sample-wise: the same numbers as one extend, up to BLAS blocking (1e-12)
         np.testing.assert_allclose(rep.values, expected, rtol=1e-12, atol=1e-12)
         got = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1)
-        np.testing.assert_array_equal(got, rep.values)  # repr() of floats: exact round trip
+        assert (tmp_path / "out.csv").read_text().startswith("row_id,")
+        np.testing.assert_array_equal(got[:, 0], np.arange(76))  # positions over all the parts: unique
+        np.testing.assert_array_equal(got[:, 1:], rep.values)  # repr() of floats: exact round trip
     np.save(parts / "part_9.npy", rng.normal(size=(3, 4)))
     with pytest.raises(DataError, match="part_9.npy has 4 column"):
         extend_source(pca, str(parts), out=str(tmp_path / "out.csv"))
@@ -133,12 +135,13 @@ def test_command_line_apply_streams_a_csv_with_labels(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "applied to big (600 points, 12 chunk(s))" in out and "peak memory" in out
     lines = (tmp_path / "big_map.csv").read_text().splitlines()
-    assert lines[0] == "cluster,y" and len(lines) == 601
+    assert lines[0] == "row_id,cluster,y" and len(lines) == 601
+    assert [int(ln.split(",")[0]) for ln in lines[1:]] == list(range(2, 602))  # big.csv's line numbers
     est = ms.get_algorithm("kmeans", n_clusters=2)
     from manifold_studio.files.model_file import load_model
 
     est = load_model(model)
-    assert [ln.split(",")[0] for ln in lines[1:121]] == [str(v) for v in est.extend(X)]
+    assert [ln.split(",")[1] for ln in lines[1:121]] == [str(v) for v in est.extend(X)]
     assert cli_main(["apply", "--model", str(model), "--data", str(big), "--out", "x.csv",
                      "--chunk-rows", "0"]) != 0
 

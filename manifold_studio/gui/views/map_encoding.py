@@ -93,7 +93,7 @@ def row_summary(dataset, row: int, n: int = HOVER_FEATURES) -> str:
         return ""
     d = dataset.n_features
     names = dataset.feature_names or [f"x{j + 1}" for j in range(d)]
-    vals = dataset.X[row, :n]
+    vals = dataset.dense(int(row), slice(0, n))
     text = ", ".join(f"{names[j]} = {value_text(v)}" for j, v in enumerate(vals))
     return text + (f" (+{d - n} more)" if d > n else "")
 

@@ -352,9 +352,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         if pca is not None:
             return pca[0][run.point_index], pca[1], "drawn on the data's PCA map"
         if dataset is not None:
-            X = dataset.X[run.point_index]
+            X = dataset.dense(run.point_index, slice(0, 2))
             names = dataset.feature_names or [f"column {i}" for i in range(dataset.n_features)]
-            return X[:, :2], (names[0], names[1] if len(names) > 1 else ""), "drawn on the first two data columns"
+            return X, (names[0], names[1] if len(names) > 1 else ""), "drawn on the first two data columns"
         return None, ("", ""), ""
 
     # -- drawing ----------------------------------------------------------------------------

@@ -1,0 +1,367 @@
+"""Test & Score (Tools ▸ Test & Score, a dock): several classifiers scored on the same folds of
+the current data set (:func:`manifold_studio.evaluation.compare_learners`, on a worker thread with
+progress and Cancel).
+
+Left: the host's classifiers as a checkable list, the settings of the highlighted one (the
+generated parameter form; each classifier keeps its own), the scheme (stratified k-fold,
+repeated k-fold, hold-out, leave-one-out) and the seed. Right: the table (one row per learner,
+mean ± spread over the folds), the paired comparison (folds won), and the ROC, calibration and
+confusion-matrix views (:mod:`manifold_studio.gui.score_plots`); a confusion cell selects
+its rows on the map.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from manifold_studio.analysis.compare_learners import METRICS, TITLES
+from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.evaluation import compare_learners
+from manifold_studio.files.analysis_records import comparison_from_record, comparison_record
+from manifold_studio.gui.param_form import ParamForm
+from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
+from manifold_studio.gui.widgets import message_label, say, seed_spin_box
+
+KFOLD, REPEATED, HOLDOUT, LOO = "kfold", "repeated", "holdout", "loo"
+
+
+def spread_text(mean: float, spread: float, metric: str) -> str:
+    if not np.isfinite(mean):
+        return "n/a"
+    digits = 4 if metric.endswith("time") else 3
+    return f"{mean:.{digits}f} ± {spread:.{digits}f}"
+
+
+class ScorePanel(QWidget):
+    #: a comparison finished and is shown (Comparison)
+    compared = Signal(object)
+
+    def __init__(self, window, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.comparison = None
+        self.dataset_name: str | None = None
+        self.job = None
+        self.learner_list = QListWidget()
+        self.learner_list.setToolTip("Tick the classifiers to compare; the highlighted one's settings are below.")
+        self.forms = QStackedWidget()
+        self._form_of: dict[str, ParamForm] = {}   # learner name -> its settings
+        self._algo_of: dict[str, str] = {}         # learner name -> algorithm id
+        for algo_id, cls in sorted(window.host.algorithms.items()):
+            if cls.kind == "classification":
+                self._add_learner(algo_id, algo_id, cls.name or algo_id)
+        self.learner_list.currentRowChanged.connect(self.forms.setCurrentIndex)
+        self.copy_button = QPushButton("Add a copy")
+        self.copy_button.setToolTip("Add another learner of the highlighted classifier, with its own settings "
+                                    "(e.g. an SVM with an RBF kernel and one with a linear kernel).")
+        self.copy_button.clicked.connect(lambda: self.add_copy())
+        self.scheme_combo = QComboBox()
+        for text, key in (("stratified k-fold", KFOLD), ("repeated stratified k-fold", REPEATED),
+                          ("stratified hold-out", HOLDOUT), ("leave-one-out", LOO)):
+            self.scheme_combo.addItem(text, key)
+        self.folds_spin = QSpinBox()
+        self.folds_spin.setRange(2, 100)
+        self.folds_spin.setValue(5)
+        self.repeats_spin = QSpinBox()
+        self.repeats_spin.setRange(1, 100)
+        self.repeats_spin.setValue(3)
+        self.fraction_spin = QDoubleSpinBox()
+        self.fraction_spin.setRange(0.05, 0.9)
+        self.fraction_spin.setSingleStep(0.05)
+        self.fraction_spin.setValue(0.3)
+        self.seed_spin = seed_spin_box("Seed of the folds (scikit-learn's StratifiedKFold with this random_state).")
+        self.scheme_combo.currentIndexChanged.connect(lambda _i: self._scheme_changed())
+        self.run_button = QPushButton("Run Test && Score")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.status = message_label("Tick two or more classifiers and press Run.")
+        self.table = QTableWidget(0, len(METRICS))
+        self.table.setHorizontalHeaderLabels([TITLES[m] for m in METRICS])
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.compare_combo = QComboBox()
+        for m in METRICS:
+            self.compare_combo.addItem(TITLES[m], m)
+        self.compare_combo.currentIndexChanged.connect(lambda _i: self._show_wins())
+        self.wins_table = QTableWidget()
+        self.wins_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.roc_view = RocView()
+        self.calibration_view = CalibrationView()
+        self.confusion_view = LearnerConfusion(on_select=self.select_rows)
+        self._layout()
+        self._scheme_changed()
+
+    def _layout(self) -> None:
+        form = QFormLayout()
+        form.addRow("Scheme:", self.scheme_combo)
+        form.addRow("Folds:", self.folds_spin)
+        form.addRow("Repeats:", self.repeats_spin)
+        form.addRow("Test fraction:", self.fraction_spin)
+        form.addRow("Seed:", self.seed_spin)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(2, 2, 2, 2)
+        ll.addWidget(self.learner_list, 1)
+        ll.addWidget(self.copy_button)
+        ll.addWidget(self.forms, 1)
+        ll.addLayout(form)
+        ll.addLayout(buttons)
+        wins = QWidget()
+        wl = QVBoxLayout(wins)
+        wl.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        row.addWidget(message_label("Folds where the row learner beats the column learner, on:"), 1)
+        row.addWidget(self.compare_combo)
+        wl.addLayout(row)
+        wl.addWidget(self.wins_table, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.table, "Scores")
+        self.tabs.addTab(wins, "Paired comparison")
+        self.tabs.addTab(self.roc_view, "ROC")
+        self.tabs.addTab(self.calibration_view, "Calibration")
+        self.tabs.addTab(self.confusion_view, "Confusion")
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(2, 2, 2, 2)
+        rl.addWidget(self.status)
+        rl.addWidget(self.tabs, 1)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(1, 3)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(split)
+
+    # -- settings --------------------------------------------------------------------------------
+    def _scheme_changed(self) -> None:
+        scheme = self.scheme_combo.currentData()
+        self.folds_spin.setEnabled(scheme in (KFOLD, REPEATED))
+        self.repeats_spin.setEnabled(scheme in (REPEATED, HOLDOUT))
+        self.fraction_spin.setEnabled(scheme == HOLDOUT)
+        self.seed_spin.setEnabled(scheme != LOO)
+
+    def set_scheme(self, scheme: str, *, folds: int | None = None, repeats: int | None = None,
+                   fraction: float | None = None, seed: int | None = None) -> None:
+        self.scheme_combo.setCurrentIndex(self.scheme_combo.findData(scheme))
+        for spin, value in ((self.folds_spin, folds), (self.repeats_spin, repeats),
+                            (self.fraction_spin, fraction), (self.seed_spin, seed)):
+            if value is not None:
+                spin.setValue(value)
+
+    def _add_learner(self, name: str, algo_id: str, text: str) -> QListWidgetItem:
+        item = QListWidgetItem(text)
+        item.setData(Qt.ItemDataRole.UserRole, name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Unchecked)
+        self.learner_list.addItem(item)
+        form = ParamForm(self.window.host.algorithm_class(algo_id).params)
+        self._form_of[name], self._algo_of[name] = form, algo_id
+        self.forms.addWidget(form)
+        return item
+
+    def add_copy(self, name: str | None = None) -> str:
+        """Add (ticked) another learner of learner ``name``'s classifier (default: the highlighted
+        one) starting from its settings; returns the new learner's name ("svm #2")."""
+        if name is None:
+            item = self.learner_list.currentItem() or self.learner_list.item(0)
+            name = item.data(Qt.ItemDataRole.UserRole)
+        algo = self._algo_of[name]
+        n = 2
+        while f"{algo} #{n}" in self._form_of:
+            n += 1
+        new = f"{algo} #{n}"
+        self._add_learner(new, algo, new)
+        source, form = self._form_of[name], self._form_of[new]
+        for pname, editor in source.editors.items():
+            if not editor.error():
+                form.editor(pname).set_value(editor.value())
+        self.check(new)
+        return new
+
+    def form(self, name: str) -> ParamForm:
+        """The settings of learner ``name`` (an algorithm id, or a copy's name)."""
+        return self._form_of[name]
+
+    def check(self, name: str, checked: bool = True) -> None:
+        for i in range(self.learner_list.count()):
+            item = self.learner_list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == name:
+                item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+                self.learner_list.setCurrentRow(i)
+                return
+        raise KeyError(name)
+
+    def checked(self) -> list[str]:
+        return [self.learner_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.learner_list.count())
+                if self.learner_list.item(i).checkState() == Qt.CheckState.Checked]
+
+    def scheme_kwargs(self) -> dict:
+        scheme = self.scheme_combo.currentData()
+        seed = self.seed_spin.value()
+        if scheme == KFOLD:
+            return {"cv": self.folds_spin.value(), "seed": seed}
+        if scheme == REPEATED:
+            return {"cv": self.folds_spin.value(), "repeats": self.repeats_spin.value(), "seed": seed}
+        if scheme == HOLDOUT:
+            return {"holdout": self.fraction_spin.value(), "repeats": self.repeats_spin.value(), "seed": seed}
+        return {"cv": "loo"}
+
+    # -- running ---------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and not self.job.finished
+
+    def run(self):
+        """Start the comparison of the ticked classifiers (a foreground job); None when it cannot."""
+        ds = self.window.session.current_dataset
+        names = self.checked()
+        reason = ("Load a data set with labels first." if ds is None else
+                  f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
+                  "Tick at least one classifier." if not names else "")
+        learners = []
+        for name in names if not reason else []:
+            try:
+                learners.append((self._algo_of[name], self._form_of[name].values()))
+            except ManifoldStudioError as exc:
+                reason = f"{name}: {exc}"
+                break
+        if reason:
+            say(self.status, reason, error=True)
+            return None
+        self.dataset_name = ds.name
+        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}'…")
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.job = self.window.start_job(
+            compare_learners, learners, ds.X, ds.labels, names=names, title="Test & Score", **self.scheme_kwargs(),
+            on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
+        self.job.ended.connect(self._ended)
+        return self.job
+
+    def cancel(self) -> None:
+        if self.busy:
+            self.job.cancel()
+
+    def _ended(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _cancelled(self) -> None:
+        say(self.status, "Test & Score cancelled.")
+
+    def _failed(self, message: str, detail: str) -> None:
+        say(self.status, f"Test & Score failed: {message}", error=True)
+        self.window.report_error(f"Test & Score failed: {message}", detail)
+
+    def _done(self, comparison) -> None:
+        self.show_comparison(comparison, self.dataset_name)
+        self.window.session.log(f"Test & Score on '{self.dataset_name}': "
+                                + "; ".join(f"{r.name} CA {r.mean('accuracy'):.3f}" for r in comparison.learners))
+
+    # -- showing ---------------------------------------------------------------------------------
+    def show_comparison(self, comparison, dataset_name: str | None) -> None:
+        self.comparison, self.dataset_name = comparison, dataset_name
+        L = len(comparison.learners) if comparison is not None else 0
+        self.table.setRowCount(L)
+        self.table.setVerticalHeaderLabels([r.name for r in comparison.learners] if L else [])
+        for i in range(L):
+            r = comparison.learners[i]
+            for j, m in enumerate(METRICS):
+                item = QTableWidgetItem(spread_text(r.mean(m), r.spread(m), m))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if m == "auc" and r.auc_note:
+                    item.setToolTip(r.auc_note)
+                self.table.setItem(i, j, item)
+        self.table.resizeColumnsToContents()
+        self._show_wins()
+        for view in (self.roc_view, self.calibration_view, self.confusion_view):
+            view.set_comparison(comparison)
+        if comparison is not None:
+            problems = [m for r in comparison.learners for m in r.failures]
+            notes = [r.auc_note for r in comparison.learners if r.auc_note]
+            text = (f"{L} learner(s) on '{dataset_name}', {len(comparison.folds)} fold(s); mean ± spread over folds.")
+            if problems or notes:
+                text += " " + " ".join(problems + notes)
+            say(self.status, text, error=bool(problems))
+            self.compared.emit(comparison)
+
+    def _show_wins(self) -> None:
+        c = self.comparison
+        if c is None:
+            self.wins_table.setRowCount(0)
+            self.wins_table.setColumnCount(0)
+            return
+        wins, paired = c.wins(self.compare_combo.currentData())
+        names = [r.name for r in c.learners]
+        self.wins_table.setRowCount(len(names))
+        self.wins_table.setColumnCount(len(names))
+        self.wins_table.setHorizontalHeaderLabels(names)
+        self.wins_table.setVerticalHeaderLabels(names)
+        for i in range(len(names)):
+            for j in range(len(names)):
+                text = "—" if i == j else f"{wins[i, j]}/{paired[i, j]}"
+                self.wins_table.setItem(i, j, QTableWidgetItem(text))
+        self.wins_table.resizeColumnsToContents()
+
+    # -- projects --------------------------------------------------------------------------------
+    def project_analyses(self) -> dict:
+        if self.comparison is None:
+            return {}
+        doc, arrays = comparison_record(self.comparison)
+        doc["dataset"] = self.dataset_name
+        return {"test_score": (doc, arrays)}
+
+    def restore_analyses(self, analyses: dict) -> None:
+        saved = analyses.get("test_score")
+        if saved is None:
+            self.show_comparison(None, None)
+            say(self.status, "Tick two or more classifiers and press Run.")
+            return
+        doc, arrays = saved
+        self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
+
+    def select_rows(self, rows) -> None:
+        if self.dataset_name is not None and self.dataset_name in self.window.session.datasets:
+            self.window.selection.select(self.dataset_name, np.asarray(rows, dtype=np.intp))
+
+
+def install_test_score(window) -> ScorePanel:
+    """The Test & Score dock (bottom area) as ``window.test_score`` and Tools ▸ Test & Score."""
+    panel = ScorePanel(window)
+    window.test_score = panel
+    dock = window.add_dock("test_score", "Test and Score", panel, "bottom")
+    act = QAction("&Test && Score…", window)
+    act.setToolTip("Compare several classifiers on the same cross-validation folds: scores, ROC, calibration, "
+                   "confusion matrices.")
+
+    def show():
+        dock.show()
+        dock.raise_()
+
+    act.triggered.connect(show)
+    window.add_tool_action(act)
+    window.test_score_action = act
+    return panel

@@ -1,0 +1,119 @@
+"""manifold-studio score: Test & Score on the command line (through cli main())."""
+import csv
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+import manifold_studio as ms
+from manifold_studio.cli.main import main
+from manifold_studio.evaluation import compare_learners
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture(scope="module")
+def csv_file(tmp_path_factory):
+    ds = ms.load_data("sample:iris")
+    path = tmp_path_factory.mktemp("score") / "flowers.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(list(ds.feature_names) + ["kind"])
+        for row, label in zip(ds.X, ds.labels):
+            w.writerow([repr(float(v)) for v in row] + [label])
+    return path, ds
+
+
+def test_score_prints_the_table_and_writes_csv(capsys, tmp_path, csv_file):
+    path, ds = csv_file
+    out_csv = tmp_path / "table.csv"
+    rc, out, err = run(capsys, "score", "linear_classifier", "svm", "svm", "--data", path, "--label-column", "kind",
+                       "--cv", 4, "--seed", 3, "--param", "linear_classifier.loss=logistic",
+                       "--param", "3.kernel=linear", "--out", out_csv)
+    assert rc == 0, err
+    assert "stratified 4-fold, seed 3" in out
+    lines = out.splitlines()
+    assert lines[1].split()[:2] == ["Learner", "CA"]
+    assert [ln.split()[0] for ln in lines[2:5]] == ["linear_classifier", "svm", "svm"]
+    assert "Paired comparison" in out
+    # the same numbers as the API on the same folds with the same settings
+    ref = compare_learners([("linear_classifier", {"loss": "logistic"}), ("svm", {}), ("svm", {"kernel": "linear"})],
+                           ds.X, ds.labels, cv=4, seed=3, names=["linear_classifier", "svm #2", "svm #3"])
+    with open(out_csv) as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["learner"] for r in rows] == ["linear_classifier", "svm #2", "svm #3"]
+    for row, r in zip(rows, ref.learners):
+        for m in ("accuracy", "balanced_accuracy", "f1", "auc"):
+            assert float(row[m]) == pytest.approx(r.mean(m), abs=1e-12)
+            assert float(row[m + "_spread"]) == pytest.approx(r.spread(m), abs=1e-12)
+        assert row["folds_failed"] == "0"
+        assert f"{r.mean('accuracy'):.3f} ± {r.spread('accuracy'):.3f}" in out
+    assert rows[1]["log_loss"] == "" or np.isnan(float(rows[1]["log_loss"]))  # plain svm: no probabilities
+    # its folds are scikit-learn's
+    y = np.asarray(ds.labels)
+    sk = [te for _, te in StratifiedKFold(4, shuffle=True, random_state=3).split(ds.X, y)]
+    for (_, te), b in zip(ref.folds, sk):
+        np.testing.assert_array_equal(te, b)
+    # wins printed as in the matrix
+    wins, paired = ref.wins("accuracy")
+    row = next(ln for ln in lines if ln.startswith("linear_classifier ") and "/" in ln)
+    assert row.split()[1:] == ["—", f"{wins[0, 1]}/{paired[0, 1]}", f"{wins[0, 2]}/{paired[0, 2]}"]
+
+
+def test_score_holdout_repeats_and_loo(capsys, csv_file):
+    path, _ = csv_file
+    rc, out, err = run(capsys, "score", "perceptron", "--data", path, "--label-column", "kind",
+                       "--holdout", 0.3, "--repeats", 2, "-p", "perceptron.max_epochs=50")
+    assert rc == 0, err
+    assert "stratified hold-out of 0.3, 2 repeats" in out and "2 fold(s)" in out
+    assert "Paired comparison" not in out  # one learner
+    rc, out, err = run(capsys, "score", "linear_classifier", "--data", "sample:iris", "--cv", "loo", "-q")
+    assert rc == 0, err
+    assert "leave-one-out" in out and "150 fold(s)" in out
+    assert "pooled out-of-fold AUC" in out  # one row per fold: no AUC per fold
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["pca", "--data", "sample:iris"], "pca is not a classifier"),
+    (["svm", "--data", "sample:iris", "--param", "svm.bogus=1"], "Unknown parameter 'bogus' for svm"),
+    (["svm", "--data", "sample:iris", "--param", "kernel=rbf"], "--param expects ALGO.NAME=VALUE"),
+    (["svm", "--data", "sample:iris", "--param", "2.kernel=rbf"], "position 2 is not between 1 and 1"),
+    (["svm", "--data", "sample:iris", "--param", "mlp.alpha=1"], "'mlp' is not one of the learners"),
+    (["svm", "--data", "sample:iris", "--cv", "x"], "--cv expects a number of folds or 'loo'"),
+    (["svm", "--data", "sample:iris", "--cv", "1"], "at least 2 folds"),
+    (["svm", "--data", "sample:iris", "--holdout", "2"], "--holdout expects a fraction"),
+    (["svm", "--data", "sample:iris", "--cv", "51"], "every class has fewer rows"),
+    (["svm", "--data", "sample:iris", "--cv", "3", "--holdout", "0.2"], "give one of them"),
+    (["svm", "--data", "sample:iris", "--repeats", "0"], "--repeats expects"),
+    (["no_such", "--data", "sample:iris"], "no_such"),
+    (["svm", "--data", "/nonexistent.csv"], "File not found"),
+])
+def test_score_bad_input_is_one_line(capsys, argv, fragment):
+    rc, out, err = run(capsys, "score", *argv)
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], err
+
+
+def test_score_reports_a_fold_it_cannot_fit(capsys, tmp_path):
+    # class 'b' has a single row: the fold that tests it trains on class 'a' alone
+    path = tmp_path / "two.csv"
+    rng = np.random.default_rng(1)
+    rows = [(*rng.normal(size=2), "a") for _ in range(9)] + [(5.0, 5.0, "b")]
+    with open(path, "w") as fh:
+        fh.write("x,y,c\n" + "".join(f"{float(x)!r},{float(y)!r},{c}\n" for x, y, c in rows))
+    rc, out, err = run(capsys, "score", "linear_classifier", "--data", path, "--label-column", "c", "--cv", 3)
+    assert rc == 0, err
+    y = np.array([r[2] for r in rows])
+    sk = [tr for tr, _ in StratifiedKFold(3, shuffle=True, random_state=0).split(np.zeros((10, 1)), y)]
+    bad = [f + 1 for f, tr in enumerate(sk) if len(set(y[tr])) == 1]
+    assert len(bad) == 1
+    for f in bad:
+        assert f"linear_classifier: fold {f}: its training part has only class 'a'" in out
+    assert out.count("warning:") == 1 and "(class 'b' not in its training part)" in out
+    table_row = next(ln for ln in out.splitlines() if ln.startswith("linear_classifier "))
+    assert "n/a" not in table_row.split("±")[0]  # the other folds are scored
