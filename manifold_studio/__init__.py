@@ -91,5 +91,6 @@ def load_data(source: str, host=None, progress=None, *, loader=None, **options) 
         ds = (host.loader_for(source) if loader is None else loader).load(source, **options)
     if not isinstance(ds, Dataset):
         raise DataError(f"The loader for {source} returned {type(ds).__name__}, not a Dataset.")
+    ds.load_options = dict(options)
     progress.checkpoint(1.0, f"Loaded {ds.describe()}")
     return ds

@@ -62,6 +62,8 @@ class Dataset:
     table_scope: np.ndarray | None = None
     #: what was done with missing values: 'drop' the rows, 'keep' them as NaN, or 'error'
     missing: str = "drop"
+    #: the loader or sample options it was loaded with (``ms.load_data(source, **load_options)``)
+    load_options: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if is_sparse(self.X):
@@ -206,6 +208,9 @@ class Dataset:
             images = images[[where[int(r)] for r in new.table_rows]] if all(int(r) in where for r in new.table_rows) else None
         for attr in ("X", "labels", "feature_names", "label_name", "table", "row_ids", "table_rows"):
             setattr(self, attr, getattr(new, attr))
+        if not str(self.source or "").startswith("sample:"):  # reloading the file gives these roles again
+            self.load_options = {**self.load_options, "label_column": self.label_name, "missing": self.missing,
+                                 "roles": {c.name: c.role for c in self.table.infos()}}
         self.images = images if images is None or len(images) == self.n_samples else None
         self.report = [r for r in self.report if "dropped" not in r and "kept as NaN" not in r] + new.report
         return self

@@ -47,6 +47,7 @@ from manifold_studio.cli.console import (
     terminal_columns,
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
+from manifold_studio.cli.project_commands import add_project_parsers
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
@@ -291,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("gui_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_gui)
 
+    add_project_parsers(sub)  # manifold-studio script | replay
     add_plugins_parser(sub)  # manifold-studio plugins list|install|uninstall|enable|disable
     return parser
 

@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio import __version__
+from manifold_studio.analysis.report import Report, ReportError
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.files.bounded import out_of_memory
@@ -121,6 +122,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
         datasets.append({
             "name": ds.name, "source": ds.source, "label_name": ds.label_name,
             "feature_names": ds.feature_names, "report": list(ds.report),
+            "load_options": _jsonable(ds.load_options),
             **_put_matrix(arrays, f"data/{i}/X", ds.X),
             "labels": _put(arrays, f"data/{i}/labels", ds.labels),
             "images": _put(arrays, f"data/{i}/images", ds.images),
@@ -160,7 +162,10 @@ def save_project(session: Session, path, view_settings: dict | None = None,
                 "rows": _put(arrays, f"{prefix}/ext/{j}/rows", ext.rows),
             })
         runs.append(entry)
+    report_items, report_arrays = session.report.to_document()
+    arrays.update(report_arrays)
     meta = {
+        "report": report_items,
         "format": FORMAT, "format_version": FORMAT_VERSION, "library_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "datasets": datasets, "current_dataset": session.current_dataset_name,
@@ -252,6 +257,7 @@ class _ProjectReader:
             except DataError as exc:
                 raise ModelFileError(f"{self.path.name}: {field} ('{short_text(d['name'])}') is damaged: "
                                      f"{exc}") from None
+            ds.load_options = dict(d.get("load_options") or {})
             if ds.images is not None and ds.images.shape[:1] != (ds.n_samples,):
                 ds.images = None
                 self.problems.append(f"Data set '{ds.name}': its images do not match its "
@@ -268,6 +274,10 @@ class _ProjectReader:
                 raise ModelFileError(f"{self.path.name}: field 'runs[{i}].id': run #{run.id} appears twice.")
             session.runs[run.id] = run
         session._ids = itertools.count(max(session.runs, default=0) + 1)
+        try:
+            session.report = Report.from_document(meta.get("report") or [], lambda key: self.array(key, "report"))
+        except ReportError as exc:
+            self.problems.append(f"The report could not be restored: {exc}")
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
         analyses = self.analyses(meta.get("analyses") or {})
@@ -429,6 +439,7 @@ def apply_project(session: Session, contents: ProjectContents) -> dict:
     for run in loaded.runs.values():
         session.add_run(run)
     session.set_current_run(loaded.current_run_id)
+    session.report = loaded.report
     session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
                 f"{len(loaded.runs)} run(s)")
     for problem in contents.problems:

@@ -195,11 +195,17 @@ _DATASET = {
     # a sparse X: "X" is the prefix of its CSR members (X/data, X/indices, X/indptr)
     "X_sparse_shape": Field(("list", "null"), items=Field(("int",), min=1)),
     "labels": _ARRAY_REF, "images": _ARRAY_REF,
+    "load_options": Field(("dict",)),
 }
 _HISTORY = {
     "time": Field(("number",), required=True), "level": Field(("str",), required=True),
     "message": Field(("str",), required=True), "run_id": Field(("int", "null")),
     "dataset": Field(("str", "null")),
+}
+_REPORT_ITEM = {
+    "kind": Field(("str",), required=True), "title": Field(("str",), required=True), "caption": _STR,
+    "facts": Field(("list",), items=Field(("list",), items=_STR)), "image": _ARRAY_REF,
+    "created": Field(("number",)),
 }
 #: the JSON document of a project (``__manifold_studio_project__``)
 PROJECT = {
@@ -212,6 +218,7 @@ PROJECT = {
     "current_run": Field(("int", "null")),
     "history": Field(("list",), items=_HISTORY),
     "view_settings": Field(("dict",)),
+    "report": Field(("list",), items=_REPORT_ITEM),
     # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
     "analyses": Field(("dict",)),
 }

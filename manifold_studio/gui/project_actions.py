@@ -1,4 +1,5 @@
-"""File ▸ Open project / Save project: the whole session and the window layout in one file.
+"""File ▸ Open project / Save project: the whole session and the window layout in one file;
+File ▸ Export as Python script… and File ▸ Apply this analysis to another file… (issue 21).
 
 Reading and writing run on worker threads (a project with large data sets takes a moment);
 the session is only changed in the main thread, after the file has been read and checked
@@ -12,6 +13,9 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
+from manifold_studio.analysis.replay import replay
+from manifold_studio.analysis.script_export import write_script
+from manifold_studio.errors import error_message
 from manifold_studio.files.project_file import (
     SUFFIX,
     apply_project,
@@ -42,6 +46,14 @@ class ProjectActions:
         for action in (self.open_action, self.save_action, self.save_as_action):
             menu.insertAction(first, action)
         menu.insertSeparator(first)
+        self.script_action = QAction("Export as Python &script…", window)
+        self.script_action.triggered.connect(lambda: self.export_script())
+        self.replay_action = QAction("&Apply this analysis to another file…", window)
+        self.replay_action.triggered.connect(lambda: self.apply_to_file())
+        for action in (self.script_action, self.replay_action):
+            menu.insertAction(first, action)
+        menu.insertSeparator(first)
+        self.last_outputs: list = []
 
     # -- view settings ----------------------------------------------------------------------
     def view_settings(self) -> dict:
@@ -158,6 +170,64 @@ class ProjectActions:
             self._tell(path, "opened")
 
         return w.start_job(task, title=f"Open project {path.name}", on_success=done)
+
+
+    # -- reproduce and reuse ------------------------------------------------------------------
+    def _ask_save(self, title: str, name: str, filt: str):
+        if not self.window.dialogs:
+            return None
+        start = str((self.path.parent if self.path else Path.cwd()) / name)
+        chosen, _ = QFileDialog.getSaveFileName(self.window, title, start, filt)
+        return chosen or None
+
+    def export_script(self, path=None):
+        """Write a Python script reproducing the session (Qt-free writer); returns the path or None."""
+        w = self.window
+        path = path or self._ask_save("Export as Python script", "analysis.py", "Python script (*.py)")
+        if not path:
+            return None
+        try:
+            out = write_script(w.session, path)
+        except Exception as exc:  # noqa: BLE001 - nothing has run, a folder not writable: said, nothing lost
+            w.report_error(f"Could not export the script: {error_message(exc)}")
+            return None
+        w.show_status(f"Wrote {out.name}: run it with python {out.name} [OUTPUT_FOLDER].")
+        return out
+
+    def apply_to_file(self, data_path=None, out_dir=None):
+        """Apply every saved model of the session to another file with the same columns and write
+        each run's output to ``out_dir`` (a job); returns the Job, or None when refused."""
+        w = self.window
+        if data_path is None:
+            if not w.dialogs:
+                return None
+            data_path, _ = QFileDialog.getOpenFileName(w, "Apply this analysis to another file", "",
+                                                       "Data files (*.csv *.tsv *.txt *.xlsx *.parquet *.npy *.npz);;"
+                                                       "All files (*)")
+            if not data_path:
+                return None
+        if out_dir is None:
+            if not w.dialogs:
+                return None
+            out_dir = QFileDialog.getExistingDirectory(w, "Write the outputs to the folder", str(Path(data_path).parent))
+            if not out_dir:
+                return None
+        if w.busy:
+            w.report_error("Wait for the running job to finish (or cancel it) before applying the analysis.")
+            return None
+        session = w.session
+
+        def done(result):
+            self.last_outputs = list(result.outputs)
+            for note in result.notes:
+                session.log(note, "warning")
+            session.log(f"Applied the analysis to {Path(data_path).name}: wrote "
+                        + ", ".join(p.name for _, p in result.outputs) + f" to {out_dir}")
+            w.show_status(f"Applied {len(result.outputs)} run(s) to {Path(data_path).name}; outputs in {out_dir}.")
+
+        return w.start_job(replay, session, data_path, out_dir, title=f"Apply the analysis to {Path(data_path).name}",
+                           on_success=done, on_failure=lambda msg, detail: w.report_error(
+                               f"Could not apply the analysis to {Path(data_path).name}: {msg}", detail))
 
 
 def install_project_actions(window) -> ProjectActions:

@@ -23,6 +23,7 @@ from manifold_studio.gui import preparation_panel
 from manifold_studio.gui import preferences
 from manifold_studio.gui import project_actions
 from manifold_studio.gui import recent_files
+from manifold_studio.gui import report_actions
 from manifold_studio.gui import score_panel
 from manifold_studio.gui import selection_actions
 from manifold_studio.gui import undo
@@ -85,6 +86,7 @@ TOOLS = (
     (plugin_manager_dialog.install_plugin_manager, 'Tools ▸ Plugins…: install, uninstall, enable, disable'),
     (scatter3d_view.install_scatter3d, 'View ▸ 3-D view of this run; 2-D pairs without OpenGL'),
     (export.install_export, 'File ▸ Export: views as PNG/SVG, data set as CSV, copy image / rows'),
+    (report_actions.install_report, 'File ▸ Report: Add to report on every view, HTML and PDF'),
     (data_table.install_data_table, 'Table dock: the current data set, linked selection, search'),
     (recent_files.install_recent_files, 'File ▸ Open recent (data files and projects)'),
     (score_panel.install_test_score, 'Tools ▸ Test & Score: classifiers on the same folds, ROC, calibration'),

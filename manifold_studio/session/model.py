@@ -34,6 +34,7 @@ from typing import Callable
 import numpy as np
 
 from manifold_studio import load_data
+from manifold_studio.analysis.report import Report
 from manifold_studio.data import Dataset
 from manifold_studio.errors import (
     DataError,
@@ -72,6 +73,8 @@ class Session:
         self._observers: list[Callable[[SessionEvent], None]] = []
         self._ids = itertools.count(1)
         self._estimators: dict[int, object] = {}  # run id -> its unfitted estimator (until it is fitted)
+        #: the report: items added from the views, saved in the project
+        self.report = Report()
 
     # -- plumbing -------------------------------------------------------------------------
     @property

@@ -1,0 +1,149 @@
+"""Apply a project's analysis to another file with the same columns (Qt-free).
+
+::
+
+    from manifold_studio.analysis.replay import replay
+    result = replay("project.msproj", "new.csv", "results/")   # or a Session
+    result.outputs        # [(run id, Path('results/run1_isomap.csv')), ...]
+    result.notes          # runs that could not be applied, and why
+
+Every finished run with a fitted model is applied to the new file in the order the runs were
+made: a run fitted on a data set is extended to the new file's rows (its columns matched by
+name, in any order; a run with a preparation chain gets the new data set itself, so its fitted
+pipeline matches every column its steps use), a run fitted on another run's map ("cluster this map") is extended to that
+run's output on the new file. Each output is written as CSV (the new file's row id, then the
+run's coordinates or labels) named after the run that made it: ``run3_isomap.csv``. A new
+file that lacks a column a run was fitted on is refused with one line naming the column;
+nothing is written then.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import manifold_studio as ms
+from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.analysis.script_export import run_output_name
+from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.files.project_file import read_project
+from manifold_studio.session.records import DONE
+from manifold_studio.tables.export import write_table_csv
+
+__all__ = ["ReplayResult", "replay", "matched_matrix", "run_input"]
+
+
+@dataclass
+class ReplayResult:
+    """What :func:`replay` wrote (``outputs``: (run id, path)) and what it skipped (``notes``)."""
+
+    outputs: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    n_rows: int = 0
+
+
+def matched_matrix(train, new, where: str) -> np.ndarray:
+    """The new data set's matrix with the training data set's feature columns, matched by name.
+    A missing column raises DataError naming it."""
+    names = list(train.feature_names or [])
+    new_names = list(new.feature_names or [])
+    if not names or not new_names:
+        if new.n_features != train.n_features:
+            raise DataError(f"{where} has {new.n_features} feature columns; the analysis was fitted on "
+                            f"{train.n_features}.")
+        return new.X
+    missing = [n for n in names if n not in new_names]
+    if missing:
+        raise DataError(_missing_message(where, missing[0], train.name, len(missing) - 1))
+    index = {n: j for j, n in enumerate(new_names)}
+    return new.X[:, [index[n] for n in names]]
+
+
+def _missing_message(where: str, column: str, train_name: str, more: int) -> str:
+    return (f"{where} lacks column '{column}', which data set '{train_name}' was analysed with"
+            + (f" (and {more} more)." if more else "."))
+
+
+def run_input(run, train, new, where: str):
+    """What ``run``'s model is applied to: a fitted pipeline takes the new data set itself (its
+    columns matched by name, meta columns of its steps included), any other model the matched
+    matrix. A missing column raises DataError naming it."""
+    est = run.estimator
+    if getattr(est, "id", "") == "pipeline" and run.source_run is None:
+        available = {c.name for c in new.columns}
+        missing = [str(n) for n in est.feature_names_in_ if str(n) not in available]
+        if missing:
+            raise DataError(_missing_message(where, missing[0], train.name, len(missing) - 1))
+        return new
+    return matched_matrix(train, new, where)
+
+
+def _load_like(train, data_path) -> "ms.Dataset":
+    """``data_path`` loaded with the options ``train`` was loaded with; a label column the new
+    file does not have is not asked for."""
+    from_sample = str(train.source or "").startswith("sample:")  # a sample's options are not a file's
+    options = {} if from_sample else dict(getattr(train, "load_options", None) or {})
+    try:
+        return ms.load_data(str(data_path), **options)
+    except DataError:
+        if "label_column" not in options:
+            raise
+        options.pop("label_column")
+        return ms.load_data(str(data_path), **options)
+
+
+def _columns(run, values: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
+    if values.ndim == 2:
+        return ([f"{run.algorithm_id}_{j + 1}" for j in range(values.shape[1])],
+                [values[:, j] for j in range(values.shape[1])])
+    return ["label"], [values]
+
+
+def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
+    """Apply every saved model of ``project`` (a project path or a Session) to ``data_path`` and
+    write each run's output to ``out_dir`` (see the module docstring)."""
+    progress = as_progress(progress)
+    session = read_project(project).session if isinstance(project, (str, Path)) else project
+    data_path = Path(data_path)
+    runs = [r for r in sorted(session.runs.values(), key=lambda r: r.id) if r.status == DONE]
+    if not runs:
+        raise ManifoldStudioError("Nothing to replay: the project has no finished run.")
+    result = ReplayResult()
+    loaded: dict[str, object] = {}
+    inputs: dict[int, object] = {}
+    applicable = []
+    for run in runs:  # check every column first: a missing one writes nothing
+        if run.estimator is None:
+            result.notes.append(f"Run #{run.id} ({run.algorithm_id}) has no saved model: skipped.")
+            continue
+        train = session.datasets.get(run.dataset_name)
+        if train is None:
+            result.notes.append(f"Run #{run.id} ({run.algorithm_id}): its data set '{run.dataset_name}' is not "
+                                "in the project: skipped.")
+            continue
+        if run.dataset_name not in loaded:
+            loaded[run.dataset_name] = _load_like(train, data_path)
+        inputs[run.id] = run_input(run, train, loaded[run.dataset_name], data_path.name)
+        applicable.append(run)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    made: dict[int, np.ndarray] = {}
+    for k, run in enumerate(applicable):
+        new, X = loaded[run.dataset_name], inputs[run.id]
+        if run.source_run is not None:
+            X = made.get(run.source_run)
+            if X is None or X.ndim != 2:
+                result.notes.append(f"Run #{run.id} ({run.algorithm_id}) was fitted on the map of run "
+                                    f"#{run.source_run}, which was not replayed: skipped.")
+                continue
+        sub = SubProgress(progress, k / len(applicable), (k + 1) / len(applicable), f"Run #{run.id}: ")
+        values = np.asarray(run.estimator.extend(X, progress=sub))
+        made[run.id] = values
+        header, columns = _columns(run, values)
+        path = out_dir / f"{run_output_name(run)}.csv"
+        write_table_csv(path, ["row"] + header, [np.asarray(new.row_ids)] + columns)
+        result.outputs.append((run.id, path))
+        result.n_rows = int(values.shape[0])
+    progress.checkpoint(1.0, f"Replayed {len(result.outputs)} run(s)")
+    return result

@@ -1,0 +1,276 @@
+"""The report in the window (issue 21, item 4): *Add to report* for every view, and
+File ▸ Report… (the items in order, reorder / remove / edit the caption, Save as HTML…,
+Save as PDF…).
+
+*Add to report* is in File ▸ Report ▸ (one entry per open view, listed when the menu opens,
+plus "the view with the focus" on Ctrl+Shift+R and "the current data set") and in the map's
+right-click menu. The figure is the view rendered to PNG by :func:`manifold_studio.gui.export.render_view`
+(the code File ▸ Export uses), as it is when added. The model is Qt-free
+(:mod:`manifold_studio.analysis.report`, kept in ``session.report`` and saved in the project);
+the HTML file is written by a job; the PDF is the same HTML laid out by QTextDocument and
+printed to a QPdfWriter (main thread: Qt's text layout needs it).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QUrl
+from PySide6.QtGui import QAction, QImage, QKeySequence, QPageSize, QPdfWriter, QTextDocument
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QListWidget,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+)
+
+from manifold_studio.analysis.report import Report, data_item, run_item
+from manifold_studio.analysis.report_html import report_html, save_report_html
+from manifold_studio.errors import error_message
+from manifold_studio.files.atomic import atomic_write
+from manifold_studio.gui.export import image_bytes, render_view, view_title
+
+FIGURE_SIZE = (1000, 700)
+
+
+class ReportActions:
+    """File ▸ Report: the menu, *Add to report*, and the report dialog."""
+
+    def __init__(self, window):
+        self.window = window
+        self.dialog: ReportDialog | None = None
+        self.job = None
+        self.menu = QMenu("&Report", window)
+        self.show_action = QAction("&Report…", window)
+        self.show_action.triggered.connect(lambda: self.show_dialog())
+        self.add_focus_action = QAction("Add the view with the focus to the report", window,
+                                        shortcut=QKeySequence("Ctrl+Shift+R"))
+        self.add_focus_action.triggered.connect(lambda: self.add_view(None))
+        self.add_data_action = QAction("Add the current data set to the report", window)
+        self.add_data_action.triggered.connect(lambda: self.add_dataset())
+        self.menu.aboutToShow.connect(self._fill_menu)
+        self._fill_menu()
+        file_menu = window.menus["file"]
+        quit_action = next((a for a in file_menu.actions() if a.text().replace("&", "") == "Quit"), None)
+        file_menu.insertMenu(quit_action, self.menu)
+        map_view = window.map_view
+        if map_view is not None and hasattr(map_view, "plot_item"):
+            self.map_menu_action = map_view.plot_item.getViewBox().menu.addAction("Add to report")
+            self.map_menu_action.triggered.connect(lambda: self.add_view("map"))
+
+    @property
+    def report(self) -> Report:
+        return self.window.session.report
+
+    def _fill_menu(self) -> None:
+        """One *Add to report* entry per open view (views open and close)."""
+        self.menu.clear()
+        self.menu.addAction(self.show_action)
+        self.menu.addSeparator()
+        self.menu.addAction(self.add_focus_action)
+        self.menu.addAction(self.add_data_action)
+        for key, title, _widget in self.window.export.views():
+            act = self.menu.addAction(f"Add to report: {title}")
+            act.triggered.connect(lambda _=False, key=key: self.add_view(key))
+
+    # -- adding -------------------------------------------------------------------------------
+    def _caption(self, title: str) -> str | None:
+        if not self.window.dialogs:
+            return ""
+        text, ok = QInputDialog.getText(self.window, "Add to report", f"Caption for “{title}”:")
+        return text if ok else None
+
+    def add_view(self, key: str | None, caption: str | None = None):
+        """Add view ``key`` (None: the one with the focus) as it is now; returns the item or None."""
+        w = self.window
+        export = w.export
+        key = key or export.current_view()
+        found = next(((t, wd) for k, t, wd in export.views() if k == key), None)
+        if found is None:
+            w.report_error(f"There is no open view '{key}' to add to the report.")
+            return None
+        title, widget = found
+        if caption is None:
+            caption = self._caption(title)
+            if caption is None:
+                return None
+        try:
+            png = image_bytes(render_view(widget, ".png", *FIGURE_SIZE, view_title(widget)))
+            run = w.session.current_run
+            if run is not None:
+                item = run_item(run, caption, png, view=title)
+            elif w.session.current_dataset is not None:
+                item = data_item(w.session.current_dataset, caption, png)
+                item.title = f"{title}: {item.title}"
+            else:
+                w.report_error("Nothing to report yet: load data or run an algorithm first.")
+                return None
+        except Exception as exc:  # noqa: BLE001 - said; the report is unchanged
+            w.report_error(f"Could not add the view to the report: {error_message(exc)}")
+            return None
+        return self._added(item)
+
+    def add_dataset(self, caption: str | None = None):
+        ds = self.window.session.current_dataset
+        if ds is None:
+            self.window.report_error("No data set is loaded: load a file or a sample first.")
+            return None
+        if caption is None:
+            caption = self._caption(ds.name)
+            if caption is None:
+                return None
+        return self._added(data_item(ds, caption))
+
+    def _added(self, item):
+        self.report.add(item)
+        self.window.show_status(f"Added to the report ({len(self.report)} item(s)): {item.title}")
+        if self.dialog is not None:
+            self.dialog.refresh()
+        return item
+
+    # -- the dialog and the files -------------------------------------------------------------
+    def show_dialog(self) -> "ReportDialog":
+        if self.dialog is None:
+            self.dialog = ReportDialog(self)
+        self.dialog.refresh()
+        if self.window.dialogs:
+            self.dialog.show()
+            self.dialog.raise_()
+        return self.dialog
+
+    def _title(self) -> str:
+        project = getattr(self.window, "project", None)
+        path = getattr(project, "path", None)
+        return f"Manifold Studio report — {path.stem}" if path else "Manifold Studio report"
+
+    def save_html(self, path):
+        """Write the report as one self-contained HTML file (a job); returns the Job or None."""
+        w = self.window
+        if self.report.is_empty:
+            w.report_error("The report is empty: nothing was added. Use 'Add to report' on a view first.")
+            return None
+        snapshot = Report(list(self.report.items))
+
+        def task(progress=None):
+            return save_report_html(snapshot, path, self._title())
+
+        self.job = w.start_job(task, title="Saving the report as HTML",
+                               on_success=lambda p: w.show_status(f"Saved the report to {p}."),
+                               on_failure=lambda msg, detail: w.report_error(f"Could not save the report: {msg}"))
+        return self.job
+
+    def save_pdf(self, path) -> Path | None:
+        """Print the report to a PDF file through Qt (main thread); returns the path or None."""
+        w = self.window
+        try:
+            doc = QTextDocument()
+            for i, item in enumerate(self.report.items):
+                if item.image is not None:
+                    doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"report-image-{i}.png"),
+                                    QImage.fromData(item.image, "PNG"))
+            doc.setHtml(report_html(self.report, self._title(), image_src=lambda i, _png: f"report-image-{i}.png"))
+            data = QByteArray()
+            buf = QBuffer(data)
+            buf.open(QIODevice.OpenModeFlag.WriteOnly)
+            writer = QPdfWriter(buf)
+            writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+            writer.setResolution(150)
+            doc.setPageSize(writer.pageLayout().paintRectPixels(writer.resolution()).size().toSizeF())
+            doc.print_(writer)
+            del writer  # finishes the PDF
+            buf.close()
+            path = Path(path)
+            atomic_write(path, lambda fh: fh.write(bytes(data)))
+        except Exception as exc:  # noqa: BLE001 - said; the report is kept
+            w.report_error(f"Could not save the report as PDF: {error_message(exc)} The report is kept.")
+            return None
+        w.show_status(f"Saved the report to {path}.")
+        return path
+
+
+class ReportDialog(QDialog):
+    """The report's items in order: move up / down, remove, caption, save as HTML or PDF."""
+
+    def __init__(self, actions: ReportActions):
+        super().__init__(actions.window)
+        self.actions = actions
+        self.setWindowTitle("Report")
+        self.resize(560, 420)
+        self.list = QListWidget()
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        self.buttons = {}
+        for key, text, slot in (("up", "Move up", lambda: self.move(-1)), ("down", "Move down", lambda: self.move(1)),
+                                ("caption", "Caption…", self.edit_caption), ("remove", "Remove", self.remove),
+                                ("html", "Save as HTML…", lambda: self.save("html")),
+                                ("pdf", "Save as PDF…", lambda: self.save("pdf"))):
+            b = self.buttons[key] = QPushButton(text)
+            b.clicked.connect(lambda _=False, slot=slot: slot())
+            row.addWidget(b)
+        lay.addLayout(row)
+        self.list.currentRowChanged.connect(lambda _r: self._enable())
+
+    @property
+    def report(self) -> Report:
+        return self.actions.report
+
+    def refresh(self, select: int | None = None) -> None:
+        self.list.clear()
+        for i, item in enumerate(self.report.items):
+            fig = " [figure]" if item.image is not None else ""
+            self.list.addItem(f"{i + 1}. {item.title}{fig}" + (f" — {item.caption}" if item.caption else ""))
+        if select is not None and 0 <= select < self.list.count():
+            self.list.setCurrentRow(select)
+        self._enable()
+
+    def _enable(self) -> None:
+        row, n = self.list.currentRow(), len(self.report)
+        self.buttons["up"].setEnabled(row > 0)
+        self.buttons["down"].setEnabled(0 <= row < n - 1)
+        self.buttons["remove"].setEnabled(row >= 0)
+        self.buttons["caption"].setEnabled(row >= 0)
+        for key in ("html", "pdf"):
+            self.buttons[key].setEnabled(n > 0)
+
+    def move(self, step: int) -> None:
+        row = self.list.currentRow()
+        if row < 0 or not 0 <= row + step < len(self.report):
+            return
+        self.report.move(row, row + step)
+        self.refresh(row + step)
+
+    def remove(self) -> None:
+        row = self.list.currentRow()
+        if row >= 0:
+            self.report.remove(row)
+            self.refresh(min(row, len(self.report) - 1))
+
+    def edit_caption(self, text: str | None = None) -> None:
+        row = self.list.currentRow()
+        if row < 0:
+            return
+        item = self.report.items[row]
+        if text is None:
+            text, ok = QInputDialog.getText(self, "Caption", f"Caption for “{item.title}”:", text=item.caption)
+            if not ok:
+                return
+        item.caption = text
+        self.refresh(row)
+
+    def save(self, kind: str) -> None:
+        filt = "HTML page (*.html)" if kind == "html" else "PDF document (*.pdf)"
+        path, _ = QFileDialog.getSaveFileName(self, "Save the report", str(Path.cwd() / f"report.{kind}"), filt)
+        if not path:
+            return
+        path = path if path.lower().endswith(f".{kind}") else f"{path}.{kind}"
+        (self.actions.save_html if kind == "html" else self.actions.save_pdf)(path)
+
+
+def install_report(window) -> ReportActions:
+    """File ▸ Report and *Add to report* (needs File ▸ Export installed first: it lists the views)."""
+    window.report_actions = ReportActions(window)
+    return window.report_actions

@@ -1,0 +1,108 @@
+"""The report, script export and "Apply this analysis to another file" in the window."""
+import csv
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gui_helpers import wait_idle, wait_last_run
+
+WINDOW_DIALOGS = False
+
+
+@pytest.fixture
+def win(qtbot, make_window, fresh_host):
+    w = make_window(fresh_host)
+    w.load_source("sample:iris")
+    wait_idle(qtbot, w)
+    return w
+
+
+def _run_pca(qtbot, w):
+    w.run_algorithm("pca", {})
+    wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)
+    qtbot.wait(50)
+
+
+def _finished(qtbot, job) -> bool:
+    assert job is not None
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    return job.state == "done"
+
+
+def test_add_to_report_from_views_and_save_html_and_pdf(qtbot, win, tmp_path):
+    _run_pca(qtbot, win)
+    actions = win.report_actions
+    file_menu = [a.text() for a in win.menus["file"].actions()]
+    assert "&Report" in file_menu
+    actions._fill_menu()
+    entries = [a.text() for a in actions.menu.actions()]
+    assert "Add to report: Map" in entries  # one entry per open view
+    item = actions.add_view("map", caption="The PCA map")
+    assert item.kind == "run" and item.caption == "The PCA map" and "n_components=2" in dict(item.facts)["Parameters"]
+    pixels = np.asarray(Image.open(io.BytesIO(item.image)).convert("RGB"))
+    assert pixels.shape[:2] == (700, 1000) and (pixels.min(axis=2) < 200).sum() > 1000  # a drawn map
+    actions.add_dataset(caption="Iris")
+    dialog = actions.show_dialog()
+    assert dialog.list.count() == 2
+    dialog.list.setCurrentRow(1)
+    dialog.move(-1)
+    assert [it.caption for it in win.session.report.items] == ["Iris", "The PCA map"]
+    assert dialog.list.currentRow() == 0
+    assert _finished(qtbot, actions.save_html(tmp_path / "r.html"))
+    text = (tmp_path / "r.html").read_text()
+    assert text.count('src="data:image/png;base64,') == 1
+    pdf = actions.save_pdf(tmp_path / "r.pdf")
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and b"/Image" in data and len(data) > 5_000
+    dialog.list.setCurrentRow(0)
+    dialog.remove()
+    assert [it.caption for it in win.session.report.items] == ["The PCA map"]
+
+
+def test_report_bad_input_is_said_and_nothing_is_lost(qtbot, win, tmp_path):
+    actions = win.report_actions
+    assert actions.save_html(tmp_path / "r.html") is None
+    assert "nothing was added" in win.statusBar().currentMessage()
+    _run_pca(qtbot, win)
+    actions.add_view("map", caption="")
+    job = actions.save_html(tmp_path / "no such folder" / "r.html")
+    assert not _finished(qtbot, job)
+    assert "does not exist" in win.statusBar().currentMessage()
+    assert len(win.session.report) == 1 and not (tmp_path / "no such folder").exists()
+
+
+def test_report_survives_saving_and_reopening_the_project(qtbot, win, tmp_path):
+    _run_pca(qtbot, win)
+    win.report_actions.add_view("map", caption="kept")
+    assert _finished(qtbot, win.project.save_project(tmp_path / "p.msproj"))
+    win.session.report.clear()
+    assert _finished(qtbot, win.project.open_project(tmp_path / "p.msproj"))
+    wait_idle(qtbot, win)
+    assert [it.caption for it in win.session.report.items] == ["kept"]
+    assert win.session.report.items[0].image.startswith(b"\x89PNG")
+
+
+def test_script_export_and_apply_to_another_file(qtbot, win, tmp_path):
+    assert win.project.export_script(tmp_path / "a.py") is None
+    assert "no run has finished" in win.statusBar().currentMessage()
+    _run_pca(qtbot, win)
+    out = win.project.export_script(tmp_path / "a.py")
+    assert "ms.load_data('sample:iris')" in out.read_text()
+    ds = win.session.current_dataset
+    new = tmp_path / "new.csv"
+    with open(new, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(ds.feature_names[::-1])
+        for row in ds.X[:20, ::-1]:
+            w.writerow([repr(v) for v in row.tolist()])
+    assert _finished(qtbot, win.project.apply_to_file(str(new), str(tmp_path / "res")))
+    run = win.session.current_run
+    path = tmp_path / "res" / f"run{run.id}_pca.csv"
+    assert win.project.last_outputs == [(run.id, path)]
+    with open(path) as f:
+        rows = list(csv.reader(f))[1:]
+    np.testing.assert_allclose(np.array([r[1:] for r in rows], float), run.estimator.extend(ds.X[:20]),
+                               rtol=0, atol=1e-12)
