@@ -151,6 +151,8 @@ def _with_line_feeds(path: Path) -> Path:
     """``path`` itself, or, for a file whose lines end in a bare carriage return (an old Mac's
     CSV), a copy with line feeds under the same name in a private temporary folder (removed at
     exit): the record scan and pandas then read it like any other file."""
+    if not path.is_file():
+        return path  # a FIFO or device is never opened here: the reader refuses it by name
     try:
         with open(path, "rb") as fh:
             head = fh.read(1 << 16)
