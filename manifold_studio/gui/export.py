@@ -68,7 +68,7 @@ from manifold_studio.files.export_paths import (
     check_output_path,
     write_file,
 )
-from manifold_studio.tables.export import dataset_table, rows_as_tsv, write_table_csv
+from manifold_studio.tables.export import dataset_table, rows_as_tsv, with_row_ids, write_table_csv
 
 #: docks that hold controls, not views
 PANEL_DOCKS = ("data", "algorithm", "runs", "messages")
@@ -439,7 +439,8 @@ class ExportActions(QObject):
             return None
         try:
             check_output_path(path, TABLE_EXTENSIONS, "the table")
-            header, columns = dataset_table(self.window.session, name)  # a snapshot: the job owns it
+            # a snapshot (the job owns it), with the row id first
+            header, columns = with_row_ids(self.window.session, name, *dataset_table(self.window.session, name))
         except Exception as exc:  # noqa: BLE001
             self.window.report_error(f"Export failed: {error_message(exc)}")
             return None

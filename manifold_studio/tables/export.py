@@ -81,8 +81,17 @@ def write_table_csv(path, header: list[str], columns: list[np.ndarray], progress
 def export_dataset_csv(session, name: str, path, progress=None, *, escape_formulas: bool = True) -> tuple[int, int]:
     """Data set ``name`` with all result columns to ``path``; returns (rows, columns)."""
     check_output_path(path, TABLE_EXTENSIONS, "the table")  # before any work
-    header, columns = dataset_table(session, name)
+    header, columns = with_row_ids(session, name, *dataset_table(session, name))
     return write_table_csv(path, header, columns, progress, escape_formulas=escape_formulas), len(header)
+
+
+def with_row_ids(session, name: str, header: list[str], columns: list[np.ndarray]):
+    """The table with the data set's row id (its file's line number, or its id column) as the
+    first column, so exported rows line up with the input file even where rows were dropped."""
+    ids = getattr(session.dataset(name), "row_ids", None)
+    if ids is None or "row_id" in header or len(ids) != (len(columns[0]) if columns else len(ids)):
+        return header, columns
+    return ["row_id", *header], [np.asarray(ids), *columns]
 
 
 def rows_as_tsv(header: list[str], columns: list[np.ndarray], rows, *, escape_formulas: bool = True) -> str:

@@ -146,9 +146,12 @@ def test_csv_round_trips_every_column(tmp_path):
     n_rows, n_cols = export_dataset_csv(session, name, path)
     with open(path, newline="", encoding="utf-8") as fh:
         table = list(csv.reader(fh))
-    assert table[0] == [c.name for c in cols] and n_cols == len(cols)
+    # the row id first, so exported rows line up with the input file
+    assert table[0] == ["row_id"] + [c.name for c in cols] and n_cols == len(cols) + 1
+    assert [int(r[0]) for r in table[1:]] == session.dataset(name).row_ids.tolist()
     assert len(table) - 1 == n_rows == session.dataset(name).n_samples
     assert any(c.name.endswith("kmeans cluster") for c in cols) and any(c.name.endswith("pca 2") for c in cols)
+    table = [row[1:] for row in table]
     for j, col in enumerate(cols):
         cells = [row[j] for row in table[1:]]
         if col.numeric:

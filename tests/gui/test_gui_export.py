@@ -142,10 +142,12 @@ def test_csv_with_every_result_column(win, qtbot, tmp_path):
     job = win.export.export_csv(path)
     assert job is not None
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)
-    assert f"Wrote 150 rows × {len(cols)} columns" in _status(win)
+    assert f"Wrote 150 rows × {len(cols) + 1} columns" in _status(win)  # the row id and every column
     with open(path, newline="") as fh:
         table = list(csv.reader(fh))
-    assert table[0] == [c.name for c in cols] and any(c.name.endswith("pca 2") for c in cols)
+    assert table[0] == ["row_id"] + [c.name for c in cols] and any(c.name.endswith("pca 2") for c in cols)
+    assert [int(r[0]) for r in table[1:]] == win.session.dataset(name).row_ids.tolist()
+    table = [r[1:] for r in table]
     for j, col in enumerate(cols):
         cells = [r[j] for r in table[1:]]
         if col.numeric:
