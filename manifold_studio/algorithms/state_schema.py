@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 __all__ = ["Fitted", "declared_state", "spec_for", "validate_state", "StateError"]
 
@@ -128,9 +129,13 @@ def declared_state(cls) -> dict[str, Fitted]:
 
 
 def spec_for(declared: dict[str, Fitted], name: str) -> Fitted | None:
-    """The rules for ``name`` (patterns ``prefix#`` match ``prefix`` followed by digits)."""
+    """The rules for ``name`` (patterns ``prefix#`` match ``prefix`` followed by digits; the CSR
+    parts of a sparse attribute follow that attribute's rules)."""
     if not isinstance(name, str) or name.startswith("_"):
         return None
+    owner = sparse_owner(name)
+    if owner is not None and owner in declared:
+        return declared[owner]
     spec = declared.get(name)
     if spec is not None:
         return spec
@@ -150,10 +155,41 @@ def _shape_text(shape) -> str:
     return "(" + ", ".join("any" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+#: the parts a sparse fitted attribute ``<name>`` is saved as: ``<name>csr_data``, ... (see
+#: :class:`~manifold_studio.algorithms.sparse_input.SparseInput`)
+CSR_PARTS = ("data", "indices", "indptr", "shape")
+
+
+def sparse_owner(name: str) -> str | None:
+    """``coef_`` for ``coef_csr_data`` (and the other CSR parts), else None."""
+    for part in CSR_PARTS:
+        if isinstance(name, str) and name.endswith(f"_csr_{part}"):
+            return name[:-len(f"csr_{part}")]
+    return None
+
+
+def assemble_sparse(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` with every saved sparse attribute's CSR parts joined back into one matrix (a
+    missing or inconsistent part is a :class:`StateError` naming the attribute)."""
+    owners = {o for o in map(sparse_owner, state) if o is not None}
+    if not owners:
+        return state
+    out = {k: v for k, v in state.items() if sparse_owner(k) is None}
+    for key in sorted(owners):
+        try:
+            data, indices, indptr, shape = (np.asarray(state[f"{key}csr_{part}"]) for part in CSR_PARTS)
+            out[key] = sparse.csr_matrix((data, indices, indptr), shape=tuple(int(v) for v in shape))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise StateError(f"member '{key}' (a sparse matrix) is damaged: {str(exc)[:80]}.") from None
+    return out
+
+
 def validate_state(cls, params: dict[str, Any], state: dict[str, Any], what: str = "") -> None:
     """Raise :class:`StateError` naming the first member of ``state`` that the schema of ``cls``
     refuses: an undeclared name, a wrong type, kind, dimension count or length, a non-finite
-    value, or a missing required member. ``params`` are the estimator's (validated) parameters."""
+    value, or a missing required member. ``params`` are the estimator's (validated) parameters.
+    A sparse attribute saved as its CSR parts is checked as the matrix they make."""
+    state = assemble_sparse(state)
     declared = declared_state(cls)
     what = what or getattr(cls, "id", "") or cls.__name__
     for name in state:
@@ -174,7 +210,7 @@ def validate_state(cls, params: dict[str, Any], state: dict[str, Any], what: str
     bound: dict[str, int] = {}
     for name, value in state.items():
         spec = spec_for(declared, name)
-        if spec.shape is None or not isinstance(value, np.ndarray):
+        if spec.shape is None or not (isinstance(value, np.ndarray) or sparse.issparse(value)):
             continue
         if value.ndim != len(spec.shape):
             raise StateError(f"member '{name}' has {value.ndim} dimension(s) {value.shape}; a {what} model "
@@ -199,6 +235,8 @@ def validate_state(cls, params: dict[str, Any], state: dict[str, Any], what: str
 
 
 def _check_member(name: str, value, spec: Fitted) -> None:
+    if sparse.issparse(value):  # kinds and finiteness are its stored values'
+        value = value.data
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in spec.kinds or value.dtype.names is not None:
             raise StateError(f"member '{name}' has type {value.dtype}; allowed kinds: "

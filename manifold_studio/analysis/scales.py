@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 #: the largest spread over the smallest beyond which the advice is given
 SCALE_RATIO = 100.0
@@ -29,11 +30,18 @@ class ScaleAdvice:
 def scale_advice(X, names=None, ratio: float = SCALE_RATIO) -> ScaleAdvice | None:
     """A :class:`ScaleAdvice` when the columns' standard deviations (constant columns left out)
     differ by more than ``ratio``, else None."""
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
-        return None
-    with np.errstate(invalid="ignore"):
-        spread = np.nanstd(X, axis=0)
+    if sparse.issparse(X):  # the spread of every column without densifying
+        if X.shape[1] < 2 or X.shape[0] < 2:
+            return None
+        X = sparse.csr_matrix(X, dtype=float)
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        spread = np.sqrt(np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2, 0.0))
+    else:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
+            return None
+        with np.errstate(invalid="ignore"):
+            spread = np.nanstd(X, axis=0)
     ok = np.isfinite(spread) & (spread > 0)
     if ok.sum() < 2:
         return None

@@ -100,7 +100,7 @@ class Perceptron(SparseInput, ClassificationAlgorithm):
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
         "classes_": Fitted(shape=(None,), kinds="biufU", required=True),
-        "coef_": Fitted(shape=("n_outputs", "n_features_in_"), required=True),
+        "coef_": Fitted(shape=("n_outputs", "n_features_in_")),  # linear kernel only: the others keep dual_coef_
         "intercept_": Fitted(shape=("n_outputs",), required=True),
     }
 
