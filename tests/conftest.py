@@ -106,3 +106,23 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(
                 f"bad-input corpus: {len(kinds)} cases run — {kinds.count('clear message')} clear messages, "
                 f"{kinds.count('result')} results, {kinds.count('failure')} failures")
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A fresh, empty user plugin folder (the plugin manager's and host's), with no disabled
+    plugins; the process-wide plugin host is dropped before and restored after."""
+    from manifold_studio.plugins import host as plugin_host
+    from manifold_studio.plugins import manager as pm
+
+    d = tmp_path / "user-plugins"
+    monkeypatch.setenv(pm.PLUGIN_DIR_ENV, str(d))
+    monkeypatch.delenv(pm.SETTINGS_ENV, raising=False)
+    monkeypatch.delenv(plugin_host.DISABLE_ENV, raising=False)
+    old = plugin_host._host
+    plugin_host.reset_host(None)
+    yield d
+    pm.forget_modules(d)
+    sys.path[:] = [p for p in sys.path if not p.startswith(str(d) + os.sep)]
+    plugin_host.reset_host(old)
+

@@ -3,7 +3,6 @@ import json
 import os
 import sys
 
-import pytest
 
 from manifold_studio.plugins import manager as pm
 from manifold_studio.plugins import host as plugins
@@ -11,18 +10,6 @@ from manifold_studio.cli.main import main
 from manifold_studio.plugins.selfcheck import build_pure_wheel, template_dir
 
 DIST, ALGO = "manifold-studio-example-plugin", "example_random_projection"
-
-
-@pytest.fixture
-def folder(tmp_path, monkeypatch):
-    d = tmp_path / "plugins"
-    monkeypatch.setenv(pm.PLUGIN_DIR_ENV, str(d))
-    monkeypatch.delenv(pm.SETTINGS_ENV, raising=False)
-    plugins.reset_host(None)
-    yield d
-    pm.forget_modules(d)
-    sys.path[:] = [p for p in sys.path if not p.startswith(str(d) + os.sep)]
-    plugins.reset_host(None)
 
 
 def listing(capsys) -> dict:

@@ -1,12 +1,9 @@
 """Tools ▸ Plugins (issue 8): install the template's wheel from the window, fit with it without
 restarting, disable/enable by checkbox, see a refused wheel's message, a failed plugin's
 traceback, uninstall."""
-import os
 import sys
-import zipfile
 
 import numpy as np
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit
 
@@ -18,19 +15,6 @@ from manifold_studio.plugins.selfcheck import build_pure_wheel, template_dir
 
 WINDOW_DIALOGS = False
 DIST, ALGO = "manifold-studio-example-plugin", "example_random_projection"
-
-
-@pytest.fixture
-def folder(tmp_path, monkeypatch):
-    d = tmp_path / "plugins"
-    monkeypatch.setenv(pm.PLUGIN_DIR_ENV, str(d))
-    monkeypatch.delenv(pm.SETTINGS_ENV, raising=False)
-    old = plugins._host
-    plugins.reset_host(None)
-    yield d
-    pm.forget_modules(d)
-    sys.path[:] = [p for p in sys.path if not p.startswith(str(d) + os.sep)]
-    plugins.reset_host(old)
 
 
 def tools_action(window):

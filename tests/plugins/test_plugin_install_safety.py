@@ -18,19 +18,6 @@ from manifold_studio.plugins.selfcheck import build_pure_wheel, template_dir
 TEMPLATE_DIST = "manifold-studio-example-plugin"
 
 
-@pytest.fixture
-def folder(tmp_path, monkeypatch):
-    d = tmp_path / "user-plugins"
-    monkeypatch.setenv(pm.PLUGIN_DIR_ENV, str(d))
-    monkeypatch.delenv(pm.SETTINGS_ENV, raising=False)
-    monkeypatch.delenv(plugins.DISABLE_ENV, raising=False)
-    plugins.reset_host(None)
-    yield d
-    pm.forget_modules(d)
-    sys.path[:] = [p for p in sys.path if not p.startswith(str(d) + os.sep)]
-    plugins.reset_host(None)
-
-
 def victim(tmp_path: Path) -> Path:
     """A user's folder with a file in it, which no install may touch."""
     docs = tmp_path / "Documents"

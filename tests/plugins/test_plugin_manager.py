@@ -25,20 +25,6 @@ TEMPLATE_DIST = "manifold-studio-example-plugin"
 TEMPLATE_ALGO = "example_random_projection"
 
 
-@pytest.fixture
-def folder(tmp_path, monkeypatch):
-    """A fresh plugin folder; the process-wide host is dropped before and after."""
-    d = tmp_path / "user-plugins"
-    monkeypatch.setenv(pm.PLUGIN_DIR_ENV, str(d))
-    monkeypatch.delenv(pm.SETTINGS_ENV, raising=False)
-    monkeypatch.delenv(plugins.DISABLE_ENV, raising=False)
-    plugins.reset_host(None)
-    yield d
-    pm.forget_modules(d)
-    sys.path[:] = [p for p in sys.path if not p.startswith(str(d) + os.sep)]
-    plugins.reset_host(None)
-
-
 def make_project(root: Path, name: str, module: str, code: str, *, entry_point=True, version="1.0") -> Path:
     proj = root / name
     pkg = proj / "src" / module
