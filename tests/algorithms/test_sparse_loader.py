@@ -89,7 +89,7 @@ def test_session_table_export_and_project_with_sparse_data(files, tmp_path, S):
     assert [c.name for c in cols[:2]] == ["x1", "x2"] and len(cols) == SPARSE_TABLE_COLUMNS + 3
     np.testing.assert_array_equal(cols[1].values, S.toarray()[:, 1])
     rows, ncols = export_dataset_csv(session, ds.name, tmp_path / "table.csv")
-    assert (rows, ncols) == (120, SPARSE_TABLE_COLUMNS + 3)
+    assert (rows, ncols) == (120, SPARSE_TABLE_COLUMNS + 4)  # and the row id first
     # the project keeps the sparse matrix sparse, and the runs' models work on it
     path = save_project(session, tmp_path / "p.msproj")
     contents = read_project(path)
