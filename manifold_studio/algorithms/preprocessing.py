@@ -33,11 +33,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from manifold_studio.algorithms.base import Algorithm, _make_init
+from manifold_studio.algorithms.base import Algorithm, _make_init, class_problems
 from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.named_columns import as_named_matrix, frame_to_matrix, match_columns
-from manifold_studio.algorithms.params import Param, validate_params
-from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
+from manifold_studio.algorithms.params import Param
+from manifold_studio.errors import DataError, not_fitted
 
 __all__ = ["Preprocessor", "NumericScaler", "validate_preprocessor_class", "KIND"]
 
@@ -203,17 +203,6 @@ def validate_preprocessor_class(cls) -> None:
     """Raise TypeError when ``cls`` does not meet the declared contract (used by the plugin host)."""
     if not (isinstance(cls, type) and issubclass(cls, Preprocessor)):
         raise TypeError(f"{cls!r} is not a subclass of manifold_studio.algorithms.preprocessing.Preprocessor")
-    problems = []
-    if not isinstance(cls.id, str) or not cls.id or not cls.id.replace("_", "").isalnum():
-        problems.append("'id' must be a non-empty identifier string")
-    if not cls.name:
-        problems.append("'name' is empty")
-    if not all(isinstance(p, Param) for p in cls.params):
-        problems.append("'params' must hold Param constraints")
-    else:
-        try:
-            validate_params(cls.params, {p.name: p.default for p in cls.params})
-        except InvalidParameterError as exc:
-            problems.append(f"a default violates its own constraint: {exc}")
+    problems = class_problems(cls)
     if problems:
         raise TypeError(f"Preprocessor class {cls.__name__}: " + "; ".join(problems))
