@@ -32,3 +32,33 @@ def discovered_host(algorithms=(), samples=()):
     if missing:
         pytest.skip(f"plugins not installed: {', '.join(missing)}")
     return host
+
+
+class DrawnMaps:
+    """Records the intermediate maps the map view draws while ``run`` is running (the first
+    preview through ``show_partial``, the next ones by moving the points: ``redrawn`` either
+    way) and the event loop's stalls from the first of them (a 10 ms timer, StallMeter)."""
+
+    def __init__(self, view):
+        from benchmarks.stall_meter import StallMeter  # Qt: only GUI tests make one
+        import numpy as np
+
+        self._np = np
+        self.maps = []
+        self.view = view
+        self.run = None
+        view.redrawn.connect(self._redrawn)
+        self.meter = StallMeter().start()
+
+    def _redrawn(self):
+        from manifold_studio.session.records import RUNNING
+
+        if self.run is not None and self.run.status == RUNNING:
+            if not self.maps:  # the animation starts: measure from here on
+                self.meter.reset()
+            self.maps.append(self._np.array(self.view.xy))
+
+    def stop(self):
+        self.meter.stop()
+        self.view.redrawn.disconnect(self._redrawn)
+

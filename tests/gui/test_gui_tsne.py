@@ -6,15 +6,14 @@ import time
 import numpy as np
 import pytest
 
-from gui_helpers import wait_idle, wait_last_run
+from gui_helpers import DrawnMaps, wait_idle, wait_last_run
 
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from benchmarks.stall_meter import StallMeter  # noqa: E402
-from manifold_studio.session.records import DONE, RUNNING
+from manifold_studio.session.records import DONE
 
 
 @pytest.fixture(scope="module")
@@ -46,29 +45,6 @@ def _window_with_iris(qtbot, make_window, host):
     return w
 
 
-class _Drawn:
-    """Records the intermediate maps the map view draws while the run is running (the first
-    preview through ``show_partial``, the next ones by moving the points: ``redrawn`` either
-    way) and the event loop's stalls (a 10 ms timer, :class:`StallMeter`)."""
-
-    def __init__(self, view):
-        self.maps = []
-        self.view = view
-        self.run = None
-        view.redrawn.connect(self._redrawn)
-        self.meter = StallMeter().start()
-
-    def _redrawn(self):
-        if self.run is not None and self.run.status == RUNNING:
-            if not self.maps:  # the animation starts: measure from here on
-                self.meter.reset()
-            self.maps.append(np.array(self.view.xy))
-
-    def stop(self):
-        self.meter.stop()
-        self.view.redrawn.disconnect(self._redrawn)
-
-
 #: animations measured at most: a stall the code causes recurs in each; a busy shared machine
 #: (other processes on the 2 cores stretch the wall time of the main thread's work several
 #: times) rarely stalls two runs in a row
@@ -83,7 +59,7 @@ def test_tsne_map_is_animated_while_it_optimises(qtbot, make_window, host, warm,
                         lambda *a, **k: (arrived.append(time.perf_counter()), complete_run(*a, **k))[1])
     stalls = []
     for _attempt in range(ATTEMPTS):
-        drawn = _Drawn(w.map_view)
+        drawn = DrawnMaps(w.map_view)
         run = drawn.run = w.run_algorithm("tsne", {"perplexity": 20.0, "max_iter": 2000, "random_state": 0})
         qtbot.waitUntil(lambda: run.status == DONE, timeout=60_000)
         drawn.stop()
@@ -112,7 +88,7 @@ def test_tsne_map_is_animated_while_it_optimises(qtbot, make_window, host, warm,
 
 def test_cancel_keeps_the_current_tsne_map_marked_stopped_early(qtbot, make_window, host, warm):
     w = _window_with_iris(qtbot, make_window, host)
-    drawn = _Drawn(w.map_view)
+    drawn = DrawnMaps(w.map_view)
     run = drawn.run = w.run_algorithm("tsne", {"perplexity": 20.0, "max_iter": 1_000_000, "random_state": 0})
     qtbot.waitUntil(lambda: len(drawn.maps) >= 2, timeout=30_000)
     qtbot.mouseClick(w.run_controls.cancel_button, Qt.MouseButton.LeftButton)

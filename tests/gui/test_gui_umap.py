@@ -6,15 +6,14 @@ import time
 import numpy as np
 import pytest
 
-from gui_helpers import wait_idle, wait_last_run
+from gui_helpers import DrawnMaps, wait_idle, wait_last_run
 
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.plugins.host import PluginHost  # noqa: E402
-from benchmarks.stall_meter import StallMeter  # noqa: E402
-from manifold_studio.session.records import DONE, RUNNING  # noqa: E402
+from manifold_studio.session.records import DONE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -44,28 +43,6 @@ def _window_with_iris(qtbot, make_window, host):
     return w
 
 
-class _Drawn:
-    """Records the intermediate maps the map view draws while the run is running and the event
-    loop's stalls (a 10 ms timer, :class:`StallMeter`)."""
-
-    def __init__(self, view):
-        self.maps = []
-        self.view = view
-        self.run = None
-        view.redrawn.connect(self._redrawn)
-        self.meter = StallMeter().start()
-
-    def _redrawn(self):
-        if self.run is not None and self.run.status == RUNNING:
-            if not self.maps:  # the animation starts: measure from here on
-                self.meter.reset()
-            self.maps.append(np.array(self.view.xy))
-
-    def stop(self):
-        self.meter.stop()
-        self.view.redrawn.disconnect(self._redrawn)
-
-
 #: animations measured at most (a busy shared machine rarely stalls two runs in a row; a stall
 #: the code causes recurs in each)
 ATTEMPTS = 3
@@ -79,7 +56,7 @@ def test_umap_map_is_animated_while_it_optimises(qtbot, make_window, host, warm,
                         lambda *a, **k: (arrived.append(time.perf_counter()), complete_run(*a, **k))[1])
     stalls = []
     for _attempt in range(ATTEMPTS):
-        drawn = _Drawn(w.map_view)
+        drawn = DrawnMaps(w.map_view)
         run = drawn.run = w.run_algorithm("umap", {"n_neighbors": 10, "n_epochs": 6000, "random_state": 0})
         qtbot.waitUntil(lambda: run.status == DONE, timeout=60_000)
         drawn.stop()
@@ -103,7 +80,7 @@ def test_umap_map_is_animated_while_it_optimises(qtbot, make_window, host, warm,
 
 def test_cancel_keeps_the_current_umap_map_marked_stopped_early(qtbot, make_window, host, warm):
     w = _window_with_iris(qtbot, make_window, host)
-    drawn = _Drawn(w.map_view)
+    drawn = DrawnMaps(w.map_view)
     run = drawn.run = w.run_algorithm("umap", {"n_neighbors": 10, "n_epochs": 10_000_000, "random_state": 0})
     qtbot.waitUntil(lambda: len(drawn.maps) >= 2, timeout=30_000)
     qtbot.mouseClick(w.run_controls.cancel_button, Qt.MouseButton.LeftButton)
