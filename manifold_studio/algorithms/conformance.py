@@ -267,16 +267,21 @@ def iter_checks(cls, X=None, y=None, params=None) -> Iterator[tuple[str, Callabl
         yield name, getattr(checker, name)
 
 
-def check_algorithm(cls, X=None, y=None, params=None) -> list[str]:
-    """Run every check; raise AssertionError naming the first that fails."""
+def _run_checks(cls, checks) -> list[str]:
+    """Run ``(name, check)`` pairs in order; raise AssertionError naming the first that fails."""
     passed = []
-    for name, check in iter_checks(cls, X, y, params):
+    for name, check in checks:
         try:
             check()
         except AssertionError as exc:
             raise AssertionError(f"{cls.__name__}: {name} failed: {exc}") from exc
         passed.append(name)
     return passed
+
+
+def check_algorithm(cls, X=None, y=None, params=None) -> list[str]:
+    """Run every check; raise AssertionError naming the first that fails."""
+    return _run_checks(cls, iter_checks(cls, X, y, params))
 
 
 # -- preparation steps --------------------------------------------------------------------------
@@ -413,11 +418,4 @@ def iter_step_checks(cls, X=None, columns=None, params=None) -> Iterator[tuple[s
 
 def check_preprocessor(cls, X=None, columns=None, params=None) -> list[str]:
     """Run every step check; raise AssertionError naming the first that fails."""
-    passed = []
-    for name, check in iter_step_checks(cls, X, columns, params):
-        try:
-            check()
-        except AssertionError as exc:
-            raise AssertionError(f"{cls.__name__}: {name} failed: {exc}") from exc
-        passed.append(name)
-    return passed
+    return _run_checks(cls, iter_step_checks(cls, X, columns, params))
