@@ -155,10 +155,19 @@ def step_table_file(host) -> str:
         rows = ["a,b,c,kind"] + [f"{i},{i * 0.5},{(i * 7) % 5},{'x' if i % 2 else 'y'}" for i in range(20)]
         path.write_text("\n".join(rows) + "\n", encoding="utf-8")
         ds = load_data(str(path), host=host, label_column="kind")
-    if ds.X.shape != (20, 3) or ds.labels is None or sorted(set(map(str, ds.labels))) != ["x", "y"]:
-        raise StepFailed(f"the CSV file was read wrongly: X {ds.X.shape}, labels "
-                         f"{None if ds.labels is None else sorted(set(map(str, ds.labels)))}")
-    return f"a CSV file of 20 rows, 3 features and a text label read ({ds.name})"
+        if ds.X.shape != (20, 3) or ds.labels is None or sorted(set(map(str, ds.labels))) != ["x", "y"]:
+            raise StepFailed(f"the CSV file was read wrongly: X {ds.X.shape}, labels "
+                             f"{None if ds.labels is None else sorted(set(map(str, ds.labels)))}")
+        import openpyxl  # noqa: PLC0415 - the Excel engine the table reader uses, imported only here
+
+        book = openpyxl.Workbook()
+        for line in rows:
+            book.active.append([float(v) if v.replace(".", "").isdigit() else v for v in line.split(",")])
+        book.save(Path(tmp) / "table.xlsx")
+        sheet = load_data(str(Path(tmp) / "table.xlsx"), host=host, label_column="kind")
+        if sheet.X.shape != (20, 3):
+            raise StepFailed(f"the Excel file was read wrongly: X {sheet.X.shape}")
+    return f"a CSV and an Excel file of 20 rows, 3 features and a text label read ({ds.name})"
 
 
 def small_data():
