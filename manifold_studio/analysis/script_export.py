@@ -6,7 +6,9 @@
     text = session_script(session)            # or write_script("project.msproj", "analysis.py")
 
 The script loads each data set from its source with the options it was loaded with
-(``ms.load_data(source, **options)``), refits every finished run in order with its algorithm,
+(``ms.load_data(source, **options)``; a data file under the script's folder is named relative to
+the script, any other by its absolute path, and the script checks its size and SHA-256 against
+those the project recorded; the column roles are those saved in the project), refits every finished run in order with its algorithm,
 parameters and seeds (``ms.get_algorithm(id, **params).fit(X, y)``; ``ms.make_pipeline`` when the
 run has a preparation chain; the source run's map when the run was fitted on a map; the same
 rows when it was fitted on some rows), repeats each recorded evaluation
@@ -76,6 +78,7 @@ def _header(title: str) -> list[str]:
         "file named after the run that made it; evaluations are JSON files.",
         '"""',
         "import csv",
+        "import hashlib",
         "import json",
         "import sys",
         "from pathlib import Path",
@@ -85,8 +88,26 @@ def _header(title: str) -> list[str]:
         "import manifold_studio as ms",
         "from manifold_studio.evaluation import evaluate",
         "",
+        "HERE = Path(__file__).resolve().parent  # data paths below are relative to this script's folder",
         'OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "results")',
         "OUT.mkdir(parents=True, exist_ok=True)",
+        "",
+        "",
+        "def data_file(path, size=None, sha256=None):",
+        '    """The data file (relative to this script\'s folder, or absolute); stops if it is missing and',
+        '    warns if it is not the file the analysis read (another size or SHA-256)."""',
+        "    found = HERE / path",
+        "    if not found.exists():",
+        '        sys.exit(f"The data file {found} is not there: put it back, or edit its path in this script.")',
+        "    if size is not None and found.is_file():",
+        "        digest = hashlib.sha256()",
+        '        with open(found, "rb") as f:',
+        '            for block in iter(lambda: f.read(1 << 20), b""):',
+        "                digest.update(block)",
+        "        if found.stat().st_size != size or (sha256 and digest.hexdigest() != sha256):",
+        '            print(f"Warning: {found} is not the file the analysis read (it was {size:,} bytes, SHA-256 "',
+        '                  f"{sha256 or \'not recorded\'}): the numbers may differ.", file=sys.stderr)',
+        "    return str(found)",
         "",
         "",
         "def write_csv(name, header, columns):",
@@ -99,7 +120,29 @@ def _header(title: str) -> list[str]:
     ]
 
 
-def _dataset_lines(ds, var: str) -> list[str]:
+def _source_expr(ds, script_dir: Path | None) -> tuple[str, list[str]]:
+    """The expression giving ``ds``'s source in the script, and comment lines naming the file.
+    A file under the script's folder is given relative to the script (it still runs from another
+    folder, and the folder can be moved whole); any other file by its absolute path."""
+    if str(ds.source).startswith("sample:"):
+        return repr(ds.source), []
+    record = dict(ds.source_file or {})
+    path = Path(record.get("path") or Path(ds.source).expanduser().resolve())
+    shown = str(path)
+    if script_dir is not None and path.is_relative_to(script_dir):
+        shown = path.relative_to(script_dir).as_posix()
+    if "size" not in record:
+        note = ("a folder: its files are not checked" if path.is_dir() else "no size or SHA-256 was recorded "
+                "(a project saved by an older version), so a changed file is not noticed")
+        return f"data_file({shown!r})", [f"# Read from {path}: {note}."]
+    digest = record.get("sha256")
+    check = f"SHA-256 {digest}" if digest else "no SHA-256 recorded"
+    args = f"{shown!r}, size={record['size']}" + (f", sha256={digest!r}" if digest else "")
+    return f"data_file({args})", [f"# Read from {path} ({record['size']:,} bytes, {check});",
+                                  "# data_file() warns if the file there now is not that one."]
+
+
+def _dataset_lines(ds, var: str, script_dir: Path | None = None) -> list[str]:
     shape = f"{ds.n_samples:,} rows × {ds.n_features} feature columns"
     labels = f", labels: {ds.label_name}" if ds.label_name else ""
     lines = ["", f"# Data set {ds.name!r}: {shape}{labels}"]
@@ -107,13 +150,16 @@ def _dataset_lines(ds, var: str) -> list[str]:
         return lines + ["# it was made in the session (not loaded from a file or a sample), so the script cannot",
                         "# load it; the runs on it are left out."]
     opts = dict(getattr(ds, "load_options", None) or {})
-    args = ", ".join([repr(ds.source)] + [f"{k}={_literal(v)}" for k, v in opts.items()])
-    lines.append(f"{var} = ms.load_data({args})")
-    if getattr(ds, "table", None) is not None and "roles" not in opts:  # the roles as in the session
-        roles = {c.name: c.role for c in ds.columns}
-        lines.append(f"{var}.set_roles({_literal(roles)})")
-        if ds.missing != "drop":
-            lines.append(f"{var}.set_missing({ds.missing!r})")
+    source, notes = _source_expr(ds, script_dir)
+    args = ", ".join([source] + [f"{k}={_literal(v)}" for k, v in opts.items()])
+    lines += notes + [f"{var} = ms.load_data({args})"]
+    table = getattr(ds, "table", None)
+    if table is not None and opts.get("roles") != table.roles:  # the roles as in the session
+        lines.append(f"{var}.set_roles({_literal(table.roles)})")
+    if table is not None and len(table.target_names) > 1 and ds.label_name:
+        lines.append(f"{var}.set_target({ds.label_name!r})  # the label chosen among the target columns")
+    if table is not None and ds.missing != opts.get("missing", "drop"):
+        lines.append(f"{var}.set_missing({ds.missing!r})")
     return lines
 
 
@@ -191,9 +237,12 @@ def _run_lines(session, run, data_vars: dict, model_vars: dict) -> list[str]:
     return lines
 
 
-def session_script(session, title: str = "Reproduces a Manifold Studio session") -> str:
+def session_script(session, title: str = "Reproduces a Manifold Studio session", script_dir=None) -> str:
     """The Python script reproducing ``session``'s finished runs (see the module docstring).
-    Raises :class:`NothingToExport` when no run has finished."""
+    ``script_dir``: the folder the script will be written to (data files under it are named
+    relative to it; None: every data file by its absolute path). Raises :class:`NothingToExport`
+    when no run has finished."""
+    script_dir = None if script_dir is None else Path(script_dir).expanduser().resolve()
     done = [r for r in session.runs.values() if r.status == DONE]
     if not done:
         raise NothingToExport("Nothing to export as a script: no run has finished yet. Run an algorithm first.")
@@ -201,7 +250,7 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session")
     lines = _header(title)
     data_vars: dict[str, str] = {}
     for i, ds in enumerate((d for d in session.datasets.values() if d.name in used), start=1):
-        lines += _dataset_lines(ds, f"data{i}")
+        lines += _dataset_lines(ds, f"data{i}", script_dir)
         if ds.source:
             data_vars[ds.name] = f"data{i}"
     model_vars: dict[int, str] = {}
@@ -218,7 +267,7 @@ def write_script(source, out_path) -> Path:
         title = f"Reproduces the Manifold Studio project {Path(source).name}"
     else:
         session, title = source, "Reproduces a Manifold Studio session"
-    text = session_script(session, title)
     out_path = Path(out_path)
+    text = session_script(session, title, out_path.parent)
     out_path.write_text(text, encoding="utf-8")
     return out_path
