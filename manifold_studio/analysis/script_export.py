@@ -110,6 +110,16 @@ def _header(title: str) -> list[str]:
         "    return str(found)",
         "",
         "",
+        "def set_roles(data, roles, label=None):",
+        '    """Give the columns the file has the roles they had in the session (a column made there, by',
+        '    labelling rows, is not in the file) and make ``label`` the label column."""',
+        "    if data.table is None:",
+        "        return",
+        "    data.set_roles({name: role for name, role in roles.items() if name in data.table})",
+        "    if label is not None and label in data.table and data.label_name != label:",
+        "        data.set_target(label)",
+        "",
+        "",
         "def write_csv(name, header, columns):",
         '    """Write columns (arrays of equal length) as one CSV file with a header row."""',
         '    with open(OUT / name, "w", newline="", encoding="utf-8") as f:',
@@ -154,10 +164,10 @@ def _dataset_lines(ds, var: str, script_dir: Path | None = None) -> list[str]:
     args = ", ".join([source] + [f"{k}={_literal(v)}" for k, v in opts.items()])
     lines += notes + [f"{var} = ms.load_data({args})"]
     table = getattr(ds, "table", None)
-    if table is not None and opts.get("roles") != table.roles:  # the roles as in the session
-        lines.append(f"{var}.set_roles({_literal(table.roles)})")
-    if table is not None and len(table.target_names) > 1 and ds.label_name:
-        lines.append(f"{var}.set_target({ds.label_name!r})  # the label chosen among the target columns")
+    several = table is not None and len(table.target_names) > 1 and ds.label_name
+    if table is not None and (opts.get("roles") != table.roles or several):  # the roles as in the session
+        label = f", label={ds.label_name!r}" if several else ""
+        lines.append(f"set_roles({var}, {_literal(table.roles)}{label})")
     if table is not None and ds.missing != opts.get("missing", "drop"):
         lines.append(f"{var}.set_missing({ds.missing!r})")
     return lines

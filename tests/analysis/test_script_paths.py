@@ -125,3 +125,18 @@ def test_the_script_and_the_replay_use_the_roles_saved_in_the_project(tmp_path):
     assert [p.name for _id, p in result.outputs] == [f"{run_output_name(pca)}.csv"]
     got = _embedding(result.outputs[0][1])
     np.testing.assert_allclose(got[:, 1:], pca.estimator.extend(ds.X[:25]), rtol=0, atol=1e-9)
+
+
+def test_a_column_made_by_labelling_does_not_break_the_script(tmp_path):
+    from manifold_studio.session.annotate import label_into_column
+
+    s = Session()
+    ds = s.load("sample:iris")  # no table of its own: labelling makes one, with a column the sample lacks
+    label_into_column(ds, np.arange(5), "checked", "yes")
+    pca = s.run("pca", n_components=2)
+    script = write_script(save_project(s, tmp_path / "p.msproj"), tmp_path / "analysis.py")
+    assert "set_roles(data1, {" in script.read_text() and "'checked': 'meta'" in script.read_text()
+    done = _run(script, tmp_path, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_allclose(_embedding(tmp_path / "out" / f"{run_output_name(pca)}.csv"), pca.embedding,
+                               rtol=0, atol=1e-9)

@@ -106,3 +106,46 @@ def test_script_export_and_apply_to_another_file(qtbot, win, tmp_path):
         rows = list(csv.reader(f))[1:]
     np.testing.assert_allclose(np.array([r[1:] for r in rows], float), run.estimator.extend(ds.X[:20]),
                                rtol=0, atol=1e-12)
+
+
+def test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_script(qtbot, make_window, fresh_host,
+                                                                                    tmp_path):
+    import subprocess
+    import sys
+
+    from manifold_studio.analysis.script_export import run_output_name
+
+    src = tmp_path / "data" / "penguins.csv"
+    src.parent.mkdir()
+    src.write_bytes(_shipped("penguins.csv"))
+    w = make_window(fresh_host)
+    w.load_source(str(src), {"label_column": "species", "roles": {"year": "feature", "bill_length_mm": "meta"}})
+    wait_idle(qtbot, w)
+    ds = w.session.current_dataset
+    w.selection.select(ds.name, np.arange(5))
+    assert w.selection_actions.label_selection("checked", "yes")  # a new meta column
+    _run_pca(qtbot, w)
+    run = w.session.current_run
+    roles = dict(ds.table.roles)
+    assert roles["checked"] == "meta" and roles["year"] == "feature" and roles["bill_length_mm"] == "meta"
+    assert _finished(qtbot, w.project.save_project(tmp_path / "p.msproj"))
+    other = make_window(fresh_host)
+    assert _finished(qtbot, other.project.open_project(tmp_path / "p.msproj"))
+    wait_idle(qtbot, other)
+    again = other.session.current_dataset
+    assert again.table.roles == roles and again.column_values("checked")[:6].tolist() == ["yes"] * 5 + [None]
+    assert again.feature_names == ds.feature_names
+    script = other.project.export_script(tmp_path / "analysis.py")
+    assert "data_file('data/penguins.csv', size=" in script.read_text()
+    done = subprocess.run([sys.executable, str(script), "out"], cwd=src.parent, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    with open(src.parent / "out" / f"{run_output_name(run)}.csv") as f:
+        emb = np.array(list(csv.reader(f))[1:], float)
+    np.testing.assert_allclose(emb, run.embedding, rtol=0, atol=1e-9)
+
+
+def _shipped(name: str) -> bytes:
+    from importlib import resources
+
+    return (resources.files("manifold_studio_builtins") / "data" / name).read_bytes()
