@@ -189,12 +189,12 @@ class ReportActions:
             run = w.session.current_run
             shown = w.session.datasets.get(getattr(widget, "dataset_name", None) or "")
             if isinstance(widget, FeatureView) and shown is not None:  # a view of the data set's columns
-                item = data_item(shown, caption, png)
+                item = data_item(shown, caption, png, self._preparation())
                 item.title = f"{title}: {item.title}"
             elif run is not None:
                 item = run_item(run, caption, png, view=title)
             elif w.session.current_dataset is not None:
-                item = data_item(w.session.current_dataset, caption, png)
+                item = data_item(w.session.current_dataset, caption, png, self._preparation())
                 item.title = f"{title}: {item.title}"
             else:
                 w.report_error("Nothing to report yet: load data or run an algorithm first.")
@@ -213,7 +213,12 @@ class ReportActions:
             caption = self._caption(ds.name)
             if caption is None:
                 return None
-        return self._added(data_item(ds, caption))
+        return self._added(data_item(ds, caption, preparation=self._preparation()))
+
+    def _preparation(self) -> list:
+        """The Preparation dock's steps (the chain the next run will fit), or none."""
+        panel = getattr(self.window, "preparation_panel", None)
+        return panel.chain() if panel is not None else []
 
     def _added(self, item):
         self.report.add(item)

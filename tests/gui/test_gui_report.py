@@ -149,3 +149,14 @@ def _shipped(name: str) -> bytes:
     from importlib import resources
 
     return (resources.files("manifold_studio_builtins") / "data" / name).read_bytes()
+
+
+def test_items_record_the_preparation_chain(qtbot, win):
+    win.preparation_panel.set_chain([("standardize", {}), ("select_columns", {"exclude": ["sepal_width"]})])
+    item = win.report_actions.add_dataset(caption="prepared")
+    assert dict(item.facts)["Preparation"] == "standardize() → select_columns(exclude=['sepal_width'])"
+    _run_pca(qtbot, win)
+    run = win.session.current_run
+    assert run.meta["chain"]  # the run fitted the chain
+    item = win.report_actions.add_view("map", caption="map")
+    assert dict(item.facts)["Preparation"] == "standardize() → select_columns(exclude=['sepal_width'])"
