@@ -22,8 +22,11 @@ from manifold_studio import __version__
 from manifold_studio.analysis.report import Report, ReportError
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.export_paths import check_output_path
 
-__all__ = ["report_html", "save_report_html", "data_uri"]
+__all__ = ["report_html", "save_report_html", "data_uri", "HTML_SUFFIXES"]
+
+HTML_SUFFIXES = (".html", ".htm")
 
 _STYLE = """
 body { font-family: sans-serif; max-width: 1000px; margin: 2em auto; color: #222; }
@@ -76,6 +79,7 @@ def save_report_html(report: Report, path, title: str = "Manifold Studio report"
     text = report_html(report, title)
     path = Path(path)
     try:
+        check_output_path(path, HTML_SUFFIXES, "the report")
         return atomic_write(path, lambda fh: fh.write(text), binary=False)
     except ManifoldStudioError as exc:
         raise ReportError(f"{exc} The report is kept: save it to another folder.") from None

@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.export_paths import check_output_path
 from manifold_studio.files.project_file import read_project
 from manifold_studio.session.records import DONE
 
@@ -271,13 +273,14 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session",
 
 
 def write_script(source, out_path) -> Path:
-    """Write the script of a session or a project file (path) to ``out_path``; returns the path."""
+    """Write the script of a session or a project file (path) to ``out_path`` (a ``.py`` file in a
+    writable folder, written atomically); returns the path."""
     if isinstance(source, (str, Path)):
         session = read_project(source).session
         title = f"Reproduces the Manifold Studio project {Path(source).name}"
     else:
         session, title = source, "Reproduces a Manifold Studio session"
     out_path = Path(out_path)
+    check_output_path(out_path, (".py",), "the script")
     text = session_script(session, title, out_path.parent)
-    out_path.write_text(text, encoding="utf-8")
-    return out_path
+    return atomic_write(out_path, lambda fh: fh.write(text), binary=False)

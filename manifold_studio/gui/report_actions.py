@@ -41,6 +41,7 @@ from manifold_studio.analysis.report import Report, data_item, run_item
 from manifold_studio.analysis.report_html import report_html, save_report_html
 from manifold_studio.errors import error_message
 from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.export_paths import check_output_path
 from manifold_studio.gui.export import PANEL_DOCKS, image_bytes, render_view, view_title
 from manifold_studio.gui.views.feature_base import FeatureView
 
@@ -262,6 +263,7 @@ class ReportActions:
         """Print the report to a PDF file through Qt (main thread); returns the path or None."""
         w = self.window
         try:
+            check_output_path(path, (".pdf",), "the report")
             doc = QTextDocument()
             for i, item in enumerate(self.report.items):
                 if item.image is not None:

@@ -140,3 +140,16 @@ def test_a_column_made_by_labelling_does_not_break_the_script(tmp_path):
     assert done.returncode == 0, done.stderr
     np.testing.assert_allclose(_embedding(tmp_path / "out" / f"{run_output_name(pca)}.csv"), pca.embedding,
                                rtol=0, atol=1e-9)
+
+
+def test_a_script_into_a_folder_that_cannot_be_written_is_refused_in_one_line(tmp_path, locked, capsys):
+    from manifold_studio.cli.main import main as cli_main
+
+    s, _pca, _km = _session(_write_csv(tmp_path / "points.csv"))
+    proj = save_project(s, tmp_path / "p.msproj")
+    assert cli_main(["script", str(proj), "-o", str(locked / "a.py")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"Cannot write to {locked}: permission denied.") and len(err.splitlines()) == 1
+    assert cli_main(["script", str(proj), "-o", str(tmp_path / "a.txt")]) == 2
+    assert "unknown file extension ('.txt'); allowed: .py" in capsys.readouterr().err
+    assert sorted(p.name for p in locked.iterdir()) == ["old.png"]

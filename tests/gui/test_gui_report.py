@@ -160,3 +160,25 @@ def test_items_record_the_preparation_chain(qtbot, win):
     assert run.meta["chain"]  # the run fitted the chain
     item = win.report_actions.add_view("map", caption="map")
     assert dict(item.facts)["Preparation"] == "standardize() → select_columns(exclude=['sepal_width'])"
+
+
+def test_a_folder_that_cannot_be_written_is_said_for_html_pdf_and_script(qtbot, win, locked):
+    _run_pca(qtbot, win)
+    win.report_actions.add_view("map", caption="kept")
+    job = win.report_actions.save_html(locked / "r.html")
+    assert not _finished(qtbot, job)
+    assert f"Could not save the report: Cannot write to {locked}: permission denied." in win.statusBar().currentMessage()
+    assert win.report_actions.save_pdf(locked / "r.pdf") is None
+    assert (f"Could not save the report as PDF: Cannot write to {locked}: permission denied. The report is kept."
+            in win.statusBar().currentMessage())
+    assert win.project.export_script(locked / "a.py") is None
+    assert f"Cannot write to {locked}: permission denied." in win.statusBar().currentMessage()
+    assert [p.name for p in locked.iterdir()] == ["old.png"] and len(win.session.report) == 1
+
+
+def test_add_to_report_before_anything_is_loaded_says_what_to_do(qtbot, make_window, fresh_host):
+    w = make_window(fresh_host)
+    assert w.report_actions.add_view("map", caption="x") is None
+    assert "load data or run an algorithm first" in w.statusBar().currentMessage()
+    assert w.report_actions.add_dataset(caption="x") is None
+    assert "No data set is loaded" in w.statusBar().currentMessage() and len(w.session.report) == 0
