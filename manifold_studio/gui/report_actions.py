@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, QUrl
-from PySide6.QtGui import QAction, QImage, QKeySequence, QPageSize, QPdfWriter, QTextDocument
+from PySide6.QtGui import QAction, QFont, QImage, QKeySequence, QPageSize, QPdfWriter, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -46,6 +46,8 @@ from manifold_studio.gui.export import PANEL_DOCKS, image_bytes, render_view, vi
 from manifold_studio.gui.views.feature_base import FeatureView
 
 FIGURE_SIZE = (1000, 700)
+#: the PDF's resolution (the layout unit) and its body text size in points
+PDF_DPI, PDF_TEXT_PT = 150, 10
 #: docks that hold controls, not a view: no *Add to report* button
 NOT_VIEWS = (*PANEL_DOCKS, "preparation")
 BUTTON_TEXT = "Add to report"
@@ -269,14 +271,18 @@ class ReportActions:
                 if item.image is not None:
                     doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"report-image-{i}.png"),
                                     QImage.fromData(item.image, "PNG"))
-            doc.setHtml(report_html(self.report, self._title(), image_src=lambda i, _png: f"report-image-{i}.png"))
             data = QByteArray()
             buf = QBuffer(data)
             buf.open(QIODevice.OpenModeFlag.WriteOnly)
             writer = QPdfWriter(buf)
             writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
-            writer.setResolution(150)
+            writer.setResolution(PDF_DPI)
+            font = QFont(doc.defaultFont())  # the layout is in printer pixels: size the text for paper
+            font.setPixelSize(round(PDF_TEXT_PT / 72 * PDF_DPI))
+            doc.setDefaultFont(font)
             doc.setPageSize(writer.pageLayout().paintRectPixels(writer.resolution()).size().toSizeF())
+            doc.setHtml(report_html(self.report, self._title(), image_src=lambda i, _png: f"report-image-{i}.png",
+                                    page_per_item=True))
             doc.print_(writer)
             del writer  # finishes the PDF
             buf.close()

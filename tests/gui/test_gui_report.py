@@ -1,6 +1,7 @@
 """The report, script export and "Apply this analysis to another file" in the window."""
 import csv
 import io
+import re
 
 import numpy as np
 import pytest
@@ -57,6 +58,7 @@ def test_add_to_report_from_views_and_save_html_and_pdf(qtbot, win, tmp_path):
     pdf = actions.save_pdf(tmp_path / "r.pdf")
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and b"/Image" in data and len(data) > 5_000
+    assert len(re.findall(rb"/Type\s*/Page(?![a-z])", data)) == 2  # a page per item: no heading split from its figure
     dialog.list.setCurrentRow(0)
     dialog.remove()
     assert [it.caption for it in win.session.report.items] == ["The PCA map"]
