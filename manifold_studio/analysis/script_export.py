@@ -31,6 +31,7 @@ from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.export_paths import check_output_path
 from manifold_studio.files.project_file import read_project
+from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.records import DONE
 
 __all__ = ["session_script", "write_script", "run_output_name", "run_chain", "NothingToExport"]
@@ -138,7 +139,7 @@ def _source_expr(ds, script_dir: Path | None) -> tuple[str, list[str]]:
     folder, and the folder can be moved whole); any other file by its absolute path."""
     if str(ds.source).startswith("sample:"):
         return repr(ds.source), []
-    record = dict(ds.source_file or {})
+    record = dict(with_digest(ds.source_file) or {})  # a session not saved yet: the digest now, if unchanged
     path = Path(record.get("path") or Path(ds.source).expanduser().resolve())
     shown = str(path)
     if script_dir is not None and path.is_relative_to(script_dir):

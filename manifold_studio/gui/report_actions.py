@@ -7,8 +7,10 @@ and in the title bar of every view's dock (:class:`ViewTitleBar`, one mechanism 
 :meth:`ReportActions.install_buttons`). It is also in File ▸ Report ▸ (one entry per open view,
 listed when the menu opens, plus "the view with the focus" on Ctrl+Shift+R and "the current
 data set") and in the map's right-click menu. A feature view (a view of the data set's columns)
-adds a data item of its data set; any other view a run item of the current run. The figure is the view rendered to PNG by :func:`manifold_studio.gui.export.render_view`
-(the code File ▸ Export uses), as it is when added. The model is Qt-free
+adds a data item of its data set (with the Preparation dock's steps); any other view a run item
+of the current run. The figure is the view rendered to PNG by
+:func:`manifold_studio.gui.export.render_view` (the code File ▸ Export uses), as it is when added;
+a view that draws nothing yet (one colour all over) is not added, and says so. The model is Qt-free
 (:mod:`manifold_studio.analysis.report`, kept in ``session.report`` and saved in the project);
 the HTML file is written by a job; the PDF is the same HTML laid out by QTextDocument and
 printed to a QPdfWriter (main thread: Qt's text layout needs it).

@@ -153,3 +153,15 @@ def test_a_script_into_a_folder_that_cannot_be_written_is_refused_in_one_line(tm
     assert cli_main(["script", str(proj), "-o", str(tmp_path / "a.txt")]) == 2
     assert "unknown file extension ('.txt'); allowed: .py" in capsys.readouterr().err
     assert sorted(p.name for p in locked.iterdir()) == ["old.png"]
+
+
+def test_a_session_not_saved_yet_gets_the_digest_at_export(tmp_path):
+    from manifold_studio.analysis.script_export import session_script
+
+    data = _write_csv(tmp_path / "points.csv")
+    s, _pca, _km = _session(data)
+    assert "sha256" not in s.current_dataset.source_file  # loading only notes size and time
+    text = session_script(s, script_dir=tmp_path)
+    assert f"data_file('points.csv', size={data.stat().st_size}, " \
+           f"sha256={hashlib.sha256(data.read_bytes()).hexdigest()!r})" in text
+    assert f"data_file({str(data.resolve())!r}, size=" in session_script(s)  # no script folder: absolute
