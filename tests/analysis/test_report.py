@@ -143,3 +143,13 @@ def test_data_item_of_a_table_lists_the_columns_by_role(tmp_path):
     assert ds.load_options["roles"]["year"] == "meta"  # reloading repeats the role change
     again = ms.load_data(str(path), **ds.load_options)
     assert again.feature_names == ["a", "b"] and again.label_name == "kind"
+
+
+def test_the_recovery_snapshot_keeps_the_report(session, tmp_path):
+    from manifold_studio.session.recovery import snapshot
+
+    _fill(session)
+    snap = snapshot(session)
+    session.report.remove(0)  # the window goes on while the snapshot is saved
+    back, _ = load_project(save_project(snap, tmp_path / "recovered.msproj"))
+    assert [it.caption for it in back.report.items] == ["Fisher's <iris> & friends", "The PCA map", "Clusters"]
