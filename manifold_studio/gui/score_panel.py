@@ -43,6 +43,7 @@ from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
+from manifold_studio.session.chain import chain_text, chained_estimator
 
 KFOLD, REPEATED, HOLDOUT, LOO = "kfold", "repeated", "holdout", "loo"
 
@@ -99,6 +100,10 @@ class ScorePanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.status = message_label("Tick two or more classifiers and press Run.")
+        self.prep_label = message_label("")
+        self.prep_label.setObjectName("test_score_preparation")
+        self.prep_label.setToolTip("Every learner is the preparation chain (the Preparation dock's steps) "
+                                   "followed by its classifier, fitted on each training part only.")
         self.table = QTableWidget(0, len(METRICS))
         self.table.setHorizontalHeaderLabels([TITLES[m] for m in METRICS])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -113,6 +118,10 @@ class ScorePanel(QWidget):
         self.confusion_view = LearnerConfusion(on_select=self.select_rows)
         self._layout()
         self._scheme_changed()
+        prep = getattr(window, "preparation_panel", None)
+        if prep is not None:
+            prep.chainChanged.connect(self.show_preparation)
+        self.show_preparation()
 
     def _layout(self) -> None:
         form = QFormLayout()
@@ -150,6 +159,7 @@ class ScorePanel(QWidget):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(2, 2, 2, 2)
         rl.addWidget(self.status)
+        rl.addWidget(self.prep_label)
         rl.addWidget(self.tabs, 1)
         split = QSplitter()
         split.addWidget(left)
@@ -233,6 +243,34 @@ class ScorePanel(QWidget):
             return {"holdout": self.fraction_spin.value(), "repeats": self.repeats_spin.value(), "seed": seed}
         return {"cv": "loo"}
 
+    # -- the preparation chain -------------------------------------------------------------------
+    def chain(self) -> list[tuple[str, dict]]:
+        """The Preparation dock's steps: every learner is scored behind them."""
+        return self.window.preparation_chain() if hasattr(self.window, "preparation_chain") else []
+
+    def learner(self, name: str, chain, ds):
+        """Learner ``name`` as a run would fit it: its classifier with its settings, behind the
+        preparation ``chain`` (the run's pipeline, bound to the columns of ``ds``)."""
+        algo, params = self._algo_of[name], self._form_of[name].values()
+        if not chain:
+            return algo, params
+        est = self.window.host.algorithm_class(algo)(**params)
+        est.validate_params()
+        return chained_estimator(chain, est, ds)
+
+    def show_preparation(self) -> None:
+        """"Preparation: standardize → select_columns(...)" above the table: the chain of the
+        comparison shown, and the Preparation dock's when the next run would use another one."""
+        now = chain_text(self.chain(), brief=True) or "none"
+        if self.comparison is None:
+            text = f"Preparation: {now}"
+        else:
+            shown = self.comparison.preparation()
+            text = f"Preparation: {shown}"
+            if shown != now:
+                text += f" (the Preparation dock now has: {now}; Run scores with it)"
+        self.prep_label.setText(text)
+
     # -- running ---------------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
@@ -245,10 +283,14 @@ class ScorePanel(QWidget):
         reason = ("Load a data set with labels first." if ds is None else
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
                   "Tick at least one classifier." if not names else "")
+        chain = self.chain()
+        prep = getattr(self.window, "preparation_panel", None)
+        if not reason and prep is not None and prep.errors():
+            reason = prep.errors()
         learners = []
         for name in names if not reason else []:
             try:
-                learners.append((self._algo_of[name], self._form_of[name].values()))
+                learners.append(self.learner(name, chain, ds))
             except ManifoldStudioError as exc:
                 reason = f"{name}: {exc}"
                 break
@@ -288,6 +330,7 @@ class ScorePanel(QWidget):
     # -- showing ---------------------------------------------------------------------------------
     def show_comparison(self, comparison, dataset_name: str | None) -> None:
         self.comparison, self.dataset_name = comparison, dataset_name
+        self.show_preparation()
         L = len(comparison.learners) if comparison is not None else 0
         self.table.setRowCount(L)
         self.table.setVerticalHeaderLabels([r.name for r in comparison.learners] if L else [])
@@ -346,6 +389,25 @@ class ScorePanel(QWidget):
             return
         doc, arrays = saved
         self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
+
+    def report_facts(self) -> list[tuple[str, str]]:
+        """What a report item of this dock records: the data set, the preparation chain, the
+        scheme and each learner's settings and main figures."""
+        c = self.comparison
+        if c is None:
+            return [("Test & Score", "not run yet")]
+        sc = c.scheme
+        scheme = (f"stratified hold-out of {sc['holdout']:g}" if sc.get("holdout") is not None else
+                  "leave-one-out" if sc.get("cv") == "loo" else f"stratified {sc.get('cv')}-fold")
+        if sc.get("repeats", 1) > 1:
+            scheme += f", {sc['repeats']} repeats"
+        facts = [("Data set", str(self.dataset_name)), ("Preparation", c.preparation()),
+                 ("Scheme", f"{scheme}, seed {sc.get('seed')}, {len(c.folds)} fold(s)")]
+        for r in c.learners:
+            params = ", ".join(f"{k}={v!r}" for k, v in r.params.items())
+            facts.append((r.name, f"{r.algorithm}({params}): CA {spread_text(r.mean('accuracy'), r.spread('accuracy'), 'accuracy')}, "
+                          f"ROC AUC {spread_text(r.mean('auc'), r.spread('auc'), 'auc')}"))
+        return facts
 
     def select_rows(self, rows) -> None:
         if self.dataset_name is not None and self.dataset_name in self.window.session.datasets:
