@@ -30,7 +30,7 @@ import numpy as np
 
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.project_file import read_project
-from manifold_studio.session.chain import pipeline_chain
+from manifold_studio.session.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
 
 __all__ = ["session_script", "write_script", "run_output_name", "run_chain", "NothingToExport"]
@@ -128,6 +128,7 @@ def _learner_expr(algorithm_id: str, params: dict, chain, indent: str = "    ") 
         algo = f"ms.get_algorithm(\n{indent}    {algorithm_id!r},{inner}\n{indent})"
     if not chain:
         return algo
+    chain = [(s, non_default_params(s, p)) for s, p in chain]  # a step's defaults go without saying
     steps = ", ".join(repr(s) if not p else f"({s!r}, {_literal(p)})" for s, p in chain)
     return f"ms.make_pipeline({steps}, {algo})"
 
@@ -221,7 +222,8 @@ def _comparison_lines(doc: dict, data_vars: dict) -> list[str]:
               "with open(OUT / 'test_score.json', 'w', encoding='utf-8') as f:",
               "    json.dump({'preparation': comparison.preparation(), 'scheme': comparison.scheme,",
               "               'folds': [[int(r), te.tolist()] for r, te in comparison.folds],",
-              "               'learners': {r.name: {'fold_metrics': {m: v.tolist() for m, v in r.fold_metrics.items()},",
+              "               'learners': {r.name: {'fold_metrics': {m: v.tolist() for m, v in",
+              "                                                      r.fold_metrics.items()},",
               "                                     'predictions': r.predictions.tolist(),",
               "                                     'pooled_auc': comparison.pooled_auc(r.name)}",
               "                            for r in comparison.learners}}, f, indent=1)"]

@@ -284,9 +284,9 @@ class ScorePanel(QWidget):
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
                   "Tick at least one classifier." if not names else "")
         chain = self.chain()
-        prep = getattr(self.window, "preparation_panel", None)
-        if not reason and prep is not None and prep.errors():
-            reason = prep.errors()
+        prep_panel = getattr(self.window, "preparation_panel", None)
+        if not reason and prep_panel is not None and prep_panel.errors():
+            reason = prep_panel.errors()
         learners = []
         for name in names if not reason else []:
             try:
@@ -298,7 +298,8 @@ class ScorePanel(QWidget):
             say(self.status, reason, error=True)
             return None
         self.dataset_name = ds.name
-        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}'…")
+        prep = chain_text(chain, brief=True) or "none"
+        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep})…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.job = self.window.start_job(
@@ -405,7 +406,8 @@ class ScorePanel(QWidget):
                  ("Scheme", f"{scheme}, seed {sc.get('seed')}, {len(c.folds)} fold(s)")]
         for r in c.learners:
             params = ", ".join(f"{k}={v!r}" for k, v in r.params.items())
-            facts.append((r.name, f"{r.algorithm}({params}): CA {spread_text(r.mean('accuracy'), r.spread('accuracy'), 'accuracy')}, "
+            ca = spread_text(r.mean("accuracy"), r.spread("accuracy"), "accuracy")
+            facts.append((r.name, f"{r.algorithm}({params}): CA {ca}, "
                           f"ROC AUC {spread_text(r.mean('auc'), r.spread('auc'), 'auc')}"))
         return facts
 

@@ -50,8 +50,7 @@ def chain_text(chain, brief: bool = False) -> str:
     step with its non-default parameters only)."""
     parts = []
     for step_id, params in chain or ():
-        if brief:
-            params = non_default_params(step_id, params)
+        params = jsonable_params(non_default_params(step_id, params) if brief else params or {})
         args = ", ".join(f"{k}={v}" for k, v in (params or {}).items())
         parts.append(f"{step_id}({args})" if args else str(step_id))
     return " → ".join(parts)
