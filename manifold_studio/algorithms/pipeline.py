@@ -168,8 +168,8 @@ class Pipeline:
     def _new_matrix(self, X) -> np.ndarray:
         self.check_is_fitted()
         names, cats = self.columns_in_, self.categories_in_
-        if isinstance(X, Dataset):
-            X = X.table if X.table is not None else X.X
+        if isinstance(X, Dataset):  # its table's rows it kept (rows with gaps may have been dropped)
+            X = X.X if X.table is None else X.table if X.table_rows is None else X.table.take(X.table_rows)
         if isinstance(X, Table):
             return table_matrix(X, names, cats, "the pipeline")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):

@@ -132,3 +132,19 @@ def test_evaluate_fits_the_pipeline_per_fold_and_the_record_keeps_the_chain():
 def test_a_dataset_without_labels_and_no_y_is_refused():
     with pytest.raises(DataError, match="labels"):
         compare_learners(["svm"], np.zeros((5, 2)))
+
+
+def test_a_chain_that_encodes_categorical_columns_gets_the_table_a_run_gets():
+    """one_hot needs the data set's categorical columns by name: Test & Score on the data set
+    equals fitting the pipeline on each training part's own rows of the table."""
+    ds = ms.load_data("sample:penguins")
+    ds = ds.set_roles({"island": "feature", "sex": "feature"}) or ds
+    chain = ("one_hot", "standardize")
+    c = compare_learners([ms.make_pipeline(*chain, ms.get_algorithm("svm"))], ds, cv=5, seed=0)
+    assert c.learners[0].failures == [] and c.preparation() == "one_hot → standardize"
+    by_hand = np.empty(ds.n_samples, dtype=object)
+    for tr, te in _sk_folds(ds.labels):
+        pipe = ms.make_pipeline(*chain, ms.get_algorithm("svm")).fit(ds.subset(tr))
+        assert {"island=Dream", "sex=male"} <= set(pipe.columns_out_)
+        by_hand[te] = pipe.predict(ds.subset(te))
+    np.testing.assert_array_equal(c.classes[c.learners[0].predictions[0]], by_hand)
