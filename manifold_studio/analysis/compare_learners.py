@@ -15,8 +15,15 @@ random_state=seed)`` (``repeats`` > 1: ``RepeatedStratifiedKFold``); ``"loo"`` â
 ``holdout=f`` â€” a stratified hold-out of the fraction f (:func:`manifold_studio.evaluation.holdout_split`,
 seeds ``seed, seed + 1, ...`` for the repeats); or an explicit list of ``(train, test)`` rows.
 
-A fold a learner cannot fit (say its training part holds one class) is reported in
-``failures`` naming the fold and the classes, and the other folds are scored.
+A learner may be a pipeline (:func:`manifold_studio.make_pipeline`: preparation steps and a
+classifier): a fresh copy is fitted whole on each training part, so a scaler's mean and spread
+come from the training rows only; ``LearnerResult.chain`` records its steps. Given a
+:class:`~manifold_studio.data.Dataset`, the folds get its feature matrix and the pipelines its
+column names and categories, as a run fits them (:func:`fold_data`, :func:`learner_spec`).
+
+A fold a learner cannot fit (say its training part holds one class, or a preparation step
+refuses it) is reported in ``failures`` naming the fold, the learner and the classes or the
+step, and the other folds are scored.
 """
 from __future__ import annotations
 

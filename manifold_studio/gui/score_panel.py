@@ -2,6 +2,10 @@
 the current data set (:func:`manifold_studio.evaluation.compare_learners`, on a worker thread with
 progress and Cancel).
 
+Every learner is the Preparation dock's chain followed by its classifier: the pipeline a run
+fits (:func:`manifold_studio.session.chain.chained_estimator`, bound to the data set's columns),
+refitted whole on each training part; the line above the table names the chain scored.
+
 Left: the host's classifiers as a checkable list, the settings of the highlighted one (the
 generated parameter form; each classifier keeps its own), the scheme (stratified k-fold,
 repeated k-fold, hold-out, leave-one-out) and the seed. Right: the table (one row per learner,
