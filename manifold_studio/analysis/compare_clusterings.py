@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from manifold_studio.algorithms.checks import check_data, check_random_state
+from manifold_studio.algorithms.pipeline import make_pipeline
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.choose_k import _NoPartial, cluster_count_param, validation_split
 from manifold_studio.analysis.metrics import (
@@ -58,7 +59,7 @@ from manifold_studio.errors import DataError, FitCancelled, InvalidParameterErro
 from manifold_studio.plugins.host import get_host
 
 __all__ = ["MEASURES", "TITLES", "LOWER_IS_BETTER", "ClusteringRow", "ClusteringComparison",
-           "compare_clusterings", "cluster_count_methods", "parse_k_range"]
+           "compare_clusterings", "compare_on_dataset", "cluster_count_methods", "parse_k_range"]
 
 MEASURES = ("within", "between", "homogeneity", "separability", "davies_bouldin", "silhouette",
             "validation_log_likelihood")
@@ -355,3 +356,13 @@ def _one(row, cls, X, X_train, X_val, sil_idx, reg_covar, validation, sub):
         raise
     except Exception as exc:  # noqa: BLE001 - this figure only
         row.notes["validation_log_likelihood"] = f"on the training part: {error_message(exc)}"
+
+
+def compare_on_dataset(methods, dataset, k_range, *, chain=(), progress=None, **kwargs) -> ClusteringComparison:
+    """:func:`compare_clusterings` on a data set's features after the preparation ``chain``
+    (``[(step id, params)]``, fitted on all rows, as a run with that chain fits it), so that a
+    run of a row's method and k gives the row's partition."""
+    X = dataset.X
+    if chain:
+        X = make_pipeline(*[(s, dict(p)) for s, p in chain]).fit_transform(dataset)
+    return compare_clusterings(methods, X, k_range, progress=progress, **kwargs)

@@ -49,6 +49,7 @@ from manifold_studio.cli.console import (
 from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.project_commands import add_project_parsers
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
+from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_apply)
 
     add_score_parser(sub, data_help)  # manifold-studio score ALGO ALGO ... (Test & Score)
+    add_compare_clusterings_parser(sub, data_help)  # manifold-studio compare-clusterings ALGO ... --k 2:8
 
     p = sub.add_parser("gui", help="start the graphical application (the default); "
                        "'manifold-studio gui --help' lists its options", add_help=False)

@@ -34,17 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from manifold_studio.algorithms.pipeline import make_pipeline
 from manifold_studio.analysis.compare_clusterings import (
     LONG_TITLES,
     MEASURES,
     TITLES,
     cluster_count_methods,
+    compare_on_dataset,
     format_value,
 )
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError, error_message
-from manifold_studio.evaluation import compare_clusterings
 from manifold_studio.files.analysis_records import clustering_comparison_from_record, clustering_comparison_record
 from manifold_studio.gui.export import image_bytes, render_view
 from manifold_studio.gui.fit_scroll import scrollable
@@ -69,14 +68,6 @@ class _SortItem(QTableWidgetItem):
             b = -np.inf if not np.isfinite(b) else b
             return a < b
         return self.text() < other.text()
-
-
-def comparison_task(methods, X, k_range, *, chain=None, dataset=None, progress=None, **kwargs):
-    """Qt-free job: the data through the preparation chain (fitted on all rows, as a run fits it),
-    then :func:`compare_clusterings`."""
-    if chain:
-        X = make_pipeline(*[(s, dict(p)) for s, p in chain]).fit_transform(dataset)
-    return compare_clusterings(methods, X, k_range, progress=progress, **kwargs)
 
 
 class ClusterComparePanel(QWidget):
@@ -235,7 +226,7 @@ class ClusterComparePanel(QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.job = self.window.start_job(
-            comparison_task, specs, ds.X, range(k_from, k_to + 1), chain=self.chain, dataset=ds,
+            compare_on_dataset, specs, ds, range(k_from, k_to + 1), chain=self.chain,
             seed=self.seed_spin.value(), validation=self.validation.value() or None, names=names,
             title="Compare clusterings", on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
         self.job.ended.connect(self._ended)
