@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from manifold_studio.analysis.choose_k import cluster_count_param
 from manifold_studio.analysis.compare_clusterings import (
     LONG_TITLES,
     MEASURES,
@@ -53,7 +54,11 @@ from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
 RECORD_KEY = "clustering_comparison"
 COLUMNS = ("method", "k", "n_clusters_found") + MEASURES
-HEADERS = ["Method", "k", "Clusters"] + [TITLES[m] for m in MEASURES]
+#: short headers (the full names are their tooltips): every measure fits beside the plot
+SHORT = {"davies_bouldin": "DB", "validation_log_likelihood": "Val. log-lik."}
+HEADERS = ["Method", "k", "Found"] + [SHORT.get(m, TITLES[m]) for m in MEASURES]
+HEADER_TIPS = ["", "the number of clusters asked for", "the number of clusters the method formed"] + [
+    LONG_TITLES[m] for m in MEASURES]
 FAILED = QColor(200, 30, 30)
 START_TEXT = "Tick one or more clustering methods, choose the range of k and press Compare."
 
@@ -86,7 +91,8 @@ class ClusterComparePanel(QWidget):
             tooltip="Tick the clustering methods to compare; the highlighted one's settings are below "
                     "(its number of clusters is set by k).",
             copy_tooltip="Add another entry of the highlighted method with its own settings "
-                         "(e.g. Ward and average linkage).")
+                         "(e.g. Ward and average linkage).",
+            fixed=lambda a: {cluster_count_param(window.host.algorithm_class(a)): "Set by k from / to."})
         self.k_from, self.k_to = QSpinBox(), QSpinBox()
         for spin, value in ((self.k_from, 2), (self.k_to, 8)):
             spin.setRange(2, 100_000)
@@ -106,22 +112,29 @@ class ClusterComparePanel(QWidget):
         self.status = message_label(START_TEXT)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(HEADERS)
+        for j, tip in enumerate(HEADER_TIPS):
+            self.table.horizontalHeaderItem(j).setToolTip(tip)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setSortingEnabled(True)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.cellDoubleClicked.connect(lambda r, _c: self.make_run(r))
         self.table.itemSelectionChanged.connect(self._enable)
         self.measure_combo = QComboBox()
         for m in MEASURES:
             self.measure_combo.addItem(LONG_TITLES[m], m)
         self.measure_combo.setCurrentIndex(MEASURES.index("silhouette"))
+        # the long titles must not widen the plot's side (they show in full when the list opens)
+        self.measure_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.measure_combo.setMinimumContentsLength(16)
         self.measure_combo.currentIndexChanged.connect(lambda _i: self.redraw())
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "k (number of clusters)")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # a silhouette of 0.25 is not "250 (x0.001)"
         self.plot.setMinimumHeight(200)
         legend = self.plot.getPlotItem().addLegend(offset=(-10, 10), labelTextSize="9pt")
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
@@ -148,6 +161,7 @@ class ClusterComparePanel(QWidget):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         left = QWidget()
+        left.setMaximumWidth(300)  # the settings narrow: the width goes to the table and the plot
         ll = QVBoxLayout(left)
         ll.setContentsMargins(2, 2, 2, 2)
         ll.addWidget(self.methods, 1)
@@ -161,11 +175,9 @@ class ClusterComparePanel(QWidget):
         row.addWidget(self.measure_combo, 1)
         pl.addLayout(row)
         pl.addWidget(self.plot, 1)
-        views = QSplitter(Qt.Orientation.Horizontal)
-        views.addWidget(self.table)
-        views.addWidget(plot_box)
-        views.setStretchFactor(0, 3)
-        views.setStretchFactor(1, 2)
+        views = QHBoxLayout()  # the table's measures first: 3/5 of the width, the plot 2/5
+        views.addWidget(self.table, 3)
+        views.addWidget(plot_box, 2)
         actions = QHBoxLayout()
         actions.addWidget(self.make_run_button)
         actions.addWidget(self.report_button)
@@ -174,7 +186,7 @@ class ClusterComparePanel(QWidget):
         rl = QVBoxLayout(self.results)
         rl.setContentsMargins(2, 2, 2, 2)
         rl.addWidget(self.status)
-        rl.addWidget(views, 1)
+        rl.addLayout(views, 1)
         rl.addLayout(actions)
         split = QSplitter()
         split.addWidget(left)

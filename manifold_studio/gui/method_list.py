@@ -13,9 +13,13 @@ from manifold_studio.gui.param_form import ParamForm
 class MethodList(QWidget):
     """Entries are named: the algorithm id, or "id #2", "id #3" for copies."""
 
-    def __init__(self, host, algorithm_ids, *, tooltip: str = "", copy_tooltip: str = "", parent=None):
+    def __init__(self, host, algorithm_ids, *, tooltip: str = "", copy_tooltip: str = "", fixed=None,
+                 parent=None):
+        """``fixed(algorithm_id) -> {parameter: why}``: parameters the tool sets itself, shown
+        disabled with ``why`` as their tooltip (Compare clusterings sets the number of clusters)."""
         super().__init__(parent)
         self.host = host
+        self.fixed = fixed
         self.list = QListWidget()
         self.list.setToolTip(tooltip)
         self.forms = QStackedWidget()
@@ -40,6 +44,9 @@ class MethodList(QWidget):
         item.setCheckState(Qt.CheckState.Unchecked)
         self.list.addItem(item)
         form = ParamForm(self.host.algorithm_class(algo_id).params)
+        for pname, why in (self.fixed(algo_id) if self.fixed is not None else {}).items():
+            form.editor(pname).setEnabled(False)
+            form.editor(pname).setToolTip(why)
         self._form_of[name], self._algo_of[name] = form, algo_id
         self.forms.addWidget(form)
         return item

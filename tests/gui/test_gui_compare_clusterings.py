@@ -15,7 +15,7 @@ from gui_helpers import discovered_host, wait_idle, wait_last_run
 pytest.importorskip("pytestqt")
 
 import manifold_studio as ms  # noqa: E402
-from manifold_studio.analysis.compare_clusterings import MEASURES, TITLES, format_value  # noqa: E402
+from manifold_studio.analysis.compare_clusterings import MEASURES, format_value  # noqa: E402
 from manifold_studio.evaluation import compare_clusterings  # noqa: E402
 
 WINDOW_DIALOGS = False
@@ -50,8 +50,12 @@ def _table_texts(table):
     return [[table.item(i, j).text() for j in range(table.columnCount())] for i in range(table.rowCount())]
 
 
-def _col(panel, title):
-    return [panel.table.horizontalHeaderItem(j).text() for j in range(panel.table.columnCount())].index(title)
+def _col(panel, key):
+    """The table column of ``key`` ("method", "k" or a measure), found by its header text."""
+    from manifold_studio.gui.cluster_compare_panel import COLUMNS, HEADERS
+
+    headers = [panel.table.horizontalHeaderItem(j).text() for j in range(panel.table.columnCount())]
+    return headers.index(HEADERS[COLUMNS.index(key)])
 
 
 def test_two_methods_table_plot_and_make_run(qtbot, make_window, host):
@@ -63,7 +67,7 @@ def test_two_methods_table_plot_and_make_run(qtbot, make_window, host):
     ref = compare_clusterings(["kmeans", "gmm"], ds.X, range(2, 6), seed=3, validation=0.25)
     # one row per (method, k), the core's numbers
     assert panel.table.rowCount() == 8
-    mcol, kcol = _col(panel, "Method"), _col(panel, "k")
+    mcol, kcol = _col(panel, "method"), _col(panel, "k")
     for i in range(8):
         method, k = panel.table.item(i, mcol).text(), int(panel.table.item(i, kcol).text())
         expect = ref.row(method, k)
@@ -71,7 +75,7 @@ def test_two_methods_table_plot_and_make_run(qtbot, make_window, host):
         np.testing.assert_array_equal(got.labels, expect.labels)
         for m in MEASURES:
             assert got.value(m) == expect.value(m)
-            assert panel.table.item(i, _col(panel, TITLES[m])).text() == format_value(expect.value(m), m)
+            assert panel.table.item(i, _col(panel, m)).text() == format_value(expect.value(m), m)
     assert np.isfinite([r.value("validation_log_likelihood") for r in ref.rows]).all()
     # the plot: one curve per method, y = the chosen measure over k
     for measure in ("silhouette", "validation_log_likelihood", "davies_bouldin"):
@@ -84,8 +88,8 @@ def test_two_methods_table_plot_and_make_run(qtbot, make_window, host):
             np.testing.assert_array_equal(x, [2, 3, 4, 5])
             np.testing.assert_array_equal(y, ref.values(name, measure))
     # sorting by a measure reorders the rows, and the selected row is still the right one
-    panel.table.sortItems(_col(panel, "Silhouette"))
-    sil = [float(panel.table.item(i, _col(panel, "Silhouette")).text()) for i in range(8)]
+    panel.table.sortItems(_col(panel, "silhouette"))
+    sil = [float(panel.table.item(i, _col(panel, "silhouette")).text()) for i in range(8)]
     assert sil == sorted(sil)
     target = next(i for i in range(8) if panel.table.item(i, mcol).text() == "kmeans"
                   and panel.table.item(i, kcol).text() == "4")
