@@ -238,7 +238,7 @@ def _measure(row: ClusteringRow, key: str, fn) -> None:
         row.notes[key] = error_message(exc)
 
 
-def _partition_measures(row, X, labels, sil_idx):
+def _partition_measures(row, X, labels, sil_idx, progress=None):
     found = int(np.unique(labels).shape[0])
     row.n_clusters_found = found
     parts = inertia_decomposition(X, labels)
@@ -247,9 +247,9 @@ def _partition_measures(row, X, labels, sil_idx):
     _measure(row, "separability", lambda: separability(X, labels))
     _measure(row, "davies_bouldin", lambda: davies_bouldin(X, labels))
     if sil_idx is None:
-        _measure(row, "silhouette", lambda: silhouette(X, labels))
+        _measure(row, "silhouette", lambda: silhouette(X, labels, progress=progress))
     else:
-        _measure(row, "silhouette", lambda: silhouette(X[sil_idx], labels[sil_idx]))
+        _measure(row, "silhouette", lambda: silhouette(X[sil_idx], labels[sil_idx], progress=progress))
         if "silhouette" in row.measures:
             row.notes.setdefault("silhouette", f"on {sil_idx.size:,} rows drawn at random (O(n²) work)")
 
@@ -338,8 +338,7 @@ def _one(row, cls, X, X_train, X_val, sil_idx, reg_covar, validation, sub):
         return
     row.fit_time = time.perf_counter() - t0
     row.labels = labels
-    sub(0.45, 0.6, "").checkpoint(0.0, "measures")
-    _partition_measures(row, X, labels, sil_idx)
+    _partition_measures(row, X, labels, sil_idx, sub(0.45, 0.6, "measures: "))
     if not validation:
         row.notes["validation_log_likelihood"] = "no rows were held out (validation share 0)"
         return
