@@ -31,6 +31,7 @@ from typing import Sequence
 
 import manifold_studio as ms
 from manifold_studio.algorithms import KINDS
+from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
 from manifold_studio.cli.commands import cmd_apply, cmd_run
 from manifold_studio.cli.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
@@ -49,7 +50,6 @@ from manifold_studio.cli.console import (
 from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.project_commands import add_project_parsers
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
-from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
