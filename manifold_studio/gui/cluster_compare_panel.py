@@ -270,6 +270,7 @@ class ClusterComparePanel(QWidget):
         self.comparison, self.dataset_name, self.chain = comparison, dataset_name, list(chain or [])
         rows = comparison.rows if comparison is not None else []
         self.table.setSortingEnabled(False)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # method by method, k up
         self.table.clearContents()
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
@@ -321,8 +322,7 @@ class ClusterComparePanel(QWidget):
         item.legend.clear()
         self.curves = {}
         m = self.measure
-        self.plot.setLabel("left", TITLES[m])
-        self.plot.setTitle(LONG_TITLES[m], size="10pt")
+        self.plot.setLabel("left", TITLES[m])  # the measure's full name is in the combo above
         c = self.comparison
         if c is None:
             return
@@ -431,6 +431,8 @@ def install_compare_clusterings(window) -> ClusterComparePanel:
     def show():
         dock.show()
         dock.raise_()
+        if dock.height() < window.height() * 0.4 and not dock.isFloating():  # room for the table and plot
+            window.resizeDocks([dock], [int(window.height() * 0.45)], Qt.Orientation.Vertical)
 
     act.triggered.connect(show)
     window.add_tool_action(act)
