@@ -8,7 +8,10 @@
 - :func:`evaluate` — fit a fresh estimator on every training part, predict its test part,
   with progress and cancel across the folds; returns an :class:`EvaluationResult`;
 - :func:`compare_learners` — Test & Score: several classifiers on the same folds
-  (:mod:`manifold_studio.analysis.compare_learners`).
+  (:mod:`manifold_studio.analysis.compare_learners`);
+- :func:`compare_clusterings` — several clustering methods over a range of k with every
+  measure of seed 001 and the validation log-likelihood of seed 000
+  (:mod:`manifold_studio.analysis.compare_clusterings`).
 
 The label encoding, the hold-out split and the confusion matrix live in
 :mod:`manifold_studio.analysis.classifier_scores` and are re-exported here.
@@ -22,13 +25,15 @@ from manifold_studio.algorithms.labels import class_label_vector
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.classifier_scores import (_classes_and_index, _rng, confusion_matrix,
                                                        holdout_split, label_indices)
+from manifold_studio.analysis.compare_clusterings import ClusteringComparison, ClusteringRow, compare_clusterings
 from manifold_studio.analysis.compare_learners import (Comparison, LearnerResult, compare_learners, fold_data,
                                                        learner_spec)
 from manifold_studio.errors import DataError, InvalidParameterError
 
 __all__ = ["HOLDOUT", "KFOLD", "EvaluationResult", "holdout_split", "stratified_kfold",
            "confusion_matrix", "per_class_scores", "evaluate", "label_indices",
-           "compare_learners", "Comparison", "LearnerResult"]
+           "compare_learners", "Comparison", "LearnerResult",
+           "compare_clusterings", "ClusteringComparison", "ClusteringRow"]
 
 HOLDOUT, KFOLD = "holdout", "kfold"
 

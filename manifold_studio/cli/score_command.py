@@ -68,13 +68,14 @@ def _cv_value(text: str):
     return k
 
 
-def learner_params(algorithms: list[str], pairs: list[tuple[str, str]]) -> list[tuple[str, dict]]:
+def learner_params(algorithms: list[str], pairs: list[tuple[str, str]], kind: str = "classification",
+                   noun: str = "a classifier", why: str = "score compares classifiers") -> list[tuple[str, dict]]:
     """``[(id, params)]``, the ``--param PREFIX.NAME=VALUE`` pairs parsed with each algorithm's
-    constraints."""
+    constraints; every algorithm must be of ``kind`` (else a usage error ending in ``why``)."""
     classes = [ms.algorithm_class(a) for a in algorithms]
     for a, cls in zip(algorithms, classes):
-        if cls.kind != "classification":
-            raise UsageError(f"{a} is not a classifier ({cls.kind}): score compares classifiers")
+        if cls.kind != kind:
+            raise UsageError(f"{a} is not {noun} ({cls.kind}): {why}")
     texts: list[list[tuple[str, str]]] = [[] for _ in algorithms]
     for name, value in pairs:
         prefix, dot, pname = name.partition(".")
@@ -95,7 +96,7 @@ def learner_params(algorithms: list[str], pairs: list[tuple[str, str]]) -> list[
     return [(cls.id, parse_values(cls.params, t, cls.id)) for cls, t in zip(classes, texts)]
 
 
-def _names(specs) -> list[str]:
+def learner_names(specs) -> list[str]:
     names = []
     for i, (algo, params) in enumerate(specs):
         same = [j for j, (a, _) in enumerate(specs) if a == algo]
@@ -120,7 +121,7 @@ def cmd_score(args) -> int:
                       keep_missing=chain_imputes([s for s, _ in steps]))
     if ds.labels is None:
         raise DataError(f"{ds.name} has no labels: choose the label column with --label-column.")
-    names = _names(specs)
+    names = learner_names(specs)
     # each learner as 'run --prep' fits it: the chain + the classifier, fitted on each training part
     learners = [with_chain(steps, ms.get_algorithm(algo, **params)) for algo, params in specs]
     comparison, seconds = _timed(

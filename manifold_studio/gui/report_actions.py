@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from manifold_studio.analysis.report import Report, data_item, run_item, view_item
+from manifold_studio.analysis.report import Report, data_item, run_item
 from manifold_studio.analysis.report_html import report_html, save_report_html
 from manifold_studio.errors import error_message
 from manifold_studio.files.atomic import atomic_write
@@ -100,9 +100,9 @@ class ReportActions:
         try:
             png = image_bytes(render_view(widget, ".png", *FIGURE_SIZE, view_title(widget)))
             run = w.session.current_run
-            facts = getattr(widget, "report_facts", None)
-            if callable(facts):  # a view of its own analysis (Test & Score): its own facts
-                item = view_item(title, caption, png, facts())
+            own = getattr(widget, "report_item", None)  # a view of several runs says what it shows
+            if callable(own):
+                item = own(caption, png)
             elif run is not None:
                 item = run_item(run, caption, png, view=title)
             elif w.session.current_dataset is not None:
