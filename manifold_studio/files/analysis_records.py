@@ -6,7 +6,7 @@
   test rows and predictions of every fold);
 - :func:`comparison_record` / :func:`comparison_from_record` — a
   :class:`~manifold_studio.evaluation.Comparison` (folds, per-fold figures and the out-of-fold
-  predictions, scores and probabilities of every learner);
+  predictions, scores and probabilities of every learner, and each learner's preparation chain);
 - :func:`clustering_comparison_record` / :func:`clustering_comparison_from_record` — a
   :class:`~manifold_studio.evaluation.ClusteringComparison` (every (method, k) with its measures,
   the reasons of the missing ones, and its partition of the rows).
@@ -22,6 +22,7 @@ from manifold_studio.analysis.compare_clusterings import MEASURES, ClusteringCom
 from manifold_studio.analysis.compare_learners import METRICS, Comparison, LearnerResult
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import EvaluationResult
+from manifold_studio.session.chain import jsonable_params
 
 __all__ = ["evaluation_record", "evaluation_from_record", "comparison_record", "comparison_from_record",
            "clustering_comparison_record", "clustering_comparison_from_record"]
@@ -75,7 +76,8 @@ def comparison_record(c: Comparison) -> tuple[dict, dict]:
     for i, r in enumerate(c.learners):
         learners.append({"name": r.name, "algorithm": r.algorithm, "params": r.params, "score_kind": r.score_kind,
                          "failures": list(r.failures), "notes": list(r.notes), "auc_note": r.auc_note,
-                         "has_scores": r.scores is not None, "has_proba": r.proba is not None})
+                         "has_scores": r.scores is not None, "has_proba": r.proba is not None,
+                         "chain": [[str(i), jsonable_params(p)] for i, p in r.chain]})
         for m in METRICS:
             arrays[f"L{i}/{m}"] = np.asarray(r.fold_metrics[m], dtype=float)
         arrays[f"L{i}/predictions"] = np.asarray(r.predictions)
@@ -101,7 +103,8 @@ def comparison_from_record(doc: dict, arrays: dict) -> Comparison:
             _need(arrays, f"L{i}/predictions", what),
             _need(arrays, f"L{i}/scores", what) if d.get("has_scores") else None,
             _need(arrays, f"L{i}/proba", what) if d.get("has_proba") else None,
-            list(d.get("failures") or []), list(d.get("notes") or []), d.get("auc_note", "")))
+            list(d.get("failures") or []), list(d.get("notes") or []), d.get("auc_note", ""),
+            [(str(i), dict(p or {})) for i, p in d.get("chain") or []]))
     return Comparison(_need(arrays, "classes", what), _need(arrays, "y_idx", what), folds,
                       dict(doc.get("scheme") or {}), learners)
 

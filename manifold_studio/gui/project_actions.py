@@ -187,7 +187,7 @@ class ProjectActions:
         if not path:
             return None
         try:
-            out = write_script(w.session, path)
+            out = write_script(w.session, path, self.analyses())  # with the Test & Score comparison
         except Exception as exc:  # noqa: BLE001 - nothing has run, a folder not writable: said, nothing lost
             w.report_error(f"Could not export the script: {error_message(exc)}")
             return None

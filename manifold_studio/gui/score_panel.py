@@ -2,6 +2,10 @@
 the current data set (:func:`manifold_studio.evaluation.compare_learners`, on a worker thread with
 progress and Cancel).
 
+Every learner is the Preparation dock's chain followed by its classifier: the pipeline a run
+fits (:func:`manifold_studio.session.chain.chained_estimator`, bound to the data set's columns),
+refitted whole on each training part; the line above the table names the chain scored.
+
 Left: the host's classifiers as a checkable list, the settings of the highlighted one (the
 generated parameter form; each classifier keeps its own), the scheme (stratified k-fold,
 repeated k-fold, hold-out, leave-one-out) and the seed. Right: the table (one row per learner,
@@ -30,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
+from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.evaluation import compare_learners
 from manifold_studio.files.analysis_records import (
@@ -41,6 +46,7 @@ from manifold_studio.gui.method_list import MethodList
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
+from manifold_studio.session.chain import chain_text, chained_estimator
 
 KFOLD, REPEATED, HOLDOUT, LOO = "kfold", "repeated", "holdout", "loo"
 
@@ -90,6 +96,10 @@ class ScorePanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.status = message_label("Tick two or more classifiers and press Run.")
+        self.prep_label = message_label("")
+        self.prep_label.setObjectName("test_score_preparation")
+        self.prep_label.setToolTip("Every learner is the preparation chain (the Preparation dock's steps) "
+                                   "followed by its classifier, fitted on each training part only.")
         self.table = QTableWidget(0, len(METRICS))
         self.table.setHorizontalHeaderLabels([TITLES[m] for m in METRICS])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -104,6 +114,10 @@ class ScorePanel(QWidget):
         self.confusion_view = LearnerConfusion(on_select=self.select_rows)
         self._layout()
         self._scheme_changed()
+        prep = getattr(window, "preparation_panel", None)
+        if prep is not None:
+            prep.chainChanged.connect(self.show_preparation)
+        self.show_preparation()
 
     def _layout(self) -> None:
         form = QFormLayout()
@@ -139,6 +153,7 @@ class ScorePanel(QWidget):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(2, 2, 2, 2)
         rl.addWidget(self.status)
+        rl.addWidget(self.prep_label)
         rl.addWidget(self.tabs, 1)
         split = QSplitter()
         split.addWidget(left)
@@ -190,6 +205,33 @@ class ScorePanel(QWidget):
             return {"holdout": self.fraction_spin.value(), "repeats": self.repeats_spin.value(), "seed": seed}
         return {"cv": "loo"}
 
+    # -- the preparation chain -------------------------------------------------------------------
+    def chain(self) -> list[tuple[str, dict]]:
+        """The Preparation dock's steps: every learner is scored behind them."""
+        return self.window.preparation_chain() if hasattr(self.window, "preparation_chain") else []
+
+    def learner(self, algo: str, params: dict, chain, ds):
+        """A learner as a run would fit it: classifier ``algo`` with ``params``, behind the
+        preparation ``chain`` (the run's pipeline, bound to the columns of ``ds``)."""
+        if not chain:
+            return algo, params
+        est = self.window.host.algorithm_class(algo)(**params)
+        est.validate_params()
+        return chained_estimator(chain, est, ds)
+
+    def show_preparation(self) -> None:
+        """"Preparation: standardize → select_columns(...)" above the table: the chain of the
+        comparison shown, and the Preparation dock's when the next run would use another one."""
+        now = chain_text(self.chain(), brief=True) or "none"
+        if self.comparison is None:
+            text = f"Preparation: {now}"
+        else:
+            shown = self.comparison.preparation()
+            text = f"Preparation: {shown}"
+            if shown != now:
+                text += f" (the Preparation dock now has: {now}; Run scores with it)"
+        self.prep_label.setText(text)
+
     # -- running ---------------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
@@ -202,17 +244,22 @@ class ScorePanel(QWidget):
         reason = ("Load a data set with labels first." if ds is None else
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
                   "Tick at least one classifier." if not names else "")
+        chain = self.chain()
+        prep_panel = getattr(self.window, "preparation_panel", None)
+        if not reason and prep_panel is not None and prep_panel.errors():
+            reason = prep_panel.errors()
         learners = []
         if not reason:
             try:
-                learners = self.learners.specs(names)
+                learners = [self.learner(algo, params, chain, ds) for algo, params in self.learners.specs(names)]
             except ManifoldStudioError as exc:
                 reason = str(exc)
         if reason:
             say(self.status, reason, error=True)
             return None
         self.dataset_name = ds.name
-        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}'…")
+        prep = chain_text(chain, brief=True) or "none"
+        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep})…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.job = self.window.start_job(
@@ -244,6 +291,7 @@ class ScorePanel(QWidget):
     # -- showing ---------------------------------------------------------------------------------
     def show_comparison(self, comparison, dataset_name: str | None) -> None:
         self.comparison, self.dataset_name = comparison, dataset_name
+        self.show_preparation()
         L = len(comparison.learners) if comparison is not None else 0
         self.table.setRowCount(L)
         self.table.setVerticalHeaderLabels([r.name for r in comparison.learners] if L else [])
@@ -302,6 +350,26 @@ class ScorePanel(QWidget):
             return
         doc, arrays = saved
         self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
+
+    def report_item(self, caption: str = "", png: bytes | None = None):
+        """The report item of this dock (*Add to report*): the data set, the preparation chain,
+        the scheme and each learner's settings and main figures, with the dock as shown."""
+        c = self.comparison
+        if c is None:
+            raise ManifoldStudioError("Nothing to report: run Test & Score first.")
+        sc = c.scheme
+        scheme = (f"stratified hold-out of {sc['holdout']:g}" if sc.get("holdout") is not None else
+                  "leave-one-out" if sc.get("cv") == "loo" else f"stratified {sc.get('cv')}-fold")
+        if sc.get("repeats", 1) > 1:
+            scheme += f", {sc['repeats']} repeats"
+        facts = [("Data set", str(self.dataset_name)), ("Preparation", c.preparation()),
+                 ("Scheme", f"{scheme}, seed {sc.get('seed')}, {len(c.folds)} fold(s)")]
+        for r in c.learners:
+            params = ", ".join(f"{k}={v!r}" for k, v in r.params.items())
+            ca = spread_text(r.mean("accuracy"), r.spread("accuracy"), "accuracy")
+            facts.append((r.name, f"{r.algorithm}({params}): CA {ca}, "
+                          f"ROC AUC {spread_text(r.mean('auc'), r.spread('auc'), 'auc')}"))
+        return view_item("Test and Score", caption, png, facts)
 
     def select_rows(self, rows) -> None:
         if self.dataset_name is not None and self.dataset_name in self.window.session.datasets:
