@@ -16,7 +16,8 @@ import numpy as np
 from manifold_studio.analysis.compare_clusterings import MEASURES, TITLES, compare_on_dataset, parse_k_range
 from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_dataset, write_csv
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
-from manifold_studio.cli.prep_options import parse_prep
+from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
+from manifold_studio.cli.prep_options import chain_imputes, parse_prep, parse_roles
 from manifold_studio.cli.score_command import learner_names, learner_params
 from manifold_studio.errors import InvalidParameterError
 
@@ -39,8 +40,7 @@ def add_compare_clusterings_parser(sub, data_help: str) -> None:
                    help="a loader or sample option, e.g. delimiter=tab")
     p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
                    help="a method parameter: ALGO is an algorithm id or the method's 1-based position")
-    p.add_argument("--prep", action="append", metavar="STEP[:NAME=VALUE,...]",
-                   help="a preparation step applied to the data first (repeatable, in order), e.g. standardize")
+    add_prep_arguments(p, prep=True)  # --prep (the chain, fitted before each method), --role, --id-column
     p.add_argument("--holdout", type=float, default=0.25, metavar="FRACTION",
                    help="share of the rows held out for the validation log-likelihood (default 0.25; 0: none)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
@@ -63,7 +63,8 @@ def cmd_compare_clusterings(args) -> int:
     chain = parse_prep(args.prep)
     _check_writable(args.out, "--out")
     ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
-                      label_optional=True)
+                      label_optional=True, roles=parse_roles(args.role), id_column=args.id_column,
+                      keep_missing=chain_imputes([s for s, _ in chain]))
     names = learner_names(specs)
     cmp, seconds = _timed(
         console, "Comparing clusterings",
