@@ -236,7 +236,8 @@ def fuzzy_simplicial_set(X: np.ndarray, n_neighbors: int, *, metric: str = "eucl
     (default: exact)."""
     X = np.asarray(X, dtype=float)
     check_graph_size(n_neighbors, X.shape[0])
-    index = index or make_index(X, neighbors="exact", metric=metric)
+    if index is None:
+        index = make_index(X, neighbors="exact", metric=metric)
     dist, idx = training_knn(index, n_neighbors - 1, progress=progress)
     graph, sigma, rho, mean_d = fuzzy_graph(dist, idx, n_neighbors, local_connectivity=local_connectivity)
     return graph, sigma, rho, dist, idx, mean_d
