@@ -151,6 +151,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
     epoch schedule, negative samples per head vertex's random stream, gradients clipped to
     [-4, 4], learning rate alpha0 (1 - epoch / n_epochs)). rng: (n_heads, 3) int64 states."""
     dim = head_emb.shape[1]
+    b32 = np.float32(b)     # the powers in single precision, as the float32 map (powf: 20% faster)
     for n in range(first, last):
         alpha = alpha0 * (1.0 - n / n_epochs)
         for i in range(eps.shape[0]):
@@ -163,7 +164,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
                 t = head_emb[j, d] - tail_emb[k, d]
                 d2 += t * t
             if d2 > 0.0:
-                d2b = d2 ** b                       # one power: d2^(b-1) = d2^b / d2
+                d2b = np.float64(np.float32(d2) ** b32)   # one power: d2^(b-1) = d2^b / d2
                 coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
             else:
                 coeff = 0.0
@@ -189,7 +190,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
                     t = head_emb[j, d] - tail_emb[k, d]
                     d2 += t * t
                 if d2 > 0.0:
-                    coeff = 2.0 * gamma * b / ((0.001 + d2) * (a * d2 ** b + 1.0))
+                    coeff = 2.0 * gamma * b / ((0.001 + d2) * (a * np.float64(np.float32(d2) ** b32) + 1.0))
                 else:
                     continue        # the point itself, or an exact copy: no direction to push
                 for d in range(dim):
