@@ -192,8 +192,11 @@ class ReportActions:
                 return None
             png = image_bytes(picture)
             run = w.session.current_run
+            own = getattr(widget, "report_item", None)  # a view of several runs says what it shows
             shown = w.session.datasets.get(getattr(widget, "dataset_name", None) or "")
-            if isinstance(widget, FeatureView) and shown is not None:  # a view of the data set's columns
+            if callable(own):
+                item = own(caption, png)
+            elif isinstance(widget, FeatureView) and shown is not None:  # a view of the data set's columns
                 item = data_item(shown, caption, png, self._preparation())
                 item.title = f"{title}: {item.title}"
             elif run is not None:
