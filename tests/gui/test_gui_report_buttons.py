@@ -18,8 +18,9 @@ WINDOW_SIZE = (1300, 850)
 #: the runs that make every view of VIEWS apply to one of them
 RUNS = (("pca", {"n_components": 3}), ("isomap", {"n_neighbors": 10, "n_components": 2}),
         ("hierarchical", {"n_clusters": 3, "method": "ward"}), ("perceptron", {}))
-#: the tool docks that show a view too (the data table, Test & Score's plots, Choose k)
-TOOL_VIEWS = ("table", "test_score", "choose_k")
+#: the tool docks that show a view too (the data table, Test & Score's table and plots, Choose k,
+#: Compare clusterings)
+TOOL_VIEWS = ("table", "test_score", "choose_k", "compare_clusterings")
 
 
 @pytest.fixture
@@ -32,6 +33,24 @@ def win(qtbot, make_window, fresh_host):
         wait_last_run(qtbot, w)
         wait_idle(qtbot, w)
     return w
+
+
+def _run_panel(qtbot, w, panel):
+    job = panel.run()
+    assert job is not None, panel.status.text()
+    qtbot.waitUntil(lambda: job.finished, timeout=120_000)
+    wait_idle(qtbot, w)
+    assert panel.comparison is not None, panel.status.text()
+
+
+def _run_tools(qtbot, w):
+    """Test & Score and Compare clusterings have something to report only once they ran."""
+    w.test_score.check("perceptron")
+    w.test_score.set_scheme("kfold", folds=3, seed=0)
+    _run_panel(qtbot, w, w.test_score)
+    w.compare_clusterings.check("kmeans")
+    w.compare_clusterings.set_range(2, 4, seed=0, validation=0.25)
+    _run_panel(qtbot, w, w.compare_clusterings)
 
 
 def _button(w, key) -> QToolButton:
@@ -79,6 +98,7 @@ def _drawn(png: bytes) -> int:
 def test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order(qtbot, win, monkeypatch):
     w, actions = win, win.report_actions
     monkeypatch.setattr(actions, "_caption", lambda title: f"about {title}")
+    _run_tools(qtbot, w)
     keys = ["map"] + [f"view:{cls.view_id}" for cls in VIEWS if cls.view_id != "map"] + list(TOOL_VIEWS)
     assert not set(keys) & set(NOT_VIEWS)
     titles, blank = [], []
@@ -103,6 +123,15 @@ def test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order(qt
     for key in NOT_VIEWS:
         if key in w.docks:
             assert not isinstance(w.docks[key].titleBarWidget(), ViewTitleBar), key
+
+
+def test_a_tool_that_has_not_run_says_so(qtbot, win):
+    w = win
+    for key, what in (("test_score", "run Test & Score first"), ("compare_clusterings", "first")):
+        _show(qtbot, w, key)
+        assert w.report_actions.add_view(key, caption="x") is None
+        assert what in w.statusBar().currentMessage(), key
+    assert len(w.session.report) == 0
 
 
 def test_a_view_that_draws_nothing_yet_is_not_added_blank(qtbot, win):
