@@ -25,6 +25,7 @@ from manifold_studio.errors import (
     NotFittedError,
     UnknownAlgorithmError,
 )
+from manifold_studio.files.source_file import file_record
 from manifold_studio.plugins.host import get_host
 from manifold_studio.version import __version__
 
@@ -92,5 +93,6 @@ def load_data(source: str, host=None, progress=None, *, loader=None, **options) 
     if not isinstance(ds, Dataset):
         raise DataError(f"The loader for {source} returned {type(ds).__name__}, not a Dataset.")
     ds.load_options = dict(options)
+    ds.source_file = file_record(source)
     progress.checkpoint(1.0, f"Loaded {ds.describe()}")
     return ds

@@ -64,6 +64,9 @@ class Dataset:
     missing: str = "drop"
     #: the loader or sample options it was loaded with (``ms.load_data(source, **load_options)``)
     load_options: dict = field(default_factory=dict)
+    #: the file it was read from: absolute path, size, modification time (and SHA-256 once a
+    #: project saved it), see :mod:`manifold_studio.files.source_file`; None for samples
+    source_file: dict | None = None
 
     def __post_init__(self):
         if is_sparse(self.X):

@@ -12,7 +12,8 @@ made: a run fitted on a data set is extended to the new file's rows (its columns
 name, in any order; a run with a preparation chain gets the new data set itself, so its fitted
 pipeline matches every column its steps use), a run fitted on another run's map ("cluster this map") is extended to that
 run's output on the new file. Each output is written as CSV (the new file's row id, then the
-run's coordinates or labels) named after the run that made it: ``run3_isomap.csv``. A new
+run's coordinates or labels) named after the run that made it: ``run3_isomap.csv``. The new file's
+columns get the roles saved in the project (a column made meta in the session stays meta). A new
 file that lacks a column a run was fitted on is refused with one line naming the column;
 nothing is written then.
 """
@@ -80,17 +81,25 @@ def run_input(run, train, new, where: str):
 
 
 def _load_like(train, data_path) -> "ms.Dataset":
-    """``data_path`` loaded with the options ``train`` was loaded with; a label column the new
-    file does not have is not asked for."""
+    """``data_path`` loaded with the options ``train`` was loaded with, then given ``train``'s
+    column roles and label as the project saved them (its table; else its ``roles`` option), for
+    the columns the new file has: a column the new file lacks is named by :func:`run_input`, and a
+    label column it lacks is not asked for."""
     from_sample = str(train.source or "").startswith("sample:")  # a sample's options are not a file's
     options = {} if from_sample else dict(getattr(train, "load_options", None) or {})
-    try:
-        return ms.load_data(str(data_path), **options)
-    except DataError:
-        if "label_column" not in options:
-            raise
-        options.pop("label_column")
-        return ms.load_data(str(data_path), **options)
+    roles = dict(options.pop("roles", None) or {})
+    label = options.pop("label_column", None)
+    if train.table is not None:
+        roles, label = train.table.roles, train.label_name
+    new = ms.load_data(str(data_path), **options)
+    if new.table is None:
+        return new
+    present = {name: role for name, role in roles.items() if name in new.table and name != label}
+    if present and present != {n: new.table.roles[n] for n in present}:
+        new.set_roles(present)
+    if label is not None and label in new.table and new.label_name != label:
+        new.set_target(label)
+    return new
 
 
 def _columns(run, values: np.ndarray) -> tuple[list[str], list[np.ndarray]]:

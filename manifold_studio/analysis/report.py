@@ -128,9 +128,14 @@ def data_item(ds, caption: str = "", image: bytes | None = None, preparation=Non
              ("Shape", f"{ds.n_samples:,} rows × {ds.n_features} feature columns"),
              ("Labels", ds.label_name or ("yes" if ds.has_labels else "none"))]
     facts += _roles(ds)
-    steps = [f"{s}({', '.join(f'{k}={v!r}' for k, v in (p or {}).items())})" for s, p in (preparation or [])]
-    facts.append(("Preparation", " → ".join(steps) if steps else "none"))
+    facts.append(("Preparation", _steps_text(preparation)))
     return ReportItem(DATA, f"Data: {ds.name}", caption, facts, image)
+
+
+def _steps_text(steps) -> str:
+    """``standardize() → select_columns(exclude=['year'])``, or 'none'."""
+    out = [f"{s}({', '.join(f'{k}={v!r}' for k, v in (p or {}).items())})" for s, p in (steps or [])]
+    return " → ".join(out) if out else "none"
 
 
 def _number(v) -> str:
@@ -146,6 +151,9 @@ def run_item(run, caption: str = "", image: bytes | None = None, view: str = "")
              ("Data", run.dataset_name + (f", on the map of run #{run.source_run}" if run.source_run is not None
                                           else "") + (f", {len(run.rows):,} rows" if run.rows is not None else "")),
              ("Status", run.status + (f": {run.error}" if run.error else ""))]
+    chain = run.meta.get("chain") if isinstance(run.meta, dict) else None
+    if chain:  # the preparation steps fitted with the run ([step_id, params] pairs)
+        facts.insert(2, ("Preparation", _steps_text(chain)))
     if "fit_s" in run.timings:
         facts.append(("Fit time", f"{run.timings['fit_s']:.3f} s"))
     for key, value in (run.summary or {}).items():

@@ -22,8 +22,11 @@ from manifold_studio import __version__
 from manifold_studio.analysis.report import Report, ReportError
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.export_paths import check_output_path
 
-__all__ = ["report_html", "save_report_html", "data_uri"]
+__all__ = ["report_html", "save_report_html", "data_uri", "HTML_SUFFIXES"]
+
+HTML_SUFFIXES = (".html", ".htm")
 
 _STYLE = """
 body { font-family: sans-serif; max-width: 1000px; margin: 2em auto; color: #222; }
@@ -44,9 +47,11 @@ def data_uri(png: bytes) -> str:
 
 
 def report_html(report: Report, title: str = "Manifold Studio report",
-                image_src: Callable[[int, bytes], str] | None = None) -> str:
+                image_src: Callable[[int, bytes], str] | None = None, page_per_item: bool = False) -> str:
     """The report as HTML. ``image_src(index, png)`` gives each figure's ``src`` (default: a
-    data URI, which makes the file self-contained; the PDF export passes resource names)."""
+    data URI, which makes the file self-contained; the PDF export passes resource names).
+    ``page_per_item``: each item starts a new printed page (the PDF: a heading is never left at
+    the foot of a page with its figure on the next)."""
     if report.is_empty:
         raise ReportError("The report is empty: nothing was added. Use 'Add to report' on a view first.")
     src = image_src or (lambda i, png: data_uri(png))
@@ -56,7 +61,8 @@ def report_html(report: Report, title: str = "Manifold Studio report",
              f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>",
              f"<h1>{esc(title)}</h1>"]
     for i, item in enumerate(report.items):
-        parts.append(f'<div class="item" id="item{i + 1}">')
+        brk = ' style="page-break-before: always"' if page_per_item and i else ""
+        parts.append(f'<div class="item" id="item{i + 1}"{brk}>')
         parts.append(f"<h2>{i + 1}. {esc(item.title)}</h2>")
         if item.caption:
             parts.append(f'<p class="caption">{esc(item.caption)}</p>')
@@ -76,6 +82,7 @@ def save_report_html(report: Report, path, title: str = "Manifold Studio report"
     text = report_html(report, title)
     path = Path(path)
     try:
+        check_output_path(path, HTML_SUFFIXES, "the report")
         return atomic_write(path, lambda fh: fh.write(text), binary=False)
     except ManifoldStudioError as exc:
         raise ReportError(f"{exc} The report is kept: save it to another folder.") from None

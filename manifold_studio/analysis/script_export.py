@@ -6,7 +6,9 @@
     text = session_script(session)            # or write_script("project.msproj", "analysis.py")
 
 The script loads each data set from its source with the options it was loaded with
-(``ms.load_data(source, **options)``), refits every finished run in order with its algorithm,
+(``ms.load_data(source, **options)``; a data file under the script's folder is named relative to
+the script, any other by its absolute path, and the script checks its size and SHA-256 against
+those the project recorded; the column roles are those saved in the project), refits every finished run in order with its algorithm,
 parameters and seeds (``ms.get_algorithm(id, **params).fit(X, y)``; ``ms.make_pipeline`` when the
 run has a preparation chain; the source run's map when the run was fitted on a map; the same
 rows when it was fitted on some rows), repeats each recorded evaluation
@@ -29,7 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.export_paths import check_output_path
 from manifold_studio.files.project_file import read_project
+from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
 
@@ -76,6 +81,7 @@ def _header(title: str) -> list[str]:
         "file named after the run that made it; evaluations are JSON files.",
         '"""',
         "import csv",
+        "import hashlib",
         "import json",
         "import sys",
         "from pathlib import Path",
@@ -85,8 +91,36 @@ def _header(title: str) -> list[str]:
         "import manifold_studio as ms",
         "from manifold_studio.evaluation import compare_learners, evaluate",
         "",
+        "HERE = Path(__file__).resolve().parent  # data paths below are relative to this script's folder",
         'OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "results")',
         "OUT.mkdir(parents=True, exist_ok=True)",
+        "",
+        "",
+        "def data_file(path, size=None, sha256=None):",
+        '    """The data file (relative to this script\'s folder, or absolute); stops if it is missing and',
+        '    warns if it is not the file the analysis read (another size or SHA-256)."""',
+        "    found = HERE / path",
+        "    if not found.exists():",
+        '        sys.exit(f"The data file {found} is not there: put it back, or edit its path in this script.")',
+        "    if size is not None and found.is_file():",
+        "        digest = hashlib.sha256()",
+        '        with open(found, "rb") as f:',
+        '            for block in iter(lambda: f.read(1 << 20), b""):',
+        "                digest.update(block)",
+        "        if found.stat().st_size != size or (sha256 and digest.hexdigest() != sha256):",
+        '            print(f"Warning: {found} is not the file the analysis read (it was {size:,} bytes, SHA-256 "',
+        '                  f"{sha256 or \'not recorded\'}): the numbers may differ.", file=sys.stderr)',
+        "    return str(found)",
+        "",
+        "",
+        "def set_roles(data, roles, label=None):",
+        '    """Give the columns the file has the roles they had in the session (a column made there, by',
+        '    labelling rows, is not in the file) and make ``label`` the label column."""',
+        "    if data.table is None:",
+        "        return",
+        "    data.set_roles({name: role for name, role in roles.items() if name in data.table})",
+        "    if label is not None and label in data.table and data.label_name != label:",
+        "        data.set_target(label)",
         "",
         "",
         "def write_csv(name, header, columns):",
@@ -99,7 +133,29 @@ def _header(title: str) -> list[str]:
     ]
 
 
-def _dataset_lines(ds, var: str) -> list[str]:
+def _source_expr(ds, script_dir: Path | None) -> tuple[str, list[str]]:
+    """The expression giving ``ds``'s source in the script, and comment lines naming the file.
+    A file under the script's folder is given relative to the script (it still runs from another
+    folder, and the folder can be moved whole); any other file by its absolute path."""
+    if str(ds.source).startswith("sample:"):
+        return repr(ds.source), []
+    record = dict(with_digest(ds.source_file) or {})  # a session not saved yet: the digest now, if unchanged
+    path = Path(record.get("path") or Path(ds.source).expanduser().resolve())
+    shown = str(path)
+    if script_dir is not None and path.is_relative_to(script_dir):
+        shown = path.relative_to(script_dir).as_posix()
+    if "size" not in record:
+        note = ("a folder: its files are not checked" if path.is_dir() else "no size or SHA-256 was recorded "
+                "(a project saved by an older version), so a changed file is not noticed")
+        return f"data_file({shown!r})", [f"# Read from {path}: {note}."]
+    digest = record.get("sha256")
+    check = f"SHA-256 {digest}" if digest else "no SHA-256 recorded"
+    args = f"{shown!r}, size={record['size']}" + (f", sha256={digest!r}" if digest else "")
+    return f"data_file({args})", [f"# Read from {path} ({record['size']:,} bytes, {check});",
+                                  "# data_file() warns if the file there now is not that one."]
+
+
+def _dataset_lines(ds, var: str, script_dir: Path | None = None) -> list[str]:
     shape = f"{ds.n_samples:,} rows × {ds.n_features} feature columns"
     labels = f", labels: {ds.label_name}" if ds.label_name else ""
     lines = ["", f"# Data set {ds.name!r}: {shape}{labels}"]
@@ -107,13 +163,16 @@ def _dataset_lines(ds, var: str) -> list[str]:
         return lines + ["# it was made in the session (not loaded from a file or a sample), so the script cannot",
                         "# load it; the runs on it are left out."]
     opts = dict(getattr(ds, "load_options", None) or {})
-    args = ", ".join([repr(ds.source)] + [f"{k}={_literal(v)}" for k, v in opts.items()])
-    lines.append(f"{var} = ms.load_data({args})")
-    if getattr(ds, "table", None) is not None and "roles" not in opts:  # the roles as in the session
-        roles = {c.name: c.role for c in ds.columns}
-        lines.append(f"{var}.set_roles({_literal(roles)})")
-        if ds.missing != "drop":
-            lines.append(f"{var}.set_missing({ds.missing!r})")
+    source, notes = _source_expr(ds, script_dir)
+    args = ", ".join([source] + [f"{k}={_literal(v)}" for k, v in opts.items()])
+    lines += notes + [f"{var} = ms.load_data({args})"]
+    table = getattr(ds, "table", None)
+    several = table is not None and len(table.target_names) > 1 and ds.label_name
+    if table is not None and (opts.get("roles") != table.roles or several):  # the roles as in the session
+        label = f", label={ds.label_name!r}" if several else ""
+        lines.append(f"set_roles({var}, {_literal(table.roles)}{label})")
+    if table is not None and ds.missing != opts.get("missing", "drop"):
+        lines.append(f"{var}.set_missing({ds.missing!r})")
     return lines
 
 
@@ -230,10 +289,14 @@ def _comparison_lines(doc: dict, data_vars: dict) -> list[str]:
     return lines
 
 
-def session_script(session, title: str = "Reproduces a Manifold Studio session", analyses: dict | None = None) -> str:
+def session_script(session, title: str = "Reproduces a Manifold Studio session", analyses: dict | None = None,
+                   script_dir=None) -> str:
     """The Python script reproducing ``session``'s finished runs and, from ``analyses`` (the
-    project's saved results), its Test & Score comparison (see the module docstring). Raises
+    project's saved results), its Test & Score comparison (see the module docstring).
+    ``script_dir``: the folder the script will be written to (data files under it are named
+    relative to it; None: every data file by its absolute path). Raises
     :class:`NothingToExport` when nothing has run."""
+    script_dir = None if script_dir is None else Path(script_dir).expanduser().resolve()
     done = [r for r in session.runs.values() if r.status == DONE]
     comparison = (analyses or {}).get("test_score")
     comparison = comparison[0] if isinstance(comparison, tuple) and isinstance(comparison[0], dict) else None
@@ -243,7 +306,7 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session",
     lines = _header(title)
     data_vars: dict[str, str] = {}
     for i, ds in enumerate((d for d in session.datasets.values() if d.name in used), start=1):
-        lines += _dataset_lines(ds, f"data{i}")
+        lines += _dataset_lines(ds, f"data{i}", script_dir)
         if ds.source:
             data_vars[ds.name] = f"data{i}"
     model_vars: dict[int, str] = {}
@@ -256,15 +319,16 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session",
 
 
 def write_script(source, out_path, analyses: dict | None = None) -> Path:
-    """Write the script of a session or a project file (path) to ``out_path``; returns the path.
-    ``analyses``: the session's saved results (a project file brings its own)."""
+    """Write the script of a session or a project file (path) to ``out_path`` (a ``.py`` file in a
+    writable folder, written atomically); returns the path. ``analyses``: the session's saved
+    results (a project file brings its own)."""
     if isinstance(source, (str, Path)):
         contents = read_project(source)
         session, analyses = contents.session, contents.analyses
         title = f"Reproduces the Manifold Studio project {Path(source).name}"
     else:
         session, title = source, "Reproduces a Manifold Studio session"
-    text = session_script(session, title, analyses)
     out_path = Path(out_path)
-    out_path.write_text(text, encoding="utf-8")
-    return out_path
+    check_output_path(out_path, (".py",), "the script")
+    text = session_script(session, title, analyses, out_path.parent)
+    return atomic_write(out_path, lambda fh: fh.write(text), binary=False)

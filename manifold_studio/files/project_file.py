@@ -4,7 +4,11 @@ extensions, history — and the view settings, in one file, without pickle.
 The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON document
 (``__manifold_studio_project__``) and the arrays it refers to:
 
-- ``data/<i>/X``, ``data/<i>/labels``, ``data/<i>/images`` for the i-th data set;
+- ``data/<i>/X``, ``data/<i>/labels``, ``data/<i>/images``, ``data/<i>/row_ids`` for the i-th data
+  set, and (format 2) ``data/<i>/table/...`` for the typed table it was read from, with its column
+  roles and meta columns (:mod:`manifold_studio.files.project_tables`); its document also names
+  the file it was read from with its size and SHA-256 (:mod:`manifold_studio.files.source_file`).
+  A format 1 file (without them) still opens;
 - ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results, and
   ``run/<id>/cut_labels`` for the dendrogram cut the user chose (``meta["cut"]`` describes it);
 - ``run/<id>/model/<attribute>`` for its fitted model (see :func:`model_io.pack_estimator`);
@@ -32,8 +36,8 @@ import scipy.sparse as sp
 
 from manifold_studio import __version__
 from manifold_studio.analysis.report import Report, ReportError
-from manifold_studio.data import Dataset
-from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.data import MISSING_POLICIES, Dataset
+from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.files.bounded import out_of_memory
 from manifold_studio.files.model_file import (
     ModelFileError,
@@ -47,7 +51,9 @@ from manifold_studio.files.model_file import (
     short_text,
     unpack_estimator,
 )
+from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
 from manifold_studio.files.schemas import PROJECT, short
+from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.model import Session
 from manifold_studio.session.records import (
     CANCELLED,
@@ -59,7 +65,8 @@ from manifold_studio.session.records import (
 )
 
 FORMAT = "manifold-studio-project"
-FORMAT_VERSION = 1
+#: 2: data sets keep their table (column roles, meta columns), row ids and source file
+FORMAT_VERSION = 2
 META_KEY = "__manifold_studio_project__"
 SUFFIX = ".msproj"
 
@@ -119,6 +126,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
     arrays: dict[str, np.ndarray] = {}
     datasets = []
     for i, ds in enumerate(session.datasets.values()):
+        ds.source_file = with_digest(ds.source_file)  # computed once, while the file is the one read
         datasets.append({
             "name": ds.name, "source": ds.source, "label_name": ds.label_name,
             "feature_names": ds.feature_names, "report": list(ds.report),
@@ -126,6 +134,13 @@ def save_project(session: Session, path, view_settings: dict | None = None,
             **_put_matrix(arrays, f"data/{i}/X", ds.X),
             "labels": _put(arrays, f"data/{i}/labels", ds.labels),
             "images": _put(arrays, f"data/{i}/images", ds.images),
+            # format 2: the rows, the table with its roles, and which file it was read from
+            "row_ids": _put(arrays, f"data/{i}/row_ids", ds.row_ids),
+            "missing": ds.missing, "source_file": _jsonable(ds.source_file),
+            "table": None if ds.table is None else
+            pack_table(ds.table, f"data/{i}/table", lambda key, a: _put(arrays, key, a)),
+            "table_rows": _put(arrays, f"data/{i}/table_rows", ds.table_rows),
+            "table_scope": _put(arrays, f"data/{i}/table_scope", ds.table_scope),
         })
     runs = []
     for run in session.runs.values():
@@ -258,6 +273,7 @@ class _ProjectReader:
                 raise ModelFileError(f"{self.path.name}: {field} ('{short_text(d['name'])}') is damaged: "
                                      f"{exc}") from None
             ds.load_options = dict(d.get("load_options") or {})
+            self.dataset_rows(ds, d, field)
             if ds.images is not None and ds.images.shape[:1] != (ds.n_samples,):
                 ds.images = None
                 self.problems.append(f"Data set '{ds.name}': its images do not match its "
@@ -282,6 +298,36 @@ class _ProjectReader:
         session.current_run_id = current if current in session.runs else None
         analyses = self.analyses(meta.get("analyses") or {})
         return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
+
+    def dataset_rows(self, ds: Dataset, d: dict, field: str) -> None:
+        """Format 2's row ids, table (roles, meta columns) and source file of data set ``ds``;
+        a part that does not fit the data set is dropped and named in ``problems``."""
+        ds.source_file = d.get("source_file")
+        if d.get("missing") in MISSING_POLICIES:
+            ds.missing = d["missing"]
+        ids = self.array(d.get("row_ids"), f"{field}.row_ids")
+        if ids is not None:
+            if ids.shape == (ds.n_samples,):
+                ds.row_ids = ids
+            else:
+                self.problems.append(f"Data set '{ds.name}': its {len(ids):,} row ids do not match its "
+                                     f"{ds.n_samples:,} rows; they were replaced by row numbers.")
+        if d.get("table") is None:
+            return
+        try:
+            table = unpack_table(d["table"], self.array, f"{field}.table")
+            ds.table_rows = self.array(d.get("table_rows"), f"{field}.table_rows")
+            ds.table_scope = self.array(d.get("table_scope"), f"{field}.table_scope")
+            problem = table_problem(table, ds)
+        except (DataError, ValueError, TypeError, KeyError) as exc:
+            problem = error_message(exc)
+        if problem:
+            ds.table_rows = ds.table_scope = None
+            self.problems.append(f"Data set '{ds.name}': its table of columns is damaged ({problem}); it was "
+                                 "dropped: the features and labels are kept, the column roles and meta columns "
+                                 "are not.")
+            return
+        ds.table = table
 
     def analyses(self, saved: dict) -> dict:
         """The analysis records (key -> (document, arrays)); a damaged one is left out and named."""

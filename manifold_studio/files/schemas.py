@@ -185,6 +185,17 @@ _RUN = {
     "model_error": _STR,
     "extensions": Field(("list",), items=_EXTENSION),
 }
+_COLUMN = {
+    "name": Field(("str",), required=True), "type": Field(("str",), required=True),
+    "role": Field(("str",), required=True), "note": _STR,
+    "values": Field(("str",), required=True), "categories": _ARRAY_REF, "missing": _ARRAY_REF,
+}
+#: a data set's typed table (:mod:`manifold_studio.files.project_tables`)
+_TABLE = {
+    "name": _STR, "source": _STR, "id_column": Field(("str", "null")), "current_target": Field(("str", "null")),
+    "report": _STR_LIST, "row_ids": Field(("str",), required=True),
+    "columns": Field(("list",), required=True, items=_COLUMN),
+}
 _DATASET = {
     "name": Field(("str",), required=True),
     "source": _STR,
@@ -196,6 +207,13 @@ _DATASET = {
     "X_sparse_shape": Field(("list", "null"), items=Field(("int",), min=1)),
     "labels": _ARRAY_REF, "images": _ARRAY_REF,
     "load_options": Field(("dict",)),
+    # format 2: row ids, what is done with missing values, the file read, the typed table
+    "row_ids": _ARRAY_REF, "missing": _STR,
+    "source_file": Field(("dict", "null"), fields={
+        "path": Field(("str",), required=True), "size": Field(("int",), min=0), "mtime_ns": Field(("int",)),
+        "sha256": _STR}),
+    "table": Field(("dict", "null"), fields=_TABLE),
+    "table_rows": _ARRAY_REF, "table_scope": _ARRAY_REF,
 }
 _HISTORY = {
     "time": Field(("number",), required=True), "level": Field(("str",), required=True),

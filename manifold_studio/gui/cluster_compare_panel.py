@@ -9,8 +9,8 @@ held-out share and the seed. Right: the table (one row per method and k, sortabl
 reason in the tooltip) and the chosen measure against k, one curve per method. "Make run" (or a
 double click on a row) fits that method with that k through the window's run path, so the run
 appears in the Runs table and on the map with the partition of the row. The comparison is saved
-in the project and restored on reopen; "Add to report" adds the table and plot with the best k
-of each measure.
+in the project and restored on reopen; "Add to report" (the button in the title bar of every
+view dock) adds the table and plot with the best k of each measure.
 """
 from __future__ import annotations
 
@@ -143,8 +143,6 @@ class ClusterComparePanel(QWidget):
         self.make_run_button.setToolTip("Fit the selected row's method with its k on the data set (also: double "
                                         "click a row); the run appears in the Runs table and on the map.")
         self.make_run_button.clicked.connect(lambda: self.make_run())
-        self.report_button = QPushButton("Add to report")
-        self.report_button.clicked.connect(lambda: self.add_to_report())
         self._layout()
         self._enable()
 
@@ -180,7 +178,6 @@ class ClusterComparePanel(QWidget):
         views.addWidget(plot_box, 2)
         actions = QHBoxLayout()
         actions.addWidget(self.make_run_button)
-        actions.addWidget(self.report_button)
         actions.addStretch(1)
         self.results = QWidget()
         rl = QVBoxLayout(self.results)
@@ -353,7 +350,6 @@ class ClusterComparePanel(QWidget):
     def _enable(self) -> None:
         row = self.selected_row()
         self.make_run_button.setEnabled(row is not None and not row.error)
-        self.report_button.setEnabled(self.comparison is not None)
 
     def make_run(self, table_row: int | None = None):
         """Fit the row's method with its k (and its seed) through the window's run path; returns

@@ -2,10 +2,15 @@
 File ▸ Report… (the items in order, reorder / remove / edit the caption, Save as HTML…,
 Save as PDF…).
 
-*Add to report* is in File ▸ Report ▸ (one entry per open view, listed when the menu opens,
-plus "the view with the focus" on Ctrl+Shift+R and "the current data set") and in the map's
-right-click menu. The figure is the view rendered to PNG by :func:`manifold_studio.gui.export.render_view`
-(the code File ▸ Export uses), as it is when added. The model is Qt-free
+*Add to report* is a button on every view, as Orange has one on every widget: in the map's toolbar
+and in the title bar of every view's dock (:class:`ViewTitleBar`, one mechanism for all of them,
+:meth:`ReportActions.install_buttons`). It is also in File ▸ Report ▸ (one entry per open view,
+listed when the menu opens, plus "the view with the focus" on Ctrl+Shift+R and "the current
+data set") and in the map's right-click menu. A feature view (a view of the data set's columns)
+adds a data item of its data set (with the Preparation dock's steps); any other view a run item
+of the current run. The figure is the view rendered to PNG by
+:func:`manifold_studio.gui.export.render_view` (the code File ▸ Export uses), as it is when added;
+a view that draws nothing yet (one colour all over) is not added, and says so. The model is Qt-free
 (:mod:`manifold_studio.analysis.report`, kept in ``session.report`` and saved in the project);
 the HTML file is written by a job; the PDF is the same HTML laid out by QTextDocument and
 printed to a QPdfWriter (main thread: Qt's text layout needs it).
@@ -14,26 +19,91 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QUrl
-from PySide6.QtGui import QAction, QImage, QKeySequence, QPageSize, QPdfWriter, QTextDocument
+import numpy as np
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, QUrl
+from PySide6.QtGui import QAction, QFont, QImage, QKeySequence, QPageSize, QPdfWriter, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
+    QDockWidget,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QListWidget,
     QMenu,
     QPushButton,
+    QStyle,
+    QToolButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from manifold_studio.analysis.report import Report, data_item, run_item
 from manifold_studio.analysis.report_html import report_html, save_report_html
 from manifold_studio.errors import error_message
 from manifold_studio.files.atomic import atomic_write
-from manifold_studio.gui.export import image_bytes, render_view, view_title
+from manifold_studio.files.export_paths import check_output_path
+from manifold_studio.gui.export import PANEL_DOCKS, image_bytes, render_view, view_title
+from manifold_studio.gui.views.feature_base import FeatureView
 
 FIGURE_SIZE = (1000, 700)
+#: the PDF's resolution (the layout unit) and its body text size in points
+PDF_DPI, PDF_TEXT_PT = 150, 10
+#: docks that hold controls, not a view: no *Add to report* button
+NOT_VIEWS = (*PANEL_DOCKS, "preparation")
+BUTTON_TEXT = "Add to report"
+
+
+def report_button(actions: "ReportActions", key: str) -> QToolButton:
+    """The *Add to report* button of view ``key`` (the same for every view)."""
+    button = QToolButton()
+    button.setText(BUTTON_TEXT)
+    button.setObjectName("add_to_report")
+    button.setAutoRaise(True)
+    button.setToolTip("Add this view, as it is now, to the report (File ▸ Report). "
+                      "Ctrl+Shift+R adds the view with the keyboard focus.")
+    button.clicked.connect(lambda _=False: actions.add_view(key))
+    return button
+
+
+def _blank(image: QImage) -> bool:
+    """Whether ``image`` is one colour all over (an empty plot)."""
+    rgb = image.convertToFormat(QImage.Format.Format_RGB32)
+    h, line = rgb.height(), rgb.bytesPerLine()
+    rows = np.frombuffer(rgb.constBits(), dtype=np.uint8, count=line * h).reshape(h, line)
+    pixels = rows[:, :4 * rgb.width()].view(np.uint32)
+    return bool(pixels.size) and bool(np.all(pixels == pixels[0, 0]))
+
+
+class ViewTitleBar(QWidget):
+    """A view dock's title bar: its title, *Add to report*, float and close. Mouse presses on
+    it are left to the dock (drag to move, double-click to float), as Qt's own title bar does."""
+
+    def __init__(self, dock: QDockWidget, button: QToolButton):
+        super().__init__(dock)
+        self.dock, self.report_button = dock, button
+        self.title = QLabel(dock.windowTitle())
+        dock.windowTitleChanged.connect(self.title.setText)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 0, 2, 0)  # as low as Qt's own title bar: the views keep their height
+        lay.setSpacing(2)
+        lay.addWidget(self.title, 1)
+        height = self.fontMetrics().height() + 2
+        button.setFixedHeight(height)
+        lay.addWidget(button)
+        style = self.style()
+        for icon, tip, slot in ((QStyle.StandardPixmap.SP_TitleBarNormalButton, "Float / dock",
+                                 lambda: dock.setFloating(not dock.isFloating())),
+                                (QStyle.StandardPixmap.SP_TitleBarCloseButton, "Close", dock.close)):
+            b = QToolButton()
+            b.setIcon(style.standardIcon(icon))
+            b.setIconSize(QSize(height - 6, height - 6))
+            b.setFixedSize(height, height)
+            b.setToolTip(tip)
+            b.setAutoRaise(True)
+            b.clicked.connect(lambda _=False, slot=slot: slot())
+            lay.addWidget(b)
 
 
 class ReportActions:
@@ -60,6 +130,23 @@ class ReportActions:
         if map_view is not None and hasattr(map_view, "plot_item"):
             self.map_menu_action = map_view.plot_item.getViewBox().menu.addAction("Add to report")
             self.map_menu_action.triggered.connect(lambda: self.add_view("map"))
+        #: view key -> its *Add to report* button
+        self.buttons: dict[str, QToolButton] = {}
+        self.install_buttons()
+
+    def install_buttons(self) -> None:
+        """Give the map's toolbar and every view dock's title bar an *Add to report* button
+        (docks added since the last call get theirs; a dock is never given two)."""
+        w = self.window
+        map_view = w.map_view
+        if map_view is not None and "map" not in self.buttons and hasattr(map_view, "add_toolbar_widget"):
+            self.buttons["map"] = report_button(self, "map")
+            map_view.add_toolbar_widget(self.buttons["map"])
+        for key, dock in w.docks.items():
+            if key in NOT_VIEWS or key in self.buttons or dock.widget() is map_view:
+                continue
+            self.buttons[key] = report_button(self, key)
+            dock.setTitleBarWidget(ViewTitleBar(dock, self.buttons[key]))
 
     @property
     def report(self) -> Report:
@@ -98,15 +185,24 @@ class ReportActions:
             if caption is None:
                 return None
         try:
-            png = image_bytes(render_view(widget, ".png", *FIGURE_SIZE, view_title(widget)))
+            picture = render_view(widget, ".png", *FIGURE_SIZE, view_title(widget))
+            if _blank(picture):
+                w.report_error(f"The view '{title}' draws nothing yet (compute or choose what it shows "
+                               "first): nothing was added to the report.")
+                return None
+            png = image_bytes(picture)
             run = w.session.current_run
             own = getattr(widget, "report_item", None)  # a view of several runs says what it shows
+            shown = w.session.datasets.get(getattr(widget, "dataset_name", None) or "")
             if callable(own):
                 item = own(caption, png)
+            elif isinstance(widget, FeatureView) and shown is not None:  # a view of the data set's columns
+                item = data_item(shown, caption, png, self._preparation())
+                item.title = f"{title}: {item.title}"
             elif run is not None:
                 item = run_item(run, caption, png, view=title)
             elif w.session.current_dataset is not None:
-                item = data_item(w.session.current_dataset, caption, png)
+                item = data_item(w.session.current_dataset, caption, png, self._preparation())
                 item.title = f"{title}: {item.title}"
             else:
                 w.report_error("Nothing to report yet: load data or run an algorithm first.")
@@ -125,7 +221,12 @@ class ReportActions:
             caption = self._caption(ds.name)
             if caption is None:
                 return None
-        return self._added(data_item(ds, caption))
+        return self._added(data_item(ds, caption, preparation=self._preparation()))
+
+    def _preparation(self) -> list:
+        """The Preparation dock's steps (the chain the next run will fit), or none."""
+        panel = getattr(self.window, "preparation_panel", None)
+        return panel.chain() if panel is not None else []
 
     def _added(self, item):
         self.report.add(item)
@@ -169,19 +270,24 @@ class ReportActions:
         """Print the report to a PDF file through Qt (main thread); returns the path or None."""
         w = self.window
         try:
+            check_output_path(path, (".pdf",), "the report")
             doc = QTextDocument()
             for i, item in enumerate(self.report.items):
                 if item.image is not None:
                     doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(f"report-image-{i}.png"),
                                     QImage.fromData(item.image, "PNG"))
-            doc.setHtml(report_html(self.report, self._title(), image_src=lambda i, _png: f"report-image-{i}.png"))
             data = QByteArray()
             buf = QBuffer(data)
             buf.open(QIODevice.OpenModeFlag.WriteOnly)
             writer = QPdfWriter(buf)
             writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
-            writer.setResolution(150)
+            writer.setResolution(PDF_DPI)
+            font = QFont(doc.defaultFont())  # the layout is in printer pixels: size the text for paper
+            font.setPixelSize(round(PDF_TEXT_PT / 72 * PDF_DPI))
+            doc.setDefaultFont(font)
             doc.setPageSize(writer.pageLayout().paintRectPixels(writer.resolution()).size().toSizeF())
+            doc.setHtml(report_html(self.report, self._title(), image_src=lambda i, _png: f"report-image-{i}.png",
+                                    page_per_item=True))
             doc.print_(writer)
             del writer  # finishes the PDF
             buf.close()
@@ -274,6 +380,7 @@ class ReportDialog(QDialog):
 
 
 def install_report(window) -> ReportActions:
-    """File ▸ Report and *Add to report* (needs File ▸ Export installed first: it lists the views)."""
+    """File ▸ Report and *Add to report* (needs File ▸ Export installed first: it lists the views;
+    installed after the tools that add view docks, so that each gets its button)."""
     window.report_actions = ReportActions(window)
     return window.report_actions

@@ -87,12 +87,12 @@ TOOLS = (
     (plugin_manager_dialog.install_plugin_manager, 'Tools ▸ Plugins…: install, uninstall, enable, disable'),
     (scatter3d_view.install_scatter3d, 'View ▸ 3-D view of this run; 2-D pairs without OpenGL'),
     (export.install_export, 'File ▸ Export: views as PNG/SVG, data set as CSV, copy image / rows'),
-    (report_actions.install_report, 'File ▸ Report: Add to report on every view, HTML and PDF'),
     (data_table.install_data_table, 'Table dock: the current data set, linked selection, search'),
     (recent_files.install_recent_files, 'File ▸ Open recent (data files and projects)'),
     (score_panel.install_test_score, 'Tools ▸ Test & Score: classifiers on the same folds, ROC, calibration'),
     (cluster_compare_panel.install_compare_clusterings, 'Tools ▸ Compare clusterings: methods × k, every measure'),
     (undo.install_undo, 'Edit ▸ Undo / Redo for removing a run or a data set'),
+    (report_actions.install_report, "File ▸ Report: an Add to report button on every view's dock and the map"),
     (help_pages.install_help_pages, 'Help ▸ Keyboard shortcuts, Help ▸ Methods, View ▸ Zoom to fit'),
     (preferences.install_preferences, 'LAST: Edit ▸ Preferences…, restores the saved window layout'),
 )

@@ -95,6 +95,7 @@ def snapshot(session: Session) -> Session:
     copy.runs = {rid: run for rid, run in session.runs.items() if run.finished}
     copy.current_run_id = session.current_run_id if session.current_run_id in copy.runs else None
     copy.history = list(session.history)
+    copy.report = type(session.report)(list(session.report.items))  # the report too (its own list)
     return copy
 
 

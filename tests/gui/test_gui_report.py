@@ -1,6 +1,7 @@
 """The report, script export and "Apply this analysis to another file" in the window."""
 import csv
 import io
+import re
 
 import numpy as np
 import pytest
@@ -57,6 +58,7 @@ def test_add_to_report_from_views_and_save_html_and_pdf(qtbot, win, tmp_path):
     pdf = actions.save_pdf(tmp_path / "r.pdf")
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and b"/Image" in data and len(data) > 5_000
+    assert len(re.findall(rb"/Type\s*/Page(?![a-z])", data)) == 2  # a page per item: no heading split from its figure
     dialog.list.setCurrentRow(0)
     dialog.remove()
     assert [it.caption for it in win.session.report.items] == ["The PCA map"]
@@ -106,3 +108,79 @@ def test_script_export_and_apply_to_another_file(qtbot, win, tmp_path):
         rows = list(csv.reader(f))[1:]
     np.testing.assert_allclose(np.array([r[1:] for r in rows], float), run.estimator.extend(ds.X[:20]),
                                rtol=0, atol=1e-12)
+
+
+def test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_script(qtbot, make_window, fresh_host,
+                                                                                    tmp_path):
+    import subprocess
+    import sys
+
+    from manifold_studio.analysis.script_export import run_output_name
+
+    src = tmp_path / "data" / "penguins.csv"
+    src.parent.mkdir()
+    src.write_bytes(_shipped("penguins.csv"))
+    w = make_window(fresh_host)
+    w.load_source(str(src), {"label_column": "species", "roles": {"year": "feature", "bill_length_mm": "meta"}})
+    wait_idle(qtbot, w)
+    ds = w.session.current_dataset
+    w.selection.select(ds.name, np.arange(5))
+    assert w.selection_actions.label_selection("checked", "yes")  # a new meta column
+    _run_pca(qtbot, w)
+    run = w.session.current_run
+    roles = dict(ds.table.roles)
+    assert roles["checked"] == "meta" and roles["year"] == "feature" and roles["bill_length_mm"] == "meta"
+    assert _finished(qtbot, w.project.save_project(tmp_path / "p.msproj"))
+    other = make_window(fresh_host)
+    assert _finished(qtbot, other.project.open_project(tmp_path / "p.msproj"))
+    wait_idle(qtbot, other)
+    again = other.session.current_dataset
+    assert again.table.roles == roles and again.column_values("checked")[:6].tolist() == ["yes"] * 5 + [None]
+    assert again.feature_names == ds.feature_names
+    script = other.project.export_script(tmp_path / "analysis.py")
+    assert "data_file('data/penguins.csv', size=" in script.read_text()
+    done = subprocess.run([sys.executable, str(script), "out"], cwd=src.parent, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    with open(src.parent / "out" / f"{run_output_name(run)}.csv") as f:
+        emb = np.array(list(csv.reader(f))[1:], float)
+    np.testing.assert_allclose(emb, run.embedding, rtol=0, atol=1e-9)
+
+
+def _shipped(name: str) -> bytes:
+    from importlib import resources
+
+    return (resources.files("manifold_studio_builtins") / "data" / name).read_bytes()
+
+
+def test_items_record_the_preparation_chain(qtbot, win):
+    win.preparation_panel.set_chain([("standardize", {}), ("select_columns", {"exclude": ["sepal_width"]})])
+    item = win.report_actions.add_dataset(caption="prepared")
+    assert dict(item.facts)["Preparation"] == "standardize() → select_columns(exclude=['sepal_width'])"
+    _run_pca(qtbot, win)
+    run = win.session.current_run
+    assert run.meta["chain"]  # the run fitted the chain
+    item = win.report_actions.add_view("map", caption="map")
+    assert dict(item.facts)["Preparation"] == "standardize() → select_columns(exclude=['sepal_width'])"
+
+
+def test_a_folder_that_cannot_be_written_is_said_for_html_pdf_and_script(qtbot, win, locked):
+    _run_pca(qtbot, win)
+    win.report_actions.add_view("map", caption="kept")
+    job = win.report_actions.save_html(locked / "r.html")
+    assert not _finished(qtbot, job)
+    assert f"Could not save the report: Cannot write to {locked}: permission denied." in win.statusBar().currentMessage()
+    assert win.report_actions.save_pdf(locked / "r.pdf") is None
+    assert (f"Could not save the report as PDF: Cannot write to {locked}: permission denied. The report is kept."
+            in win.statusBar().currentMessage())
+    assert win.project.export_script(locked / "a.py") is None
+    assert f"Cannot write to {locked}: permission denied." in win.statusBar().currentMessage()
+    assert [p.name for p in locked.iterdir()] == ["old.png"] and len(win.session.report) == 1
+
+
+def test_add_to_report_before_anything_is_loaded_says_what_to_do(qtbot, make_window, fresh_host):
+    w = make_window(fresh_host)
+    assert w.report_actions.add_view("map", caption="x") is None
+    assert "load data or run an algorithm first" in w.statusBar().currentMessage()
+    assert w.report_actions.add_dataset(caption="x") is None
+    assert "No data set is loaded" in w.statusBar().currentMessage() and len(w.session.report) == 0
