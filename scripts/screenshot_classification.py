@@ -16,7 +16,7 @@ from screenshot_tools import settle_and_save, wait  # noqa: E402
 
 def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QTabBar
 
     app = QApplication.instance() or QApplication(["manifold-studio"])
     from manifold_studio.gui.main_window import MainWindow
@@ -56,18 +56,26 @@ def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)
         for d in mine:
             w.removeDockWidget(d)
         w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dec)
-        w.splitDockWidget(dec, conf, Qt.Orientation.Horizontal)
-        w.splitDockWidget(conf, curve, Qt.Orientation.Vertical)
+        w.splitDockWidget(dec, conf, Qt.Orientation.Vertical)      # the decision regions on top,
+        w.splitDockWidget(conf, curve, Qt.Orientation.Horizontal)  # the matrix and the curve below
         for d in mine:
             d.show()
-        w.centralWidget().setMaximumWidth(330)  # the map small: the classification views first
+        # the map narrow but wide enough for its whole toolbar (the selection row is one piece)
+        w.centralWidget().setMaximumWidth(max(400, w.map_selection.bar.sizeHint().width() + 12))
         for _ in range(20):
             app.processEvents()
-        w.resizeDocks([w.docks["data"]], [330], Qt.Orientation.Horizontal)
-        w.resizeDocks([dec, conf], [620, 430], Qt.Orientation.Horizontal)
-        w.resizeDocks([conf, curve], [330, 400], Qt.Orientation.Vertical)
-        w.resizeDocks([w.docks["runs"]], [110], Qt.Orientation.Vertical)
+        w.resizeDocks([w.docks["data"]], [320], Qt.Orientation.Horizontal)
+        w.resizeDocks([conf, curve], [330, 330], Qt.Orientation.Horizontal)
+        w.docks["runs"].setMaximumHeight(130)  # one run: the height goes to the decision regions
         w.docks["runs"].raise_()
+        for _ in range(20):
+            app.processEvents()
+        w.resizeDocks([dec, conf], [540, 250], Qt.Orientation.Vertical)
+        for bar in w.findChildren(QTabBar):  # hidden docks' tab groups leave a stale tab bar behind
+            if bar.parent() is w and bar.isVisible() and not any(
+                    d.isVisible() and d.windowTitle() in [bar.tabText(i) for i in range(bar.count())]
+                    for d in w.docks.values()):
+                bar.hide()
         return settle_and_save(app, w, path, algo)
     finally:
         w.shutdown()

@@ -22,6 +22,7 @@ from manifold_studio.session.records import DONE
 from manifold_studio.session.model import Session
 
 from manifold_studio.extend.tasks import holdout_split, sample_fit_task  # noqa: E402
+from manifold_studio.gui.views.map_layout import EXTENDED_SYMBOL  # noqa: E402
 
 
 class SlowExtendEmbedding(EmbeddingAlgorithm):
@@ -115,7 +116,7 @@ def test_extend_a_held_out_split_draws_it_with_a_distinct_marker(qtbot, make_win
     qtbot.waitUntil(lambda: len(view._overlays) == 1)
     overlay = view._overlays[0]
     assert view.point_count() == 240 and len(overlay.data) == 60
-    assert overlay.opts["symbol"] == "x" and "extended" in overlay.name()
+    assert overlay.opts["symbol"] is EXTENDED_SYMBOL and "extended" in overlay.name()
     legend = [label.text for _sample, label in view.legend.items]
     assert sum("extended" in t for t in legend) == 1  # one legend entry per layer
     assert "60" in panel.status.text()

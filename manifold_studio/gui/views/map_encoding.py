@@ -34,6 +34,10 @@ DEFAULT_OPACITY = 1.0
 SYMBOL_ALPHA = 210
 #: at most this many legend entries (the rest are summarised)
 MAX_LEGEND = 20
+#: a legend with more entries than this is laid out in LEGEND_COLUMNS columns (a third as tall:
+#: it covers less of the map, e.g. the ten digits and the extended points)
+LEGEND_ONE_COLUMN_MAX = 8
+LEGEND_COLUMNS = 3
 #: features listed in the hover text
 HOVER_FEATURES = 4
 
@@ -264,6 +268,7 @@ class EncodingLegend(QObject):
             self._note(note)
         for item in overlays:
             self.legend.addItem(item, item.name())
+        self.legend.setColumnCount(LEGEND_COLUMNS if len(self.legend.items) > LEGEND_ONE_COLUMN_MAX else 1)
         self.legend.setVisible(bool(self.legend.items))
 
     def show_bar(self, colors, vmin: float, vmax: float, title: str, ticks=None) -> None:

@@ -1,9 +1,13 @@
 """The map's layout: its extent (from the data points only), where its legend goes (the
-emptiest corner), how a column is coloured (classes or a colour bar) and the data's own PCA map
-for runs without a map. Functions of a :class:`~manifold_studio.gui.views.map_view.MapView`."""
+emptiest corner), how a column is coloured (classes or a colour bar), the data's own PCA map
+for runs without a map, and the marker and colours of extended points. Functions of a
+:class:`~manifold_studio.gui.views.map_view.MapView`."""
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QPainterPath, QPolygonF, QTransform
 
 from manifold_studio.analysis.feature_stats import pca_map
 from manifold_studio.errors import ManifoldStudioError
@@ -70,3 +74,66 @@ def place_legend(view) -> None:
     (x0, x1), (y0, y1) = vb.viewRange()
     cx, cy = emptiest_corner(view.xy, (x0, x1), (y0, y1), ((size.width() + 10) / w, (size.height() + 10) / h))
     view.legend.anchor(itemPos=(cx, cy), parentPos=(cx, cy), offset=(-10 if cx else 10, -10 if cy else 10))
+
+
+def _thick_cross(half_width: float = 0.16) -> QPainterPath:
+    """An × with arms ``2 * half_width`` wide (of a unit symbol): room for a fill colour inside a
+    dark outline (pyqtgraph's own "x" is too thin to show one)."""
+    a = half_width
+    corners = ((-0.5, -a), (-a, -a), (-a, -0.5), (a, -0.5), (a, -a), (0.5, -a),
+               (0.5, a), (a, a), (a, 0.5), (-a, 0.5), (-a, a), (-0.5, a))
+    path = QPainterPath()
+    path.addPolygon(QPolygonF([QPointF(x, y) for x, y in corners]))
+    path.closeSubpath()
+    return QTransform().rotate(45).map(path)
+
+
+#: the marker of extended points (layers drawn with symbol "x")
+EXTENDED_SYMBOL = _thick_cross()
+#: their outline, and their fill when they have no label colour
+EXTENDED_PEN = pg.mkPen(20, 20, 20, 200, width=1.0)
+EXTENDED_FILL = (255, 255, 255, 230)
+
+
+def overlay_item(name: str, xy: np.ndarray, symbol: str, labels=None) -> pg.ScatterPlotItem:
+    """A layer drawn over the map: extended points (``symbol`` "x") as :data:`EXTENDED_SYMBOL`
+    keeping their ``labels`` for :func:`color_overlays`; other symbols as dark outlines."""
+    ext = symbol == "x"
+    item = pg.ScatterPlotItem(x=xy[:, 0], y=xy[:, 1], symbol=EXTENDED_SYMBOL if ext else symbol,
+                              size=10 if ext else 9, name=name,
+                              pen=EXTENDED_PEN if ext else pg.mkPen(20, 20, 20, 220, width=1.5),
+                              brush=pg.mkBrush(*EXTENDED_FILL) if ext else pg.mkBrush(255, 255, 255, 0))
+    item.point_labels = labels if ext else None
+    return item
+
+
+def extension_labels(ext, run, dataset):
+    """The data-set labels of an extension's points when they are rows of the run's own data
+    set (a held-out part), else None (a file, another data set: their labels are not the map's)."""
+    if dataset is None or dataset.labels is None or ext.rows is None or ext.dataset_name != run.dataset_name:
+        return None
+    rows = np.asarray(ext.rows, dtype=np.intp)
+    return dataset.labels[rows] if rows.size == len(ext.values) and rows.max(initial=-1) < len(dataset.labels) else None
+
+
+def color_overlays(view) -> None:
+    """Fill each extended point (an overlay with ``point_labels``) with the colour the map gives
+    its label when the map is coloured by the data's labels (so a point placed in its class's
+    cluster shows it); white otherwise, and for a label no drawn point has."""
+    c, drawn = view.coloring, view.color_labels
+    by_label = c is not None and c.mode == "categorical" and drawn is not None and drawn is view._data_labels
+    if by_label and len(drawn):
+        uniq, first = np.unique(drawn, return_index=True)
+        codes_of = c.codes[first]
+    for item in view._overlays:
+        labels = getattr(item, "point_labels", None)
+        if labels is None:
+            continue
+        white = pg.mkBrush(*EXTENDED_FILL)
+        if not (by_label and len(drawn)):
+            item.setBrush([white] * len(labels))  # per point: a single brush would not replace theirs
+            continue
+        pos = np.clip(np.searchsorted(uniq, labels), 0, len(uniq) - 1)
+        known = uniq[pos] == labels
+        brushes = {int(k): pg.mkBrush(*c.rgba(int(k), 255)) for k in np.unique(codes_of[pos][known])}
+        item.setBrush([brushes[int(k)] if ok else white for k, ok in zip(codes_of[pos], known)])

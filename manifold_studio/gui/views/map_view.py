@@ -48,7 +48,8 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
-from manifold_studio.gui.views.map_layout import column_kind, data_pca_map, fit_to_points, place_legend
+from manifold_studio.gui.views.map_layout import (color_overlays, column_kind, data_pca_map, extension_labels,
+                                                  fit_to_points, overlay_item, place_legend)
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
@@ -229,21 +230,20 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             QTimer.singleShot(0, self.encoding_legend.prepare_colorbar)
 
     def set_overlays(self, layers) -> None:
-        """Extra layers drawn over the map: iterable of (name, xy, symbol)."""
+        """Extra layers drawn over the map: iterable of (name, xy, symbol[, labels]); symbol "x"
+        (extended points) fills each point with its label's colour (:func:`.map_layout.color_overlays`)."""
         for item in self._overlays:
             self.plot.removeItem(item)
             self.legend.removeItem(item)
         self._overlays = []
-        for name, xy, symbol in layers:
-            xy = as_map_xy(xy)
-            item = pg.ScatterPlotItem(x=xy[:, 0], y=xy[:, 1], symbol=symbol, size=9,
-                                      pen=pg.mkPen(20, 20, 20, 220, width=1.5),
-                                      brush=pg.mkBrush(255, 255, 255, 0), name=name)
+        for name, xy, symbol, *labels in layers:
+            item = overlay_item(name, as_map_xy(xy), symbol, labels[0] if labels else None)
             item.setZValue(10)
             self.plot.addItem(item, ignoreBounds=True)  # a decoration: never widens the extent
             if not any(sample.item is item for sample, _label in self.legend.items):
                 self.legend.addItem(item, name)
             self._overlays.append(item)
+        color_overlays(self)
         self.legend.setVisible(bool(self.legend.items))
 
     def show_partial(self, run, values, dataset=None) -> bool:
@@ -299,7 +299,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         for ext in run.extensions:
             vals = np.asarray(ext.values)
             if run.embedding is not None and vals.ndim == 2 and vals.shape[0]:
-                layers.append((f"extended: {ext.name}", vals, "x"))
+                layers.append((f"extended: {ext.name}", vals, "x", extension_labels(ext, run, dataset)))
         fitted = run.meta.get("fitted_rows")  # "fit on a sample": ring the points the model was fitted on
         if fitted is not None and len(self.xy) == run.n_points and 0 < len(fitted) < len(self.xy):
             layers.insert(0, (f"fitted sample ({len(fitted):,} of {len(self.xy):,} points)",
@@ -418,6 +418,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         self._size_name = size_col if self._size_values is not None else ""
         self.encoding.show_all_button.setEnabled(bool(self.hidden_classes))
         self._draw_points()
+        color_overlays(self)
         self._draw_legend()
         self.redrawn.emit()
 
