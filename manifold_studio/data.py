@@ -64,6 +64,10 @@ class Dataset:
     missing: str = "drop"
     #: the loader or sample options it was loaded with (``ms.load_data(source, **load_options)``)
     load_options: dict = field(default_factory=dict)
+    #: X is the square n x n matrix of distances between the n rows (``ms.load_distance_matrix``):
+    #: only methods with ``metric`` / ``dissimilarity`` = 'precomputed' fit it; a subset keeps both
+    #: its rows and their columns; ``feature_names`` (and the row ids) are the item names
+    distance_matrix: bool = False
 
     def __post_init__(self):
         if is_sparse(self.X):
@@ -86,6 +90,12 @@ class Dataset:
             if len(self.feature_names) != X.shape[1]:
                 raise DataError(f"Data set '{self.name}': {len(self.feature_names)} feature names "
                                 f"for {X.shape[1]} columns.")
+        if self.distance_matrix:
+            if self.is_sparse or X.shape[0] != X.shape[1]:
+                raise DataError(f"Data set '{self.name}': a distance matrix must be dense and square, got "
+                                f"shape {X.shape}.")
+            if self.row_ids is None and self.feature_names is not None:
+                self.row_ids = np.asarray(self.feature_names, dtype=object)
         if self.row_ids is None:
             if self.table is not None:
                 ids = self.table.row_ids
@@ -126,10 +136,17 @@ class Dataset:
     def describe(self) -> str:
         lab = f", labels: {self.label_name or 'yes'}" if self.has_labels else ", no labels"
         sparse = f", sparse ({self.X.nnz:,} non-zero values)" if self.is_sparse else ""
-        return f"{self.name}: {self.n_samples:,} × {self.n_features}{sparse}{lab}"
+        dist = " distance matrix" if self.distance_matrix else ""
+        return f"{self.name}: {self.n_samples:,} × {self.n_features}{dist}{sparse}{lab}"
 
     def subset(self, rows, name: str | None = None) -> "Dataset":
         rows = np.asarray(rows)
+        if self.distance_matrix:  # the distances between the chosen items: their rows and columns
+            rows = np.arange(self.n_samples)[rows]
+            return Dataset(name or self.name, self.X[np.ix_(rows, rows)],
+                           None if self.labels is None else self.labels[rows],
+                           None if self.feature_names is None else [self.feature_names[r] for r in rows],
+                           self.source, self.label_name, [], row_ids=self.row_ids[rows], distance_matrix=True)
         table_rows = None
         if self.table is not None:
             table_rows = (np.arange(self.n_samples) if self.table_rows is None else self.table_rows)[rows]

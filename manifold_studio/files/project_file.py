@@ -126,6 +126,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
             **_put_matrix(arrays, f"data/{i}/X", ds.X),
             "labels": _put(arrays, f"data/{i}/labels", ds.labels),
             "images": _put(arrays, f"data/{i}/images", ds.images),
+            **({"distance_matrix": True} if ds.distance_matrix else {}),
         })
     runs = []
     for run in session.runs.values():
@@ -251,7 +252,8 @@ class _ProjectReader:
                 ds = Dataset(d["name"], self.matrix(d, f"{field}.X"),
                              self.array(d.get("labels"), f"{field}.labels"), d.get("feature_names"),
                              d.get("source", ""), d.get("label_name"), list(d.get("report") or []),
-                             self.array(d.get("images"), f"{field}.images"))
+                             self.array(d.get("images"), f"{field}.images"),
+                             distance_matrix=bool(d.get("distance_matrix")))
             except ModelFileError:
                 raise
             except DataError as exc:

@@ -196,6 +196,8 @@ _DATASET = {
     "X_sparse_shape": Field(("list", "null"), items=Field(("int",), min=1)),
     "labels": _ARRAY_REF, "images": _ARRAY_REF,
     "load_options": Field(("dict",)),
+    # X is a square distance matrix (Dataset.distance_matrix); absent: false
+    "distance_matrix": Field(("bool",)),
 }
 _HISTORY = {
     "time": Field(("number",), required=True), "level": Field(("str",), required=True),
