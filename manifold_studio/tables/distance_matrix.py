@@ -114,6 +114,18 @@ def _numbered_header(ds: Dataset) -> bool:
     return bool(bad[0, 0]) and int(bad.sum()) == 1
 
 
+def _numbers_as_header(ds: Dataset) -> bool:
+    """Whether a table read with a header has one row fewer than numeric columns, all named by numbers:
+    its first row was a row of distances (beside a column of names), not a header."""
+    if ds.table is None or ds.feature_names is None or ds.X.shape[0] + 1 != ds.X.shape[1]:
+        return False
+    try:
+        [float(c) for c in ds.feature_names]
+    except ValueError:
+        return False
+    return True
+
+
 def _at(i: int, j: int, names) -> str:
     at = f"D[{i}, {j}]"
     return f"{at} ({quote(names[i])} to {quote(names[j])})" if names is not None else at
@@ -191,12 +203,12 @@ def as_distance_matrix(ds: Dataset, where: str, symmetry_tolerance: float = SYMM
     X = ds.X
     n, m = X.shape
     cols, rows, name_column = _names(ds)
-    if m == n + 1 and rows is None and ds.feature_names and _GENERATED.fullmatch(ds.feature_names[0]) \
+    if m == n + 1 and rows is None and cols is not None and _GENERATED.fullmatch(cols[0]) \
             and not is_sparse(X) and np.isfinite(X[:, 0]).all():
-        # an empty corner cell above a first column of numbers: the items' names (R's write.csv of a matrix)
-        rows, name_column = [_name(v) for v in X[:, 0]], ds.feature_names[0]
-        X, m = X[:, 1:], m - 1
-        cols = None if all(_GENERATED.fullmatch(c) for c in ds.feature_names[1:]) else ds.feature_names[1:]
+        # a header row with an empty corner cell above a first column of numbers: the items' names
+        # (R's write.csv of a matrix)
+        rows, name_column = [_name(v) for v in X[:, 0]], cols[0]
+        X, m, cols = X[:, 1:], m - 1, cols[1:]
     if n != m:
         hint = ""
         if m == n + 1:
@@ -277,6 +289,8 @@ class DistanceMatrixLoader(Loader):
         ds = self.inner.load(path, **options)
         if options.get("header") == "auto" and _numbered_header(ds):   # a header row of numbers: read it as one
             ds = self.inner.load(path, **{**options, "header": "yes"})
+        elif options.get("header") == "auto" and _numbers_as_header(ds):  # the first row of distances was taken as names
+            ds = self.inner.load(path, **{**options, "header": "no"})
         return as_distance_matrix(ds, path.name, symmetry_tolerance)
 
 
