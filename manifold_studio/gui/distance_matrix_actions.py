@@ -116,9 +116,13 @@ class DistanceMatrices:
             self._locked = None
             return
         editor, ds = form.editor(name), self.active_dataset()
+        defaults = {p.name: p.default for p in form.params}
         if ds is not None:
             if editor.value() != PRECOMPUTED:
                 editor.set_value(PRECOMPUTED)
+                for key, value in getattr(cls, "distance_defaults", {}).items():   # e.g. t-SNE's init='random'
+                    if key in form.editors and form.editor(key).value() == defaults.get(key):
+                        form.editor(key).set_value(value)
             editor.setEnabled(False)
             tip = f"Locked to 'precomputed': '{ds.name}' is a distance matrix."
             editor.setToolTip(tip)
@@ -128,6 +132,9 @@ class DistanceMatrices:
             param = next(p for p in form.params if p.name == name)
             editor.setEnabled(True)
             editor.set_value(param.default)
+            for key, value in getattr(cls, "distance_defaults", {}).items():
+                if key in form.editors and form.editor(key).value() == value:
+                    form.editor(key).set_value(defaults.get(key))
             editor.setToolTip(tooltip_for(param))
             editor.input_widget.setToolTip(tooltip_for(param))
             self._locked = None

@@ -6,7 +6,9 @@ hierarchical clustering, classical MDS, and any plugin declaring the same). On a
 :attr:`~manifold_studio.data.Dataset.distance_matrix`, :func:`distance_params` sets that parameter
 to ``'precomputed'`` (refusing another value), and refuses every other method with a message
 naming the ones that can; methods with ``kernel='precomputed'`` (kernel PCA, the SVM) take a
-kernel (similarities), not distances, and are refused too.
+kernel (similarities), not distances, and are refused too. A method may declare
+``distance_defaults`` ({parameter: value}, e.g. t-SNE's ``init='random'``, hierarchical clustering's
+``method='average'``): the values its other parameters take on a distance matrix unless given.
 """
 from __future__ import annotations
 
@@ -57,4 +59,4 @@ def distance_params(cls, params: dict, algorithms: dict, dataset: str = "") -> d
     if value not in (None, PRECOMPUTED):
         raise InvalidParameterError(f"'{dataset}' is a distance matrix: {cls.id} fits it with {name}='precomputed', "
                                     f"not {name}={value!r}.")
-    return {**(params or {}), name: PRECOMPUTED}
+    return {**getattr(cls, "distance_defaults", {}), **(params or {}), name: PRECOMPUTED}

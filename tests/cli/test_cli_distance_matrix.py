@@ -57,10 +57,11 @@ def test_fit_and_extend_a_distance_matrix(tmp_path, capsys, iris):
     header, rows = _read(tmp_path / "e.csv")   # the columns were matched to the items by name
     np.testing.assert_allclose(np.array([r[1:3] for r in rows], float), api.extend(to_train), atol=1e-10)
 
-    # hierarchical clustering on an .npy distance matrix, fitted on a sample and extended to all
+    # hierarchical clustering on an .npy distance matrix (average linkage unless told: its distance_defaults),
+    # fitted on a sample and extended to all
     np.save(tmp_path / "d.npy", D)
     rc, _out, err = run(capsys, "run", "hierarchical", "--data", tmp_path / "d.npy", "--distance-matrix",
-                        "-p", "method=average", "n_clusters=3", "--fit-sample", 50, "--out", tmp_path / "h.csv")
+                        "-p", "n_clusters=3", "--fit-sample", 50, "--out", tmp_path / "h.csv")
     assert rc == 0, err
     header, rows = _read(tmp_path / "h.csv")
     fitted = np.array([int(r[-1]) for r in rows], bool)

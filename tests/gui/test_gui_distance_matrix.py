@@ -109,7 +109,8 @@ def test_open_fit_and_reopen_a_distance_matrix(qtbot, make_window, host, iris, i
     # hierarchical clustering: its metric locked too; the API's labels
     assert panel.select_algorithm("hierarchical")
     assert panel.form.editor("metric").value() == "precomputed" and not panel.form.editor("metric").isEnabled()
-    panel.form.set_values({"method": "average", "n_clusters": 3})
+    assert panel.form.editor("method").value() == "average"   # its distance_defaults: Ward needs coordinates
+    panel.form.set_values({"n_clusters": 3})
     w.run_controls.run_button.click()
     hier = wait_last_run(qtbot, w, DONE)
     assert hier.algorithm_id == "hierarchical"
@@ -167,3 +168,53 @@ def test_extend_to_held_out_rows_and_to_a_file_of_distances(qtbot, make_window, 
     with qtbot.waitSignal(ext.extendFailed, timeout=20_000) as failed:
         ext.extend_file(bad, ask=False)
     assert "bad.npy has 119 columns" in failed.args[0] and "distances to those 120 items" in failed.args[0]
+
+
+def test_fit_on_a_sample_and_tsne_settings(qtbot, make_window, host, iris_file, monkeypatch):
+    path, D, _names = iris_file
+    w = make_window(host)
+    _open(qtbot, w, monkeypatch, path)
+    panel, ext = w.algorithm_panel, w.views["extend"]
+    panel.form.set_values(ISOMAP)
+    run = ext.fit_on_sample(m=80)
+    qtbot.waitUntil(lambda: run.status == DONE, timeout=30_000)
+    idx = np.asarray(run.meta["fitted_rows"])
+    rest = np.setdiff1d(np.arange(150), idx)
+    api = ms.get_algorithm("isomap", metric="precomputed", **ISOMAP).fit(D[np.ix_(idx, idx)])
+    np.testing.assert_allclose(run.embedding[idx], api.embedding_, atol=1e-10)
+    np.testing.assert_allclose(run.embedding[rest], api.extend(D[np.ix_(rest, idx)]), atol=1e-10)
+    if "tsne" in host.algorithms:   # t-SNE's PCA start needs coordinates: random start on distances
+        assert panel.select_algorithm("tsne")
+        assert panel.form.editor("metric").value() == "precomputed" and panel.form.editor("init").value() == "random"
+    # back on ordinary data: every method again, the metric free and back to its default
+    with qtbot.waitSignal(w.datasetLoaded, timeout=20_000):
+        w.load_source("sample:iris")
+    assert panel.is_available("pca") and panel.form.editor("metric").isEnabled()
+    assert panel.form.editor("metric").value() == "euclidean"
+    if panel.algorithm_id == "tsne":
+        assert panel.form.editor("init").value() == "pca"
+
+
+def test_the_import_dialog_box_reads_a_csv_as_a_distance_matrix(qtbot, make_window, host, iris_file, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    from manifold_studio.gui import import_dialog, main_window
+
+    path, D, _names = iris_file
+    w = make_window(host)
+    made = []
+
+    def dialog(loader, p, parent=None, distance_matrix=None):
+        dlg = import_dialog.options_dialog(loader, p, parent, distance_matrix)
+        assert not dlg.distance_box.isChecked()          # File ▸ Open data file…: off unless ticked before
+        dlg.distance_box.setChecked(True)
+        dlg.exec = lambda: QDialog.DialogCode.Accepted
+        made.append(dlg)
+        return dlg
+
+    monkeypatch.setattr(main_window, "options_dialog", dialog)
+    with qtbot.waitSignal(w.datasetLoaded, timeout=20_000):
+        w.open_file(path, ask=True)
+    ds = w.session.current_dataset
+    assert made and ds.distance_matrix and np.array_equal(ds.X, D) and ds.label_name == "species"
+
