@@ -190,6 +190,9 @@ class Dataset:
         """Give columns roles ({name: 'feature' | 'target' | 'meta' | 'skipped'}) and recompute
         X, labels, feature names and row ids (in place; returns self). Nothing changes when the
         new roles are refused (e.g. no feature column left)."""
+        features = set(self.table.feature_names) if self.table is not None else set()
+        if self.distance_matrix and any((r == FEATURE) != (n in features) for n, r in roles.items()):
+            raise DataError(f"Data set '{self.name}' is a distance matrix: its columns are its items and stay features.")
         table = self._require_table("changing roles").copy()
         table.set_roles(roles)
         return self._rebuild(table)

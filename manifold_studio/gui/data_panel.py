@@ -212,9 +212,8 @@ class DataPanel(QWidget):
         else:
             labels = "no labels"
         src = f"<br><small>{ds.source}</small>" if ds.source else ""
-        shape = (f"<b>{ds.n_samples:,} × {ds.n_samples:,} distance matrix</b> (distances between {ds.n_samples:,} items; "
-                 "fitted by the methods that take distances)" if ds.distance_matrix else
-                 f"<b>{ds.n_samples:,} × {ds.n_features}</b> (points × features)")
+        shape = (f"<b>{ds.n_samples:,} × {ds.n_samples:,} distance matrix</b> ({ds.n_samples:,} items)"
+                 if ds.distance_matrix else f"<b>{ds.n_samples:,} × {ds.n_features}</b> (points × features)")
         self.info_label.setText(f"{shape}, {labels}{src}")
         self.report.setPlainText("\n".join(ds.report))
         self.report.setVisible(bool(ds.report))

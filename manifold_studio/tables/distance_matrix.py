@@ -65,12 +65,16 @@ def _too_large(where: str, rows: int, cols: int) -> DataError | None:
                      f"load limit of {human_bytes(limit)} (set {ENV_VAR} to raise it).")
 
 
+#: the most bytes of a text file's first line looked at to count its fields (a longer line: at least that many)
+FIRST_LINE_BYTES = 64 * 2**20
+
+
 def _text_shape(path: Path) -> tuple[int, int]:
     """(lines, fields of the first line) of a text file, read in blocks (nothing kept)."""
     lines, first, last = 0, b"", b"\n"
     with open(path, "rb") as fh:
         while block := fh.read(1 << 20):
-            if not lines and b"\n" not in first:
+            if not lines and b"\n" not in first and len(first) < FIRST_LINE_BYTES:
                 first += block[:block.find(b"\n")] if b"\n" in block else block
             lines += block.count(b"\n")
             last = block[-1:]

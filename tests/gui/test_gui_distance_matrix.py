@@ -105,6 +105,12 @@ def test_open_fit_and_reopen_a_distance_matrix(qtbot, make_window, host, iris, i
     ref = Isomap(metric="precomputed", **ISOMAP).fit_transform(D)
     assert procrustes_residual(ref, run.embedding) < 1e-8
     assert w.map_view.xy.shape == (150, 2)          # the map is drawn
+    # hovering an item names its nearest items, not its first distances
+    from manifold_studio.gui.views.map_encoding import row_summary, value_text
+
+    near = np.argsort(np.where(np.eye(150, dtype=bool)[0], np.inf, D[0]), kind="stable")[:4]
+    assert row_summary(ds, 0) == "nearest: " + ", ".join(f"{names[j]} ({value_text(D[0, j])})" for j in near)
+    assert row_summary(ds, 0).startswith("nearest: flower18 (0.1)")
 
     # hierarchical clustering: its metric locked too; the API's labels
     assert panel.select_algorithm("hierarchical")
@@ -218,3 +224,18 @@ def test_the_import_dialog_box_reads_a_csv_as_a_distance_matrix(qtbot, make_wind
     ds = w.session.current_dataset
     assert made and ds.distance_matrix and np.array_equal(ds.X, D) and ds.label_name == "species"
 
+
+
+def test_open_recent_reopens_a_distance_matrix_as_one(qtbot, make_window, host, tmp_path):
+    D = squareform(pdist(np.random.default_rng(0).normal(size=(30, 3))))
+    np.save(tmp_path / "d.npy", D)
+    np.save(tmp_path / "x.npy", D[:, :3])
+    w = make_window(host)
+    w.ask_loader_options = False
+    for load in (lambda: w.distance_matrices.open_file(tmp_path / "d.npy"), lambda: w.open_file(tmp_path / "x.npy")):
+        with qtbot.waitSignal(w.datasetLoaded, timeout=20_000):
+            load()
+    for name, expected in (("d.npy", True), ("x.npy", False)):
+        with qtbot.waitSignal(w.datasetLoaded, timeout=20_000):
+            w.recent.open_recent("files", str((tmp_path / name).resolve()))
+        assert w.session.current_dataset.distance_matrix is expected

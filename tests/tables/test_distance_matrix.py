@@ -199,6 +199,15 @@ def test_subset_keeps_rows_and_columns_and_a_distance_matrix_must_be_square(D):
     assert sub.feature_names == ["f1", "f4", "f7"] and list(sub.row_ids) == ["f1", "f4", "f7"]
     with pytest.raises(DataError, match="a distance matrix must be dense and square, got shape \\(10, 9\\)"):
         Dataset("d", D[:10, :9], distance_matrix=True)
+    # labelling rows adds a meta column; its columns (the items) cannot leave the features
+    from manifold_studio.session.annotate import label_into_column
+
+    label_into_column(ds, [0, 1], "group", "g1")
+    with pytest.raises(DataError, match="^Data set 'd' is a distance matrix: its columns are its items and stay features"):
+        ds.set_role("f3", "skipped")
+    with pytest.raises(DataError, match="stay features"):
+        ds.set_role("group", "feature")
+    assert ds.X.shape == (10, 10) and ds.distance_matrix
 
 
 def test_distances_of_new_points_to_the_items(tmp_path, D):
