@@ -189,8 +189,9 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 
 def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions=(0.01, 0.02, 0.05, 0.1, 0.2),
                         n_repeats: int = 3, n_heldout: int = 10, max_points: int | None = 400,
-                        random_state=0, progress=None) -> dict:
-    """Run the section 5.4 experiment and return a plot-ready, JSON-friendly report.
+                        random_state=0, progress=None, distances: bool = False) -> dict:
+    """Run the section 5.4 experiment and return a plot-ready, JSON-friendly report (``distances``: X
+    is a square distance matrix; see :func:`~manifold_studio.extend.quality.extension_quality`).
 
     At most ``max_points`` random rows of ``X`` are used (each of the many refits costs a full
     fit). The report holds, per fraction, the mean and 95% interval of the variability, of the
@@ -202,11 +203,12 @@ def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions
     n_all = X.shape[0]
     rng = check_random_state(random_state)
     if max_points is not None and n_all > int(max_points):
-        X = X[np.sort(rng.choice(n_all, size=int(max_points), replace=False))]
+        keep = np.sort(rng.choice(n_all, size=int(max_points), replace=False))
+        X = X[np.ix_(keep, keep)] if distances else X[keep]
     est = algorithm_cls(**params)
     start = time.perf_counter()
     res = extension_quality(est, X, fractions=tuple(fractions), n_repeats=int(n_repeats),
-                            n_heldout=int(n_heldout), random_state=rng, progress=progress)
+                            n_heldout=int(n_heldout), random_state=rng, progress=progress, distances=distances)
     rows = []
     for r in res.rows:
         var = mean_ci(r.variability)

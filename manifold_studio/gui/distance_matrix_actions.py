@@ -89,7 +89,12 @@ class DistanceMatrices:
         """Why ``algorithm_id`` cannot fit the current data set ("" when it can)."""
         ds = self.active_dataset()
         cls = self.window.host.algorithms.get(algorithm_id)
-        return distance_refusal(cls, self.window.host.algorithms, ds.name) if ds is not None and cls else ""
+        if ds is None or cls is None:
+            return ""
+        if self.window.preparation_chain():
+            return (f"'{ds.name}' is a distance matrix: preparation steps transform feature columns and do not "
+                    "apply to it; remove them from the Preparation dock.")
+        return distance_refusal(cls, self.window.host.algorithms, ds.name)
 
     def update(self) -> None:
         panel, algos = self.window.algorithm_panel, self.window.host.algorithms

@@ -201,9 +201,11 @@ def _labels(ds: Dataset, name_column: str | None):
     return col.label_values(), found[0].name
 
 
-def as_distance_matrix(ds: Dataset, where: str, symmetry_tolerance: float = SYMMETRY_TOLERANCE) -> Dataset:
+def as_distance_matrix(ds: Dataset, where: str, symmetry_tolerance: float = SYMMETRY_TOLERANCE,
+                       copy: bool = True) -> Dataset:
     """The data set ``ds`` (as a loader read it) checked as a distance matrix and flagged as one;
-    see the module docstring for the checks. ``where`` names the file in messages."""
+    see the module docstring for the checks. ``where`` names the file in messages; ``copy=False``
+    evens out rounding in ``ds.X`` itself (a loader's fresh array: no second n x n copy)."""
     X = ds.X
     n, m = X.shape
     cols, rows, name_column = _names(ds)
@@ -221,7 +223,7 @@ def as_distance_matrix(ds: Dataset, where: str, symmetry_tolerance: float = SYMM
         raise DataError(f"{where} is not a square distance matrix: {n:,} rows × {m:,} columns of numbers{hint}; a "
                         "distance matrix has one row and one column per item (plus an optional header row of "
                         "names and first column of names).")
-    D = _dense(X, where) if is_sparse(X) else np.array(X, dtype=np.float64)
+    D = _dense(X, where) if is_sparse(X) else np.array(X, dtype=np.float64, copy=copy or None)
     if cols is not None and rows is not None and cols != rows:
         k = next(i for i, (a, b) in enumerate(zip(rows, cols)) if a != b)
         raise DataError(f"{where}: its row names and column names disagree (row {k} is {quote(rows[k])}, column {k} "
@@ -246,7 +248,8 @@ def as_distance_matrix(ds: Dataset, where: str, symmetry_tolerance: float = SYMM
                             f"largest {diag[k]:.6g} at {_at(k, k, names)}): each item's distance to itself must be 0.")
         notes.append(f"{int(np.count_nonzero(diag)):,} diagonal value(s) up to {diag[k]:.3g} (rounding) set to 0.")
         np.fill_diagonal(D, 0.0)
-    gap = np.abs(D - D.T)
+    gap = np.subtract(D, D.T)
+    np.abs(gap, out=gap)
     worst = float(gap.max()) if n else 0.0
     if worst > tol:
         i, j = np.unravel_index(int(np.argmax(gap)), gap.shape)
@@ -256,7 +259,8 @@ def as_distance_matrix(ds: Dataset, where: str, symmetry_tolerance: float = SYMM
                         "or raise symmetry_tolerance).")
     del gap
     if worst > 0:
-        D = (D + D.T) / 2
+        D += D.T
+        D /= 2
         notes.append(f"Differences D[i, j] - D[j, i] up to {worst:.3g} (rounding) evened out: (D + D.T) / 2.")
     labels, label_name = _labels(ds, name_column)
     named = (f"item names from its {'header row' if cols is not None else 'column ' + quote(name_column)}"
@@ -295,7 +299,7 @@ class DistanceMatrixLoader(Loader):
             ds = self.inner.load(path, **{**options, "header": "yes"})
         elif options.get("header") == "auto" and _numbers_as_header(ds):  # the first row of distances was taken as names
             ds = self.inner.load(path, **{**options, "header": "no"})
-        return as_distance_matrix(ds, path.name, symmetry_tolerance)
+        return as_distance_matrix(ds, path.name, symmetry_tolerance, copy=False)
 
 
 def read_distances_to(ds: Dataset, training: Dataset, where: str) -> Dataset:

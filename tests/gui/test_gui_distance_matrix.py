@@ -189,6 +189,12 @@ def test_fit_on_a_sample_and_tsne_settings(qtbot, make_window, host, iris_file, 
     api = ms.get_algorithm("isomap", metric="precomputed", **ISOMAP).fit(D[np.ix_(idx, idx)])
     np.testing.assert_allclose(run.embedding[idx], api.embedding_, atol=1e-10)
     np.testing.assert_allclose(run.embedding[rest], api.extend(D[np.ix_(rest, idx)]), atol=1e-10)
+    # preparation steps transform feature columns: Run says so while one is in the chain
+    w.preparation_panel.add_step("standardize")
+    assert "preparation steps transform feature columns" in w.run_blocker()
+    assert not w.run_controls.run_button.isEnabled()
+    w.preparation_panel.set_chain([])
+    assert w.run_blocker() == "" and w.run_controls.run_button.isEnabled()
     if "tsne" in host.algorithms:   # t-SNE's PCA start needs coordinates: random start on distances
         assert panel.select_algorithm("tsne")
         assert panel.form.editor("metric").value() == "precomputed" and panel.form.editor("init").value() == "random"

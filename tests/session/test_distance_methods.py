@@ -47,3 +47,19 @@ def test_runs_on_a_distance_matrix(D):
         s.run("lle")
     with pytest.raises(DataError, match="preparation steps transform feature columns"):
         s.create_run("isomap", {}, chain=[("standardize", {})])
+
+
+def test_extension_quality_on_a_distance_matrix(D):
+    """The section 5.4 experiment on distances gives the numbers it gives on the coordinates (Isomap
+    sees only distances either way), with the same random draws."""
+    from manifold_studio.extend.quality import extension_quality
+
+    # Iris jittered: its repeated values tie neighbours, which the two searches may order differently
+    X = ms.load_data("sample:iris").X + np.random.default_rng(0).normal(0, 1e-3, (150, 4))
+    D = squareform(pdist(X))
+    on_points = extension_quality(ms.get_algorithm("isomap", n_neighbors=40), X, fractions=(0.05,), n_repeats=1,
+                                  n_heldout=3, random_state=0)
+    on_distances = extension_quality(ms.get_algorithm("isomap", n_neighbors=40, metric="precomputed"), D,
+                                     fractions=(0.05,), n_repeats=1, n_heldout=3, random_state=0, distances=True)
+    np.testing.assert_allclose(on_distances.rows[0].extension_error, on_points.rows[0].extension_error, atol=1e-6)
+    np.testing.assert_allclose(on_distances.rows[0].variability, on_points.rows[0].variability, atol=1e-6)
