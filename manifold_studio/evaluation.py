@@ -8,7 +8,10 @@
 - :func:`evaluate` — fit a fresh estimator on every training part, predict its test part,
   with progress and cancel across the folds; returns an :class:`EvaluationResult`;
 - :func:`compare_learners` — Test & Score: several classifiers on the same folds
-  (:mod:`manifold_studio.analysis.compare_learners`).
+  (:mod:`manifold_studio.analysis.compare_learners`);
+- :func:`compare_clusterings` — several clustering methods over a range of k with every
+  measure of seed 001 and the validation log-likelihood of seed 000
+  (:mod:`manifold_studio.analysis.compare_clusterings`).
 
 The label encoding, the hold-out split and the confusion matrix live in
 :mod:`manifold_studio.analysis.classifier_scores` and are re-exported here.
@@ -16,20 +19,21 @@ The label encoding, the hold-out split and the confusion matrix live in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
 from manifold_studio.algorithms.labels import class_label_vector
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.classifier_scores import (_classes_and_index, _rng, confusion_matrix,
                                                        holdout_split, label_indices)
-from manifold_studio.analysis.compare_learners import Comparison, LearnerResult, compare_learners
+from manifold_studio.analysis.compare_clusterings import ClusteringComparison, ClusteringRow, compare_clusterings
+from manifold_studio.analysis.compare_learners import (Comparison, LearnerResult, compare_learners, fold_data,
+                                                       learner_spec)
 from manifold_studio.errors import DataError, InvalidParameterError
 
 __all__ = ["HOLDOUT", "KFOLD", "EvaluationResult", "holdout_split", "stratified_kfold",
            "confusion_matrix", "per_class_scores", "evaluate", "label_indices",
-           "compare_learners", "Comparison", "LearnerResult"]
+           "compare_learners", "Comparison", "LearnerResult",
+           "compare_clusterings", "ClusteringComparison", "ClusteringRow"]
 
 HOLDOUT, KFOLD = "holdout", "kfold"
 
@@ -111,31 +115,20 @@ def per_class_scores(confusion) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return precision, recall, f1, support.astype(np.int64)
 
 
-def _make_factory(estimator) -> Callable:
-    """A callable returning a fresh unfitted estimator, from a factory, a class with
-    params ``(cls, params)``, or an estimator to clone through get_params."""
-    if isinstance(estimator, tuple):
-        cls, params = estimator
-        return lambda: cls(**dict(params or {}))
-    if isinstance(estimator, type):
-        return estimator
-    if hasattr(estimator, "get_params") and hasattr(estimator, "fit"):
-        return lambda: type(estimator)(**estimator.get_params())
-    if callable(estimator):
-        return estimator
-    raise InvalidParameterError("evaluate needs an estimator factory, a class, (class, params) or an estimator.")
-
-
-def evaluate(estimator, X, y, method: str = HOLDOUT, *, test_fraction: float = 0.25, n_splits: int = 5,
+def evaluate(estimator, X, y=None, method: str = HOLDOUT, *, test_fraction: float = 0.25, n_splits: int = 5,
              random_state=0, progress=None) -> EvaluationResult:
     """Fit fresh estimators on training parts and score them on the held-out parts.
 
-    ``estimator``: a factory returning an unfitted classifier, its class, ``(class, params)``
-    or an estimator whose parameters are copied. ``method``: HOLDOUT (one stratified split with
-    ``test_fraction``) or KFOLD (``n_splits`` stratified folds). Progress is spread over the
-    folds; cancel stops at the next checkpoint of the current fit (FitCancelled)."""
+    ``estimator``: a factory returning an unfitted classifier, its class, ``(class, params)``,
+    an estimator whose parameters are copied, or a pipeline (its preparation steps are fitted
+    on each training part with the classifier: :func:`manifold_studio.make_pipeline`). ``X``: a
+    matrix or a :class:`~manifold_studio.data.Dataset` (its labels unless ``y`` is given, and its
+    column names for a pipeline, as a run fits it). ``method``: HOLDOUT (one stratified split
+    with ``test_fraction``) or KFOLD (``n_splits`` stratified folds). Progress is spread over
+    the folds; cancel stops at the next checkpoint of the current fit (FitCancelled)."""
     progress = as_progress(progress)
-    factory = _make_factory(estimator)
+    X, y, columns = fold_data(X, y)
+    factory = learner_spec(estimator, columns).factory
     X = np.asarray(X)
     y = class_label_vector(y, X.shape[0])
     classes, y_idx = _classes_and_index(y)

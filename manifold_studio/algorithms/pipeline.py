@@ -39,7 +39,7 @@ from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.model import Table
 
-__all__ = ["Pipeline", "make_pipeline", "frame_to_matrix", "match_columns"]
+__all__ = ["Pipeline", "make_pipeline", "clone_estimator", "frame_to_matrix", "match_columns"]
 
 PIPELINE_ID = "pipeline"
 
@@ -168,8 +168,8 @@ class Pipeline:
     def _new_matrix(self, X) -> np.ndarray:
         self.check_is_fitted()
         names, cats = self.columns_in_, self.categories_in_
-        if isinstance(X, Dataset):
-            X = X.table if X.table is not None else X.X
+        if isinstance(X, Dataset):  # its table's rows it kept (rows with gaps may have been dropped)
+            X = X.X if X.table is None else X.table if X.table_rows is None else X.table.take(X.table_rows)
         if isinstance(X, Table):
             return table_matrix(X, names, cats, "the pipeline")
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
@@ -290,3 +290,14 @@ class Pipeline:
 def make_pipeline(*steps) -> Pipeline:
     """A :class:`Pipeline` of ``steps`` (see the module docstring)."""
     return Pipeline(steps)
+
+
+def clone_estimator(estimator):
+    """A fresh, unfitted estimator of the same class with the same parameters
+    (``type(est)(**est.get_params())``); a pipeline keeps the column names bound to it
+    (:meth:`Pipeline.bind_columns`), so its copy fits a plain matrix under the same names."""
+    fresh = type(estimator)(**estimator.get_params())
+    bound = getattr(estimator, "__dict__", {}).get("_bound_columns")
+    if bound is not None:
+        fresh.bind_columns(*bound)
+    return fresh

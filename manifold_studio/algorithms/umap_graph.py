@@ -1,18 +1,21 @@
 """UMAP's fuzzy simplicial set: the weighted neighbour graph of McInnes, Healy & Melville (2018).
 
-* :class:`MetricIndex` — k nearest training points under ``euclidean``, ``cosine`` or
-  ``manhattan``, on the project's k-NN search (:mod:`manifold_studio.algorithms.neighbors`).
-  Cosine is the Euclidean search on unit rows (``1 - cos = |a - b|^2 / 2``); Manhattan uses
-  scipy's k-d tree (p = 1) in low dimension and a compiled blockwise scan above. The
-  distances of the neighbours found are recomputed row by row from the coordinates, so they
-  are exact (no ``|x|^2 + |y|^2 - 2 x.y`` cancellation) and do not depend on the other rows
-  of a query (extension stays sample-wise).
+* :func:`training_knn`, :func:`query_knn` — the k nearest fitted points under ``euclidean``,
+  ``cosine`` or ``manhattan`` from an index of the shared neighbour layer
+  (:func:`manifold_studio.algorithms.neighbors.make_index`: exact, or approximate by
+  NN-descent), of each fitted point (itself excluded) or of each new point (each row on its
+  own: extension stays sample-wise). The distances of the neighbours an exact index finds are
+  recomputed row by row from the coordinates, so they are exact (no ``|x|^2 + |y|^2 - 2 x.y``
+  cancellation: copies are at distance 0, which local connectivity needs); the approximate
+  index returns exact distances itself. A new all-zero row under 'cosine' is at distance 1 from
+  every point (umap-learn's convention).
 * :func:`smooth_knn_dist` — per point ``rho_i`` (distance to the nearest non-identical
   neighbour, local connectivity) and ``sigma_i`` by binary search so that
   ``sum_j exp(-(d_ij - rho_i) / sigma_i) = log2(k)``, exactly as umap-learn.
 * :func:`memberships` — ``exp(-(d_ij - rho_i) / sigma_i)`` (1 within ``rho_i``).
 * :func:`fuzzy_union` — ``A + A^T - A * A^T`` (the probabilistic t-conorm).
-* :func:`fuzzy_simplicial_set` — all of the above on training data.
+* :func:`fuzzy_graph` — the symmetric graph from the k-NN lists; :func:`fuzzy_simplicial_set`
+  — the search and the graph on training data.
 * :func:`categorical_intersection` — supervised UMAP: edges between different labels are
   weakened by ``exp(-far_dist)``, then local connectivity is restored (row maxima 1, union).
 """
@@ -20,32 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
 from manifold_studio.algorithms.jit import jit
-from manifold_studio.algorithms.kernels import rows_per_block
-from manifold_studio.algorithms.neighbors import TREE_MAX_FEATURES, NeighborIndex, check_n_neighbors
-from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.neighbors import check_n_neighbors, make_index
 from manifold_studio.errors import DataError
 
+#: the metrics UMAP offers (the neighbour layer's, without 'precomputed')
 METRICS = ("euclidean", "cosine", "manhattan")
 #: umap-learn's tolerance of the binary search and floor of sigma (relative to mean distance)
 SMOOTH_K_TOLERANCE = 1e-5
 MIN_K_DIST_SCALE = 1e-3
 _METRIC_CODE = {"euclidean": 0, "cosine": 1, "manhattan": 2}
-
-
-def _unit_rows(X: np.ndarray, what: str, allow_zero: bool = False) -> np.ndarray:
-    """Rows scaled to unit length; all-zero rows refused (training data) or kept as zeros."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    zero = np.flatnonzero(norms == 0)
-    if allow_zero:
-        return X / np.where(norms == 0, 1.0, norms)[:, None]
-    if zero.size:
-        rows = ", ".join(str(int(r)) for r in zero[:5]) + (" ..." if zero.size > 5 else "")
-        raise DataError(f"metric='cosine' is undefined for all-zero rows: {what} has {zero.size} "
-                        f"(row {rows}); remove them or use metric='euclidean'.")
-    return X / norms[:, None]
 
 
 @jit(fastmath=False)
@@ -69,104 +57,49 @@ def _row_distances(X, Y, idx, code, out):
                 out[r, j] = np.sqrt(s) if code == 0 else 0.5 * s
 
 
-@jit
-def _manhattan_block(X, Y, k, out_d, out_i):
-    """The k smallest L1 distances from each row of X to the rows of Y (insertion into a sorted
-    list; ties keep the smaller index)."""
-    m, d = X.shape
-    n = Y.shape[0]
-    for r in range(m):
-        size = 0
-        for j in range(n):
-            s = 0.0
-            for f in range(d):
-                s += abs(X[r, f] - Y[j, f])
-            if size == k and s >= out_d[r, k - 1]:
-                continue
-            pos = size if size < k else k - 1
-            while pos > 0 and out_d[r, pos - 1] > s:
-                if pos < k:
-                    out_d[r, pos] = out_d[r, pos - 1]
-                    out_i[r, pos] = out_i[r, pos - 1]
-                pos -= 1
-            out_d[r, pos] = s
-            out_i[r, pos] = j
-            if size < k:
-                size += 1
+def _exact(index, Xp, dist, idx):
+    """An exact index's neighbours with distances recomputed from the coordinates, re-sorted
+    (stable: exact distances may reorder near-ties); the approximate index's as they are."""
+    idx = np.ascontiguousarray(idx, dtype=np.intp)
+    if index.approximate:
+        return dist, idx
+    dist = np.empty(idx.shape)
+    _row_distances(Xp, index.Y, idx, _METRIC_CODE[index.metric], dist)
+    order = np.argsort(dist, axis=1, kind="stable")
+    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
 
 
-class MetricIndex:
-    """k nearest reference rows under one of :data:`METRICS` (exact search).
+def training_knn(index, k: int, *, progress=None):
+    """(dist, idx) (n, k): each fitted point's k nearest other fitted points (exact copies stay,
+    at distance 0), increasing distance."""
+    dist, idx = index.training_neighbors(k, progress=progress)
+    return _exact(index, index.Y, dist, idx)
 
-    The single place where UMAP meets the neighbour search: approximate neighbours and more
-    metrics in :mod:`~manifold_studio.algorithms.neighbors` plug in here."""
 
-    def __init__(self, Y: np.ndarray, metric: str = "euclidean"):
-        if metric not in METRICS:
-            raise DataError(f"Unknown metric {metric!r}: the neighbour index knows "
-                            f"{', '.join(repr(m) for m in METRICS)}.")
-        self.metric = metric
-        self.Y_raw = np.ascontiguousarray(Y, dtype=float)
-        self.Y = _unit_rows(self.Y_raw, "the training data") if metric == "cosine" else self.Y_raw
-        self.index = None if metric == "manhattan" else NeighborIndex(self.Y)
-        self.tree = (cKDTree(self.Y) if metric == "manhattan" and self.Y.shape[1] <= TREE_MAX_FEATURES
-                     else None)
+def query_knn(index, X: np.ndarray, k: int, *, progress=None):
+    """(dist, idx) (m, k): each new row's k nearest fitted points, increasing distance; each row
+    on its own (sample-wise). Under 'cosine' an all-zero row is at distance 1 from every point
+    (its neighbours: the first k)."""
+    X = np.ascontiguousarray(X, dtype=float)
+    m = X.shape[0]
+    dist = np.ones((m, k))
+    idx = np.broadcast_to(np.arange(k, dtype=np.intp), (m, k)).copy()
+    rows = np.flatnonzero(X.any(axis=1)) if index.metric == "cosine" else np.arange(m)
+    if rows.size:
+        Xp = index.prepare(X[rows] if rows.size < m else X)
+        d, i = index.query(Xp, k, progress=progress, prepared=True)
+        dist[rows], idx[rows] = _exact(index, Xp, d, i)
+    return dist, idx
 
-    @property
-    def n(self) -> int:
-        return self.Y.shape[0]
 
-    def prepare(self, X: np.ndarray) -> np.ndarray:
-        """New points in the search space (unit rows for cosine; an all-zero row stays zero)."""
-        X = np.ascontiguousarray(X, dtype=float)
-        return _unit_rows(X, "the new data", allow_zero=True) if self.metric == "cosine" else X
-
-    def query(self, X: np.ndarray, k: int, *, exclude_self: bool = False, progress=None):
-        """(dist, idx), (m, k), increasing distance. ``exclude_self``: X is the reference set
-        and each row's own index is left out (exact duplicates stay, at distance 0)."""
-        progress = as_progress(progress)
-        Xp = self.Y if exclude_self else self.prepare(X)
-        kk = min(k + 1, self.n) if exclude_self else k
-        if self.index is not None:
-            _, idx = self.index.query(Xp, kk, progress=progress, message="Neighbours")
-        else:
-            idx = self._manhattan(Xp, kk, progress)
-        if exclude_self:
-            own = idx == np.arange(idx.shape[0])[:, None]
-            own[~own.any(axis=1), -1] = True       # self beyond k+1 copies: drop the farthest
-            idx = idx[~own].reshape(-1, kk - 1)[:, :k]
-        idx = np.ascontiguousarray(idx, dtype=np.intp)
-        dist = np.empty(idx.shape)
-        _row_distances(Xp, self.Y, idx, _METRIC_CODE[self.metric], dist)
-        if self.metric == "cosine" and not exclude_self:
-            # an all-zero new row has cosine distance 1 to every point (umap-learn's convention)
-            dist[~Xp.any(axis=1)] = 1.0
-        order = np.argsort(dist, axis=1, kind="stable")  # exact distances may reorder near-ties
-        return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
-
-    def _manhattan(self, X, k, progress):
-        m = X.shape[0]
-        idx = np.empty((m, k), dtype=np.intp)
-        if self.tree is not None:
-            _, i = self.tree.query(X, k=k, p=1, workers=-1)
-            return i.reshape(m, k)
-        step = max(1, rows_per_block(self.n) // 8)
-        for start in range(0, m, step):
-            progress.checkpoint(start / max(m, 1), f"Neighbours {start:,}/{m:,}")
-            stop = min(m, start + step)
-            d = np.empty((stop - start, k))
-            _manhattan_block(X[start:stop], self.Y, k, d, idx[start:stop])
-        return idx
-
-    def exact_match(self, X: np.ndarray, dist: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """Index of a reference row equal to each row of X (from a query's nearest), or -1."""
-        hit = dist[:, 0] <= 0.0
-        out = np.full(X.shape[0], -1, dtype=np.intp)
-        if hit.any():
-            rows = np.flatnonzero(hit)
-            same = np.all(self.Y_raw[idx[rows, 0]] == X[rows], axis=1)
-            out[rows[same]] = idx[rows[same], 0]
-        return out
+def same_points(Y: np.ndarray, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """For each row of X, the nearest fitted point found (``idx[:, 0]``) if it equals that row
+    (the raw coordinates compared, not a distance), else -1."""
+    X = np.asarray(X, dtype=float)
+    if X.shape[0] == 0:
+        return np.empty(0, dtype=np.intp)
+    first = idx[:, 0]
+    return np.where(np.all(Y[first] == X, axis=1), first, -1)
 
 
 @jit(fastmath=False)
@@ -273,27 +206,41 @@ def fuzzy_union(A: sp.spmatrix) -> sp.csr_matrix:
     return G
 
 
-def fuzzy_simplicial_set(X: np.ndarray, n_neighbors: int, *, metric: str = "euclidean",
-                         local_connectivity: float = 1.0, index: MetricIndex | None = None,
-                         progress=None):
-    """The symmetric fuzzy graph of X (CSR, float64) and what extension reuses.
-
-    Returns ``(graph, sigma, rho, dist, idx, mean_distance)``; ``n_neighbors`` counts each
-    point itself (umap-learn's convention), so ``n_neighbors - 1`` other points are linked."""
-    X = np.asarray(X, dtype=float)
-    n = X.shape[0]
-    check_n_neighbors(n_neighbors, n)
-    if n_neighbors < 2:
-        raise DataError(f"n_neighbors={n_neighbors} is too small: it counts the point itself, so "
-                        "UMAP needs at least 2 (typically 15).")
-    index = index or MetricIndex(X, metric)
-    dist, idx = index.query(X, n_neighbors - 1, exclude_self=True, progress=progress)
+def fuzzy_graph(dist: np.ndarray, idx: np.ndarray, n_neighbors: int, *, local_connectivity: float = 1.0):
+    """The symmetric fuzzy graph (CSR, float64) of the k-NN lists (dist, idx) (n, n_neighbors - 1)
+    of n points, self excluded: ``(graph, sigma, rho, mean_distance)``."""
+    n = idx.shape[0]
     sigma, rho, mean_d = smooth_knn_dist(dist, n_neighbors, local_connectivity=local_connectivity)
     vals = memberships(dist, sigma, rho).astype(np.float32)
     k = idx.shape[1]
     A = sp.csr_matrix((vals.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     A.eliminate_zeros()
-    return fuzzy_union(A).astype(np.float64), sigma, rho, dist, idx, mean_d
+    return fuzzy_union(A).astype(np.float64), sigma, rho, mean_d
+
+
+def check_graph_size(n_neighbors: int, n: int) -> None:
+    """UMAP's n_neighbors counts each point itself: 2 <= n_neighbors < n."""
+    check_n_neighbors(n_neighbors, n)
+    if n_neighbors < 2:
+        raise DataError(f"n_neighbors={n_neighbors} is too small: it counts the point itself, so "
+                        "UMAP needs at least 2 (typically 15).")
+
+
+def fuzzy_simplicial_set(X: np.ndarray, n_neighbors: int, *, metric: str = "euclidean",
+                         local_connectivity: float = 1.0, index=None, progress=None):
+    """The symmetric fuzzy graph of X (CSR, float64) and what extension reuses.
+
+    Returns ``(graph, sigma, rho, dist, idx, mean_distance)``; ``n_neighbors`` counts each
+    point itself (umap-learn's convention), so ``n_neighbors - 1`` other points are linked.
+    ``index``: a search index over X from :func:`~manifold_studio.algorithms.neighbors.make_index`
+    (default: exact)."""
+    X = np.asarray(X, dtype=float)
+    check_graph_size(n_neighbors, X.shape[0])
+    if index is None:
+        index = make_index(X, neighbors="exact", metric=metric)
+    dist, idx = training_knn(index, n_neighbors - 1, progress=progress)
+    graph, sigma, rho, mean_d = fuzzy_graph(dist, idx, n_neighbors, local_connectivity=local_connectivity)
+    return graph, sigma, rho, dist, idx, mean_d
 
 
 def categorical_intersection(graph: sp.csr_matrix, labels: np.ndarray, far_dist: float,

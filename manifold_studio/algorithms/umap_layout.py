@@ -12,7 +12,8 @@
   linearly to 0. Compiled with numba and run in slices of epochs, so the caller checkpoints
   (Cancel) and publishes the current map between slices.
 * :func:`place_points` — extension: each new point moves alone against the fixed map, with its
-  own random stream seeded from its coordinates (sample-wise by construction).
+  own random stream seeded from its coordinates (sample-wise by construction); the rows are
+  shared among the cores in threads (the compiled loop releases the GIL).
 """
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ from scipy.spatial.distance import pdist
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.spectral import SpectralProblem, leading_eigenpairs
+from manifold_studio.algorithms.threads import run_shares
 
 #: seconds of SGD between two checkpoints / published maps
 SLICE_SECONDS = 0.1
+#: new points per thread share at least when placing them (about 2 ms of SGD each at 100 epochs)
+PLACE_MIN_ROWS = 64
 
 
 def find_ab_params(spread: float, min_dist: float) -> tuple[float, float]:
@@ -147,6 +151,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
     epoch schedule, negative samples per head vertex's random stream, gradients clipped to
     [-4, 4], learning rate alpha0 (1 - epoch / n_epochs)). rng: (n_heads, 3) int64 states."""
     dim = head_emb.shape[1]
+    b32 = np.float32(b)     # the powers in single precision, as the float32 map (powf: 20% faster)
     for n in range(first, last):
         alpha = alpha0 * (1.0 - n / n_epochs)
         for i in range(eps.shape[0]):
@@ -159,7 +164,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
                 t = head_emb[j, d] - tail_emb[k, d]
                 d2 += t * t
             if d2 > 0.0:
-                d2b = d2 ** b                       # one power: d2^(b-1) = d2^b / d2
+                d2b = np.float64(np.float32(d2) ** b32)   # one power: d2^(b-1) = d2^b / d2
                 coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
             else:
                 coeff = 0.0
@@ -185,7 +190,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
                     t = head_emb[j, d] - tail_emb[k, d]
                     d2 += t * t
                 if d2 > 0.0:
-                    coeff = 2.0 * gamma * b / ((0.001 + d2) * (a * d2 ** b + 1.0))
+                    coeff = 2.0 * gamma * b / ((0.001 + d2) * (a * np.float64(np.float32(d2) ** b32) + 1.0))
                 else:
                     continue        # the point itself, or an exact copy: no direction to push
                 for d in range(dim):
@@ -247,7 +252,8 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
     next_n = np.empty(k)
     state = np.empty(3, dtype=np.int64)
     y = np.empty(dim)
-    for r in range(m):
+    b32 = np.float32(b)     # d^2b in single precision (as umap-learn's float32 maps): the power
+    for r in range(m):      # is two thirds of the work, powf 20% faster than pow
         wmax = 0.0
         for j in range(k):
             if w[r, j] > wmax:
@@ -274,7 +280,7 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
                     d2 += t * t
                 coeff = 0.0
                 if d2 > 0.0:
-                    d2b = d2 ** b
+                    d2b = np.float64(np.float32(d2) ** b32)
                     coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
                 for d in range(dim):
                     g = coeff * (y[d] - Y_tail[c, d])
@@ -296,7 +302,7 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
                         d2 += t * t
                     if d2 <= 0.0:
                         continue
-                    coeff = 2.0 * gamma * b / ((0.001 + d2) * (a * d2 ** b + 1.0))
+                    coeff = 2.0 * gamma * b / ((0.001 + d2) * (a * np.float64(np.float32(d2) ** b32) + 1.0))
                     for d in range(dim):
                         g = coeff * (y[d] - Y_tail[c, d])
                         y[d] += (4.0 if g > 4.0 else (-4.0 if g < -4.0 else g)) * alpha
@@ -336,7 +342,12 @@ def place_points(X: np.ndarray, idx: np.ndarray, w: np.ndarray, Y_train: np.ndar
     out = np.empty_like(init)
     if n_epochs <= 0:
         return init
-    _place(np.ascontiguousarray(idx, dtype=np.intp), np.ascontiguousarray(w, dtype=np.float64),
-           Y_train, init, row_seeds(X, seed), a, b, gamma, learning_rate, n_epochs,
-           float(negative_sample_rate), out)
+    idx = np.ascontiguousarray(idx, dtype=np.intp)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    seeds = row_seeds(X, seed)
+    # rows in threads, one share per core: each row reads only its own inputs and stream, so the
+    # result does not depend on the number of threads
+    run_shares(lambda s, e: _place(idx[s:e], w[s:e], Y_train, init[s:e], seeds[s:e], a, b, gamma,
+                                   learning_rate, n_epochs, float(negative_sample_rate), out[s:e]),
+               m, PLACE_MIN_ROWS)
     return out

@@ -33,6 +33,7 @@ import numpy as np
 from manifold_studio import algorithm_class
 from manifold_studio.algorithms.base import Algorithm
 from manifold_studio.algorithms.checks import check_data, check_random_state
+from manifold_studio.algorithms.params import Int
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.metrics import (
     UndefinedMetricError,
@@ -47,7 +48,7 @@ from manifold_studio.analysis.metrics import (
 )
 from manifold_studio.errors import DataError, InvalidParameterError
 
-__all__ = ["ChooseKResult", "choose_k", "SUGGESTION_RULE"]
+__all__ = ["ChooseKResult", "choose_k", "SUGGESTION_RULE", "cluster_count_param", "validation_split"]
 
 SUGGESTION_RULE = ("smallest k whose validation log-likelihood (mean log p(x) of the held-out points "
                    "under the Gaussian mixture built from the training partition, seed 000) is within "
@@ -109,17 +110,32 @@ def _resolve_algorithm(method) -> type[Algorithm]:
                                 "'kmeans' or an algorithm class.")
 
 
-def _k_param(cls) -> str:
+def cluster_count_param(cls) -> str:
+    """The name of the parameter of clustering algorithm ``cls`` that sets the number of clusters,
+    read off its constraints: an integer ``n_clusters`` (or ``n_components``, a mixture's).
+    Raises InvalidParameterError naming the algorithm when it has none."""
     if cls.kind != "clustering":
         raise InvalidParameterError(f"The algorithm '{cls.id or cls.__name__}' is not a clustering method "
                                     f"(it is a {cls.kind or 'generic'} method): choosing k needs one with "
                                     "an n_clusters or n_components parameter.")
     names = cls.param_constraints()
     for name in _K_PARAM_NAMES:
-        if name in names:
+        if isinstance(names.get(name), Int):
             return name
     raise InvalidParameterError(f"The algorithm '{cls.id or cls.__name__}' has no n_clusters or "
                                 "n_components parameter, so k cannot be varied.")
+
+
+def validation_split(n: int, fraction: float, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(train rows, validation rows)``, both sorted: a seeded random share ``fraction`` of the
+    ``n`` rows held out (at least 1 row, and at least 1 row kept for training)."""
+    if not 0.0 < fraction < 1.0:
+        raise InvalidParameterError(f"Invalid value {fraction!r} for 'validation_fraction': "
+                                    "allowed a number in (0, 1).")
+    rng = check_random_state(random_state)
+    n_val = min(max(int(round(n * fraction)), 1), n - 1)
+    perm = rng.permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
 def _elbow(k, w):
@@ -162,7 +178,7 @@ def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = No
     progress = as_progress(progress)
     publish = getattr(progress, "partial", None)
     cls = _resolve_algorithm(method)
-    k_name = _k_param(cls)
+    k_name = cluster_count_param(cls)
     params = dict(params or {})
     params.pop(k_name, None)
     if "random_state" in cls.param_constraints() and "random_state" not in params \
@@ -171,18 +187,13 @@ def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = No
     ks = np.asarray(sorted({int(k) for k in k_values}), dtype=int)
     if ks.size == 0 or ks[0] < 1:
         raise InvalidParameterError(f"Invalid k values {list(k_values)!r}: give integers >= 1.")
-    if not 0.0 < validation_fraction < 1.0:
-        raise InvalidParameterError(f"Invalid value {validation_fraction!r} for 'validation_fraction': "
-                                    "allowed a number in (0, 1).")
     if covariance_type not in ("full", "diag", "spherical"):
         raise InvalidParameterError(f"Invalid value {covariance_type!r} for 'covariance_type': allowed "
                                     "'full', 'diag' or 'spherical'.")
     rng = check_random_state(random_state)
     n = X.shape[0]
-    n_val = int(round(n * validation_fraction))
-    n_val = min(max(n_val, 1), n - 1)
-    perm = rng.permutation(n)
-    val_idx, train_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    train_idx, val_idx = validation_split(n, validation_fraction, rng)
+    n_val = val_idx.shape[0]
     X_train, X_val = X[train_idx], X[val_idx]
     if ks[-1] > X_train.shape[0]:
         raise DataError(f"k = {ks[-1]} is larger than the {X_train.shape[0]} training points "

@@ -3,8 +3,8 @@
 Every function takes ``progress=`` so that :meth:`MainWindow.start_job` runs it with progress
 and cancel, and a test or a script can call it directly.
 
-- :func:`evaluation_task` — hold-out or k-fold evaluation of an algorithm class with parameters
-  (:func:`manifold_studio.evaluation.evaluate`);
+- :func:`evaluation_task` — hold-out or k-fold evaluation of a run's estimator (its preparation
+  chain and classifier: :func:`manifold_studio.evaluation.evaluate`);
 - :func:`decision_grid_task` — the decision regions of a fitted classifier on a grid covering
   2-D points: the predicted class of every grid point (through ``predict``), the decision
   function for binary problems (boundary at 0, SVM margins at ±1), the support vectors and the
@@ -45,10 +45,12 @@ class DecisionGrid:
         return self.point_class != self.true_class
 
 
-def evaluation_task(algorithm_cls, params: dict, X, y, method: str, *, test_fraction: float = 0.25,
+def evaluation_task(estimator, X, y, method: str, *, test_fraction: float = 0.25,
                     n_splits: int = 5, random_state=0, progress=None) -> EvaluationResult:
-    """Evaluate ``algorithm_cls(**params)`` on (X, y): see :func:`manifold_studio.evaluation.evaluate`."""
-    return evaluate((algorithm_cls, dict(params)), X, y, method, test_fraction=test_fraction,
+    """Evaluate a run's unfitted estimator on (X, y): the classifier, or the pipeline of its
+    preparation chain and the classifier (refitted whole on each training part); see
+    :func:`manifold_studio.evaluation.evaluate`."""
+    return evaluate(estimator, X, y, method, test_fraction=test_fraction,
                     n_splits=n_splits, random_state=random_state, progress=progress)
 
 

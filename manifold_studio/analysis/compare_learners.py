@@ -15,8 +15,15 @@ random_state=seed)`` (``repeats`` > 1: ``RepeatedStratifiedKFold``); ``"loo"`` �
 ``holdout=f`` — a stratified hold-out of the fraction f (:func:`manifold_studio.evaluation.holdout_split`,
 seeds ``seed, seed + 1, ...`` for the repeats); or an explicit list of ``(train, test)`` rows.
 
-A fold a learner cannot fit (say its training part holds one class) is reported in
-``failures`` naming the fold and the classes, and the other folds are scored.
+A learner may be a pipeline (:func:`manifold_studio.make_pipeline`: preparation steps and a
+classifier): a fresh copy is fitted whole on each training part, so a scaler's mean and spread
+come from the training rows only; ``LearnerResult.chain`` records its steps. Given a
+:class:`~manifold_studio.data.Dataset`, the folds get its feature matrix and the pipelines its
+column names and categories, as a run fits them (:func:`fold_data`, :func:`learner_spec`).
+
+A fold a learner cannot fit (say its training part holds one class, or a preparation step
+refuses it) is reported in ``failures`` naming the fold, the learner and the classes or the
+step, and the other folds are scored.
 """
 from __future__ import annotations
 
@@ -24,18 +31,23 @@ import copy
 import inspect
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from manifold_studio.algorithms.labels import class_label_vector
+from manifold_studio.algorithms.pipeline import Pipeline, clone_estimator
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis import classifier_scores as cs
 from manifold_studio.analysis.classifier_scores import (_classes_and_index, confusion_matrix, holdout_split,
                                                        label_indices)
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
+from manifold_studio.data import Dataset
 from manifold_studio.plugins.host import get_host
+from manifold_studio.session.chain import chain_text, dataset_columns, pipeline_chain
 
-__all__ = ["METRICS", "LOWER_IS_BETTER", "LearnerResult", "Comparison", "compare_learners", "make_splits"]
+__all__ = ["METRICS", "LOWER_IS_BETTER", "LearnerResult", "Comparison", "LearnerSpec", "compare_learners",
+           "make_splits", "learner_spec", "fold_data"]
 
 METRICS = ("accuracy", "balanced_accuracy", "f1", "precision", "recall", "auc", "log_loss",
            "fit_time", "predict_time")
@@ -58,6 +70,7 @@ class LearnerResult:
     failures: list = field(default_factory=list)   #: folds that could not be fitted (messages)
     notes: list = field(default_factory=list)      #: folds scored with a caveat (messages)
     auc_note: str = ""               #: why ROC AUC is not available, or ""
+    chain: list = field(default_factory=list)      #: preparation steps [(step id, params)] before it
 
     def mean(self, metric: str) -> float:
         v = self.fold_metrics[metric]
@@ -85,6 +98,14 @@ class Comparison:
     @property
     def n_repeats(self) -> int:
         return int(self.learners[0].predictions.shape[0]) if self.learners else 1
+
+    def preparation(self) -> str:
+        """The preparation chain in one line: ``standardize → select_columns(...)``, "none", or
+        each learner's when they differ (``svm: standardize; mlp: none``)."""
+        texts = [chain_text(r.chain, brief=True) or "none" for r in self.learners]
+        if len(set(texts)) <= 1:
+            return texts[0] if texts else "none"
+        return "; ".join(f"{r.name}: {t}" for r, t in zip(self.learners, texts))
 
     def learner(self, name: str) -> LearnerResult:
         for r in self.learners:
@@ -187,33 +208,69 @@ def make_splits(y_idx, cv=5, *, repeats: int = 1, holdout: float | None = None, 
             for tr, te in folds]
 
 
-def _learner_factory(learner):
-    """``(name, algorithm, params, factory)`` of a learner: an estimator (copied through
-    get_params, or deep-copied), an algorithm id, ``(id or class, params)`` or a class."""
+@dataclass
+class LearnerSpec:
+    """A learner to score: its display name, algorithm id, parameters, preparation chain and a
+    factory of fresh unfitted copies."""
+    name: str
+    algorithm: str
+    params: dict
+    chain: list
+    factory: Callable
+
+
+def learner_spec(learner, columns=None) -> LearnerSpec:
+    """The :class:`LearnerSpec` of a learner: an estimator or a pipeline (copied through
+    get_params; a pipeline keeps its bound column names, or is bound to ``columns`` — ``(names,
+    categories)`` of the data — so every fold fits it as a run fits it), an algorithm id,
+    ``(id or class, params)``, a class, or a factory returning a fresh learner. The algorithm and
+    parameters of a pipeline are those of its final classifier; ``chain`` lists its steps."""
     if isinstance(learner, str):
         learner = (learner, {})
     if isinstance(learner, tuple):
         if len(learner) != 2 or not isinstance(learner[1], dict):
             raise InvalidParameterError("a learner given as a tuple must be (algorithm id or class, params dict).")
         what, params = learner
-        if isinstance(what, str):
-            cls = get_host().algorithm_class(what)
-        else:
-            cls = what
+        cls = get_host().algorithm_class(what) if isinstance(what, str) else what
         est = cls(**params)
         if hasattr(est, "validate_params"):
             est.validate_params()
         algo = getattr(cls, "id", None) or cls.__name__
-        return algo, algo, dict(params), lambda: cls(**params)
+        return LearnerSpec(algo, algo, dict(params), [], lambda: cls(**params))
     if isinstance(learner, type):
-        return _learner_factory((learner, {}))
+        return learner_spec((learner, {}))
+    if not hasattr(learner, "fit") and callable(learner):  # a factory: one copy tells what it makes
+        spec = learner_spec(learner(), columns)
+        return LearnerSpec(spec.name, spec.algorithm, spec.params, spec.chain,
+                           lambda: _bound(learner(), columns))
     if not (hasattr(learner, "fit") and hasattr(learner, "predict")):
         raise InvalidParameterError(f"a learner must have fit and predict: got {type(learner).__name__}.")
-    algo = getattr(learner, "id", None) or type(learner).__name__
+    final = learner.final if isinstance(learner, Pipeline) and learner.final is not None else learner
+    algo = getattr(final, "id", None) or type(final).__name__
+    params = dict(final.get_params()) if hasattr(final, "get_params") else {}
     if hasattr(learner, "get_params"):
-        params = dict(learner.get_params())
-        return algo, algo, params, lambda: type(learner)(**params)
-    return algo, algo, {}, lambda: copy.deepcopy(learner)
+        return LearnerSpec(algo, algo, params, pipeline_chain(learner),
+                           lambda: _bound(clone_estimator(learner), columns))
+    return LearnerSpec(algo, algo, params, [], lambda: copy.deepcopy(learner))
+
+
+def _bound(est, columns):
+    """A pipeline not bound to column names yet is bound to ``columns`` (names, categories)."""
+    if columns is not None and isinstance(est, Pipeline) and "_bound_columns" not in est.__dict__:
+        est.bind_columns(*columns)
+    return est
+
+
+def fold_data(X, y):
+    """``(matrix, labels, columns)`` of the data handed to the folds: a
+    :class:`~manifold_studio.data.Dataset` gives its feature matrix, its labels (unless ``y`` is
+    given) and its column names and categories (which pipelines are bound to, as for a run);
+    anything else is used as it is (``columns`` None)."""
+    if isinstance(X, Dataset):
+        return X.X, X.labels if y is None else y, dataset_columns(X)
+    if y is None:
+        raise DataError("The labels y are needed (or pass a data set with labels as X).")
+    return X, y, None
 
 
 def _takes_progress(method) -> bool:
@@ -237,6 +294,12 @@ def _aligned(values, cols, m: int, K: int, fill: float) -> np.ndarray:
     return out
 
 
+def _has(est, method: str) -> bool:
+    """Whether the learner gives ``method`` (a pipeline gives what its final classifier gives)."""
+    final = est.final if isinstance(est, Pipeline) else est
+    return final is not None and hasattr(final, method)
+
+
 def _predict_fold(est, X_test, classes):
     """``(predicted class index, probabilities or None, scores or None, score kind, predict
     seconds)`` of a fitted learner on a test part; columns aligned with ``classes``. The scores
@@ -248,19 +311,33 @@ def _predict_fold(est, X_test, classes):
     predict_time = time.perf_counter() - t0
     cols = label_indices(np.asarray(getattr(est, "classes_", classes)), classes)
     proba = scores = kind = None
-    if hasattr(est, "predict_proba"):
+    if _has(est, "predict_proba"):
         proba = _aligned(_call(est.predict_proba, X_test), cols, m, K, 0.0)
         scores, kind = proba, "predict_proba"
-    elif hasattr(est, "decision_function"):
+    elif _has(est, "decision_function"):
         scores, kind = _aligned(_call(est.decision_function, X_test), cols, m, K, -np.inf), "decision_function"
     return pred, proba, scores, kind, predict_time
+
+
+def _failed_step(est) -> str:
+    """The preparation step of a pipeline that failed to fit (the first one left unfitted), or ""."""
+    if not isinstance(est, Pipeline):
+        return ""
+    return next((type(step).id for _, step in est.preparation if not step.is_fitted), "")
+
+
+def _without_step_prefix(exc, step: str) -> str:
+    text = str(exc)
+    prefix = f"Step '{step}': "
+    return text[len(prefix):] if step and text.startswith(prefix) else text
 
 
 class _Scorer:
     """Runs one learner on the folds and collects its figures."""
 
-    def __init__(self, name, algo, params, factory, n_folds, n, K, repeats):
-        self.name, self.algo, self.params, self.factory = name, algo, params, factory
+    def __init__(self, name, spec: LearnerSpec, n_folds, n, K, repeats):
+        self.name, self.algo, self.params, self.factory = name, spec.algorithm, spec.params, spec.factory
+        self.chain = [(str(i), dict(p)) for i, p in spec.chain]
         self.metrics = {m: np.full(n_folds, np.nan) for m in METRICS}
         self.pred = np.full((repeats, n), -1, np.intp)
         self.scores = np.full((repeats, n, K), np.nan)
@@ -282,9 +359,11 @@ class _Scorer:
         except FitCancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - reported per fold, the other folds are scored
+            step = _failed_step(est)
             only = f"its training part has only class '{classes[present[0]]}'" if present.size == 1 else ""
-            why = only + lacking if only else f"fit failed{lacking}"
-            self.failures.append(f"{self.name}: {label}: {why}: {exc}")
+            why = (f"preparation step '{step}' failed on its training part{lacking}" if step else
+                   only + lacking if only else f"fit failed{lacking}")
+            self.failures.append(f"{self.name}: {label}: {why}: {_without_step_prefix(exc, step)}")
             return
         fit_time = time.perf_counter() - t0
         try:
@@ -321,15 +400,19 @@ class _Scorer:
                         "class); the pooled out-of-fold AUC is shown in the ROC view")
         return LearnerResult(self.name, self.algo, self.params, self.kind, self.metrics, self.pred,
                              self.scores if self.kind else None, self.proba if self.has_proba else None,
-                             self.failures, self.notes, auc_note)
+                             self.failures, self.notes, auc_note, self.chain)
 
 
-def compare_learners(learners, X, y, *, cv=5, repeats: int = 1, holdout: float | None = None, seed=0,
+def compare_learners(learners, X, y=None, *, cv=5, repeats: int = 1, holdout: float | None = None, seed=0,
                      names=None, progress=None) -> Comparison:
     """Score several classifiers on the same folds; see the module docstring.
 
-    ``learners``: a list (or a dict name -> learner) of estimators with fit/predict (a pipeline
-    works), algorithm ids, ``(id, params)`` or ``(class, params)``. ``names``: display names
+    ``learners``: a list (or a dict name -> learner) of estimators with fit/predict, pipelines
+    (:func:`manifold_studio.make_pipeline`: the preparation chain and the classifier, fitted
+    together on each training part, so the steps learn nothing from the test part), algorithm
+    ids, ``(id, params)``, ``(class, params)`` or factories. ``X``: a matrix, or a
+    :class:`~manifold_studio.data.Dataset` (its feature matrix, its labels unless ``y`` is given,
+    and its column names for the pipelines, as a run fits them). ``names``: display names
     (default: the algorithm ids, numbered when repeated). Progress runs over every (fold,
     learner); cancel stops at the next checkpoint (FitCancelled)."""
     progress = as_progress(progress)
@@ -338,12 +421,13 @@ def compare_learners(learners, X, y, *, cv=5, repeats: int = 1, holdout: float |
     learners = list(learners)
     if not learners:
         raise InvalidParameterError("compare_learners needs at least one learner.")
-    specs = [_learner_factory(lr) for lr in learners]
+    X, y, columns = fold_data(X, y)
+    specs = [learner_spec(lr, columns) for lr in learners]
     if names is None:
         names, seen = [], {}
         for s in specs:
-            seen[s[0]] = seen.get(s[0], 0) + 1
-            names.append(s[0] if seen[s[0]] == 1 else f"{s[0]} ({seen[s[0]]})")
+            seen[s.name] = seen.get(s.name, 0) + 1
+            names.append(s.name if seen[s.name] == 1 else f"{s.name} ({seen[s.name]})")
     names = [str(n) for n in names]
     if len(names) != len(specs) or len(set(names)) != len(names):
         raise InvalidParameterError("names: one distinct name per learner.")
@@ -357,7 +441,7 @@ def compare_learners(learners, X, y, *, cv=5, repeats: int = 1, holdout: float |
         raise DataError(f"Test & Score needs at least two classes in the labels; there is only '{classes[0]}'.")
     splits = make_splits(y_idx, cv, repeats=repeats, holdout=holdout, seed=seed)
     n_rep = max(r for r, _, _ in splits) + 1
-    scorers = [_Scorer(nm, s[1], s[2], s[3], len(splits), y_idx.size, len(classes), n_rep)
+    scorers = [_Scorer(nm, s, len(splits), y_idx.size, len(classes), n_rep)
                for nm, s in zip(names, specs)]
     total = len(splits) * len(scorers)
     per_repeat = len(splits) // n_rep

@@ -12,7 +12,10 @@ run has a preparation chain; the source run's map when the run was fitted on a m
 rows when it was fitted on some rows), repeats each recorded evaluation
 (:func:`manifold_studio.evaluation.evaluate` with the same method, folds and seed) and writes
 every output as CSV next to it, named after the run: ``run3_isomap.csv``; evaluations go to
-``run5_svm_evaluation.json``. Floats are written with ``repr`` (round-trip exact).
+``run5_svm_evaluation.json``. A saved Test & Score comparison (the project's ``test_score``
+analysis) is repeated with :func:`manifold_studio.evaluation.compare_learners`: the same learners,
+each behind its recorded preparation chain, on the same folds and seed; its per-fold figures and
+out-of-fold predictions go to ``test_score.json``. Floats are written with ``repr`` (round-trip exact).
 
 A run's preparation chain is read from ``run.meta["chain"]`` (a list of ``[step_id, {params}]``,
 as the window's Preparation dock records it) or from a fitted :class:`~manifold_studio.algorithms.pipeline.Pipeline` estimator.
@@ -27,6 +30,7 @@ import numpy as np
 
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.project_file import read_project
+from manifold_studio.session.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
 
 __all__ = ["session_script", "write_script", "run_output_name", "run_chain", "NothingToExport"]
@@ -47,11 +51,7 @@ def run_chain(run) -> list[tuple[str, dict]]:
     steps = run.meta.get("chain") if isinstance(run.meta, dict) else None
     if steps:
         return [(str(s[0]), dict(s[1] or {})) for s in steps]
-    est = run.estimator
-    prep = getattr(est, "preparation", None)
-    if est is not None and getattr(est, "id", "") == "pipeline" and prep:
-        return [(type(step).id, dict(step.get_params())) for _, step in prep]
-    return []
+    return pipeline_chain(run.estimator)
 
 
 def _literal(value) -> str:
@@ -83,7 +83,7 @@ def _header(title: str) -> list[str]:
         "import numpy as np",
         "",
         "import manifold_studio as ms",
-        "from manifold_studio.evaluation import evaluate",
+        "from manifold_studio.evaluation import compare_learners, evaluate",
         "",
         'OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "results")',
         "OUT.mkdir(parents=True, exist_ok=True)",
@@ -118,12 +118,17 @@ def _dataset_lines(ds, var: str) -> list[str]:
 
 
 def _estimator_expr(run, chain) -> str:
-    algo = f"ms.get_algorithm({run.algorithm_id!r}{', ' if run.params else ''}{_kwargs(run.params)})"
+    return _learner_expr(run.algorithm_id, run.params, chain)
+
+
+def _learner_expr(algorithm_id: str, params: dict, chain, indent: str = "    ") -> str:
+    algo = f"ms.get_algorithm({algorithm_id!r}{', ' if params else ''}{_kwargs(params)})"
     if len(algo) > 90:  # one parameter per line
-        inner = "".join(f"\n        {k}={_literal(v)}," for k, v in run.params.items())
-        algo = f"ms.get_algorithm(\n        {run.algorithm_id!r},{inner}\n    )"
+        inner = "".join(f"\n{indent}    {k}={_literal(v)}," for k, v in params.items())
+        algo = f"ms.get_algorithm(\n{indent}    {algorithm_id!r},{inner}\n{indent})"
     if not chain:
         return algo
+    chain = [(s, non_default_params(s, p)) for s, p in chain]  # a step's defaults go without saying
     steps = ", ".join(repr(s) if not p else f"({s!r}, {_literal(p)})" for s, p in chain)
     return f"ms.make_pipeline({steps}, {algo})"
 
@@ -191,13 +196,50 @@ def _run_lines(session, run, data_vars: dict, model_vars: dict) -> list[str]:
     return lines
 
 
-def session_script(session, title: str = "Reproduces a Manifold Studio session") -> str:
-    """The Python script reproducing ``session``'s finished runs (see the module docstring).
-    Raises :class:`NothingToExport` when no run has finished."""
+def _comparison_lines(doc: dict, data_vars: dict) -> list[str]:
+    """Test & Score (a saved comparison record) as ``compare_learners`` of the same learners,
+    each behind its recorded preparation chain, on the same folds; its figures go to
+    ``test_score.json``."""
+    name, scheme = doc.get("dataset"), dict(doc.get("scheme") or {})
+    learners = [d for d in doc.get("learners") or [] if isinstance(d, dict)]
+    lines = ["", f"# Test & Score on data set {name!r}: every learner is its preparation chain and its classifier,",
+             "# fitted on each training part only"]
+    if name not in data_vars:
+        return lines + ["# the data set is not loaded by this script: skipped."]
+    if scheme.get("cv") == "given" or not learners:
+        return lines + ["# it was scored on folds given by hand (or has no learner), which the script cannot repeat: "
+                        "skipped."]
+    opts = {"cv": scheme.get("cv", 5), "repeats": int(scheme.get("repeats") or 1), "seed": scheme.get("seed", 0)}
+    if scheme.get("holdout") is not None:
+        opts = {"holdout": scheme["holdout"], "repeats": opts["repeats"], "seed": opts["seed"]}
+    lines.append("comparison = compare_learners({")
+    for d in learners:
+        chain = [(str(s[0]), dict(s[1] or {})) for s in d.get("chain") or []]
+        expr = _learner_expr(str(d.get("algorithm")), dict(d.get("params") or {}), chain, indent="        ")
+        lines.append(f"    {str(d['name'])!r}: {expr},")
+    lines += [f"}}, {data_vars[name]}, {_kwargs(opts)})",
+              "print(comparison.format_table())",
+              "with open(OUT / 'test_score.json', 'w', encoding='utf-8') as f:",
+              "    json.dump({'preparation': comparison.preparation(), 'scheme': comparison.scheme,",
+              "               'folds': [[int(r), te.tolist()] for r, te in comparison.folds],",
+              "               'learners': {r.name: {'fold_metrics': {m: v.tolist() for m, v in",
+              "                                                      r.fold_metrics.items()},",
+              "                                     'predictions': r.predictions.tolist(),",
+              "                                     'pooled_auc': comparison.pooled_auc(r.name)}",
+              "                            for r in comparison.learners}}, f, indent=1)"]
+    return lines
+
+
+def session_script(session, title: str = "Reproduces a Manifold Studio session", analyses: dict | None = None) -> str:
+    """The Python script reproducing ``session``'s finished runs and, from ``analyses`` (the
+    project's saved results), its Test & Score comparison (see the module docstring). Raises
+    :class:`NothingToExport` when nothing has run."""
     done = [r for r in session.runs.values() if r.status == DONE]
-    if not done:
+    comparison = (analyses or {}).get("test_score")
+    comparison = comparison[0] if isinstance(comparison, tuple) and isinstance(comparison[0], dict) else None
+    if not done and comparison is None:
         raise NothingToExport("Nothing to export as a script: no run has finished yet. Run an algorithm first.")
-    used = {r.dataset_name for r in done}
+    used = {r.dataset_name for r in done} | ({comparison.get("dataset")} if comparison else set())
     lines = _header(title)
     data_vars: dict[str, str] = {}
     for i, ds in enumerate((d for d in session.datasets.values() if d.name in used), start=1):
@@ -207,18 +249,22 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session")
     model_vars: dict[int, str] = {}
     for run in sorted(done, key=lambda r: r.id):
         lines += _run_lines(session, run, data_vars, model_vars)
+    if comparison is not None:
+        lines += _comparison_lines(comparison, data_vars)
     lines += ["", 'print(f"Outputs written to {OUT}")', ""]
     return "\n".join(lines)
 
 
-def write_script(source, out_path) -> Path:
-    """Write the script of a session or a project file (path) to ``out_path``; returns the path."""
+def write_script(source, out_path, analyses: dict | None = None) -> Path:
+    """Write the script of a session or a project file (path) to ``out_path``; returns the path.
+    ``analyses``: the session's saved results (a project file brings its own)."""
     if isinstance(source, (str, Path)):
-        session = read_project(source).session
+        contents = read_project(source)
+        session, analyses = contents.session, contents.analyses
         title = f"Reproduces the Manifold Studio project {Path(source).name}"
     else:
         session, title = source, "Reproduces a Manifold Studio session"
-    text = session_script(session, title)
+    text = session_script(session, title, analyses)
     out_path = Path(out_path)
     out_path.write_text(text, encoding="utf-8")
     return out_path

@@ -264,8 +264,6 @@ def cmd_run(args) -> int:
     params = distance_run_params(args, cls, parse_values(cls.params, _pairs(args.param, "--param"), cls.id))
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
-    if steps and (args.cv or args.holdout):
-        raise UsageError("--cv and --holdout evaluate the algorithm alone: leave out --prep")
     if steps and not args.in_process and get_host().is_third_party(cls.id):
         raise UsageError(f"--prep with the third-party algorithm {cls.id} needs --in-process")
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
@@ -305,7 +303,7 @@ def cmd_run(args) -> int:
                            **{**loading, "roles": roles_for(args.extend, loading["roles"]), "distances": ds.distance_matrix and ds})
         X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
-    evaluation = _evaluate(args, cls, params, ds, y, console) if (args.cv or args.holdout) else None
+    evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
     # a third-party plugin fits in a worker process (as in the window): its crash ends the run, not us
     isolated = None if args.in_process or not get_host().is_third_party(cls.id) else _isolated_fit(cls, params)
@@ -471,8 +469,9 @@ def loader_options(path: str, source: str, label_column, pairs) -> dict:
     return options
 
 
-def _evaluate(args, cls, params, ds, y, console) -> str:
-    """--cv K / --holdout F: the evaluation's report (one accuracy line, then per class)."""
+def _evaluate(args, cls, est, ds, y, console) -> str:
+    """--cv K / --holdout F: the evaluation's report (one accuracy line, then per class); a copy of
+    ``est`` (with --prep: the chain and the classifier) is fitted on each training part."""
 
     if cls.kind != "classification":
         raise UsageError(f"--cv and --holdout evaluate classifiers; {cls.id} is an {cls.kind} algorithm"
@@ -484,7 +483,7 @@ def _evaluate(args, cls, params, ds, y, console) -> str:
         raise UsageError(f"--holdout must be a fraction between 0 and 1, got {args.holdout}")
     method = KFOLD if args.cv else HOLDOUT
     res, _ = _timed(console, f"{cls.id} evaluation",
-                    lambda progress: evaluate((cls, params), ds.X, y, method, n_splits=args.cv or 5,
+                    lambda progress: evaluate(est, ds, y, method, n_splits=args.cv or 5,
                                               test_fraction=args.holdout or 0.25, random_state=args.sample_seed,
                                               progress=progress), args.data)
     lines = [res.summary()]

@@ -31,6 +31,7 @@ from typing import Sequence
 
 import manifold_studio as ms
 from manifold_studio.algorithms import KINDS
+from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
 from manifold_studio.cli.commands import cmd_apply, cmd_run
 from manifold_studio.cli.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
@@ -288,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_apply)
 
     add_score_parser(sub, data_help)  # manifold-studio score ALGO ALGO ... (Test & Score)
+    add_compare_clusterings_parser(sub, data_help)  # manifold-studio compare-clusterings ALGO ... --k 2:8
 
     p = sub.add_parser("gui", help="start the graphical application (the default); "
                        "'manifold-studio gui --help' lists its options", add_help=False)

@@ -104,7 +104,7 @@ def apply_roles(ds, roles: dict[str, str], source: str):
 
 
 def add_arguments(parser, prep: bool) -> None:
-    """--role and --id-column (``run`` and ``apply``), and --prep (``run``)."""
+    """--role and --id-column (``run``, ``score`` and ``apply``), and --prep (``run`` and ``score``)."""
     if prep:
         parser.add_argument("--prep", action="append", metavar="STEP[:NAME=VALUE,...]",
                             help="a preparation step fitted with the model and saved with it (repeatable, in "

@@ -3,7 +3,11 @@
 as CSV.
 
     manifold-studio score perceptron linear_classifier svm --data F --label-column C --cv 5 \\
-        --param linear_classifier.loss=logistic --param 3.kernel=rbf --repeats 2 --seed 0 --out t.csv
+        --param linear_classifier.loss=logistic --param 3.kernel=rbf --repeats 2 --seed 0 --out t.csv \
+        --prep standardize --prep select_columns:exclude=year
+
+``--prep``, ``--role`` and ``--id-column`` are ``run``'s (:mod:`manifold_studio.cli.prep_options`):
+every learner is the preparation chain followed by its classifier, fitted on each training part.
 
 ``--param PREFIX.NAME=VALUE``: PREFIX is an algorithm id (every learner of that algorithm) or a
 learner's 1-based position on the command line (to give two copies of one algorithm different
@@ -17,6 +21,8 @@ import manifold_studio as ms
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_dataset, parse_values, write_csv
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
+from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
+from manifold_studio.cli.prep_options import chain_imputes, parse_prep, parse_roles, with_chain
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import compare_learners
 
@@ -36,6 +42,7 @@ def add_score_parser(sub, data_help: str) -> None:
                    help="a loader or sample option, e.g. delimiter=tab")
     p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
                    help="a learner parameter: ALGO is an algorithm id or the learner's 1-based position")
+    add_prep_arguments(p, prep=True)  # --prep (every learner is the chain + its classifier), --role, --id-column
     p.add_argument("--cv", metavar="K|loo",
                    help="stratified K-fold (scikit-learn's folds; default 5), or 'loo' for leave-one-out")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="repeat the K-fold (or hold-out) N times")
@@ -61,13 +68,14 @@ def _cv_value(text: str):
     return k
 
 
-def learner_params(algorithms: list[str], pairs: list[tuple[str, str]]) -> list[tuple[str, dict]]:
+def learner_params(algorithms: list[str], pairs: list[tuple[str, str]], kind: str = "classification",
+                   noun: str = "a classifier", why: str = "score compares classifiers") -> list[tuple[str, dict]]:
     """``[(id, params)]``, the ``--param PREFIX.NAME=VALUE`` pairs parsed with each algorithm's
-    constraints."""
+    constraints; every algorithm must be of ``kind`` (else a usage error ending in ``why``)."""
     classes = [ms.algorithm_class(a) for a in algorithms]
     for a, cls in zip(algorithms, classes):
-        if cls.kind != "classification":
-            raise UsageError(f"{a} is not a classifier ({cls.kind}): score compares classifiers")
+        if cls.kind != kind:
+            raise UsageError(f"{a} is not {noun} ({cls.kind}): {why}")
     texts: list[list[tuple[str, str]]] = [[] for _ in algorithms]
     for name, value in pairs:
         prefix, dot, pname = name.partition(".")
@@ -88,7 +96,7 @@ def learner_params(algorithms: list[str], pairs: list[tuple[str, str]]) -> list[
     return [(cls.id, parse_values(cls.params, t, cls.id)) for cls, t in zip(classes, texts)]
 
 
-def _names(specs) -> list[str]:
+def learner_names(specs) -> list[str]:
     names = []
     for i, (algo, params) in enumerate(specs):
         same = [j for j, (a, _) in enumerate(specs) if a == algo]
@@ -106,15 +114,20 @@ def cmd_score(args) -> int:
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
         raise UsageError(f"--holdout expects a fraction between 0 and 1, got {args.holdout}")
     specs = learner_params(args.algorithms, _pairs(args.param, "--param"))
+    steps = parse_prep(args.prep)
     _check_writable(args.out, "--out")
-    ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console)
+    ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
+                      roles=parse_roles(args.role), id_column=args.id_column,
+                      keep_missing=chain_imputes([s for s, _ in steps]))
     if ds.labels is None:
         raise DataError(f"{ds.name} has no labels: choose the label column with --label-column.")
-    names = _names(specs)
+    names = learner_names(specs)
+    # each learner as 'run --prep' fits it: the chain + the classifier, fitted on each training part
+    learners = [with_chain(steps, ms.get_algorithm(algo, **params)) for algo, params in specs]
     comparison, seconds = _timed(
         console, "Test & Score",
-        lambda progress: compare_learners(specs, ds.X, ds.labels, cv=cv, repeats=args.repeats,
-                                          holdout=args.holdout, seed=args.seed, names=names, progress=progress),
+        lambda progress: compare_learners(learners, ds, cv=cv, repeats=args.repeats, holdout=args.holdout,
+                                          seed=args.seed, names=names, progress=progress),
         args.data)
     console.flush_notes()
     out = console.info_stream
@@ -123,7 +136,8 @@ def cmd_score(args) -> int:
     if args.repeats > 1 and cv != "loo":
         scheme += f", {args.repeats} repeats"
     print(f"Test & Score on {ds.name} ({ds.X.shape[0]:,} rows, {len(comparison.classes)} classes): "
-          f"{scheme}, seed {args.seed}, {len(comparison.folds)} fold(s), mean ± spread over folds", file=out)
+          f"{scheme}, seed {args.seed}, {len(comparison.folds)} fold(s), mean ± spread over folds; preparation "
+          f"(fitted on each training part): {comparison.preparation()}", file=out)
     print(comparison.format_table(), file=out)
     wins, paired = comparison.wins(args.compare_on)
     if len(names) > 1:

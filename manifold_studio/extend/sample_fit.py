@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from manifold_studio.algorithms.checks import check_data, check_random_state
+from manifold_studio.algorithms.pipeline import clone_estimator
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.errors import DataError
 
@@ -49,11 +50,6 @@ class SampleFitResult:
     def summary(self) -> dict:
         return {"n_total": self.n_total, "n_fitted": int(self.sample_indices.size),
                 "fit_time_s": round(self.fit_time, 4), "extend_time_s": round(self.extend_time, 4)}
-
-
-def clone_estimator(estimator):
-    """A fresh, unfitted estimator of the same class with the same parameters."""
-    return type(estimator)(**estimator.get_params())
 
 
 def _training_output(est) -> np.ndarray:

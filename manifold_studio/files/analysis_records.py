@@ -6,7 +6,10 @@
   test rows and predictions of every fold);
 - :func:`comparison_record` / :func:`comparison_from_record` — a
   :class:`~manifold_studio.evaluation.Comparison` (folds, per-fold figures and the out-of-fold
-  predictions, scores and probabilities of every learner).
+  predictions, scores and probabilities of every learner, and each learner's preparation chain);
+- :func:`clustering_comparison_record` / :func:`clustering_comparison_from_record` — a
+  :class:`~manifold_studio.evaluation.ClusteringComparison` (every (method, k) with its measures,
+  the reasons of the missing ones, and its partition of the rows).
 
 Lists of arrays (one per fold) are stored concatenated with their lengths. A record that does
 not read back raises :class:`~manifold_studio.errors.DataError` naming what is missing.
@@ -15,11 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.analysis.compare_clusterings import MEASURES, ClusteringComparison, ClusteringRow
 from manifold_studio.analysis.compare_learners import METRICS, Comparison, LearnerResult
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import EvaluationResult
+from manifold_studio.session.chain import jsonable_params
 
-__all__ = ["evaluation_record", "evaluation_from_record", "comparison_record", "comparison_from_record"]
+__all__ = ["evaluation_record", "evaluation_from_record", "comparison_record", "comparison_from_record",
+           "clustering_comparison_record", "clustering_comparison_from_record"]
 
 
 def _text_safe(arr) -> np.ndarray:
@@ -70,7 +76,8 @@ def comparison_record(c: Comparison) -> tuple[dict, dict]:
     for i, r in enumerate(c.learners):
         learners.append({"name": r.name, "algorithm": r.algorithm, "params": r.params, "score_kind": r.score_kind,
                          "failures": list(r.failures), "notes": list(r.notes), "auc_note": r.auc_note,
-                         "has_scores": r.scores is not None, "has_proba": r.proba is not None})
+                         "has_scores": r.scores is not None, "has_proba": r.proba is not None,
+                         "chain": [[str(i), jsonable_params(p)] for i, p in r.chain]})
         for m in METRICS:
             arrays[f"L{i}/{m}"] = np.asarray(r.fold_metrics[m], dtype=float)
         arrays[f"L{i}/predictions"] = np.asarray(r.predictions)
@@ -96,6 +103,46 @@ def comparison_from_record(doc: dict, arrays: dict) -> Comparison:
             _need(arrays, f"L{i}/predictions", what),
             _need(arrays, f"L{i}/scores", what) if d.get("has_scores") else None,
             _need(arrays, f"L{i}/proba", what) if d.get("has_proba") else None,
-            list(d.get("failures") or []), list(d.get("notes") or []), d.get("auc_note", "")))
+            list(d.get("failures") or []), list(d.get("notes") or []), d.get("auc_note", ""),
+            [(str(i), dict(p or {})) for i, p in d.get("chain") or []]))
     return Comparison(_need(arrays, "classes", what), _need(arrays, "y_idx", what), folds,
                       dict(doc.get("scheme") or {}), learners)
+
+
+def clustering_comparison_record(c: ClusteringComparison) -> tuple[dict, dict]:
+    rows = []
+    arrays = {"train_index": np.asarray(c.train_index, np.intp), "validation_index": np.asarray(c.validation_index,
+                                                                                               np.intp)}
+    for i, r in enumerate(c.rows):
+        rows.append({"method": r.method, "algorithm": r.algorithm, "k": int(r.k), "params": r.params,
+                     "measures": {m: (None if not np.isfinite(r.value(m)) else r.value(m)) for m in MEASURES},
+                     "notes": dict(r.notes), "n_clusters_found": int(r.n_clusters_found),
+                     "validation_how": r.validation_how, "error": r.error,
+                     "fit_time": None if not np.isfinite(r.fit_time) else float(r.fit_time),
+                     "has_labels": r.labels is not None})
+        if r.labels is not None:
+            arrays[f"R{i}/labels"] = _text_safe(r.labels)
+    doc = {"type": "clustering_comparison", "k_values": [int(k) for k in c.k_values], "methods": list(c.methods),
+           "seed": c.seed, "validation": c.validation, "n_samples": int(c.n_samples),
+           "total": None if not np.isfinite(c.total) else float(c.total), "rows": rows}
+    return doc, arrays
+
+
+def _number(v) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def clustering_comparison_from_record(doc: dict, arrays: dict) -> ClusteringComparison:
+    what = "comparison of clusterings"
+    rows = []
+    for i, d in enumerate(doc.get("rows") or []):
+        measures = {m: _number((d.get("measures") or {}).get(m)) for m in MEASURES}
+        rows.append(ClusteringRow(
+            d["method"], d.get("algorithm", d["method"]), int(d["k"]), dict(d.get("params") or {}), measures,
+            dict(d.get("notes") or {}), _need(arrays, f"R{i}/labels", what) if d.get("has_labels") else None,
+            int(d.get("n_clusters_found", 0)), d.get("validation_how", ""), _number(d.get("fit_time")),
+            d.get("error", "")))
+    return ClusteringComparison([int(k) for k in doc.get("k_values") or []], list(doc.get("methods") or []), rows,
+                                doc.get("seed"), doc.get("validation"), _need(arrays, "train_index", what),
+                                _need(arrays, "validation_index", what), int(doc.get("n_samples", 0)),
+                                _number(doc.get("total")))

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from manifold_studio.analysis.choose_k import ChooseKResult, choose_k
+from manifold_studio.analysis.choose_k import ChooseKResult, choose_k, cluster_count_param
+from manifold_studio.analysis.compare_clusterings import cluster_count_methods
 from manifold_studio.analysis.scales import scale_advice
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
@@ -33,7 +34,6 @@ CURVES = (("within", "within-cluster inertia W", "min"),
           ("davies_bouldin", "Davies–Bouldin (lower is better)", "min"),
           ("silhouette", "mean silhouette (higher is better)", "max"),
           ("validation_log_likelihood", "validation log-likelihood", "max"))
-K_PARAMS = ("n_clusters", "n_components")
 
 
 class ChooseKTool(QWidget):
@@ -46,10 +46,9 @@ class ChooseKTool(QWidget):
         self._request: dict = {}
         self.method_combo = QComboBox()
         self.method_combo.setObjectName("choose_k_method")
-        for aid, cls in sorted(window.host.algorithms.items(), key=lambda kv: kv[1].name.lower()):
-            names = cls.param_constraints() if cls.kind == "clustering" else {}
-            if any(p in names for p in K_PARAMS):
-                self.method_combo.addItem(cls.name, aid)
+        algorithms = window.host.algorithms
+        for aid in sorted(cluster_count_methods(algorithms), key=lambda a: algorithms[a].name.lower()):
+            self.method_combo.addItem(algorithms[aid].name, aid)
         idx = self.method_combo.findData("kmeans")
         self.method_combo.setCurrentIndex(max(idx, 0))
         self.input_combo = QComboBox()
@@ -204,9 +203,9 @@ class ChooseKTool(QWidget):
                 params = dict(panel.values())
             except Exception:  # noqa: BLE001 - invalid form: defaults
                 params = {}
-        for name in K_PARAMS:
-            params.pop(name, None)
-        if "random_state" in self.window.host.algorithm_class(method).param_constraints() \
+        cls = self.window.host.algorithm_class(method)
+        params.pop(cluster_count_param(cls), None)
+        if "random_state" in cls.param_constraints() \
                 and params.get("random_state") is None:
             params["random_state"] = int(self.seed.value())
         return params
@@ -293,8 +292,6 @@ class ChooseKTool(QWidget):
         if res is None:
             return None
         cls = self.window.host.algorithm_class(res.algorithm)
-        names = cls.param_constraints()
-        k_name = next(n for n in K_PARAMS if n in names)
-        params = {**self._request.get("params", {}), k_name: int(res.suggested_k)}
+        params = {**self._request.get("params", {}), cluster_count_param(cls): int(res.suggested_k)}
         return self.window.run_algorithm(res.algorithm, params, self._request.get("dataset"),
                                          source_run=self._request.get("source_run"))

@@ -192,14 +192,15 @@ class ClassificationPanel(QGroupBox):
         self.evaluate(run)
 
     def evaluate(self, run, method: str | None = None):
-        """Start evaluating ``run``'s algorithm and parameters on its data (a foreground job)."""
+        """Start evaluating ``run``'s algorithm and parameters, behind its preparation chain, on
+        its data (a foreground job): each fold fits the whole pipeline on its training part."""
         method = method or self.method
         X, y = self.window.session.training_data(run)
-        cls = self.window.host.algorithm_class(run.algorithm_id)
+        est = self.window.session.run_estimator(run)  # its chain and classifier, refitted per fold
         word = "hold-out" if method == HOLDOUT else f"{self.folds_spin.value()}-fold"
         say(self.result_label, f"Evaluating run #{run.id} ({word})…")
         self.eval_job = self.window.start_job(
-            evaluation_task, cls, dict(run.params), X, y, method, test_fraction=self.fraction_spin.value(),
+            evaluation_task, est, X, y, method, test_fraction=self.fraction_spin.value(),
             n_splits=self.folds_spin.value(), random_state=self.seed_spin.value(),
             title=f"Evaluating {run.algorithm_id} ({word})",
             on_success=lambda res, run=run: self._evaluated(run, res),

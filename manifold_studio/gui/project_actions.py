@@ -75,10 +75,10 @@ class ProjectActions:
     def _analysis_owners(self) -> list:
         """The tools whose results are saved in the project (``project_analyses()`` /
         ``restore_analyses(dict)``): the classification panel (every run's evaluation) and
-        Test & Score (the comparison)."""
+        Test & Score and Compare clusterings (the comparisons)."""
         w = self.window
-        return [o for o in (getattr(w, "classification_panel", None), getattr(w, "test_score", None))
-                if o is not None]
+        return [o for o in (getattr(w, "classification_panel", None), getattr(w, "test_score", None),
+                            getattr(w, "compare_clusterings", None)) if o is not None]
 
     def analyses(self) -> dict:
         out = {}
@@ -187,7 +187,7 @@ class ProjectActions:
         if not path:
             return None
         try:
-            out = write_script(w.session, path)
+            out = write_script(w.session, path, self.analyses())  # with the Test & Score comparison
         except Exception as exc:  # noqa: BLE001 - nothing has run, a folder not writable: said, nothing lost
             w.report_error(f"Could not export the script: {error_message(exc)}")
             return None

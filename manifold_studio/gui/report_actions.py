@@ -100,7 +100,10 @@ class ReportActions:
         try:
             png = image_bytes(render_view(widget, ".png", *FIGURE_SIZE, view_title(widget)))
             run = w.session.current_run
-            if run is not None:
+            own = getattr(widget, "report_item", None)  # a view of several runs says what it shows
+            if callable(own):
+                item = own(caption, png)
+            elif run is not None:
                 item = run_item(run, caption, png, view=title)
             elif w.session.current_dataset is not None:
                 item = data_item(w.session.current_dataset, caption, png)

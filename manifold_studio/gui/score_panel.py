@@ -2,6 +2,10 @@
 the current data set (:func:`manifold_studio.evaluation.compare_learners`, on a worker thread with
 progress and Cancel).
 
+Every learner is the Preparation dock's chain followed by its classifier: the pipeline a run
+fits (:func:`manifold_studio.session.chain.chained_estimator`, bound to the data set's columns),
+refitted whole on each training part; the line above the table names the chain scored.
+
 Left: the host's classifiers as a checkable list, the settings of the highlighted one (the
 generated parameter form; each classifier keeps its own), the scheme (stratified k-fold,
 repeated k-fold, hold-out, leave-one-out) and the seed. Right: the table (one row per learner,
@@ -19,12 +23,9 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QSpinBox,
     QSplitter,
-    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
+from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.evaluation import compare_learners
 from manifold_studio.files.analysis_records import (
@@ -40,9 +42,11 @@ from manifold_studio.files.analysis_records import (
     comparison_record,
 )
 from manifold_studio.gui.fit_scroll import scrollable
+from manifold_studio.gui.method_list import MethodList
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
+from manifold_studio.session.chain import chain_text, chained_estimator
 
 KFOLD, REPEATED, HOLDOUT, LOO = "kfold", "repeated", "holdout", "loo"
 
@@ -64,19 +68,12 @@ class ScorePanel(QWidget):
         self.comparison = None
         self.dataset_name: str | None = None
         self.job = None
-        self.learner_list = QListWidget()
-        self.learner_list.setToolTip("Tick the classifiers to compare; the highlighted one's settings are below.")
-        self.forms = QStackedWidget()
-        self._form_of: dict[str, ParamForm] = {}   # learner name -> its settings
-        self._algo_of: dict[str, str] = {}         # learner name -> algorithm id
-        for algo_id, cls in sorted(window.host.algorithms.items()):
-            if cls.kind == "classification":
-                self._add_learner(algo_id, algo_id, cls.name or algo_id)
-        self.learner_list.currentRowChanged.connect(self.forms.setCurrentIndex)
-        self.copy_button = QPushButton("Add a copy")
-        self.copy_button.setToolTip("Add another learner of the highlighted classifier, with its own settings "
-                                    "(e.g. an SVM with an RBF kernel and one with a linear kernel).")
-        self.copy_button.clicked.connect(lambda: self.add_copy())
+        self.learners = MethodList(
+            window.host, [a for a, cls in sorted(window.host.algorithms.items()) if cls.kind == "classification"],
+            tooltip="Tick the classifiers to compare; the highlighted one's settings are below.",
+            copy_tooltip="Add another learner of the highlighted classifier, with its own settings "
+                         "(e.g. an SVM with an RBF kernel and one with a linear kernel).")
+        self.learner_list = self.learners.list
         self.scheme_combo = QComboBox()
         for text, key in (("stratified k-fold", KFOLD), ("repeated stratified k-fold", REPEATED),
                           ("stratified hold-out", HOLDOUT), ("leave-one-out", LOO)):
@@ -99,6 +96,10 @@ class ScorePanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.status = message_label("Tick two or more classifiers and press Run.")
+        self.prep_label = message_label("")
+        self.prep_label.setObjectName("test_score_preparation")
+        self.prep_label.setToolTip("Every learner is the preparation chain (the Preparation dock's steps) "
+                                   "followed by its classifier, fitted on each training part only.")
         self.table = QTableWidget(0, len(METRICS))
         self.table.setHorizontalHeaderLabels([TITLES[m] for m in METRICS])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -113,6 +114,10 @@ class ScorePanel(QWidget):
         self.confusion_view = LearnerConfusion(on_select=self.select_rows)
         self._layout()
         self._scheme_changed()
+        prep = getattr(window, "preparation_panel", None)
+        if prep is not None:
+            prep.chainChanged.connect(self.show_preparation)
+        self.show_preparation()
 
     def _layout(self) -> None:
         form = QFormLayout()
@@ -127,9 +132,7 @@ class ScorePanel(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(2, 2, 2, 2)
-        ll.addWidget(self.learner_list, 1)
-        ll.addWidget(self.copy_button)
-        ll.addWidget(self.forms, 1)
+        ll.addWidget(self.learners, 2)
         ll.addLayout(form)
         ll.addLayout(buttons)
         wins = QWidget()
@@ -150,6 +153,7 @@ class ScorePanel(QWidget):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(2, 2, 2, 2)
         rl.addWidget(self.status)
+        rl.addWidget(self.prep_label)
         rl.addWidget(self.tabs, 1)
         split = QSplitter()
         split.addWidget(left)
@@ -175,52 +179,20 @@ class ScorePanel(QWidget):
             if value is not None:
                 spin.setValue(value)
 
-    def _add_learner(self, name: str, algo_id: str, text: str) -> QListWidgetItem:
-        item = QListWidgetItem(text)
-        item.setData(Qt.ItemDataRole.UserRole, name)
-        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-        item.setCheckState(Qt.CheckState.Unchecked)
-        self.learner_list.addItem(item)
-        form = ParamForm(self.window.host.algorithm_class(algo_id).params)
-        self._form_of[name], self._algo_of[name] = form, algo_id
-        self.forms.addWidget(form)
-        return item
-
     def add_copy(self, name: str | None = None) -> str:
         """Add (ticked) another learner of learner ``name``'s classifier (default: the highlighted
         one) starting from its settings; returns the new learner's name ("svm #2")."""
-        if name is None:
-            item = self.learner_list.currentItem() or self.learner_list.item(0)
-            name = item.data(Qt.ItemDataRole.UserRole)
-        algo = self._algo_of[name]
-        n = 2
-        while f"{algo} #{n}" in self._form_of:
-            n += 1
-        new = f"{algo} #{n}"
-        self._add_learner(new, algo, new)
-        source, form = self._form_of[name], self._form_of[new]
-        for pname, editor in source.editors.items():
-            if not editor.error():
-                form.editor(pname).set_value(editor.value())
-        self.check(new)
-        return new
+        return self.learners.add_copy(name)
 
     def form(self, name: str) -> ParamForm:
         """The settings of learner ``name`` (an algorithm id, or a copy's name)."""
-        return self._form_of[name]
+        return self.learners.form(name)
 
     def check(self, name: str, checked: bool = True) -> None:
-        for i in range(self.learner_list.count()):
-            item = self.learner_list.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == name:
-                item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-                self.learner_list.setCurrentRow(i)
-                return
-        raise KeyError(name)
+        self.learners.check(name, checked)
 
     def checked(self) -> list[str]:
-        return [self.learner_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.learner_list.count())
-                if self.learner_list.item(i).checkState() == Qt.CheckState.Checked]
+        return self.learners.checked()
 
     def scheme_kwargs(self) -> dict:
         scheme = self.scheme_combo.currentData()
@@ -232,6 +204,33 @@ class ScorePanel(QWidget):
         if scheme == HOLDOUT:
             return {"holdout": self.fraction_spin.value(), "repeats": self.repeats_spin.value(), "seed": seed}
         return {"cv": "loo"}
+
+    # -- the preparation chain -------------------------------------------------------------------
+    def chain(self) -> list[tuple[str, dict]]:
+        """The Preparation dock's steps: every learner is scored behind them."""
+        return self.window.preparation_chain() if hasattr(self.window, "preparation_chain") else []
+
+    def learner(self, algo: str, params: dict, chain, ds):
+        """A learner as a run would fit it: classifier ``algo`` with ``params``, behind the
+        preparation ``chain`` (the run's pipeline, bound to the columns of ``ds``)."""
+        if not chain:
+            return algo, params
+        est = self.window.host.algorithm_class(algo)(**params)
+        est.validate_params()
+        return chained_estimator(chain, est, ds)
+
+    def show_preparation(self) -> None:
+        """"Preparation: standardize → select_columns(...)" above the table: the chain of the
+        comparison shown, and the Preparation dock's when the next run would use another one."""
+        now = chain_text(self.chain(), brief=True) or "none"
+        if self.comparison is None:
+            text = f"Preparation: {now}"
+        else:
+            shown = self.comparison.preparation()
+            text = f"Preparation: {shown}"
+            if shown != now:
+                text += f" (the Preparation dock now has: {now}; Run scores with it)"
+        self.prep_label.setText(text)
 
     # -- running ---------------------------------------------------------------------------------
     @property
@@ -245,18 +244,22 @@ class ScorePanel(QWidget):
         reason = ("Load a data set with labels first." if ds is None else
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
                   "Tick at least one classifier." if not names else "")
+        chain = self.chain()
+        prep_panel = getattr(self.window, "preparation_panel", None)
+        if not reason and prep_panel is not None and prep_panel.errors():
+            reason = prep_panel.errors()
         learners = []
-        for name in names if not reason else []:
+        if not reason:
             try:
-                learners.append((self._algo_of[name], self._form_of[name].values()))
+                learners = [self.learner(algo, params, chain, ds) for algo, params in self.learners.specs(names)]
             except ManifoldStudioError as exc:
-                reason = f"{name}: {exc}"
-                break
+                reason = str(exc)
         if reason:
             say(self.status, reason, error=True)
             return None
         self.dataset_name = ds.name
-        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}'…")
+        prep = chain_text(chain, brief=True) or "none"
+        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep})…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.job = self.window.start_job(
@@ -288,6 +291,7 @@ class ScorePanel(QWidget):
     # -- showing ---------------------------------------------------------------------------------
     def show_comparison(self, comparison, dataset_name: str | None) -> None:
         self.comparison, self.dataset_name = comparison, dataset_name
+        self.show_preparation()
         L = len(comparison.learners) if comparison is not None else 0
         self.table.setRowCount(L)
         self.table.setVerticalHeaderLabels([r.name for r in comparison.learners] if L else [])
@@ -346,6 +350,26 @@ class ScorePanel(QWidget):
             return
         doc, arrays = saved
         self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
+
+    def report_item(self, caption: str = "", png: bytes | None = None):
+        """The report item of this dock (*Add to report*): the data set, the preparation chain,
+        the scheme and each learner's settings and main figures, with the dock as shown."""
+        c = self.comparison
+        if c is None:
+            raise ManifoldStudioError("Nothing to report: run Test & Score first.")
+        sc = c.scheme
+        scheme = (f"stratified hold-out of {sc['holdout']:g}" if sc.get("holdout") is not None else
+                  "leave-one-out" if sc.get("cv") == "loo" else f"stratified {sc.get('cv')}-fold")
+        if sc.get("repeats", 1) > 1:
+            scheme += f", {sc['repeats']} repeats"
+        facts = [("Data set", str(self.dataset_name)), ("Preparation", c.preparation()),
+                 ("Scheme", f"{scheme}, seed {sc.get('seed')}, {len(c.folds)} fold(s)")]
+        for r in c.learners:
+            params = ", ".join(f"{k}={v!r}" for k, v in r.params.items())
+            ca = spread_text(r.mean("accuracy"), r.spread("accuracy"), "accuracy")
+            facts.append((r.name, f"{r.algorithm}({params}): CA {ca}, "
+                          f"ROC AUC {spread_text(r.mean('auc'), r.spread('auc'), 'auc')}"))
+        return view_item("Test and Score", caption, png, facts)
 
     def select_rows(self, rows) -> None:
         if self.dataset_name is not None and self.dataset_name in self.window.session.datasets:

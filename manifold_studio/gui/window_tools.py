@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from manifold_studio.gui import autosave
 from manifold_studio.gui import classification_panel
+from manifold_studio.gui import cluster_compare_panel
 from manifold_studio.gui import clustering_tools
 from manifold_studio.gui import data_table
 from manifold_studio.gui import distance_matrix_actions
@@ -92,6 +93,7 @@ TOOLS = (
     (data_table.install_data_table, 'Table dock: the current data set, linked selection, search'),
     (recent_files.install_recent_files, 'File ▸ Open recent (data files and projects)'),
     (score_panel.install_test_score, 'Tools ▸ Test & Score: classifiers on the same folds, ROC, calibration'),
+    (cluster_compare_panel.install_compare_clusterings, 'Tools ▸ Compare clusterings: methods × k, every measure'),
     (undo.install_undo, 'Edit ▸ Undo / Redo for removing a run or a data set'),
     (help_pages.install_help_pages, 'Help ▸ Keyboard shortcuts, Help ▸ Methods, View ▸ Zoom to fit'),
     (preferences.install_preferences, 'LAST: Edit ▸ Preferences…, restores the saved window layout'),

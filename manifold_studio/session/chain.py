@@ -8,6 +8,7 @@ import numpy as np
 
 from manifold_studio.algorithms.pipeline import Pipeline, make_pipeline
 from manifold_studio.data import Dataset
+from manifold_studio.plugins.host import get_host
 
 
 def dataset_columns(ds: Dataset) -> tuple[list[str], dict[str, list]]:
@@ -29,10 +30,27 @@ def chained_estimator(chain, estimator, ds: Dataset) -> Pipeline:
     return pipe
 
 
-def chain_text(chain) -> str:
-    """``standardize → impute(strategy=median)``: a recorded chain in one line."""
+def pipeline_chain(estimator) -> list[tuple[str, dict]]:
+    """The preparation steps of a pipeline as ``[(step id, params), ...]`` (empty: not a pipeline,
+    or one without steps)."""
+    prep = getattr(estimator, "preparation", None) if isinstance(estimator, Pipeline) else None
+    return [(type(step).id, dict(step.get_params())) for _, step in prep or ()]
+
+
+def non_default_params(step_id: str, params: dict, host=None) -> dict:
+    """The parameters of step ``step_id`` that differ from its defaults (all of them for a step
+    the host does not know)."""
+    cls = (host or get_host()).preprocessors.get(step_id)
+    defaults = {p.name: p.default for p in cls.params} if cls is not None else {}
+    return {k: v for k, v in (params or {}).items() if k not in defaults or defaults[k] != v}
+
+
+def chain_text(chain, brief: bool = False) -> str:
+    """``standardize → impute(strategy=median)``: a recorded chain in one line (``brief``: each
+    step with its non-default parameters only)."""
     parts = []
     for step_id, params in chain or ():
+        params = jsonable_params(non_default_params(step_id, params) if brief else params or {})
         args = ", ".join(f"{k}={v}" for k, v in (params or {}).items())
         parts.append(f"{step_id}({args})" if args else str(step_id))
     return " → ".join(parts)

@@ -279,6 +279,16 @@ class Session:
             return ds.X[np.ix_(run.rows, run.rows)], y
         return (ds.X if run.rows is None else ds.X[run.rows]), y
 
+    def run_estimator(self, run: Run):
+        """A fresh, unfitted estimator of ``run`` as :meth:`create_run` builds it: its algorithm
+        with its parameters, behind its preparation chain (``run.meta["chain"]``) bound to the
+        columns of its data set. An evaluation refits it on each training part."""
+        est = self.host.algorithm_class(run.algorithm_id)(**run.params)
+        chain = run.meta.get("chain") if isinstance(run.meta, dict) else None
+        if chain:
+            est = chained_estimator([(str(i), dict(p or {})) for i, p in chain], est, self.dataset(run.dataset_name))
+        return est
+
     def fit_task(self, run: Run, isolated: bool = False) -> RunSpec:
         """The run's :class:`~manifold_studio.session.run_spec.RunSpec`: a Qt-free callable
         ``spec(progress=None) -> FitOutcome`` that touches no session state (safe on a worker
@@ -287,7 +297,7 @@ class Session:
         take the caller down."""
         est = self._estimators.pop(run.id, None)
         if est is None:  # a run recorded otherwise (a project, a script): build it from its record
-            est = self.host.algorithm_class(run.algorithm_id)(**run.params)
+            est = self.run_estimator(run)
         X, y = self.training_data(run)
         algo = getattr(est, "final", None) or est  # a chained run's labels go to its final algorithm
         if not (type(algo).requires_labels or algo.uses_labels()):

@@ -6,12 +6,15 @@ import weakref
 
 import numpy as np
 
-from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
+from manifold_studio.algorithms import EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.labels import encode_labels
+from manifold_studio.algorithms.neighbors import (PhaseTimer, make_index, metric_param, neighbors_param,
+                                                  neighbour_summary)
 from manifold_studio.algorithms.params import n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
-from manifold_studio.algorithms.umap_graph import (METRICS, MetricIndex, categorical_intersection,
-                                                   fuzzy_simplicial_set, memberships, smooth_knn_dist)
+from manifold_studio.algorithms.umap_graph import (METRICS, categorical_intersection, check_graph_size,
+                                                   fuzzy_graph, memberships, query_knn, same_points,
+                                                   smooth_knn_dist, training_knn)
 from manifold_studio.algorithms.umap_layout import (find_ab_params, optimize_layout, place_points,
                                                     rescale_init, spectral_init)
 from manifold_studio.errors import DataError, InvalidParameterError
@@ -48,6 +51,13 @@ class UMAP(EmbeddingAlgorithm):
     epochs against the fixed map (learning rate / 4, as umap-learn's transform), with a random
     stream seeded from its own coordinates: extension is sample-wise. A new point equal to a
     training point gets that point's place.
+
+    The neighbours come from the shared neighbour layer (``neighbors``: 'exact', 'approximate'
+    NN-descent, or 'auto', approximate from 20,000 points with more than 15 features); extend
+    queries the fit's index (a loaded model rebuilds it on the same seed: the same graph).
+    ``neighbors_method_`` and ``neighbors_recall_`` (recall@10 estimated on a sample when
+    approximate) and ``timings_`` (seconds of the phases: neighbours, fuzzy graph, spectral
+    start, sgd) go to the run's log.
 
     Examples
     --------
@@ -88,9 +98,8 @@ class UMAP(EmbeddingAlgorithm):
         Float("spread", 1.0, "Scale of the map's distances; with min_dist it sets how clumped the "
               "points are.", low=0.0, low_open=True),
         n_components_param(2, "Number of output dimensions."),
-        Choice("metric", "euclidean", "Distance between input points: 'euclidean', 'cosine' "
-               "(angle; for text or counts) or 'manhattan' (sum of absolute differences).",
-               choices=METRICS),
+        metric_param(METRICS),
+        neighbors_param(),
         Int("n_epochs", None, "Optimisation epochs; empty: 500 up to 10,000 points, 200 above "
             "(as umap-learn).", low=1, allow_none=True),
         Float("learning_rate", 1.0, "Initial SGD step (decays linearly to 0).", low=0.0,
@@ -121,10 +130,11 @@ class UMAP(EmbeddingAlgorithm):
             raise InvalidParameterError(
                 f"min_dist={p['min_dist']:g} is larger than spread={p['spread']:g}: min_dist must be "
                 f"at most spread (e.g. min_dist=0.1, spread=1).")
-        if p["n_neighbors"] >= n:
-            raise DataError(f"n_neighbors={p['n_neighbors']} is too large: the data has {n} points and "
-                            f"n_neighbors counts each point itself, so use n_neighbors <= {n - 1} "
-                            "(typically 15).")
+        if p["n_neighbors"] >= n and p["neighbors"] == "approximate":
+            raise DataError(f"neighbors='approximate' needs more points than neighbours: the data has {n} "
+                            f"points for n_neighbors={p['n_neighbors']} (counting each point itself); use "
+                            f"n_neighbors <= {n - 1} (typically 15).")
+        check_graph_size(p["n_neighbors"], n)
         if float(np.max(np.ptp(X, axis=0))) == 0.0:
             raise DataError(f"All {n} points are identical (constant data): UMAP needs distances "
                             "between points to define neighbours.")
@@ -132,30 +142,43 @@ class UMAP(EmbeddingAlgorithm):
             raise DataError(f"target_weight={p['target_weight']:g} asks for supervised UMAP, but no "
                             "labels were given: pass y (choose a label column) or set target_weight=0.")
 
+    def _make_index(self, X, neighbors, progress=None):
+        """The search index over the training points (the fit's and, for a loaded model, the same
+        one rebuilt: NN-descent is deterministic for its seed) holding n_neighbors - 1 neighbours."""
+        p = self._p
+        return make_index(X, neighbors=neighbors, metric=p["metric"], n_neighbors=p["n_neighbors"] - 1,
+                          random_state=p["random_state"] or 0, progress=progress)
+
     def _fit(self, X, y, progress):
         p = self._p
         self._check(X, y)
         n = X.shape[0]
         k = p["n_neighbors"]
         rng = np.random.default_rng(p["random_state"])
-        t0 = time.perf_counter()
-        index = MetricIndex(X, p["metric"])
-        graph, sigma, rho, dist, idx, mean_d = fuzzy_simplicial_set(
-            X, k, metric=p["metric"], index=index, progress=SubProgress(progress, 0.0, 0.3))
-        self._warn_duplicates(dist)
-        if p["target_weight"] > 0:
-            _, codes = encode_labels(y, n)
-            tw = p["target_weight"]
-            graph = categorical_intersection(graph, codes, 2.5 / (1.0 - tw) if tw < 1.0 else 1e12)
-        t_graph = time.perf_counter()
-        n_epochs = p["n_epochs"] or (500 if n <= 10_000 else 200)
-        G = graph.tocoo()
-        keep = G.data >= G.data.max() / n_epochs
-        G.data, G.row, G.col = G.data[keep], G.row[keep], G.col[keep]
+        timer = PhaseTimer()
+        with timer("neighbours"):
+            index = self._make_index(X, p["neighbors"], SubProgress(progress, 0.0, 0.2, "Neighbour index: "))
+            dist, idx = training_knn(index, k - 1, progress=SubProgress(progress, 0.2, 0.3, "Neighbours: "))
+            self.neighbors_method_ = "approximate" if index.approximate else "exact"
+            self.neighbors_recall_ = index.recall() if index.approximate else None
+        with timer("fuzzy graph"):
+            graph, sigma, rho, mean_d = fuzzy_graph(dist, idx, k)
+            self._warn_duplicates(dist)
+            if p["target_weight"] > 0:
+                _, codes = encode_labels(y, n)
+                tw = p["target_weight"]
+                graph = categorical_intersection(graph, codes, 2.5 / (1.0 - tw) if tw < 1.0 else 1e12)
+            n_epochs = p["n_epochs"] or (500 if n <= 10_000 else 200)
+            G = graph.tocoo()
+            keep = G.data >= G.data.max() / n_epochs
+            G.data, G.row, G.col = G.data[keep], G.row[keep], G.col[keep]
         progress.checkpoint(0.3, "Spectral start")
-        # the start is the pruned graph's (as umap-learn: the edges the SGD will sample)
-        Y0, how, n_comp = spectral_init(G.tocsr(), p["n_components"], rng,
-                                        SubProgress(progress, 0.3, 0.4, "Spectral start: "), X=X)
+        with timer("spectral start"):
+            # the start is the pruned graph's (as umap-learn: the edges the SGD will sample)
+            Y0, how, n_comp = spectral_init(G.tocsr(), p["n_components"], rng,
+                                            SubProgress(progress, 0.3, 0.4, "Spectral start: "), X=X)
+            a, b = find_ab_params(p["spread"], p["min_dist"])
+            Y = rescale_init(Y0).astype(np.float32)
         if n_comp > 1:
             self._warn(f"The neighbour graph has {n_comp} separate components: each starts from its own "
                        "spectral map around its centroid's place; their relative placement means little. "
@@ -163,9 +186,6 @@ class UMAP(EmbeddingAlgorithm):
         elif how == "random" and n > p["n_components"] + 1:
             self._warn("The spectral start did not converge (ARPACK): the map starts from random "
                        "positions.")
-        a, b = find_ab_params(p["spread"], p["min_dist"])
-        Y = rescale_init(Y0).astype(np.float32)
-        t_init = time.perf_counter()
         last = [time.monotonic()]
         reached = [0]
 
@@ -177,13 +197,14 @@ class UMAP(EmbeddingAlgorithm):
                 progress.partial(Ycur.astype(float))
 
         done = n_epochs
-        try:
-            Y, done = optimize_layout(Y, G, n_epochs, a, b, rng=rng, learning_rate=p["learning_rate"],
-                                      negative_sample_rate=p["negative_sample_rate"], progress=progress,
-                                      start=0.4, end=1.0, on_slice=publish)
-        except FitCancelled:
-            done = reached[0]
-            self._stop_early(f"after {done:,} of {n_epochs:,} epochs")
+        with timer("sgd"):
+            try:
+                Y, done = optimize_layout(Y, G, n_epochs, a, b, rng=rng, learning_rate=p["learning_rate"],
+                                          negative_sample_rate=p["negative_sample_rate"], progress=progress,
+                                          start=0.4, end=1.0, on_slice=publish)
+            except FitCancelled:
+                done = reached[0]
+                self._stop_early(f"after {done:,} of {n_epochs:,} epochs")
         self.embedding_ = np.asarray(Y, dtype=float)
         self.a_, self.b_ = a, b
         self.n_epochs_ = int(n_epochs)
@@ -192,7 +213,8 @@ class UMAP(EmbeddingAlgorithm):
         self.mean_distance_ = float(mean_d)
         self.training_points_ = np.ascontiguousarray(X)
         self.seed_ = int(rng.integers(0, 2 ** 31 - 1))
-        self.timings_ = [t_graph - t0, t_init - t_graph, time.perf_counter() - t_init]
+        self.timings_ = dict(timer.timings)
+        _CACHES[self] = (self.training_points_, index)     # extend reuses the fit's index
         if done == n_epochs:
             progress.checkpoint(1.0, "Done")
 
@@ -204,12 +226,14 @@ class UMAP(EmbeddingAlgorithm):
                        "land on one spot; remove duplicate rows or increase n_neighbors.")
 
     # -- extend -------------------------------------------------------------------------
-    def _index(self) -> MetricIndex:
+    def _index(self):
         """Search index over the training points, kept outside __dict__ (extend must not change
-        the estimator)."""
+        the estimator): the fit's, or after loading a model the same kind rebuilt on the same
+        seed (an approximate index is then the fit's graph again)."""
         cache = _CACHES.get(self)
         if cache is None or cache[0] is not self.training_points_:
-            cache = (self.training_points_, MetricIndex(self.training_points_, self._p["metric"]))
+            kind = getattr(self, "neighbors_method_", None) or self._p["neighbors"]
+            cache = (self.training_points_, self._make_index(self.training_points_, kind))
             _CACHES[self] = cache
         return cache[1]
 
@@ -217,7 +241,7 @@ class UMAP(EmbeddingAlgorithm):
         p = self._p
         index = self._index()
         k = p["n_neighbors"]
-        dist, idx = index.query(X, k - 1)
+        dist, idx = query_knn(index, X, k - 1)
         # no local connectivity (rho = 0), as umap-learn's transform: softer memberships, no single
         # neighbour at 1 (measured: more new points land inside their own cluster)
         sigma, rho, _ = smooth_knn_dist(dist, k, local_connectivity=0.0, mean_distance=self.mean_distance_)
@@ -228,7 +252,7 @@ class UMAP(EmbeddingAlgorithm):
         Y = place_points(X, idx, w, self.embedding_, self.a_, self.b_, seed=self.seed_, n_epochs=epochs,
                          learning_rate=p["learning_rate"] / 4.0,
                          negative_sample_rate=p["negative_sample_rate"])
-        same = index.exact_match(X, dist, idx)
+        same = same_points(self.training_points_, X, idx)
         Y[same >= 0] = self.embedding_[same[same >= 0]]
         return Y
 
@@ -237,8 +261,7 @@ class UMAP(EmbeddingAlgorithm):
         out = super().result_summary()
         if hasattr(self, "a_"):
             out.update(a=round(self.a_, 6), b=round(self.b_, 6), n_epochs=self.n_iter_, init=self.init_)
-            out.update({f"{name}_s": round(t, 3) for name, t in
-                        zip(("graph", "init", "optimisation"), self.timings_)})
+        out.update(neighbour_summary(self))
         return out
 
 

@@ -160,3 +160,14 @@ def test_categorical_features_of_a_table_are_matched_by_category_not_by_code(tmp
     np.testing.assert_allclose(pipe.extend(new_ds), expected, rtol=1e-12)
     prepared = pipe.prepare(new_ds)
     np.testing.assert_array_equal(prepared[:, :3], [[0, 0, 1], [0, 1, 0]])
+
+
+def test_a_dataset_that_dropped_rows_is_predicted_row_for_row():
+    """A data set whose loader dropped rows with gaps (penguins) keeps its table's other rows:
+    predicting the data set itself goes through those rows, not the whole table."""
+    ds = ms.load_data("sample:penguins")
+    assert ds.table_rows is not None and ds.n_samples < ds.table.n_rows  # 333 of 344 rows
+    pipe = ms.make_pipeline("standardize", ms.get_algorithm("svm")).fit(ds)
+    np.testing.assert_array_equal(pipe.predict(ds), pipe.predict(ds.X))
+    sub = ds.subset(np.arange(5, 40))
+    np.testing.assert_array_equal(pipe.predict(sub), pipe.predict(ds.X[5:40]))

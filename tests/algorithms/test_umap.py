@@ -10,7 +10,8 @@ from scipy.spatial.distance import cdist
 
 import manifold_studio as ms
 from manifold_studio.algorithms.progress import CallbackProgress
-from manifold_studio.algorithms.umap_graph import MetricIndex, fuzzy_simplicial_set
+from manifold_studio.algorithms.neighbors import make_index
+from manifold_studio.algorithms.umap_graph import fuzzy_simplicial_set, query_knn
 from manifold_studio.algorithms.umap_layout import find_ab_params, place_points, row_seeds
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
 
@@ -297,25 +298,31 @@ def test_nan_refused():
         umap().fit(X)
 
 
-def test_unknown_metric():
+@pytest.mark.parametrize("neighbors", ["exact", "approximate"])
+def test_unknown_metric(neighbors):
     with pytest.raises(InvalidParameterError, match=r"metric.*'euclidean', 'cosine', 'manhattan'"):
-        umap(metric="chebyshev").fit(blobs(50)[0])
-    with pytest.raises(DataError, match=r"Unknown metric 'chebyshev'.*neighbour index"):
-        MetricIndex(blobs(50)[0], "chebyshev")
+        umap(metric="chebyshev", neighbors=neighbors).fit(blobs(50)[0])
+    # the index itself names the metrics it knows
+    with pytest.raises(InvalidParameterError, match=r"metric='chebyshev' is not known to the neighbour search"):
+        fuzzy_simplicial_set(blobs(50)[0], 10, metric="chebyshev")
+    with pytest.raises(InvalidParameterError, match=r"metric='chebyshev' is not known to the neighbour search"):
+        make_index(blobs(50)[0], neighbors=neighbors, metric="chebyshev", n_neighbors=5)
 
 
 def test_cosine_refuses_zero_rows():
     X, _ = blobs(50)
     X[4] = 0.0
-    with pytest.raises(DataError, match=r"cosine.*all-zero rows.*row 4"):
+    with pytest.raises(DataError, match=r"cosine.*non-zero length.*row 4.*all zeros"):
         umap(metric="cosine").fit(X)
 
 
 def test_cosine_new_zero_row_is_at_distance_one_from_everything():
     X, _ = blobs(60, 6)
-    index = MetricIndex(X, "cosine")
-    dist, idx = index.query(np.zeros((1, 6)), 5)
-    np.testing.assert_array_equal(dist, np.ones((1, 5)))
+    for kind in ("exact", "approximate"):
+        index = make_index(X, neighbors=kind, metric="cosine", n_neighbors=5)
+        dist, idx = query_knn(index, np.vstack([np.zeros((1, 6)), X[:1]]), 5)
+        np.testing.assert_array_equal(dist[0], np.ones(5))
+        assert idx[1, 0] == 0 and dist[1, 0] == pytest.approx(0.0, abs=1e-12)
     est = umap(metric="cosine", n_epochs=20, random_state=0).fit(X)
     assert np.all(np.isfinite(est.extend(np.zeros((2, 6)))))
 

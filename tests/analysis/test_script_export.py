@@ -134,3 +134,42 @@ def test_a_data_set_made_in_the_session_is_left_out_with_its_runs(session):
     compile(text, "analysis.py", "exec")
     assert "cannot\n# load it" in text and "was fitted on data set 'first 30', which the script cannot load" in text
     assert "ms.load_data(''" not in text
+
+
+def test_a_test_and_score_with_a_chain_is_reproduced_by_the_script(tmp_path):
+    """Load a CSV, standardize, Test & Score of an SVM and the perceptron on 5 folds (as the
+    window does it: each learner the run's pipeline bound to the data set's columns): the script
+    written from the saved project repeats it in a fresh process with the same numbers."""
+    import manifold_studio as ms
+    from manifold_studio.evaluation import compare_learners
+    from manifold_studio.files.analysis_records import comparison_record
+    from manifold_studio.session.chain import chained_estimator
+
+    s = Session()
+    ds = s.load(str(_write_csv(tmp_path / "points.csv", n=120, seed=5)), label_column="kind")
+    chain = [("standardize", {})]
+    learners = [chained_estimator(chain, ms.get_algorithm("svm", C=2.0, kernel="rbf"), ds),
+                chained_estimator(chain, ms.get_algorithm("perceptron", max_epochs=40), ds)]
+    c = compare_learners(learners, ds.X, ds.labels, cv=5, seed=3, names=["svm", "perceptron"])
+    assert c.preparation() == "standardize"
+    doc, arrays = comparison_record(c)
+    doc["dataset"] = ds.name
+    proj = save_project(s, tmp_path / "scored.msproj", analyses={"test_score": (doc, arrays)})
+    script = write_script(proj, tmp_path / "analysis.py")
+    text = script.read_text()
+    assert "comparison = compare_learners({" in text and "ms.make_pipeline('standardize'," in text
+    out = tmp_path / "results"
+    done = subprocess.run([sys.executable, str(script), str(out)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads((out / "test_score.json").read_text())
+    assert saved["preparation"] == "standardize"
+    assert [te for _, te in saved["folds"]] == [te.tolist() for _, te in c.folds]
+    assert list(saved["learners"]) == ["svm", "perceptron"]
+    for r in c.learners:
+        mine = saved["learners"][r.name]
+        for m, values in r.fold_metrics.items():
+            if not m.endswith("_time"):
+                np.testing.assert_array_equal(np.array(mine["fold_metrics"][m], float), values)
+        assert mine["predictions"] == r.predictions.tolist()
+        assert mine["pooled_auc"] == c.pooled_auc(r.name)

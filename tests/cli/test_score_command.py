@@ -117,3 +117,45 @@ def test_score_reports_a_fold_it_cannot_fit(capsys, tmp_path):
     assert out.count("warning:") == 1 and "(class 'b' not in its training part)" in out
     table_row = next(ln for ln in out.splitlines() if ln.startswith("linear_classifier "))
     assert "n/a" not in table_row.split("±")[0]  # the other folds are scored
+
+
+def test_score_and_run_take_the_preparation_chain_of_run(capsys, tmp_path):
+    """score --prep/--role as 'run' takes them: every learner is the chain + its classifier,
+    fitted on each training part (the API's numbers with the same pipelines); 'run --cv --prep'
+    evaluates the pipeline the same way."""
+    from manifold_studio.evaluation import KFOLD, evaluate
+
+    wine = ms.load_data("sample:wine")
+    path = tmp_path / "wine.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(list(wine.feature_names) + ["note", "cultivar"])
+        for i, (row, label) in enumerate(zip(wine.X, wine.labels)):
+            w.writerow([repr(float(v)) for v in row] + [i % 7, label])
+    out_csv = tmp_path / "scores.csv"
+    rc, out, err = run(capsys, "score", "svm", "perceptron", "--data", path, "--label-column", "cultivar",
+                       "--cv", 5, "--seed", 1, "--prep", "standardize", "--prep", "select_columns:exclude=proline",
+                       "--role", "note=meta", "--param", "perceptron.max_epochs=30", "--out", out_csv)
+    assert rc == 0, err
+    assert "preparation (fitted on each training part): standardize → select_columns(exclude=['proline'])" in out
+    ds = ms.load_data(str(path), label_column="cultivar", roles={"note": "meta"})
+    assert "note" not in ds.feature_names
+    chain = ("standardize", ("select_columns", {"exclude": ["proline"]}))
+    ref = compare_learners({"svm": ms.make_pipeline(*chain, ms.get_algorithm("svm")),
+                            "perceptron": ms.make_pipeline(*chain, ms.get_algorithm("perceptron", max_epochs=30))},
+                           ds, cv=5, seed=1)
+    bare = compare_learners(["svm"], ds, cv=5, seed=1)
+    with open(out_csv) as fh:
+        rows = list(csv.DictReader(fh))
+    for row, r in zip(rows, ref.learners):
+        assert row["learner"] == r.name
+        for m in ("accuracy", "auc"):
+            assert float(row[m]) == pytest.approx(r.mean(m), abs=1e-12)
+    assert ref.learner("svm").mean("accuracy") > bare.learners[0].mean("accuracy") + 0.2
+    # run --cv with --prep: the pipeline evaluated per fold (no longer refused)
+    rc, out, err = run(capsys, "run", "svm", "--data", path, "--label-column", "cultivar", "--role", "note=meta",
+                       "--prep", "standardize", "--cv", 5, "--out", tmp_path / "pred.csv")
+    assert rc == 0, err
+    res = evaluate(ms.make_pipeline("standardize", ms.get_algorithm("svm")), ds, method=KFOLD, n_splits=5,
+                   random_state=0)
+    assert res.summary() in out + err

@@ -1,8 +1,10 @@
 """pytest-qt: Test & Score in the window (Tools ▸ Test & Score dock).
 
-Breast cancer (scikit-learn's copy, standardized here: the app ships no breast-cancer sample and
-has no preparation chain yet) with the perceptron, logistic regression, an RBF SVM and an MLP in
-one table; the table's ROC AUC equals scikit-learn's roc_auc_score on the same out-of-fold
+Breast cancer (the shipped sample, raw columns) with ``standardize`` in the Preparation dock and
+the perceptron, logistic regression, an RBF SVM and an MLP in one table: every learner is the
+chain and its classifier, fitted on each training part only (the standardized perceptron's
+out-of-fold scores equal scikit-learn's StandardScaler fitted per training fold, then the
+perceptron); the table's ROC AUC equals scikit-learn's roc_auc_score on the same out-of-fold
 scores; the ROC view draws one curve per learner; a confusion cell selects its rows.
 """
 from __future__ import annotations
@@ -14,10 +16,11 @@ from gui_helpers import discovered_host, wait_idle
 
 pytest.importorskip("pytestqt")
 
-from sklearn.datasets import load_breast_cancer  # noqa: E402
 from sklearn.metrics import accuracy_score, confusion_matrix, roc_auc_score  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
 
+import manifold_studio as ms  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 
 WINDOW_DIALOGS = False
@@ -31,14 +34,14 @@ def host():
 
 
 def _breast_cancer():
-    data = load_breast_cancer()
-    X = (data.data - data.data.mean(0)) / data.data.std(0)
-    return Dataset("breast cancer", X, labels=data.target_names[data.target], feature_names=list(data.feature_names),
-                   label_name="diagnosis")
+    return ms.load_data("sample:breast_cancer")  # 569 rows, 30 raw feature columns, label 'diagnosis'
 
 
-def _score(qtbot, w, folds=3, seed=0):
+def _score(qtbot, w, folds=3, seed=0, standardize=True):
     panel = w.test_score
+    if standardize:
+        w.preparation_panel.add_step("standardize")
+        assert panel.prep_label.text() == "Preparation: standardize"
     for algo in LEARNERS:
         panel.check(algo)
     panel.form("linear_classifier").editor("loss").set_value("logistic")
@@ -66,9 +69,19 @@ def test_test_and_score_four_learners_against_sklearn(qtbot, make_window, host):
     assert panel.table.rowCount() == 4
     assert [panel.table.verticalHeaderItem(i).text() for i in range(4)] == sorted(LEARNERS)  # list order
     # the folds are scikit-learn's
-    sk = [te for _, te in StratifiedKFold(3, shuffle=True, random_state=0).split(ds.X, ds.labels)]
+    sk_folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(ds.X, ds.labels))
+    sk = [te for _, te in sk_folds]
     for (_, te), b in zip(c.folds, sk):
         np.testing.assert_array_equal(te, b)
+    # every learner is standardize + its classifier, the scaler fitted on each training part only
+    assert [r.chain for r in c.learners] == [[("standardize", {"with_mean": True, "with_std": True})]] * 4
+    assert panel.prep_label.text() == "Preparation: standardize"
+    perceptron, by_hand = c.learner("perceptron"), np.empty(ds.n_samples)
+    for tr, te in sk_folds:
+        scaler = StandardScaler().fit(ds.X[tr])
+        clf = ms.get_algorithm("perceptron", **perceptron.params).fit(scaler.transform(ds.X[tr]), ds.labels[tr])
+        by_hand[te] = clf.decision_function(scaler.transform(ds.X[te]))
+    np.testing.assert_allclose(perceptron.scores[0][:, 1], by_hand, rtol=1e-9, atol=1e-9 * np.abs(by_hand).max())
     auc_col = [panel.table.horizontalHeaderItem(j).text() for j in range(panel.table.columnCount())].index("ROC AUC")
     for i, r in enumerate(c.learners):
         assert r.failures == [] and r.scores is not None
@@ -203,6 +216,10 @@ def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, 
     p2 = w2.test_score
     # the table, the paired comparison and the ROC come back
     assert p2.comparison is not None and _table_texts(p2.table) == table
+    # with the preparation chain every learner was scored behind (this window's dock has none)
+    assert [r.chain for r in p2.comparison.learners] == [r.chain for r in before.learners] != [[]] * 4
+    assert p2.prep_label.text() == ("Preparation: standardize (the Preparation dock now has: none; "
+                                    "Run scores with it)")
     assert _table_texts(p2.wins_table) == _table_texts(panel.wins_table)
     assert sorted(p2.roc_view.curves) == sorted(roc)
     for name, item in p2.roc_view.curves.items():

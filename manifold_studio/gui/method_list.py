@@ -1,0 +1,102 @@
+"""A checkable list of algorithms, each with its own generated settings form (:class:`ParamForm`)
+shown below the list for the highlighted one, and "Add a copy" (another entry of the same
+algorithm with its own settings). Test & Score and Compare clusterings use it."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+
+from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
+from manifold_studio.gui.param_form import ParamForm
+
+
+class MethodList(QWidget):
+    """Entries are named: the algorithm id, or "id #2", "id #3" for copies."""
+
+    def __init__(self, host, algorithm_ids, *, tooltip: str = "", copy_tooltip: str = "", fixed=None,
+                 parent=None):
+        """``fixed(algorithm_id) -> {parameter: why}``: parameters the tool sets itself, shown
+        disabled with ``why`` as their tooltip (Compare clusterings sets the number of clusters)."""
+        super().__init__(parent)
+        self.host = host
+        self.fixed = fixed
+        self.list = QListWidget()
+        self.list.setToolTip(tooltip)
+        self.forms = QStackedWidget()
+        self._form_of: dict[str, ParamForm] = {}   # entry name -> its settings
+        self._algo_of: dict[str, str] = {}         # entry name -> algorithm id
+        for algo_id in algorithm_ids:
+            self._add(algo_id, algo_id, host.algorithm_class(algo_id).name or algo_id)
+        self.list.currentRowChanged.connect(self.forms.setCurrentIndex)
+        self.copy_button = QPushButton("Add a copy")
+        self.copy_button.setToolTip(copy_tooltip)
+        self.copy_button.clicked.connect(lambda: self.add_copy())
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.list, 1)
+        lay.addWidget(self.copy_button)
+        lay.addWidget(self.forms, 1)
+
+    def _add(self, name: str, algo_id: str, text: str) -> QListWidgetItem:
+        item = QListWidgetItem(text)
+        item.setData(Qt.ItemDataRole.UserRole, name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Unchecked)
+        self.list.addItem(item)
+        form = ParamForm(self.host.algorithm_class(algo_id).params)
+        for pname, why in (self.fixed(algo_id) if self.fixed is not None else {}).items():
+            form.editor(pname).setEnabled(False)
+            form.editor(pname).setToolTip(why)
+        self._form_of[name], self._algo_of[name] = form, algo_id
+        self.forms.addWidget(form)
+        return item
+
+    def add_copy(self, name: str | None = None) -> str:
+        """Add (ticked) another entry of entry ``name``'s algorithm (default: the highlighted one)
+        starting from its settings; returns the new entry's name ("svm #2")."""
+        if name is None:
+            item = self.list.currentItem() or self.list.item(0)
+            name = item.data(Qt.ItemDataRole.UserRole)
+        algo = self._algo_of[name]
+        n = 2
+        while f"{algo} #{n}" in self._form_of:
+            n += 1
+        new = f"{algo} #{n}"
+        self._add(new, algo, new)
+        source, form = self._form_of[name], self._form_of[new]
+        for pname, editor in source.editors.items():
+            if not editor.error():
+                form.editor(pname).set_value(editor.value())
+        self.check(new)
+        return new
+
+    def form(self, name: str) -> ParamForm:
+        """The settings of entry ``name`` (an algorithm id, or a copy's name)."""
+        return self._form_of[name]
+
+    def algorithm(self, name: str) -> str:
+        return self._algo_of[name]
+
+    def check(self, name: str, checked: bool = True) -> None:
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == name:
+                item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+                self.list.setCurrentRow(i)
+                return
+        raise KeyError(name)
+
+    def checked(self) -> list[str]:
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())
+                if self.list.item(i).checkState() == Qt.CheckState.Checked]
+
+    def specs(self, names) -> list[tuple[str, dict]]:
+        """``[(algorithm id, settings)]`` of entries ``names``; a ManifoldStudioError names the
+        invalid setting (prefixed with the entry's name)."""
+        out = []
+        for n in names:
+            try:
+                out.append((self._algo_of[n], self._form_of[n].values()))
+            except ManifoldStudioError as exc:
+                raise InvalidParameterError(f"{n}: {error_message(exc)}") from None
+        return out
