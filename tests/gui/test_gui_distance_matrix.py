@@ -15,6 +15,8 @@ from procrustes import procrustes_residual
 
 pytest.importorskip("pytestqt")
 
+from PySide6.QtCore import Qt  # noqa: E402
+
 import manifold_studio as ms  # noqa: E402
 from manifold_studio.gui import distance_matrix_actions  # noqa: E402
 from manifold_studio.session.records import DONE  # noqa: E402
@@ -63,7 +65,7 @@ def _item(panel, algorithm_id):
     for i in range(tree.topLevelItemCount()):
         top = tree.topLevelItem(i)
         for j in range(top.childCount()):
-            if top.child(j).data(0, 256) == algorithm_id:   # Qt.UserRole
+            if top.child(j).data(0, Qt.ItemDataRole.UserRole) == algorithm_id:
                 return top.child(j)
     raise AssertionError(algorithm_id)
 
