@@ -8,6 +8,7 @@ Scripting API::
     est = ms.get_algorithm("pca", n_components=2).fit(X)
     est.embedding_, est.extend(X_new)
     ds = ms.load_data("sample:iris")          # or a path to a .csv/.tsv/.xlsx/.parquet/.npy/.npz file
+    D = ms.load_distance_matrix("D.csv")      # a square distance matrix: fit with metric="precomputed"
     ms.list_preprocessors()                   # preparation steps: standardize, impute, one_hot, ...
     pipe = ms.make_pipeline("standardize", ("impute", {"strategy": "median"}),
                             ms.get_algorithm("kmeans", n_clusters=3)).fit(ds)
@@ -27,10 +28,11 @@ from manifold_studio.errors import (
 )
 from manifold_studio.files.source_file import file_record
 from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
 from manifold_studio.version import __version__
 
 __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
-           "load_data", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
+           "load_data", "load_distance_matrix", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
            "FitCancelled", "DataError", "InvalidParameterError",
            "NotFittedError", "ManifoldStudioError", "UnknownAlgorithmError", "__version__"]
 
@@ -96,3 +98,15 @@ def load_data(source: str, host=None, progress=None, *, loader=None, **options) 
     ds.source_file = file_record(source)
     progress.checkpoint(1.0, f"Loaded {ds.describe()}")
     return ds
+
+
+def load_distance_matrix(source, host=None, progress=None, **options) -> Dataset:
+    """Load a file holding a square matrix of distances between n items (CSV/TSV with or without
+    a header row and a first column of names, Excel, ``.npy``, ``.npz`` dense or sparse, ``.mtx``)
+    as a data set flagged ``distance_matrix``, after checking that it is one (square, finite,
+    non-negative, zero diagonal, symmetric, names that agree): see
+    :mod:`manifold_studio.tables.distance_matrix`. ``options``: the file's loader options (e.g.
+    ``label_column``) and ``symmetry_tolerance``."""
+    host = _host() if host is None else host
+    loader = DistanceMatrixLoader(host.loader_for(source))
+    return load_data(str(source), host, progress, loader=loader, **options)

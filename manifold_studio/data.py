@@ -67,6 +67,10 @@ class Dataset:
     #: the file it was read from: absolute path, size, modification time (and SHA-256 once a
     #: project saved it), see :mod:`manifold_studio.files.source_file`; None for samples
     source_file: dict | None = None
+    #: X is the square n x n matrix of distances between the n rows (``ms.load_distance_matrix``):
+    #: only methods with ``metric`` / ``dissimilarity`` = 'precomputed' fit it; a subset keeps both
+    #: its rows and their columns; ``feature_names`` (and the row ids) are the item names
+    distance_matrix: bool = False
 
     def __post_init__(self):
         if is_sparse(self.X):
@@ -89,6 +93,12 @@ class Dataset:
             if len(self.feature_names) != X.shape[1]:
                 raise DataError(f"Data set '{self.name}': {len(self.feature_names)} feature names "
                                 f"for {X.shape[1]} columns.")
+        if self.distance_matrix:
+            if self.is_sparse or X.shape[0] != X.shape[1]:
+                raise DataError(f"Data set '{self.name}': a distance matrix must be dense and square, got "
+                                f"shape {X.shape}.")
+            if self.row_ids is None and self.feature_names is not None:
+                self.row_ids = np.asarray(self.feature_names, dtype=object)
         if self.row_ids is None:
             if self.table is not None:
                 ids = self.table.row_ids
@@ -129,10 +139,17 @@ class Dataset:
     def describe(self) -> str:
         lab = f", labels: {self.label_name or 'yes'}" if self.has_labels else ", no labels"
         sparse = f", sparse ({self.X.nnz:,} non-zero values)" if self.is_sparse else ""
-        return f"{self.name}: {self.n_samples:,} × {self.n_features}{sparse}{lab}"
+        dist = " distance matrix" if self.distance_matrix else ""
+        return f"{self.name}: {self.n_samples:,} × {self.n_features}{dist}{sparse}{lab}"
 
     def subset(self, rows, name: str | None = None) -> "Dataset":
         rows = np.asarray(rows)
+        if self.distance_matrix:  # the distances between the chosen items: their rows and columns
+            rows = np.arange(self.n_samples)[rows]
+            return Dataset(name or self.name, self.X[np.ix_(rows, rows)],
+                           None if self.labels is None else self.labels[rows],
+                           None if self.feature_names is None else [self.feature_names[r] for r in rows],
+                           self.source, self.label_name, [], row_ids=self.row_ids[rows], distance_matrix=True)
         table_rows = None
         if self.table is not None:
             table_rows = (np.arange(self.n_samples) if self.table_rows is None else self.table_rows)[rows]
@@ -176,6 +193,9 @@ class Dataset:
         """Give columns roles ({name: 'feature' | 'target' | 'meta' | 'skipped'}) and recompute
         X, labels, feature names and row ids (in place; returns self). Nothing changes when the
         new roles are refused (e.g. no feature column left)."""
+        features = set(self.table.feature_names) if self.table is not None else set()
+        if self.distance_matrix and any((r == FEATURE) != (n in features) for n, r in roles.items()):
+            raise DataError(f"Data set '{self.name}' is a distance matrix: its columns are its items and stay features.")
         table = self._require_table("changing roles").copy()
         table.set_roles(roles)
         return self._rebuild(table)

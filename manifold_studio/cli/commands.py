@@ -17,6 +17,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
+from manifold_studio.cli.distance_option import distance_run_params, load_source
 from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.cli.prep_options import (
     apply_loading_options,
@@ -190,11 +191,11 @@ def _folder_loader(source: str) -> bool:
 def load_dataset(source: str, label_column: str | None = None,
                  data_options: list[tuple[str, str]] | None = None, console: Console | None = None,
                  label_optional: bool = False, strict: bool = False, roles: dict | None = None,
-                 id_column: str | None = None, keep_missing: bool = False):
+                 id_column: str | None = None, keep_missing: bool = False, distances=False):
     """Load ``sample:NAME`` or a file, with --label-column and --data-option values. ``strict``
     (--strict): anything the loader had to change (a column left out, rows dropped, a text cell
     in a numeric column) is an error instead of a note. ``roles`` / ``id_column``: --role and
-    --id-column; ``keep_missing``: rows with gaps are kept as NaN (the chain imputes them)."""
+    --id-column; ``keep_missing``: rows with gaps are kept as NaN (the chain imputes them); ``distances``: load_source."""
     is_sample = source.startswith("sample:")
     if not is_sample and not Path(source).exists():
         raise DataError(f"File not found: {source}")
@@ -203,14 +204,14 @@ def load_dataset(source: str, label_column: str | None = None,
     options = loader_options(source, source, label_column, data_options or [])
     options, later_roles = loading_options(*_source_options(source), roles or {}, id_column, keep_missing, options)
     try:
-        ds = ms.load_data(source, **options)
+        ds = load_source(source, options, distances)
     except DataError:
         if not (label_optional and label_column is not None):
             raise
         # a file to extend to may lack the training file's label column: read it without one
         options.pop("label_column", None)
         options.pop("label_array", None)
-        ds = ms.load_data(source, **options)
+        ds = load_source(source, options, distances)
         if console:
             console.note(f"{Path(source).name} has no label column '{label_column}': read without labels.")
     ds = apply_roles(ds, later_roles, source)
@@ -260,13 +261,13 @@ def cmd_run(args) -> int:
     check_inputs(args, ("--data", "--extend"))
     check_outputs_differ(args, ("--out", "--extend-out", "--save-model"), ("--data", "--extend"))
     cls = ms.algorithm_class(args.algorithm)
-    params = parse_values(cls.params, _pairs(args.param, "--param"), cls.id)
+    params = distance_run_params(args, cls, parse_values(cls.params, _pairs(args.param, "--param"), cls.id))
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
     if steps and not args.in_process and get_host().is_third_party(cls.id):
         raise UsageError(f"--prep with the third-party algorithm {cls.id} needs --in-process")
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
-               "keep_missing": chain_imputes([s for s, _ in steps])}
+               "keep_missing": chain_imputes([s for s, _ in steps]), "distances": getattr(args, "distance_matrix", False)}
     if (args.extend is None) != (args.extend_out is None):
         raise UsageError("--extend FILE and --extend-out FILE go together")
     if args.out == "-" and args.extend_out == "-":
@@ -299,7 +300,7 @@ def cmd_run(args) -> int:
     new = X_new = None
     if args.extend is not None:
         new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True,
-                           **{**loading, "roles": roles_for(args.extend, loading["roles"])})
+                           **{**loading, "roles": roles_for(args.extend, loading["roles"]), "distances": ds.distance_matrix and ds})
         X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
     evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
@@ -310,7 +311,7 @@ def cmd_run(args) -> int:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
-                                           progress=progress, clone=False, columns=ds.feature_names,
+                                           progress=progress, clone=False, columns=ds.feature_names, distances=ds.distance_matrix,
                                            fit=isolated and (lambda *a: isolated(*a).estimator)), args.data)
         result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
     elif isolated is not None:

@@ -49,6 +49,7 @@ from manifold_studio.cli.console import (
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.project_commands import add_project_parsers
+from manifold_studio.cli import distance_option
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
@@ -227,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader or sample option, e.g. delimiter=tab, missing=error, n_samples=500")
     add_prep_arguments(p, prep=True)
+    p.add_argument("--distance-matrix", action="store_true", help=distance_option.HELP)
     p.add_argument("--extend", metavar="FILE", help="also extend the fitted model to the points of FILE")
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")

@@ -142,8 +142,11 @@ def _mean_ci(values: np.ndarray, level: float = 0.95):
 
 
 def extension_quality(estimator, X, *, fractions=DEFAULT_FRACTIONS, n_repeats: int = 3,
-                      n_heldout: int = 10, random_state=None, progress=None) -> ExtensionQualityResult:
+                      n_heldout: int = 10, random_state=None, progress=None,
+                      distances: bool = False) -> ExtensionQualityResult:
     """Run the section 5.4 experiment for ``estimator`` (its parameters, refitted many times).
+    ``distances``: X is a square distance matrix (metric='precomputed'): each refit gets the distances
+    between its points, the left-out point its distances to them.
 
     ``n_heldout`` points of F are left out one at a time per repeat (each needs one refit), so
     the cost is about ``len(fractions) * n_repeats * (2 + n_heldout)`` fits.
@@ -155,6 +158,10 @@ def extension_quality(estimator, X, *, fractions=DEFAULT_FRACTIONS, n_repeats: i
     fractions = [float(f) for f in fractions]
     if not fractions or any(not (0 < f < 0.5) for f in fractions):
         raise DataError("Substitution fractions must be between 0 and 0.5 (|R1| + |R2| < n).")
+    def rows(idx, cols=None):
+        cols = idx if cols is None else cols
+        return X[np.ix_(idx, cols)] if distances else X[idx]
+
     result = ExtensionQualityResult(getattr(estimator, "id", type(estimator).__name__), n, n_repeats=n_repeats)
     total = len(fractions) * n_repeats
     step = 0
@@ -172,9 +179,9 @@ def extension_quality(estimator, X, *, fractions=DEFAULT_FRACTIONS, n_repeats: i
             train2 = np.concatenate([F, R2])
             nF = F.size
             sub.checkpoint(0.0, "training on F ∪ R1")
-            e1 = _embedding(clone_estimator(estimator).fit(X[train1]))
+            e1 = _embedding(clone_estimator(estimator).fit(rows(train1)))
             sub.checkpoint(0.05, "training on F ∪ R2")
-            e2 = _embedding(clone_estimator(estimator).fit(X[train2]))
+            e2 = _embedding(clone_estimator(estimator).fit(rows(train2)))
             size = float(np.sqrt(np.mean(np.sum((e1[:nF] - e1[:nF].mean(0)) ** 2, axis=1)))) or 1.0
             aligned2 = affine_align(e2[:nF], e1[:nF])(e2[:nF])
             variability = np.linalg.norm(aligned2 - e1[:nF], axis=1) / size
@@ -182,9 +189,9 @@ def extension_quality(estimator, X, *, fractions=DEFAULT_FRACTIONS, n_repeats: i
             for j, h in enumerate(held):
                 sub.checkpoint(0.1 + 0.9 * j / len(held), f"leave-one-out {j + 1}/{len(held)}")
                 keep = np.delete(np.arange(train1.size), h)
-                est = clone_estimator(estimator).fit(X[train1[keep]])
+                est = clone_estimator(estimator).fit(rows(train1[keep]))
                 e_loo = _embedding(est)
-                y_new = _extend(est, X[train1[h]][None, :])
+                y_new = _extend(est, rows(train1[[h]], train1[keep]))
                 align = affine_align(e_loo, e1[keep])
                 err = np.linalg.norm(align(y_new)[0] - e1[h]) / size
                 var_all.append(variability[h])

@@ -61,7 +61,8 @@ def _training_output(est) -> np.ndarray:
 
 
 def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, progress=None,
-                  fit_share: float = 0.3, clone: bool = True, fit=None, columns=None) -> SampleFitResult:
+                  fit_share: float = 0.3, clone: bool = True, fit=None, columns=None,
+                  distances: bool = False) -> SampleFitResult:
     """Fit on ``n_samples`` random rows of X, extend to all rows; see the module docstring.
 
     ``fit_share`` is the part of the progress bar given to the fit. ``clone=False`` fits the
@@ -69,7 +70,9 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     ``fit(X, y, progress)``, if given, does the fitting and returns the fitted estimator (the
     command line fits a third-party plugin in a worker process this way). A pipeline
     (:func:`manifold_studio.make_pipeline`) is fitted with the column names ``columns``, and X may
-    hold missing values (NaN) for its preparation steps to fill.
+    hold missing values (NaN) for its preparation steps to fill. ``distances``: X is the square
+    N x N distance matrix of a method with metric='precomputed': the fit gets the m x m distances
+    between the sampled rows, the extension each other row's distances to them.
     """
     progress = as_progress(progress)
     is_pipeline = callable(getattr(estimator, "prepare", None))
@@ -86,10 +89,11 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     t0 = time.perf_counter()
     y_fit = None if y is None else np.asarray(y)[idx]
     fit_progress = SubProgress(progress, 0.0, fit_share, "Fit: ")
+    X_fit = X[np.ix_(idx, idx)] if distances else X[idx]
     if fit is None:
-        est.fit(X[idx], y_fit, progress=fit_progress, **({"columns": columns} if is_pipeline else {}))
+        est.fit(X_fit, y_fit, progress=fit_progress, **({"columns": columns} if is_pipeline else {}))
     else:
-        est = fit(X[idx], y_fit, fit_progress)
+        est = fit(X_fit, y_fit, fit_progress)
     fit_time = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -108,7 +112,8 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     sub = SubProgress(progress, fit_share, 1.0, "")
     for start in range(0, n_rest, EXTEND_BLOCK):
         stop = min(n_rest, start + EXTEND_BLOCK)
-        part = est.extend(X[rest[start:stop]],
+        block = X[np.ix_(rest[start:stop], idx)] if distances else X[rest[start:stop]]
+        part = est.extend(block,
                           progress=SubProgress(sub, start / max(n_rest, 1), stop / max(n_rest, 1),
                                                f"Extending to {N:,} points: "))
         part = np.asarray(part)

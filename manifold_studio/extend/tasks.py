@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from manifold_studio import load_data
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
@@ -21,9 +22,11 @@ from manifold_studio.extend.out_of_core import extend_source
 from manifold_studio.extend.quality import extension_quality
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.model_file import load_model_with_metadata
+from manifold_studio.plugins.host import get_host
 from manifold_studio.session.records import FitOutcome
+from manifold_studio.tables.distance_matrix import read_distances_to
 
-__all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "ExtendResult",
+__all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "load_distances_and_extend", "ExtendResult",
            "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
 
 
@@ -51,14 +54,15 @@ def matrix_megabytes(n: int) -> float:
 # -- fit on a sample ----------------------------------------------------------------------------
 
 def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, y=None,
-                    random_state=None, progress=None) -> FitOutcome:
+                    random_state=None, progress=None, distances: bool = False) -> FitOutcome:
     """Fit on ``n_samples`` random rows of ``X`` and extend to all rows (a FitOutcome for the
-    whole data set). ``meta["fitted_rows"]`` lists the rows that were fitted."""
+    whole data set). ``meta["fitted_rows"]`` lists the rows that were fitted. ``distances``: X is a
+    square distance matrix (see :func:`~manifold_studio.extend.sample_fit.fit_on_sample`)."""
 
     progress = as_progress(progress)
     start = time.perf_counter()
     res = fit_on_sample(algorithm_cls(**params), X, n_samples, y=y, random_state=random_state,
-                        progress=progress, clone=False)
+                        progress=progress, clone=False, distances=distances)
     est = res.estimator
     out = np.asarray(res.output)
     embedding = labels = None
@@ -131,6 +135,23 @@ def load_and_extend(source: str, estimator, host=None, options: dict | None = No
     return ExtendResult(rep.values, rep.seconds, rep.dataset, None, label, rep.correct, rep.notes)
 
 
+def load_distances_and_extend(source: str, estimator, training: Dataset, host=None, options: dict | None = None,
+                              progress=None) -> ExtendResult:
+    """Extend ``estimator``, fitted on the distance-matrix data set ``training``, to the points of a
+    file holding their distances to its n items (m x n, read by the file's loader and checked by
+    :func:`manifold_studio.tables.distance_matrix.read_distances_to`)."""
+    progress = as_progress(progress)
+    name = Path(source).name
+    options = dict(options or {})
+    loader = (host or get_host()).loader_for(source)
+    if "missing" in {p.name for p in loader.options}:
+        options.setdefault("missing", "keep")   # a gap is reported by name, not silently dropped
+    read = load_data(str(source), host, SubProgress(progress, 0.0, 0.2), loader=loader, **options)
+    new = read_distances_to(read, training, name)
+    res = extend_task(estimator, new.X, None, name, SubProgress(progress, 0.2, 1.0))
+    return ExtendResult(res.values, res.time_s, new, None, name)
+
+
 def _training_feature_names(estimator) -> list[str] | None:
     names = getattr(estimator, "feature_names_in_", None)
     return None if names is None else [str(n) for n in names]
@@ -168,8 +189,9 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 
 def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions=(0.01, 0.02, 0.05, 0.1, 0.2),
                         n_repeats: int = 3, n_heldout: int = 10, max_points: int | None = 400,
-                        random_state=0, progress=None) -> dict:
-    """Run the section 5.4 experiment and return a plot-ready, JSON-friendly report.
+                        random_state=0, progress=None, distances: bool = False) -> dict:
+    """Run the section 5.4 experiment and return a plot-ready, JSON-friendly report (``distances``: X
+    is a square distance matrix; see :func:`~manifold_studio.extend.quality.extension_quality`).
 
     At most ``max_points`` random rows of ``X`` are used (each of the many refits costs a full
     fit). The report holds, per fraction, the mean and 95% interval of the variability, of the
@@ -181,11 +203,12 @@ def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions
     n_all = X.shape[0]
     rng = check_random_state(random_state)
     if max_points is not None and n_all > int(max_points):
-        X = X[np.sort(rng.choice(n_all, size=int(max_points), replace=False))]
+        keep = np.sort(rng.choice(n_all, size=int(max_points), replace=False))
+        X = X[np.ix_(keep, keep)] if distances else X[keep]
     est = algorithm_cls(**params)
     start = time.perf_counter()
     res = extension_quality(est, X, fractions=tuple(fractions), n_repeats=int(n_repeats),
-                            n_heldout=int(n_heldout), random_state=rng, progress=progress)
+                            n_heldout=int(n_heldout), random_state=rng, progress=progress, distances=distances)
     rows = []
     for r in res.rows:
         var = mean_ci(r.variability)

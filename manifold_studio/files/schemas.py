@@ -214,6 +214,8 @@ _DATASET = {
         "sha256": _STR}),
     "table": Field(("dict", "null"), fields=_TABLE),
     "table_rows": _ARRAY_REF, "table_scope": _ARRAY_REF,
+    # X is a square distance matrix (Dataset.distance_matrix); absent: false
+    "distance_matrix": Field(("bool",)),
 }
 _HISTORY = {
     "time": Field(("number",), required=True), "level": Field(("str",), required=True),

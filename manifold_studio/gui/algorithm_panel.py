@@ -101,6 +101,8 @@ class AlgorithmPanel(QWidget):
             for j in range(top.childCount()):
                 item = top.child(j)
                 if item.data(0, Qt.ItemDataRole.UserRole) == algorithm_id:
+                    if item.isDisabled():   # greyed out (set_unavailable): not selectable
+                        return False
                     self.tree.setCurrentItem(item)
                     self.show_current()
                     QTimer.singleShot(0, self.show_current)  # again once the tree has its final size
@@ -112,6 +114,31 @@ class AlgorithmPanel(QWidget):
         item = self.tree.currentItem()
         if item is not None:
             self.tree.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def set_unavailable(self, reasons: dict[str, str]) -> None:
+        """Grey out the algorithms in ``reasons`` ({id: why}), their tooltip saying why; every
+        other algorithm is available again (``{}`` enables them all)."""
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            for j in range(top.childCount()):
+                item = top.child(j)
+                algo_id = item.data(0, Qt.ItemDataRole.UserRole)
+                cls = self.window.host.algorithms.get(algo_id)
+                why = reasons.get(algo_id, "")
+                item.setDisabled(bool(why))
+                if cls is not None:
+                    item.setToolTip(0, f"<b>{html.escape(cls.name)}</b> (<code>{cls.id}</code>)<p>"
+                                       + (f"<i>Not available: {html.escape(why)}</i></p><p>" if why else "")
+                                       + f"{html.escape(cls.help)}</p>")
+
+    def is_available(self, algorithm_id: str) -> bool:
+        """Whether ``algorithm_id`` is listed and not greyed out (:meth:`set_unavailable`)."""
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            for j in range(top.childCount()):
+                if top.child(j).data(0, Qt.ItemDataRole.UserRole) == algorithm_id:
+                    return not top.child(j).isDisabled()
+        return False
 
     def showEvent(self, event):
         super().showEvent(event)

@@ -212,7 +212,9 @@ class DataPanel(QWidget):
         else:
             labels = "no labels"
         src = f"<br><small>{ds.source}</small>" if ds.source else ""
-        self.info_label.setText(f"<b>{ds.n_samples:,} × {ds.n_features}</b> (points × features), {labels}{src}")
+        shape = (f"<b>{ds.n_samples:,} × {ds.n_samples:,} distance matrix</b> ({ds.n_samples:,} items)"
+                 if ds.distance_matrix else f"<b>{ds.n_samples:,} × {ds.n_features}</b> (points × features)")
+        self.info_label.setText(f"{shape}, {labels}{src}")
         self.report.setPlainText("\n".join(ds.report))
         self.report.setVisible(bool(ds.report))
         # as tall as the report (wrapped lines counted), up to 12 lines; it scrolls beyond

@@ -38,6 +38,7 @@ from manifold_studio.extend.tasks import (
     extend_task,
     holdout_split,
     load_and_extend,
+    load_distances_and_extend,
     matrix_megabytes,
     sample_fit_task,
 )
@@ -236,7 +237,7 @@ class ExtendPanel(ModelFileActions, ResultView):
                                           f"{HELDOUT}:{run.dataset_name}")
             n_feat = getattr(run.estimator, "n_features_in_", None)
             for name, ds in self.session.datasets.items():
-                if name == run.dataset_name or run.source_run is not None:
+                if name == run.dataset_name or run.source_run is not None or ds.distance_matrix:
                     continue
                 if n_feat is not None and ds.n_features != n_feat:
                     continue
@@ -294,6 +295,12 @@ class ExtendPanel(ModelFileActions, ResultView):
             self._say(error_message(exc), error=True)
             return None
         X = ds.X if rows is None else ds.X[np.asarray(rows)]
+        if ds.distance_matrix and run.source_run is None:   # the rows' distances to the fitted items
+            if ds.name != run.dataset_name or rows is None or run.rows is None:
+                self._fail(f"Cannot extend run #{run.id} to '{ds.name}': a distance matrix extends only to its own "
+                           "held-out rows; for new points use Extend to a file… (their distances to the fitted items).")
+                return None
+            X = ds.X[np.ix_(np.asarray(rows), np.asarray(run.rows))]
         what = f"Data set '{ds.name}'"
         task = functools.partial(extend_task, run.estimator, X, rows, what)
         label = f"{ds.name} ({X.shape[0]:,} points)" if rows is None else \
@@ -344,7 +351,12 @@ class ExtendPanel(ModelFileActions, ResultView):
         ok, options = self._options_for(path, options, ask, f"Cannot extend to {path.name}")
         if not ok:
             return None
-        task = functools.partial(load_and_extend, str(path), run.estimator, self.window.host, options)
+        training = self.session.datasets.get(run.dataset_name)
+        if training is not None and training.distance_matrix and run.source_run is None:
+            task = functools.partial(load_distances_and_extend, str(path), run.estimator,
+                                     training if run.rows is None else training.subset(run.rows), self.window.host, options)
+        else:
+            task = functools.partial(load_and_extend, str(path), run.estimator, self.window.host, options)
         return self._start(task, run, path.name, dataset_name=None, source=path.name)
 
     def _start(self, task, run, label: str, dataset_name: str | None, source: str = ""):
@@ -456,7 +468,9 @@ class ExtendPanel(ModelFileActions, ResultView):
             if cls.requires_labels and y is None:
                 raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
             uses = cls.requires_labels or cls(**run.params).uses_labels()
-            return functools.partial(sample_fit_task, cls, dict(run.params), X, m, y if uses else None, seed)
+            distances = session.dataset(run.dataset_name).distance_matrix and run.source_run is None
+            return functools.partial(sample_fit_task, cls, dict(run.params), X, m, y if uses else None, seed,
+                                     distances=distances)
 
         run = self.window.run_algorithm(algorithm_id, params, ds.name, make_task=make_task)
         if run is not None and not run.finished:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
+    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
     QVBoxLayout,
 )
 
@@ -27,6 +27,8 @@ PREVIEW_ROWS = 20
 #: options the dialog sets itself (roles per column; the sheet from a list)
 OWN_OPTIONS = ("roles", "sheet")
 SETTINGS_GROUP = "import"
+#: the key ``values()`` sets when "This file is a distance matrix" is ticked (not a loader option)
+DISTANCE_OPTION = "distance_matrix"
 
 
 def remembered(path) -> dict:
@@ -49,7 +51,7 @@ class ImportDialog(QDialog):
     """Options, column roles and a preview for one table file; ``values()`` gives the loader's
     options (the roles changed from the proposed ones in ``roles``)."""
 
-    def __init__(self, loader, path, parent=None):
+    def __init__(self, loader, path, parent=None, distance_matrix: bool | None = None):
         super().__init__(parent)
         self.loader, self.path = loader, Path(path)
         self.setWindowTitle(f"Import {self.path.name} — {loader.name or loader.id}")
@@ -75,6 +77,12 @@ class ImportDialog(QDialog):
         self.columns.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.preview = QTableWidget(0, 0)
         self.preview.setObjectName("import_preview")
+        self.distance_box = QCheckBox("This file is a distance matrix (the distances between the items of its rows)")
+        self.distance_box.setObjectName("import_distance_matrix")
+        self.distance_box.setToolTip(
+            "Read the numeric columns as a square n × n matrix of distances between n items (a header row and a "
+            "first column of names are optional) and check it: square, finite, non-negative, zero diagonal, "
+            "symmetric. Only the methods that take distances (metric = precomputed) can then fit it.")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -84,6 +92,7 @@ class ImportDialog(QDialog):
             top.addRow("Sheet:", self.sheet_box)
         lay.addLayout(top)
         lay.addWidget(self.form)
+        lay.addWidget(self.distance_box)
         lay.addWidget(QLabel("<b>Columns</b> (set a role: feature, target, meta or skipped)"))
         lay.addWidget(self.columns, 1)
         lay.addWidget(QLabel(f"<b>The first {PREVIEW_ROWS} rows</b>"))
@@ -94,6 +103,7 @@ class ImportDialog(QDialog):
         self.role_boxes: dict[str, QComboBox] = {}
         saved = remembered(self.path)
         self._saved_roles = dict(saved.get("roles") or {})
+        self.distance_box.setChecked(bool(saved.get(DISTANCE_OPTION)) if distance_matrix is None else distance_matrix)
         self.form.set_values({k: v for k, v in saved.items() if k in self.form.editors})
         if saved.get("sheet") in self.sheets:
             self.sheet_box.setCurrentText(saved["sheet"])
@@ -165,14 +175,17 @@ class ImportDialog(QDialog):
         roles = self.roles()
         if "roles" in {p.name for p in self.loader.options}:
             opts["roles"] = roles or None
+        if self.distance_box.isChecked():
+            opts[DISTANCE_OPTION] = True
         remember(self.path, {k: v for k, v in opts.items() if v is not None})
         return opts
 
 
-def options_dialog(loader, path, parent=None):
+def options_dialog(loader, path, parent=None, distance_matrix: bool | None = None):
     """The dialog asking how to read ``path``: the import dialog for CSV/TSV and Excel files
-    (loaders with column roles), else the loader's generated options form."""
+    (loaders with column roles; ``distance_matrix`` presets its "This file is a distance matrix"
+    box, None: as last time), else the loader's generated options form."""
     names = {p.name for p in loader.options}
     if "roles" in names and loader.id in ("csv", "excel"):
-        return ImportDialog(loader, path, parent)
+        return ImportDialog(loader, path, parent, distance_matrix)
     return LoaderOptionsDialog(loader, path, parent)

@@ -38,7 +38,7 @@ from manifold_studio.gui.algorithm_panel import AlgorithmPanel
 from manifold_studio.gui.data_panel import DataPanel
 from manifold_studio.gui.error_handling import show_error_dialog
 from manifold_studio.gui.fit_scroll import scrollable
-from manifold_studio.gui.import_dialog import options_dialog
+from manifold_studio.gui.import_dialog import DISTANCE_OPTION, options_dialog
 from manifold_studio.gui.message_log import MessageLog
 from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 from manifold_studio.gui.run_actions import RunActions
@@ -358,6 +358,8 @@ class MainWindow(RunActions, QMainWindow):
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
             options = dlg.values()
+            if options.pop(DISTANCE_OPTION, False):  # "This file is a distance matrix" ticked
+                return self.distance_matrices.load(path, options, loader)
         return self.load_source(str(path), options, loader)
 
     def dragEnterEvent(self, event):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMenu
 from manifold_studio.gui.preferences import settings_of
 
 MAX_RECENT = 10
-KINDS = {"files": "Data files", "projects": "Projects"}
+KINDS = {"files": "Data files", "projects": "Projects", "distance_matrices": "Distance matrices"}
 
 
 class RecentList(QObject):
@@ -69,6 +69,8 @@ class RecentFiles(QObject):
         self.window = window
         self.files = RecentList(settings, "files", parent=self)
         self.projects = RecentList(settings, "projects", parent=self)
+        # the recent files last opened as distance matrices (not a menu section: reopened as such)
+        self.distance_matrices = RecentList(settings, "distance_matrices", limit=100, parent=self)
         self.menu = QMenu("Open &recent", window)
         self.menu.setObjectName("menu_recent")
         self.menu.aboutToShow.connect(self.rebuild_menu)
@@ -86,6 +88,10 @@ class RecentFiles(QObject):
         source = getattr(ds, "source", "") or ""
         if source and not source.startswith("sample:") and Path(source).exists():
             self.files.add(source)
+            if ds.distance_matrix:
+                self.distance_matrices.add(source)
+            else:
+                self.distance_matrices.remove(str(Path(source).expanduser().resolve()))
 
     def _on_project_path(self, path, _what: str = "") -> None:
         self.projects.add(path)
@@ -131,6 +137,8 @@ class RecentFiles(QObject):
             self.window.report_error(f"{Path(path).name} no longer exists ({path}); it was removed "
                                      "from the recent list. Nothing loaded has changed.")
             return None
+        if kind == "files" and path in self.distance_matrices.paths() and hasattr(self.window, "distance_matrices"):
+            return self.window.distance_matrices.open_file(path)
         if kind == "files":
             return self.window.open_file(path)
         return self.window.project.open_project(path)

@@ -5,6 +5,7 @@ fit's partial results, success, failure and cancellation recorded in the session
 from __future__ import annotations
 
 from manifold_studio.errors import error_message
+from manifold_studio.gui.distance_matrix_actions import distance_blocker
 from manifold_studio.gui.fit_partials import route_partial
 from manifold_studio.gui.missing_values import missing_blocker
 
@@ -26,7 +27,8 @@ class RunActions:
         if prep is not None and prep.errors():
             return prep.errors()
         panel = getattr(self, "classification_panel", None)
-        return (panel.blocker(algo) if panel is not None else "") or missing_blocker(self, algo)
+        return (distance_blocker(self, algo) or (panel.blocker(algo) if panel is not None else "")
+                or missing_blocker(self, algo))
 
     def run_algorithm(self, algorithm_id: str | None = None, params: dict | None = None,
                       dataset_name: str | None = None, *, rows=None, make_task=None,

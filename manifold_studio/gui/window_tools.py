@@ -14,6 +14,7 @@ from manifold_studio.gui import classification_panel
 from manifold_studio.gui import cluster_compare_panel
 from manifold_studio.gui import clustering_tools
 from manifold_studio.gui import data_table
+from manifold_studio.gui import distance_matrix_actions
 from manifold_studio.gui import export
 from manifold_studio.gui import extend_panel
 from manifold_studio.gui import help_pages
@@ -77,6 +78,7 @@ VIEWS: tuple[type[ResultView], ...] = (
 TOOLS = (
     (preparation_panel.install_preparation, 'Preparation dock: steps fitted with the run, scale advice'),
     (clustering_tools.install_clustering_tools, "cluster overlay, 'Fit on:' input, Choose k tool"),
+    (distance_matrix_actions.install_distance_matrices, 'File ▸ Open distance matrix…; only distance methods offered'),
     (classification_panel.install_classification, 'Classification group, evaluation, Classify this map'),
     (image_points.install_image_points, 'images on hover, thumbnails instead of dots'),
     (selection_overlay.install_selection, 'Pan / Rectangle / Lasso on the map; the selection highlighted'),

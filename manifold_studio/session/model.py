@@ -44,6 +44,7 @@ from manifold_studio.errors import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.session.chain import chained_estimator, jsonable_params
+from manifold_studio.session.distance_methods import distance_params
 from manifold_studio.session.fitting import extend_estimator
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.records import (
@@ -231,6 +232,11 @@ class Session:
         cls = self.host.algorithm_class(algorithm) if isinstance(algorithm, str) else algorithm
         algorithm_id = cls.id
         ds = self.dataset(dataset_name)
+        if ds.distance_matrix and source_run is None:  # metric / dissimilarity = 'precomputed', or refused
+            params = distance_params(cls, params, self.host.algorithms, ds.name)
+            if chain:
+                raise DataError(f"'{ds.name}' is a distance matrix: preparation steps transform feature columns "
+                                "and do not apply to it; clear the preparation chain.")
         est = cls()
         est.set_params(**(params or {}))
         normalised = est.validate_params()
@@ -269,6 +275,8 @@ class Session:
         y = ds.labels if run.rows is None or ds.labels is None else ds.labels[run.rows]
         if run.source_run is not None:
             return self.run_by_id(run.source_run).embedding, y
+        if ds.distance_matrix and run.rows is not None:  # the distances between the chosen rows
+            return ds.X[np.ix_(run.rows, run.rows)], y
         return (ds.X if run.rows is None else ds.X[run.rows]), y
 
     def run_estimator(self, run: Run):

@@ -267,6 +267,8 @@ class HierarchicalClustering(ClusteringAlgorithm):
         "labels_": Fitted(shape=(None,), kinds="iu"),
     }
 
+    #: on a distance matrix (metric='precomputed') Ward's inertia has no meaning: average linkage
+    distance_defaults = {"method": "average"}
     params = (
         n_clusters_param(3, "Number of clusters (empty: decided by the distance threshold alone).",
                          allow_none=True),

@@ -112,6 +112,8 @@ class TSNE(EmbeddingAlgorithm):
         "embedding_": Fitted(shape=("n_train", None), required=True),
     }
 
+    #: on a distance matrix (metric='precomputed') there are no coordinates for a PCA start
+    distance_defaults = {"init": "random"}
     params = (
         Float("perplexity", 30.0, "Effective number of neighbours of each point (must be less than "
               "the number of points, as scikit-learn; below 1 each point keeps about one neighbour).",

@@ -232,7 +232,8 @@ class ExtensionQualityView(ResultView):
             return None
         task = functools.partial(quality_report_task, cls, dict(run.params), X, fractions=fractions,
                                  n_repeats=self.repeats_spin.value(), n_heldout=self.heldout_spin.value(),
-                                 max_points=self.points_spin.value(), random_state=self.seed_spin.value())
+                                 max_points=self.points_spin.value(), random_state=self.seed_spin.value(),
+                                 distances=window.session.dataset(run.dataset_name).distance_matrix and run.source_run is None)
         rid = run.id
         self.sentence_label.setText("Computing… (each refit is a full fit of the method)")
         return self.start_own_job(task, title=f"Extension quality of run #{rid}",

@@ -92,9 +92,16 @@ def value_text(v) -> str:
 
 
 def row_summary(dataset, row: int, n: int = HOVER_FEATURES) -> str:
-    """The first ``n`` feature values of data-set ``row``: "x1 = 0.5, x2 = 3 (+6 more)"."""
+    """The first ``n`` feature values of data-set ``row``: "x1 = 0.5, x2 = 3 (+6 more)"; for a distance
+    matrix its ``n`` nearest other items: "nearest: b (0.1), c (0.3), ..."."""
     if dataset is None or row < 0 or row >= dataset.n_samples:
         return ""
+    if getattr(dataset, "distance_matrix", False):   # an item: its nearest other items, not n distances
+        dist = np.asarray(dataset.X[int(row)], dtype=float).copy()
+        dist[int(row)] = np.inf
+        near = np.argsort(dist, kind="stable")[:min(n, dataset.n_samples - 1)]
+        names = dataset.feature_names or [f"#{j}" for j in range(dataset.n_samples)]
+        return "nearest: " + ", ".join(f"{names[j]} ({value_text(dist[j])})" for j in near)
     d = dataset.n_features
     names = dataset.feature_names or [f"x{j + 1}" for j in range(d)]
     vals = dataset.dense(int(row), slice(0, n))
