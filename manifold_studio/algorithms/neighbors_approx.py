@@ -191,7 +191,9 @@ class NNDescent:
         for it in range(n_iters):
             if progress is not None:
                 progress.checkpoint(0.3 + 0.7 * it / n_iters, f"NN-descent round {it + 1}")
-            K._candidates(hi, hf, new_c, new_p, old_c, old_p, seed, it + 1)
+            run_shares(lambda a, b: K._candidates(hi, hf, new_c, new_p, old_c, old_p, seed, it + 1, a, parts),
+                       parts, 1)
+            run_shares(lambda a, b: K._mark_old(hi, hf, new_c, a, b), n, 1024)
             thr = hd[:, 0].copy()
             changed = 0
             for start in range(0, n, block):

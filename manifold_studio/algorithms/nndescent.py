@@ -266,33 +266,47 @@ def _leaf_join(data, order, leaf_lo, leaf_hi, first, last, hd, hi, hf, code):
 
 
 @jit
-def _candidates(hi, hf, new_c, new_p, old_c, old_p, seed, rnd):
-    """Sample at most C new and C old neighbours of every point, own and reverse, by random
-    priority; sampled new ones become old in the lists."""
+def _candidates(hi, hf, new_c, new_p, old_c, old_p, seed, rnd, s, n_parts):
+    """Sample at most C new and C old neighbours of the points p with p % n_parts == s, own and
+    reverse, by random priority (one part per thread; every part reads all the lists, and each
+    candidate list is written by one thread in the same order whatever the number of parts)."""
     n, k = hi.shape
-    C = new_c.shape[1]
-    new_c[:] = -1
-    old_c[:] = -1
-    new_p[:] = 0x7FFFFFFF
-    old_p[:] = 0x7FFFFFFF
+    for i in range(s, n, n_parts):
+        new_c[i] = -1
+        old_c[i] = -1
+        new_p[i] = 0x7FFFFFFF
+        old_p[i] = 0x7FFFFFFF
     for i in range(n):
+        mine = i % n_parts == s
         for t in range(k):
             j = hi[i, t]
-            if j < 0:
+            if j < 0 or not (mine or j % n_parts == s):
                 continue
             pr = _hash(seed + rnd, i, j)
             if hf[i, t]:
-                _sample(new_c[i], new_p[i], j, pr)
-                _sample(new_c[j], new_p[j], i, pr)
+                if mine:
+                    _sample(new_c[i], new_p[i], j, pr)
+                if j % n_parts == s:
+                    _sample(new_c[j], new_p[j], i, pr)
             else:
-                _sample(old_c[i], old_p[i], j, pr)
-                _sample(old_c[j], old_p[j], i, pr)
-    for i in range(n):
+                if mine:
+                    _sample(old_c[i], old_p[i], j, pr)
+                if j % n_parts == s:
+                    _sample(old_c[j], old_p[j], i, pr)
+
+
+@jit
+def _mark_old(hi, hf, new_c, start, stop):
+    """Sampled new neighbours of the points start..stop become old in their lists (after every
+    part of :func:`_candidates` has read the flags)."""
+    k = hi.shape[1]
+    C = new_c.shape[1]
+    for i in range(start, stop):
         for t in range(k):
             j = hi[i, t]
             if j >= 0 and hf[i, t]:
-                for s in range(C):
-                    if new_c[i, s] == j:
+                for c in range(C):
+                    if new_c[i, c] == j:
                         hf[i, t] = 0
                         break
 

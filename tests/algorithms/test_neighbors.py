@@ -134,3 +134,16 @@ def test_large_exact_index_uses_the_screen_and_agrees_with_float64_blocks(monkey
     d_p, i_p = plain.training_neighbors(12)
     np.testing.assert_array_equal(i_s, i_p)
     np.testing.assert_allclose(d_s, d_p, rtol=1e-9, atol=1e-9)
+
+
+def test_nn_descent_graph_does_not_depend_on_the_number_of_threads(monkeypatch):
+    import manifold_studio.algorithms.neighbors_approx as na
+    import manifold_studio.algorithms.threads as threads
+
+    X = _walk(2500, 12, seed=5)
+    two = na.NNDescent(X, 15, random_state=3)
+    monkeypatch.setattr(threads, "n_threads", lambda: 1)
+    monkeypatch.setattr(na, "n_threads", lambda: 1)
+    one = na.NNDescent(X, 15, random_state=3)
+    np.testing.assert_array_equal(one.graph_idx, two.graph_idx)
+    np.testing.assert_array_equal(one.graph_dist, two.graph_dist)
