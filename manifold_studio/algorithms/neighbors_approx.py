@@ -178,8 +178,8 @@ class NNDescent:
             run_shares(lambda a, b: K._leaf_join(data, order, lo, hi_, a, b, hd, hi, hf, self.code), nl, 64)
         new_c = np.empty((n, C), dtype=np.int32)
         old_c = np.empty((n, C), dtype=np.int32)
-        new_p = np.empty((n, C), dtype=np.int64)
-        old_p = np.empty((n, C), dtype=np.int64)
+        new_p = np.empty((n, C), dtype=np.int32)   # 31-bit priorities
+        old_p = np.empty((n, C), dtype=np.int32)
         parts = n_threads()
         block = max(64, min(n, 2_000_000 // max(1, C * C)))
         width = 2 * (C * (C - 1) // 2 + C * C)
