@@ -70,7 +70,12 @@ def exact_hits(index, X: np.ndarray, d1: np.ndarray, i1: np.ndarray) -> np.ndarr
 
 def brute_knn(Y: np.ndarray, X: np.ndarray, k: int, metric: str):
     """Exact (dist, idx) of the k nearest rows of Y for each row of X by full distance rows
-    (``metric`` 'euclidean' or 'manhattan'; for a few hundred query rows)."""
+    (``metric`` 'euclidean' or 'manhattan'; for a few hundred query rows, in blocks of rows of
+    at most 4 million distances)."""
+    step = max(1, 4_000_000 // max(1, Y.shape[0]))
+    if X.shape[0] > step:
+        parts = [brute_knn(Y, X[a:a + step], k, metric) for a in range(0, X.shape[0], step)]
+        return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
     D = cdist(X, Y, "cityblock" if metric == "manhattan" else "euclidean")
     part = np.argpartition(D, k - 1, axis=1)[:, :k] if k < Y.shape[0] else np.argsort(D, axis=1)
     dk = np.take_along_axis(D, part, axis=1)
