@@ -16,6 +16,13 @@ a random-projection forest, run on every core by the driver
   ``(1 + epsilon)`` times the current k-th distance. A query reads only the fitted index,
   so a new point's neighbours never depend on the other new points (sample-wise).
 
+Measured on 100,000 x 50 clustered points with t-SNE's 91 neighbours (one run, shared
+2-core machine): this NN-descent 43 s wall, 62 s CPU, recall@10 0.996; pynndescent 41 s wall,
+27 s CPU, recall 1.0; the exact float32-screened BLAS search 35 s CPU. With many neighbours the
+local join's updates (thresholds fixed for a round) and the k-long heaps cost more than brute
+force up to about 180,000 points, so 'auto' keeps exact neighbours there
+(:data:`manifold_studio.algorithms.neighbors.AUTO_NEIGHBOURS_SCALE`).
+
 Distances: squared Euclidean (``euclidean``, and ``cosine`` on unit rows, where
 ``1 - cos = |u - v|^2 / 2``) or L1 (``manhattan``), in float32 inside the search; the caller
 recomputes the final distances in float64.
