@@ -53,7 +53,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part of this module's API)
-    METRICS, SCREEN_BLOCK, SCREEN_MIN_POINTS, TREE_CHUNK, Float32Screen, _top_k_rows, check_metric,
+    METRICS, SCREEN_MIN_POINTS, SCREEN_PAIRS, TREE_CHUNK, Float32Screen, _top_k_rows, check_metric,
     check_precomputed, exact_hits, unit_rows,
 )
 from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
@@ -162,7 +162,7 @@ class NeighborIndex:
         dist = np.empty((m, k), dtype=float)
         idx = np.empty((m, k), dtype=np.intp)
         step = (TREE_CHUNK if self.tree is not None
-                else rows_per_block(self.n, SCREEN_BLOCK if self.screen else BLOCK_ELEMENTS))
+                else rows_per_block(self.n, SCREEN_PAIRS if self.screen else BLOCK_ELEMENTS))
         for start in range(0, m, step):
             progress.checkpoint(start / max(m, 1), f"{message} {start:,}/{m:,}")
             stop = min(m, start + step)
