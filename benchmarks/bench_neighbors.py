@@ -13,6 +13,11 @@ shared; pynndescent and hnswlib are installed for the benchmark only):
   ef_construction=200, ef=50, each point queried for its 11 nearest).
 * ``auto``: exact vs approximate 10-NN graph of clustered 50-d data at growing n (where
   ``neighbors='auto'`` switches).
+* ``tsne``: the 91-NN graph (t-SNE's 3 x perplexity + 1 for perplexity 30) of clustered 50-d
+  data at ``--tsne-sizes`` (10,000 and 100,000): exact (BLAS blocks, float32-screened from
+  20,000 points), our
+  NN-descent and pynndescent (``n_jobs=-1``), recall@10 on a 300-point sample; where 'auto'
+  switches for many neighbours.
 * ``methods``: Laplacian eigenmaps at ``--n-methods`` (50,000) images and Isomap at
   ``--n-isomap`` points, neighbors='exact' vs 'approximate': time, ratio and trustworthiness(10)
   on a 5,000-point sample.
@@ -105,6 +110,26 @@ def part_auto(sizes, out):
         print(out[-1], flush=True)
 
 
+def part_tsne(sizes, out, k=91):
+    for n in sizes:
+        X, _ = clustered(n, 50, 1)
+        rows = np.random.default_rng(0).choice(n, 300, replace=False)
+        runs = [("exact (BLAS blocks)", lambda: NeighborIndex(X).training_neighbors(k)[1]),
+                ("ours NN-descent", lambda: make_index(X, neighbors="approximate", n_neighbors=k).training_neighbors(k)[1])]
+        try:
+            import pynndescent
+
+            pynndescent.NNDescent(X[:3000], n_neighbors=k + 1)  # compile
+            runs.append((f"pynndescent {pynndescent.__version__}",
+                         lambda: pynndescent.NNDescent(X, n_neighbors=k + 1, random_state=0, n_jobs=-1).neighbor_graph[0][:, 1:]))
+        except ImportError:
+            out.append("pynndescent not installed")
+        for name, fn in runs:
+            w, c, idx = timed(fn)
+            out.append(f"{n:8,d}  {name:24s} {w:8.1f} {c:8.1f} {recall_at(X, idx, rows):9.4f} {os.getloadavg()[0]:5.1f}")
+            print(out[-1], flush=True)
+
+
 def part_methods(n, n_iso, out):
     from sklearn.manifold import trustworthiness
 
@@ -127,9 +152,10 @@ def part_methods(n, n_iso, out):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--parts", nargs="+", default=["recall", "auto", "methods"])
+    ap.add_argument("--parts", nargs="+", default=["recall", "auto", "tsne", "methods"])
     ap.add_argument("--n-images", type=int, default=70_000)
     ap.add_argument("--auto-sizes", type=int, nargs="+", default=[5_000, 10_000, 20_000, 40_000])
+    ap.add_argument("--tsne-sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--n-methods", type=int, default=50_000)
     ap.add_argument("--n-isomap", type=int, default=8_000)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "neighbors.txt"))
@@ -144,6 +170,12 @@ def main(argv=None):
     if "auto" in args.parts:
         out.append("10-NN graph of clustered 50-d data, exact (BLAS blocks) vs approximate (NN-descent)")
         part_auto(args.auto_sizes, out)
+        out.append("")
+    if "tsne" in args.parts:
+        out += ["91-NN graph of clustered 50-d data (t-SNE, perplexity 30)",
+                f"{'n':>8s}  {'':24s} {'wall s':>8s} {'cpu s':>8s} {'recall@10':>9s} {'load':>5s}"]
+        make_index(clustered(3000, 50, 5)[0], neighbors="approximate", n_neighbors=91)  # compile
+        part_tsne(args.tsne_sizes, out)
         out.append("")
     if "methods" in args.parts:
         out.append("neighbour methods on image-like data, exact vs approximate neighbours (wall s, cpu s)")

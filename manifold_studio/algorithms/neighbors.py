@@ -7,7 +7,7 @@ t-SNE, UMAP). The API:
   (:class:`NeighborIndex`), ``'approximate'`` (:class:`ApproximateIndex`, NN-descent) or
   ``'auto'`` (:func:`resolve_neighbors`: approximate from :data:`AUTO_APPROXIMATE_MIN_POINTS`
   points with more than :data:`TREE_MAX_FEATURES` features, later for more than 30
-  neighbours); ``metric`` in :data:`METRICS`. Both index kinds answer ``query(X, k)`` (new
+  neighbours, with the square of k / 30); ``metric`` in :data:`METRICS`. Both index kinds answer ``query(X, k)`` (new
   points against the fitted points, each row on its own: sample-wise), ``query_radius`` (exact
   only), ``match`` (rows equal to a fitted point), ``training_neighbors(k)`` (each fitted
   point's k nearest others, self excluded) and ``recall(k=10)`` (1 for exact; for approximate,
@@ -52,12 +52,12 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
-from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part of this module's API)
-    METRICS, TREE_CHUNK, check_metric, check_precomputed, exact_hits, unit_rows,
+    METRICS, SCREEN_MIN_POINTS, SCREEN_PAIRS, TREE_CHUNK, Float32Screen, _top_k_rows, check_metric,
+    check_precomputed, exact_hits, unit_rows,
 )
 from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
-from manifold_studio.algorithms.distances import rows_per_block, squared_distances
+from manifold_studio.algorithms.distances import BLOCK_ELEMENTS, rows_per_block, squared_distances
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.threads import run_shares
@@ -73,9 +73,12 @@ NEIGHBOR_METHODS = ("auto", "exact", "approximate")
 #: (results/neighbors.txt, 10-NN graph of 50-d data): equal at 10,000 points, NN-descent 3.2x
 #: faster at 20,000 and 40,000.
 AUTO_APPROXIMATE_MIN_POINTS = 20_000
-#: NN-descent's work grows with the square of its candidates (up to 30) while brute force
-#: hardly depends on k: with more neighbours the switch moves up in proportion (t-SNE's 91
-#: neighbours: 61,000 points; measured at 20,000 points x 50: 3.1 s of CPU exact, 8 s NN-descent)
+#: With more neighbours the switch moves up with the square of k / AUTO_NEIGHBOURS_SCALE: the
+#: exact search (float32 screen, neighbor_metrics.Float32Screen) hardly depends on k, NN-descent's
+#: heaps and updates grow with it. Measured for t-SNE's 91 neighbours on 100,000 x 50 clustered
+#: points in one run (shared machine, CPU seconds): exact 35 s, our NN-descent 62 s (recall@10
+#: 0.996), pynndescent 27 s; exact grows with n^2, so it stays ahead up to about 180,000 points
+#: (20,000 x (91/30)^2 = 184,000). At 20,000 points: exact 3.0 s, NN-descent 9.3 s.
 AUTO_NEIGHBOURS_SCALE = 30
 
 
@@ -84,7 +87,7 @@ def neighbors_param() -> Choice:
     return Choice("neighbors", "auto", "Nearest-neighbour search: 'exact', 'approximate' (NN-descent: "
                   "close to linear time, about 99% of the true neighbours on structured data; the run's "
                   f"log gives the recall) or 'auto' (approximate from {AUTO_APPROXIMATE_MIN_POINTS:,} "
-                  "points with more than 15 features; later with more than 30 neighbours).", choices=NEIGHBOR_METHODS,
+                  "points with more than 15 features; later with more than 30 neighbours: 184,000 for 91).", choices=NEIGHBOR_METHODS,
                   label="Neighbour search")
 
 
@@ -107,6 +110,7 @@ class NeighborIndex:
     def __init__(self, Y: np.ndarray, method: str = "auto", metric: str = "euclidean"):
         self.metric = check_metric(metric)
         Y = np.ascontiguousarray(Y, dtype=float)
+        self.screen = None
         if metric == "precomputed":
             self.Y = check_precomputed(Y)
             self.method = "precomputed"
@@ -120,6 +124,8 @@ class NeighborIndex:
         self.tree = cKDTree(self.Y) if method == "tree" else None
         self.y_sq = np.einsum("ij,ij->i", self.Y, self.Y) if method == "brute" else None
         self._p = 1 if metric == "manhattan" else 2
+        self.screen = (Float32Screen(self.Y) if method == "brute" and metric != "manhattan"
+                       and self.n >= SCREEN_MIN_POINTS else None)
 
     @property
     def n(self) -> int:
@@ -155,7 +161,8 @@ class NeighborIndex:
         k = int(k)
         dist = np.empty((m, k), dtype=float)
         idx = np.empty((m, k), dtype=np.intp)
-        step = TREE_CHUNK if self.tree is not None else rows_per_block(self.n)
+        step = (TREE_CHUNK if self.tree is not None
+                else rows_per_block(self.n, SCREEN_PAIRS if self.screen else BLOCK_ELEMENTS))
         for start in range(0, m, step):
             progress.checkpoint(start / max(m, 1), f"{message} {start:,}/{m:,}")
             stop = min(m, start + step)
@@ -178,6 +185,8 @@ class NeighborIndex:
         return np.sqrt(squared_distances(X, self.Y, y_sq=self.y_sq))
 
     def _brute(self, X, k):
+        if k < self.n and self.screen is not None:
+            return self.screen.knn(X, k)
         if k < self.n and self.metric in ("euclidean", "cosine"):
             x_sq = np.einsum("ij,ij->i", X, X)
             G = X @ self.Y.T
@@ -253,7 +262,7 @@ def resolve_neighbors(neighbors: str, n: int, n_features: int, metric: str, n_ne
                                     f"{', '.join(repr(m) for m in NEIGHBOR_METHODS)}.")
     if neighbors != "auto":
         return neighbors
-    threshold = AUTO_APPROXIMATE_MIN_POINTS * max(1.0, n_neighbors / AUTO_NEIGHBOURS_SCALE)
+    threshold = AUTO_APPROXIMATE_MIN_POINTS * max(1.0, n_neighbors / AUTO_NEIGHBOURS_SCALE) ** 2
     if metric == "precomputed" or n < threshold or n_features <= TREE_MAX_FEATURES:
         return "exact"
     return "approximate"
@@ -300,63 +309,6 @@ class PhaseTimer:
                 self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
 
         return run()
-
-
-@jit
-def _top_k_rows(G, x_sq, y_sq, out_d, out_i):
-    """The k = out_d.shape[1] smallest squared distances x_sq[r] + y_sq[j] − 2 G[r, j] of every
-    row, in increasing order (ties: smaller index first), without writing the distance matrix:
-    a bounded max-heap per row (the distance matrix's four element-wise passes and the
-    argpartition cost 10x the product itself)."""
-    m, n = G.shape
-    k = out_d.shape[1]
-    for r in range(m):
-        hd = out_d[r]
-        hi = out_i[r]
-        size = 0
-        xr = x_sq[r]
-        for j in range(n):
-            d = xr + y_sq[j] - 2.0 * G[r, j]
-            if d < 0.0:
-                d = 0.0
-            if size < k:            # push, sift up
-                pos = size
-                size += 1
-                while pos > 0:
-                    parent = (pos - 1) // 2
-                    if hd[parent] > d or (hd[parent] == d and hi[parent] > j):
-                        break
-                    hd[pos] = hd[parent]
-                    hi[pos] = hi[parent]
-                    pos = parent
-                hd[pos] = d
-                hi[pos] = j
-            elif d < hd[0]:         # replace the largest, sift down (ties keep the earlier index)
-                pos = 0
-                while True:
-                    child = 2 * pos + 1
-                    if child >= k:
-                        break
-                    if child + 1 < k and (hd[child + 1] > hd[child]
-                                          or (hd[child + 1] == hd[child] and hi[child + 1] > hi[child])):
-                        child += 1
-                    if hd[child] < d or (hd[child] == d and hi[child] < j):
-                        break
-                    hd[pos] = hd[child]
-                    hi[pos] = hi[child]
-                    pos = child
-                hd[pos] = d
-                hi[pos] = j
-        for a in range(1, k):       # insertion sort by (distance, index)
-            d = hd[a]
-            j = hi[a]
-            b = a - 1
-            while b >= 0 and (hd[b] > d or (hd[b] == d and hi[b] > j)):
-                hd[b + 1] = hd[b]
-                hi[b + 1] = hi[b]
-                b -= 1
-            hd[b + 1] = d
-            hi[b + 1] = j
 
 
 def knn_query(Y, X, k: int, *, exclude_self: bool = False, progress=None, index: NeighborIndex | None = None):

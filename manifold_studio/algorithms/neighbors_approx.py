@@ -178,8 +178,8 @@ class NNDescent:
             run_shares(lambda a, b: K._leaf_join(data, order, lo, hi_, a, b, hd, hi, hf, self.code), nl, 64)
         new_c = np.empty((n, C), dtype=np.int32)
         old_c = np.empty((n, C), dtype=np.int32)
-        new_p = np.empty((n, C), dtype=np.int64)
-        old_p = np.empty((n, C), dtype=np.int64)
+        new_p = np.empty((n, C), dtype=np.int32)   # 31-bit priorities
+        old_p = np.empty((n, C), dtype=np.int32)
         parts = n_threads()
         block = max(64, min(n, 2_000_000 // max(1, C * C)))
         width = 2 * (C * (C - 1) // 2 + C * C)
@@ -191,7 +191,9 @@ class NNDescent:
         for it in range(n_iters):
             if progress is not None:
                 progress.checkpoint(0.3 + 0.7 * it / n_iters, f"NN-descent round {it + 1}")
-            K._candidates(hi, hf, new_c, new_p, old_c, old_p, seed, it + 1)
+            run_shares(lambda a, b: K._candidates(hi, hf, new_c, new_p, old_c, old_p, seed, it + 1, a, parts),
+                       parts, 1)
+            run_shares(lambda a, b: K._mark_old(hi, hf, new_c, a, b), n, 1024)
             thr = hd[:, 0].copy()
             changed = 0
             for start in range(0, n, block):

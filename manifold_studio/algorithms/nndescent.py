@@ -16,6 +16,13 @@ a random-projection forest, run on every core by the driver
   ``(1 + epsilon)`` times the current k-th distance. A query reads only the fitted index,
   so a new point's neighbours never depend on the other new points (sample-wise).
 
+Measured on 100,000 x 50 clustered points with t-SNE's 91 neighbours (one run, shared
+2-core machine): this NN-descent 43 s wall, 62 s CPU, recall@10 0.996; pynndescent 41 s wall,
+27 s CPU, recall 1.0; the exact float32-screened BLAS search 35 s CPU. With many neighbours the
+local join's updates (thresholds fixed for a round) and the k-long heaps cost more than brute
+force up to about 180,000 points, so 'auto' keeps exact neighbours there
+(:data:`manifold_studio.algorithms.neighbors.AUTO_NEIGHBOURS_SCALE`).
+
 Distances: squared Euclidean (``euclidean``, and ``cosine`` on unit rows, where
 ``1 - cos = |u - v|^2 / 2``) or L1 (``manhattan``), in float32 inside the search; the caller
 recomputes the final distances in float64.
@@ -266,33 +273,47 @@ def _leaf_join(data, order, leaf_lo, leaf_hi, first, last, hd, hi, hf, code):
 
 
 @jit
-def _candidates(hi, hf, new_c, new_p, old_c, old_p, seed, rnd):
-    """Sample at most C new and C old neighbours of every point, own and reverse, by random
-    priority; sampled new ones become old in the lists."""
+def _candidates(hi, hf, new_c, new_p, old_c, old_p, seed, rnd, s, n_parts):
+    """Sample at most C new and C old neighbours of the points p with p % n_parts == s, own and
+    reverse, by random priority (one part per thread; every part reads all the lists, and each
+    candidate list is written by one thread in the same order whatever the number of parts)."""
     n, k = hi.shape
-    C = new_c.shape[1]
-    new_c[:] = -1
-    old_c[:] = -1
-    new_p[:] = 0x7FFFFFFF
-    old_p[:] = 0x7FFFFFFF
+    for i in range(s, n, n_parts):
+        new_c[i] = -1
+        old_c[i] = -1
+        new_p[i] = 0x7FFFFFFF
+        old_p[i] = 0x7FFFFFFF
     for i in range(n):
+        mine = i % n_parts == s
         for t in range(k):
             j = hi[i, t]
-            if j < 0:
+            if j < 0 or not (mine or j % n_parts == s):
                 continue
             pr = _hash(seed + rnd, i, j)
             if hf[i, t]:
-                _sample(new_c[i], new_p[i], j, pr)
-                _sample(new_c[j], new_p[j], i, pr)
+                if mine:
+                    _sample(new_c[i], new_p[i], j, pr)
+                if j % n_parts == s:
+                    _sample(new_c[j], new_p[j], i, pr)
             else:
-                _sample(old_c[i], old_p[i], j, pr)
-                _sample(old_c[j], old_p[j], i, pr)
-    for i in range(n):
+                if mine:
+                    _sample(old_c[i], old_p[i], j, pr)
+                if j % n_parts == s:
+                    _sample(old_c[j], old_p[j], i, pr)
+
+
+@jit
+def _mark_old(hi, hf, new_c, start, stop):
+    """Sampled new neighbours of the points start..stop become old in their lists (after every
+    part of :func:`_candidates` has read the flags)."""
+    k = hi.shape[1]
+    C = new_c.shape[1]
+    for i in range(start, stop):
         for t in range(k):
             j = hi[i, t]
             if j >= 0 and hf[i, t]:
-                for s in range(C):
-                    if new_c[i, s] == j:
+                for c in range(C):
+                    if new_c[i, c] == j:
                         hf[i, t] = 0
                         break
 

@@ -216,17 +216,6 @@ def fixed_attractive_forces(P: np.ndarray, idx: np.ndarray, Y: np.ndarray, Y_tra
 
 
 # -- interpolation ------------------------------------------------------------------------
-def _lagrange_weights(t: np.ndarray) -> np.ndarray:
-    """Lagrange basis at nodes (k + 1/2) / P_INTERP of [0, 1], evaluated at t (m,) -> (m, p)."""
-    nodes = (np.arange(P_INTERP) + 0.5) / P_INTERP
-    out = np.ones((t.shape[0], P_INTERP))
-    for k in range(P_INTERP):
-        for q in range(P_INTERP):
-            if q != k:
-                out[:, k] *= (t - nodes[q]) / (nodes[k] - nodes[q])
-    return out
-
-
 _KERNEL_CACHE: dict = {}
 
 
@@ -259,8 +248,8 @@ class _Grid:
 
     @classmethod
     def covering(cls, Y: np.ndarray, margin: float = 0.0) -> "_Grid":
-        lo = Y.min(axis=0) - margin
-        hi = Y.max(axis=0) + margin
+        lo, hi = _bounds(np.ascontiguousarray(Y, dtype=float))
+        lo, hi = lo - margin, hi + margin
         spread = float(max(np.max(hi - lo), 1e-12)) * (1.0 + 1e-9)
         # boxes of BOX_WIDTH once the map is wide enough (so the kernel's FFT is reused between
         # iterations while the number of boxes stays the same), at least MIN_BOXES per side
@@ -271,15 +260,19 @@ class _Grid:
         return cls(lo, width, n_boxes)
 
     def locate(self, Y: np.ndarray):
-        """Node indices (m, p) per axis and weights (m, p) per axis; ``inside`` mask."""
-        u = (Y - self.lo) / self.width
-        box = np.floor(u).astype(np.intp)
-        inside = np.all((box >= 0) & (box < self.n_boxes), axis=1)
-        box = np.clip(box, 0, self.n_boxes - 1)
-        t = u - box
-        ix = box[:, 0:1] * P_INTERP + np.arange(P_INTERP)
-        iy = box[:, 1:2] * P_INTERP + np.arange(P_INTERP)
-        return ix, iy, _lagrange_weights(t[:, 0]), _lagrange_weights(t[:, 1]), inside
+        """Node indices (m, p) per axis and weights (m, p) per axis; ``inside`` mask (a
+        compiled pass over the points, a share per core)."""
+        m = Y.shape[0]
+        ix = np.empty((m, P_INTERP), dtype=np.intp)
+        iy = np.empty((m, P_INTERP), dtype=np.intp)
+        wx = np.empty((m, P_INTERP))
+        wy = np.empty((m, P_INTERP))
+        inside = np.empty(m, dtype=np.bool_)
+        nodes = (np.arange(P_INTERP) + 0.5) / P_INTERP
+        Y = np.ascontiguousarray(Y, dtype=float)
+        run_shares(lambda a, b: _locate(Y[a:b], self.lo, self.width, self.n_boxes, nodes, ix[a:b], iy[a:b],
+                                        wx[a:b], wy[a:b], inside[a:b]), m, 16384)
+        return ix, iy, wx, wy, inside
 
     def spread(self, loc, charges: np.ndarray) -> np.ndarray:
         """Charges (m, c) onto the nodes: (c, N, N)."""
@@ -316,6 +309,50 @@ class _Grid:
         run_shares(lambda a, b: _gather(ix[a:b], iy[a:b], wx[a:b], wy[a:b], potentials, out[a:b]),
                    ix.shape[0], 8192)
         return out
+
+
+@jit
+def _bounds(Y):
+    """Per-column minima and maxima of Y (one pass over the rows)."""
+    lo = Y[0].copy()
+    hi = Y[0].copy()
+    for i in range(1, Y.shape[0]):
+        for d in range(Y.shape[1]):
+            v = Y[i, d]
+            if v < lo[d]:
+                lo[d] = v
+            if v > hi[d]:
+                hi[d] = v
+    return lo, hi
+
+
+@jit
+def _locate(Y, lo, width, n_boxes, nodes, ix, iy, wx, wy, inside):
+    """Box, node indices and weights of every point on both axes: the Lagrange basis at the
+    nodes (k + 1/2) / p of the unit box, evaluated at the point's place t in its box; points
+    outside the grid are clipped to its border boxes."""
+    m = Y.shape[0]
+    p = nodes.shape[0]
+    for i in range(m):
+        inside[i] = True
+        for axis in range(2):
+            u = (Y[i, axis] - lo[axis]) / width
+            box = int(math.floor(u))
+            if box < 0 or box >= n_boxes:
+                inside[i] = False
+                box = min(max(box, 0), n_boxes - 1)
+            t = u - box
+            for k in range(p):
+                w = 1.0
+                for q in range(p):
+                    if q != k:
+                        w *= (t - nodes[q]) / (nodes[k] - nodes[q])
+                if axis == 0:
+                    ix[i, k] = box * p + k
+                    wx[i, k] = w
+                else:
+                    iy[i, k] = box * p + k
+                    wy[i, k] = w
 
 
 @jit

@@ -8,6 +8,7 @@ from sklearn.neighbors import NearestNeighbors
 from manifold_studio.algorithms.neighbors import (
     AUTO_APPROXIMATE_MIN_POINTS, NeighborIndex, knn_query, make_index, resolve_neighbors,
 )
+from manifold_studio.algorithms.neighbor_metrics import Float32Screen, brute_knn
 from manifold_studio.errors import DataError, InvalidParameterError
 
 
@@ -85,8 +86,8 @@ def test_auto_switches_to_approximate_above_the_measured_size():
     assert resolve_neighbors("auto", 10 * AUTO_APPROXIMATE_MIN_POINTS, 3, "euclidean") == "exact"   # k-d tree
     assert resolve_neighbors("auto", 10 * AUTO_APPROXIMATE_MIN_POINTS, 50, "precomputed") == "exact"
     # more neighbours: brute force stays cheaper for longer (t-SNE's 91 neighbours)
-    assert resolve_neighbors("auto", 3 * AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean", 91) == "exact"
-    assert resolve_neighbors("auto", 4 * AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean", 91) == "approximate"
+    assert resolve_neighbors("auto", 9 * AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean", 91) == "exact"
+    assert resolve_neighbors("auto", 10 * AUTO_APPROXIMATE_MIN_POINTS, 50, "euclidean", 91) == "approximate"
 
 
 def test_bad_input_is_refused_with_a_clear_message():
@@ -103,3 +104,46 @@ def test_bad_input_is_refused_with_a_clear_message():
     Z[2] = 0.0
     with pytest.raises(DataError, match="cosine.*row 2"):
         NeighborIndex(Z, metric="cosine")
+
+
+def test_float32_screen_finds_the_exact_neighbours_and_distances():
+    # far from the origin (the screen centres the data) and with exact duplicates
+    rng = np.random.default_rng(3)
+    Y = 100.0 + rng.normal(size=(3000, 20))
+    Y[10] = Y[11]
+    Q = np.vstack([Y[:200], 100.0 + rng.normal(size=(50, 20))])
+    d, i = Float32Screen(Y).knn(Q, 15)
+    d_ref, i_ref = brute_knn(Y, Q, 15, "euclidean")
+    np.testing.assert_allclose(d, d_ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(i, i_ref)
+    d1, i1 = Float32Screen(Y).knn(Q[7:8], 15)          # one row on its own: the same answer
+    np.testing.assert_array_equal(i1[0], i[7])
+
+
+def test_large_exact_index_uses_the_screen_and_agrees_with_float64_blocks(monkeypatch):
+    import manifold_studio.algorithms.neighbors as nb
+
+    X = np.random.default_rng(4).normal(size=(1500, 30))
+    monkeypatch.setattr(nb, "SCREEN_MIN_POINTS", 1000)
+    screened = NeighborIndex(X)
+    assert screened.screen is not None
+    monkeypatch.setattr(nb, "SCREEN_MIN_POINTS", 10**9)
+    plain = NeighborIndex(X)
+    assert plain.screen is None
+    d_s, i_s = screened.training_neighbors(12)
+    d_p, i_p = plain.training_neighbors(12)
+    np.testing.assert_array_equal(i_s, i_p)
+    np.testing.assert_allclose(d_s, d_p, rtol=1e-9, atol=1e-9)
+
+
+def test_nn_descent_graph_does_not_depend_on_the_number_of_threads(monkeypatch):
+    import manifold_studio.algorithms.neighbors_approx as na
+    import manifold_studio.algorithms.threads as threads
+
+    X = _walk(2500, 12, seed=5)
+    two = na.NNDescent(X, 15, random_state=3)
+    monkeypatch.setattr(threads, "n_threads", lambda: 1)
+    monkeypatch.setattr(na, "n_threads", lambda: 1)
+    one = na.NNDescent(X, 15, random_state=3)
+    np.testing.assert_array_equal(one.graph_idx, two.graph_idx)
+    np.testing.assert_array_equal(one.graph_dist, two.graph_dist)
