@@ -15,6 +15,13 @@ from manifold_studio.algorithms.threads import n_threads, run_shares
 from manifold_studio.errors import DataError, InvalidParameterError
 
 
+#: trees whose leaves start a query (``extend``): the graph walk does the rest. Measured on
+#: 20,000 x 784 image-like points, 5,000 queries of 15 neighbours: 17 trees (all of them) 1.38 s
+#: of CPU, 8 trees 0.74 s, 6 trees 0.63 s, 4 trees 0.47 s, all at recall@10 1.0; 2 trees 0.38 s
+#: at 0.9986.
+QUERY_TREES = 6
+
+
 class ApproximateIndex:
     """Approximate k nearest neighbours by NN-descent (:mod:`~manifold_studio.algorithms.nndescent`)
     over reference points ``Y`` for 'euclidean', 'cosine' or 'manhattan'. The k-NN graph of the
@@ -236,7 +243,8 @@ class NNDescent:
         indptr, indices = self.search_graph()
         parts = min(n_threads(), m)
         run_shares(lambda a, b: K._search(self.data, X, int(k), indptr, indices, self.t_a, self.t_b, self.t_child,
-                                        self.t_nodes, self.t_order, self.t_lo, self.t_hi, self.n_trees,
+                                        self.t_nodes, self.t_order, self.t_lo, self.t_hi,
+                                        min(self.n_trees, QUERY_TREES),
                                         float(epsilon), self.code, out_d, out_i, a, parts), parts, 1)
         K._sort_heaps(out_d, out_i)
         return out_d, out_i.astype(np.intp)
