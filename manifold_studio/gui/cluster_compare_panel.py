@@ -48,7 +48,7 @@ from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.files.analysis_records import clustering_comparison_from_record, clustering_comparison_record
 from manifold_studio.gui.export import image_bytes, render_view
 from manifold_studio.gui.fit_scroll import scrollable
-from manifold_studio.gui.method_list import MethodList
+from manifold_studio.gui.method_list import ComparisonJob, MethodList
 from manifold_studio.gui.score_plots import learner_pen
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
@@ -75,7 +75,9 @@ class _SortItem(QTableWidgetItem):
         return self.text() < other.text()
 
 
-class ClusterComparePanel(QWidget):
+class ClusterComparePanel(ComparisonJob, QWidget):
+    JOB_TITLE = "Compare clusterings"
+
     #: a comparison finished (or was restored) and is shown
     compared = Signal(object)
 
@@ -209,10 +211,6 @@ class ClusterComparePanel(QWidget):
             self.validation.setValue(float(validation))
 
     # -- running ---------------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and not self.job.finished
-
     def run(self):
         """Start the comparison of the ticked methods (a foreground job); None when it cannot."""
         ds = self.window.session.current_dataset
@@ -232,30 +230,12 @@ class ClusterComparePanel(QWidget):
             return None
         self.dataset_name, self.chain = ds.name, list(self.window.preparation_chain())
         say(self.status, f"Comparing {', '.join(names)} for k = {k_from}…{k_to} on '{ds.name}'…")
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.job = self.window.start_job(
-            compare_on_dataset, specs, ds, range(k_from, k_to + 1), chain=self.chain,
-            seed=self.seed_spin.value(), validation=self.validation.value() or None, names=names,
-            title="Compare clusterings", on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
-        self.job.ended.connect(self._ended)
-        return self.job
-
-    def cancel(self) -> None:
-        if self.busy:
-            self.job.cancel()
-
-    def _ended(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
+        return self.launch(compare_on_dataset, specs, ds, range(k_from, k_to + 1), chain=self.chain,
+                           seed=self.seed_spin.value(), validation=self.validation.value() or None, names=names)
 
     def _cancelled(self) -> None:
         say(self.status, "Compare clusterings cancelled" + ("; the previous comparison is shown." if self.comparison
                                                             else "."))
-
-    def _failed(self, message: str, detail: str) -> None:
-        say(self.status, f"Compare clusterings failed: {message}", error=True)
-        self.window.report_error(f"Compare clusterings failed: {message}", detail)
 
     def _done(self, comparison) -> None:
         self.show_comparison(comparison, self.dataset_name, self.chain)

@@ -8,13 +8,10 @@ and checking the file is :mod:`manifold_studio.tables.distance_matrix`, on a wor
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDialog, QFileDialog
+from PySide6.QtWidgets import QFileDialog
 
-from manifold_studio.errors import DataError, error_message
-from manifold_studio.gui.import_dialog import DISTANCE_OPTION, options_dialog
 from manifold_studio.gui.param_form import tooltip_for
 from manifold_studio.session.distance_methods import (
     PRECOMPUTED, distance_methods, distance_param, distance_refusal,
@@ -52,24 +49,9 @@ class DistanceMatrices:
         return self.open_file(path) if path else None
 
     def open_file(self, path, options: dict | None = None, ask: bool | None = None):
-        """Read ``path`` as a distance matrix on a worker thread (the loader's options asked in
-        its dialog when the window asks for them); returns the Job, or None."""
-        w, path = self.window, Path(path)
-        try:
-            inner = w.host.loader_for(path)
-        except DataError as exc:
-            w.report_error(error_message(exc), dialog=True)
-            w.loadFailed.emit(error_message(exc))
-            return None
-        ask = w.ask_loader_options if ask is None else ask
-        if options is None and ask and inner.options:
-            dlg = options_dialog(inner, path, w, distance_matrix=True)
-            if dlg.exec() != QDialog.DialogCode.Accepted:
-                return None
-            options = dlg.values()
-            if not options.pop(DISTANCE_OPTION, not hasattr(dlg, "distance_box")):   # the box unticked
-                return w.load_source(str(path), options, inner)
-        return self.load(path, options, inner)
+        """Read ``path`` as a distance matrix on a worker thread (the window's open path, the
+        loader's options asked in its dialog when the window asks for them); the Job, or None."""
+        return self.window.open_file(path, options, ask, distance_matrix=True)
 
     def load(self, path, options: dict | None, inner):
         """Load ``path`` with ``inner`` (its loader) as a distance matrix."""

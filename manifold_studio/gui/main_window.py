@@ -343,8 +343,11 @@ class MainWindow(RunActions, QMainWindow):
         self.report_error(f"Could not load {source}: {message}{kept}", detail, dialog=True)
         self.loadFailed.emit(message)
 
-    def open_file(self, path, options: dict | None = None, ask: bool | None = None) -> Job | None:
-        """Open a data file with the loader registered for its extension."""
+    def open_file(self, path, options: dict | None = None, ask: bool | None = None,
+                  distance_matrix: bool = False) -> Job | None:
+        """Open a data file with the loader registered for its extension; ``distance_matrix``: as
+        a square matrix of distances (File ▸ Open distance matrix…). When the import dialog is
+        shown, its "This file is a distance matrix" box decides."""
         path = Path(path)
         try:
             loader = self.host.loader_for(path)
@@ -354,12 +357,14 @@ class MainWindow(RunActions, QMainWindow):
             return None
         ask = self.ask_loader_options if ask is None else ask
         if options is None and ask and loader.options:
-            dlg = options_dialog(loader, path, self)  # the import dialog for CSV/TSV and Excel
+            # the import dialog for CSV/TSV and Excel
+            dlg = options_dialog(loader, path, self, distance_matrix=distance_matrix or None)  # None: as last time
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
             options = dlg.values()
-            if options.pop(DISTANCE_OPTION, False):  # "This file is a distance matrix" ticked
-                return self.distance_matrices.load(path, options, loader)
+            distance_matrix = options.pop(DISTANCE_OPTION, distance_matrix and not hasattr(dlg, "distance_box"))
+        if distance_matrix:
+            return self.distance_matrices.load(path, options, loader)
         return self.load_source(str(path), options, loader)
 
     def dragEnterEvent(self, event):

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton, QStacke
 
 from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
 from manifold_studio.gui.param_form import ParamForm
+from manifold_studio.gui.widgets import say
 
 
 class MethodList(QWidget):
@@ -100,3 +101,37 @@ class MethodList(QWidget):
             except ManifoldStudioError as exc:
                 raise InvalidParameterError(f"{n}: {error_message(exc)}") from None
         return out
+
+
+class ComparisonJob:
+    """The job side of a comparison dock (Test & Score, Compare clusterings): its run and Cancel
+    buttons, the worker job with progress and Cancel, the status line. The dock sets
+    ``JOB_TITLE``, ``run_button``, ``cancel_button``, ``status``, ``window`` and ``job`` and
+    defines ``_done(result)`` and ``_cancelled()``."""
+
+    JOB_TITLE = ""
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and not self.job.finished
+
+    def launch(self, func, *args, **kwargs):
+        """Start ``func(*args, **kwargs, progress=...)`` on a worker thread; the buttons follow it."""
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.job = self.window.start_job(func, *args, title=self.JOB_TITLE, on_success=self._done,
+                                         on_failure=self._failed, on_cancel=self._cancelled, **kwargs)
+        self.job.ended.connect(self._ended)
+        return self.job
+
+    def cancel(self) -> None:
+        if self.busy:
+            self.job.cancel()
+
+    def _ended(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _failed(self, message: str, detail: str) -> None:
+        say(self.status, f"{self.JOB_TITLE} failed: {message}", error=True)
+        self.window.report_error(f"{self.JOB_TITLE} failed: {message}", detail)

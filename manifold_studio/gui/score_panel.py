@@ -42,7 +42,7 @@ from manifold_studio.files.analysis_records import (
     comparison_record,
 )
 from manifold_studio.gui.fit_scroll import scrollable
-from manifold_studio.gui.method_list import MethodList
+from manifold_studio.gui.method_list import ComparisonJob, MethodList
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
@@ -58,7 +58,9 @@ def spread_text(mean: float, spread: float, metric: str) -> str:
     return f"{mean:.{digits}f} ± {spread:.{digits}f}"
 
 
-class ScorePanel(QWidget):
+class ScorePanel(ComparisonJob, QWidget):
+    JOB_TITLE = "Test & Score"
+
     #: a comparison finished and is shown (Comparison)
     compared = Signal(object)
 
@@ -233,10 +235,6 @@ class ScorePanel(QWidget):
         self.prep_label.setText(text)
 
     # -- running ---------------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and not self.job.finished
-
     def run(self):
         """Start the comparison of the ticked classifiers (a foreground job); None when it cannot."""
         ds = self.window.session.current_dataset
@@ -260,28 +258,10 @@ class ScorePanel(QWidget):
         self.dataset_name = ds.name
         prep = chain_text(chain, brief=True) or "none"
         say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep})…")
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.job = self.window.start_job(
-            compare_learners, learners, ds.X, ds.labels, names=names, title="Test & Score", **self.scheme_kwargs(),
-            on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
-        self.job.ended.connect(self._ended)
-        return self.job
-
-    def cancel(self) -> None:
-        if self.busy:
-            self.job.cancel()
-
-    def _ended(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
+        return self.launch(compare_learners, learners, ds.X, ds.labels, names=names, **self.scheme_kwargs())
 
     def _cancelled(self) -> None:
         say(self.status, "Test & Score cancelled.")
-
-    def _failed(self, message: str, detail: str) -> None:
-        say(self.status, f"Test & Score failed: {message}", error=True)
-        self.window.report_error(f"Test & Score failed: {message}", detail)
 
     def _done(self, comparison) -> None:
         self.show_comparison(comparison, self.dataset_name)
