@@ -22,10 +22,11 @@ KNOWN: dict[str, set[str]] = {
 }
 # parameters for scikit-learn's tiny check data sets (10 to 30 points); kmeans and nmf take
 # scikit-learn's own (sklearn/utils/_test_common/instance_generator.py)
-SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 5}, "lle": {"n_neighbors": 5},
-                     "laplacian_eigenmaps": {"n_neighbors": 5}, "ppca": {"n_components": 1},
-                     "tsne": {"perplexity": 5.0, "max_iter": 250}, "autoencoder": {"max_iter": 20},
-                     "umap": {"n_neighbors": 5, "n_epochs": 50},
+# (scikit-learn's for its neighbour methods: n_neighbors=3, perplexity=2)
+SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 3}, "lle": {"n_neighbors": 3},
+                     "laplacian_eigenmaps": {"n_neighbors": 3}, "ppca": {"n_components": 1},
+                     "tsne": {"perplexity": 2.0, "max_iter": 250}, "autoencoder": {"max_iter": 20},
+                     "umap": {"n_neighbors": 3, "n_epochs": 50},
                      "kmeans": {"n_init": 2, "n_clusters": 2, "max_iter": 5}, "nmf": {"max_iter": 500}}
 BUILTIN = ["pca", "kernel_pca", "mds", "isomap", "lle", "laplacian_eigenmaps", "kmeans", "gmm",
            "hierarchical", "spectral_clustering", "perceptron", "linear_classifier", "svm", "mlp"]
