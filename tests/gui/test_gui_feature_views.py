@@ -143,8 +143,19 @@ def test_correlation_heatmap_equals_scipy(win, method):
             r = ref(ds.X[:, res.order[a]], ds.X[:, res.order[b]])[0]
             assert image[a, b] == pytest.approx(r, abs=1e-12)
     assert len(view.texts) == d * d
-    ticks = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
-    assert [t for _pos, t in ticks] == res.names == [ds.feature_names[j] for j in res.order]
+    assert res.names == [ds.feature_names[j] for j in res.order]
+    left = view.plot.getPlotItem().getAxis("left")._tickLevels[0]
+    assert [t for _pos, t in left] == [f"{n} ({j + 1})" for j, n in enumerate(res.names)]
+    # under the heatmap: the names where they fit side by side, else the numbers the rows carry
+    view.plot.getPlotItem().vb.resize(2400, 2400)
+    view.fit_labels()
+    bottom = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [t for _pos, t in bottom] == res.names and all(t.isVisible() for t in view.texts)
+    view.plot.getPlotItem().vb.resize(16 * d, 16 * d)   # cells of 16 px
+    view.fit_labels()
+    bottom = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [t for _pos, t in bottom] == [str(j + 1) for j in range(d)]
+    assert not any(t.isVisible() for t in view.texts)
     # a click on a cell shows that pair in the scatter plot
     view.show_pair(view.cell_at(0.5, 1.5))
     scatter = w.views["scatter"]
@@ -165,7 +176,7 @@ def test_pca_loadings_and_biplot(win):
     np.testing.assert_array_equal(view.selection_overlay.highlighted, [0, 1, 2])
 
 
-def test_feature_ranking_sorts_and_keeps_the_top_k(win):
+def test_feature_ranking_sorts_and_keeps_the_top_k(win, qtbot):
     w, ds = win, win.session.current_dataset
     view = _view(w, "feature_ranking")
     classes = np.unique(ds.labels)
@@ -177,13 +188,33 @@ def test_feature_ranking_sorts_and_keeps_the_top_k(win):
     assert model.column_values(0)[0] == ds.feature_names[int(np.argmax(f))]
     view.table.sortByColumn(4, Qt.SortOrder.AscendingOrder)  # variance, smallest first
     np.testing.assert_allclose(model.column_values(4), np.sort(ds.X.var(axis=0, ddof=1)), rtol=1e-12)
+    best = np.argsort(-f)[:2]
+    names = [ds.feature_names[j] for j in best]
+    # select_columns is installed: the top k become the chain's first step, other steps kept
+    w.preparation_panel.set_chain([("standardize", {})])
     n_before = len(w.session.datasets)
-    name = view.keep_top(2, "anova_f")
+    assert view.keep_top(2, "anova_f") == "preparation"
+    assert len(w.session.datasets) == n_before
+    chain = w.preparation_panel.chain()
+    assert [s for s, _ in chain] == ["select_columns", "standardize"]
+    assert chain[0][1]["include"] == names
+    w.run_algorithm("pca")            # the next run fits only those columns, standardized
+    run = wait_last_run(qtbot, w)
+    Z = ds.X[:, best]
+    Z = (Z - Z.mean(axis=0)) / Z.std(axis=0)
+    ref = ms.get_algorithm("pca", n_components=2).fit(Z).embedding_
+    np.testing.assert_allclose(np.abs(run.embedding), np.abs(ref), atol=1e-9)
+    # without select_columns installed: a new data set with those columns
+    steps = w.host.preprocessors
+    saved = steps.pop("select_columns")
+    try:
+        name = view.keep_top(2, "anova_f")
+    finally:
+        steps["select_columns"] = saved
     assert len(w.session.datasets) == n_before + 1
     new = w.session.datasets[name]
-    best = np.argsort(-f)[:2]
     np.testing.assert_array_equal(new.X, ds.X[:, best])
-    assert new.feature_names == [ds.feature_names[j] for j in best]
+    assert new.feature_names == names
     np.testing.assert_array_equal(new.labels, ds.labels)
     assert new.report[-1].startswith(f"Kept the top 2 of the 4 features of '{ds.name}' by ANOVA F")
     assert new.report[-1].endswith(f"select_columns with include={','.join(new.feature_names)})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
 
 from manifold_studio.analysis.feature_stats import PEARSON, SPEARMAN, correlations
@@ -18,6 +19,13 @@ from manifold_studio.gui.views.feature_base import FeatureView
 from manifold_studio.gui.widgets import message_label
 
 MAX_TEXT = 15
+
+
+def cell_font() -> QFont:
+    """The font of the values written in the cells (smaller than the window's)."""
+    font = QFont()
+    font.setPointSizeF(7.5)
+    return font
 
 
 class CorrelationView(FeatureView):
@@ -44,6 +52,7 @@ class CorrelationView(FeatureView):
         self.image.setColorMap(pg.colormap.get("CET-D1"))
         self.plot.addItem(self.image)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
+        self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self.fit_labels())
         top = QHBoxLayout()
         top.addWidget(QLabel("Method:"))
         top.addWidget(self.method_combo)
@@ -83,24 +92,41 @@ class CorrelationView(FeatureView):
         d = len(res.names)
         self.image.setImage(np.nan_to_num(res.r, nan=0.0), levels=(-1.0, 1.0))
         self.image.setRect(0, 0, d, d)
-        ticks = [(j + 0.5, n) for j, n in enumerate(res.names)]
-        for side in ("bottom", "left"):
-            self.plot.getPlotItem().getAxis(side).setTicks([ticks])
+        self.plot.getPlotItem().getAxis("left").setTicks([[(j + 0.5, f"{n} ({j + 1})")
+                                                           for j, n in enumerate(res.names)]])
         if d <= MAX_TEXT:
             for a in range(d):
                 for b in range(d):
                     v = res.r[a, b]
                     t = pg.TextItem("—" if np.isnan(v) else f"{v:.2f}", anchor=(0.5, 0.5),
                                     color=(255, 255, 255) if abs(np.nan_to_num(v)) > 0.6 else (20, 20, 20))
+                    t.setFont(cell_font())
                     t.setPos(b + 0.5, a + 0.5)
                     self.plot.addItem(t)
                     self.texts.append(t)
         self.plot.getPlotItem().setRange(xRange=(0, d), yRange=(0, d), padding=0.02)
+        self.fit_labels()
         left = X.shape[0] - res.n_rows
         self.info.setText(f"{'Pearson' if self.method == PEARSON else 'Spearman'} correlations of the "
                           f"{d} features of {self.dataset_name}, ordered by clustering of 1 − |r|"
                           + (f" ({left:,} rows with a missing value left out)" if left else "")
                           + ". Click a cell to see the pair in the scatter plot.")
+
+    def fit_labels(self) -> None:
+        """Column names under the heatmap where they fit side by side, else the numbers the row
+        names carry; the values in the cells only where a cell is wide enough for them."""
+        res = self.result
+        if res is None:
+            return
+        d = len(res.names)
+        cell = self.plot.getPlotItem().vb.width() / max(d, 1)
+        metrics = QFontMetrics(self.plot.getPlotItem().getAxis("bottom").style.get("tickFont") or QFont())
+        wide = max((metrics.horizontalAdvance(n) for n in res.names), default=0) + 6 <= cell
+        self.plot.getPlotItem().getAxis("bottom").setTicks(
+            [[(j + 0.5, n if wide else str(j + 1)) for j, n in enumerate(res.names)]])
+        show = cell >= QFontMetrics(cell_font()).horizontalAdvance("-0.00") + 6
+        for t in self.texts:
+            t.setVisible(show)
 
     def cell_at(self, x: float, y: float):
         """(column name, row name) of the cell at data coordinates (x, y), or None."""

@@ -1,8 +1,9 @@
 """Feature ranking: one row per feature with its ANOVA F (and p-value) against the class, its
 mutual information with the class, variance and share of missing values
 (:func:`~manifold_studio.analysis.feature_stats.feature_ranking`), sortable by any column
-(click a header). "Keep the top k" makes a new data set with the k best features by the
-chosen score (the session's ``add_dataset``, with a provenance line in its report).
+(click a header). "Keep the top k" puts a ``select_columns`` step with the k best features by
+the chosen score at the head of the preparation chain (or, without that step installed, makes a
+new data set with those columns: the session's ``add_dataset``, with a provenance line).
 
 The table is of columns, not rows: it has no row selection to link.
 """
@@ -119,8 +120,9 @@ class RankingView(FeatureView):
         for key in RANKING_COLUMNS:
             self.by_combo.addItem(HEADERS[key], key)
         self.keep_button = QPushButton("Keep the top k")
-        self.keep_button.setToolTip("A new data set with only the k best features by the chosen score "
-                                    "(largest first; smallest for the p-value and the missing share).")
+        self.keep_button.setToolTip("Put a select_columns step keeping the k best features by the chosen "
+                                    "score (largest first; smallest for the p-value and the missing share) "
+                                    "at the head of the preparation chain (without that step: a new data set).")
         self.keep_button.clicked.connect(lambda: self.keep_top())
         bottom = QHBoxLayout()
         for w in (QLabel("k:"), self.k_spin, QLabel("by"), self.by_combo, self.keep_button):
@@ -162,7 +164,10 @@ class RankingView(FeatureView):
             self.table.sortByColumn(col, Qt.SortOrder.DescendingOrder)
 
     def keep_top(self, k: int | None = None, by: str | None = None) -> str | None:
-        """Add a data set with the ``k`` best features by ``by``; returns its name."""
+        """Keep the ``k`` best features by ``by``: a ``select_columns`` step (include = those
+        columns) at the head of the Preparation dock's chain when that step is installed, so the
+        next runs fit only them and the chain records it; else a new data set with those columns.
+        Returns ``"preparation"`` or the new data set's name."""
         if self.ranking is None or self.dataset is None:
             return None
         k = int(k or self.k_spin.value())
@@ -170,8 +175,19 @@ class RankingView(FeatureView):
         idx = self.ranking.top(by, k)
         ds = self.dataset
         names = [self.ranking.names[j] for j in idx]
-        line = (f"Kept the top {k} of the {ds.n_features} features of '{ds.name}' by {HEADERS[by]}: "
-                + ", ".join(names) + f" (the preparation step select_columns with include={','.join(names)})")
+        kept = f"Kept the top {k} of the {ds.n_features} features of '{ds.name}' by {HEADERS[by]}: " + ", ".join(names)
+        panel = getattr(self.window, "preparation_panel", None)
+        step = self.window.host.preprocessors.get("select_columns") if panel is not None else None
+        if step is not None:
+            params = {p.name: p.default for p in step.params}
+            params["include"] = list(names)
+            rest = [s for s in panel.chain() if s[0] != "select_columns"]
+            panel.set_chain([("select_columns", params), *rest])
+            line = kept + " — select_columns (include these) is now the first step of the preparation chain."
+            self.session.log(line)
+            self.window.show_status(line)
+            return "preparation"
+        line = kept + f" (the preparation step select_columns with include={','.join(names)})"
         new = Dataset(f"{ds.name} top {k}", ds.X[:, idx].copy(), None if ds.labels is None else ds.labels.copy(),
                       names, ds.source, ds.label_name, [*ds.report, line],
                       None if ds.images is None else ds.images)
