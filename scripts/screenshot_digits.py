@@ -29,13 +29,6 @@ def main(path: str = "resources/screenshot_digits.png", size=(1440, 900)) -> int
         w.load_source("sample:digits", {"n_samples": 1500})
         wait(app, lambda: not w.busy and w.session.current_dataset is not None)
         ds = w.session.current_dataset
-        # PCA first, for the reconstruction view
-        pca = w.run_algorithm("pca", {"n_components": 10})
-        wait(app, lambda: pca.finished)
-        recon = w.views["reconstruction"]
-        recon.show_run(pca, ds)
-        job = recon.compute()
-        wait(app, lambda: job.finished)
         # t-SNE fitted on the first 1,000 digits, extended to the other 500
         fit_rows = np.arange(1000)
         run = w.run_algorithm("tsne", {"perplexity": 30.0, "random_state": 0}, rows=fit_rows)
@@ -51,8 +44,10 @@ def main(path: str = "resources/screenshot_digits.png", size=(1440, 900)) -> int
             wait(app, lambda: ext_job.finished)
         w.session.set_current_run(run.id)
         w.map_view.size_spin.setValue(6)
-        w.docks["view:reconstruction"].raise_()
-        w.resizeDocks([w.docks["view:reconstruction"]], [330], Qt.Orientation.Vertical)
+        for d in w.docks.values():  # the map over the whole width: the views on the right hidden
+            if w.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea:
+                d.hide()
+        w.resizeDocks([w.docks["runs"]], [170], Qt.Orientation.Vertical)
         return settle_and_save(app, w, path)
     finally:
         w.shutdown()
