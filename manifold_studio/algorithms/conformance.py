@@ -108,25 +108,27 @@ def invalid_values(p: Param) -> list:
     return []
 
 
-class Checker:
-    def __init__(self, cls: type[Algorithm], X=None, y=None, params: dict | None = None):
-        self.cls = cls
-        if X is None:
-            X, y_default = default_data()
-            y = y_default if y is None else y
-        self.X = np.asarray(X, dtype=float)
-        self.y = y
-        self.params = dict(params or {})
+class _ContractChecks:
+    """The checks algorithms and preparation steps share: the class declared (help texts),
+    ``__init__`` storing the parameters and nothing else, get/set_params round trips, invalid
+    values refused with the parameter named, no Qt imported. A subclass sets ``cls``, ``X`` and
+    ``params`` and says how to validate its class and how to fit."""
 
-    def make(self, **extra) -> Algorithm:
+    def make(self, **extra):
         return self.cls(**{**self.params, **extra})
 
-    def fitted(self) -> Algorithm:
-        return self.make().fit(self.X, self.y)
+    def fitted(self):
+        return self._fit(self.make())
+
+    def _fit(self, est):
+        raise NotImplementedError
+
+    def _validate_class(self):
+        raise NotImplementedError
 
     # -- the checks -------------------------------------------------------------------
     def check_class_contract(self):
-        validate_algorithm_class(self.cls)
+        self._validate_class()
         assert self.cls.help and len(self.cls.help) > 20, "declare a one-paragraph help text"
         for p in self.cls.params:
             assert p.help, f"parameter '{p.name}' has no help text"
@@ -155,14 +157,48 @@ class Checker:
     def check_invalid_params_fail_clearly(self):
         for p in self.cls.params:
             for bad in invalid_values(p):
-                est = self.make(**{p.name: bad})
                 try:
-                    est.fit(self.X, self.y)
+                    self._fit(self.make(**{p.name: bad}))
                 except InvalidParameterError as exc:
                     assert p.name in str(exc), f"the message for {p.name}={bad!r} must name the parameter: {exc}"
                 else:
                     raise AssertionError(f"fit accepted the invalid value {p.name}={bad!r}")
 
+    def check_imports_no_qt(self):
+        module = self.cls.__module__
+        code = (f"import sys, importlib; importlib.import_module({module!r}); "
+                f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]; "
+                "print(','.join(bad)); sys.exit(1 if bad else 0)")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, f"module {module} imports Qt: {res.stdout.strip() or res.stderr[-500:]}"
+
+
+
+def check_names(checker: type) -> tuple[str, ...]:
+    """The ``check_*`` methods of a checker class, the shared ones first, in definition order."""
+    names: list[str] = []
+    for klass in reversed(checker.__mro__):
+        names += [n for n in vars(klass) if n.startswith("check_") and n not in names]
+    return tuple(names)
+
+
+class Checker(_ContractChecks):
+    def __init__(self, cls: type[Algorithm], X=None, y=None, params: dict | None = None):
+        self.cls = cls
+        if X is None:
+            X, y_default = default_data()
+            y = y_default if y is None else y
+        self.X = np.asarray(X, dtype=float)
+        self.y = y
+        self.params = dict(params or {})
+
+    def _validate_class(self):
+        validate_algorithm_class(self.cls)
+
+    def _fit(self, est) -> Algorithm:
+        return est.fit(self.X, self.y)
+
+    # -- the checks (after the shared ones) ----------------------------------------------
     def check_fit_returns_self(self):
         est = self.make()
         assert est.fit(self.X, self.y) is est, "fit must return self"
@@ -230,14 +266,6 @@ class Checker:
         else:
             raise AssertionError("extend must call progress.checkpoint and let FitCancelled propagate")
 
-    def check_imports_no_qt(self):
-        module = self.cls.__module__
-        code = (f"import sys, importlib; importlib.import_module({module!r}); "
-                f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]; "
-                "print(','.join(bad)); sys.exit(1 if bad else 0)")
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert res.returncode == 0, f"module {module} imports Qt: {res.stdout.strip() or res.stderr[-500:]}"
-
     def check_state_meets_its_schema(self):
         """The fitted state names only declared attributes and meets the declared shape
         relations, so a saved model of this algorithm can be loaded back (see
@@ -258,7 +286,7 @@ class Checker:
                                    err_msg="restore_state(fitted_state()) must give the same extension")
 
 
-CHECKS: tuple[str, ...] = tuple(name for name in vars(Checker) if name.startswith("check_"))
+CHECKS: tuple[str, ...] = check_names(Checker)
 
 
 def iter_checks(cls, X=None, y=None, params=None) -> Iterator[tuple[str, Callable[[], None]]]:
@@ -295,7 +323,7 @@ def default_step_data(n: int = 60, seed: int = 0) -> tuple[np.ndarray, list[str]
     return np.column_stack([X, code]).astype(float), ["a", "b", "c", "code"]
 
 
-class StepChecker:
+class StepChecker(_ContractChecks):
     """The contract of a preparation step (see manifold_studio.algorithms.preprocessing)."""
 
     def __init__(self, cls: type[Preprocessor], X=None, columns=None, params: dict | None = None):
@@ -306,45 +334,12 @@ class StepChecker:
         self.columns = list(columns) if columns is not None else [f"x{j}" for j in range(self.X.shape[1])]
         self.params = dict(params or {})
 
-    def make(self, **extra) -> Preprocessor:
-        return self.cls(**{**self.params, **extra})
-
-    def fitted(self) -> Preprocessor:
-        return self.make().fit(self.X, self.columns)
-
-    def check_class_contract(self):
+    def _validate_class(self):
         validate_preprocessor_class(self.cls)
         assert self.cls.kind == "preprocessing"
-        assert self.cls.help and len(self.cls.help) > 20, "declare a one-paragraph help text"
-        for p in self.cls.params:
-            assert p.help, f"parameter '{p.name}' has no help text"
 
-    def check_init_only_stores_params(self):
-        est = self.cls()
-        assert est.get_params() == {p.name: p.default for p in self.cls.params}
-        assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("_")]
-
-    def check_params_round_trip(self):
-        est = self.make()
-        params = est.get_params()
-        assert self.cls(**params).get_params() == params
-        assert est.set_params(**params) is est
-        try:
-            est.set_params(__no_such_parameter__=1)
-        except (InvalidParameterError, ValueError):
-            pass
-        else:
-            raise AssertionError("set_params must refuse an unknown parameter name")
-
-    def check_invalid_params_fail_clearly(self):
-        for p in self.cls.params:
-            for bad in invalid_values(p):
-                try:
-                    self.make(**{p.name: bad}).fit(self.X, self.columns)
-                except InvalidParameterError as exc:
-                    assert p.name in str(exc), f"the message for {p.name}={bad!r} must name the parameter: {exc}"
-                else:
-                    raise AssertionError(f"fit accepted the invalid value {p.name}={bad!r}")
+    def _fit(self, est) -> Preprocessor:
+        return est.fit(self.X, self.columns)
 
     def check_fit_returns_self_and_names_columns(self):
         est = self.make()
@@ -392,9 +387,6 @@ class StepChecker:
         else:
             raise AssertionError("transform must refuse a DataFrame that lacks a training column")
 
-    def check_imports_no_qt(self):
-        Checker.check_imports_no_qt(self)
-
     def check_state_round_trip(self):
         import json
 
@@ -407,7 +399,7 @@ class StepChecker:
                                    err_msg="restore_state(fitted_state()) must give the same transform")
 
 
-STEP_CHECKS: tuple[str, ...] = tuple(name for name in vars(StepChecker) if name.startswith("check_"))
+STEP_CHECKS: tuple[str, ...] = check_names(StepChecker)
 
 
 def iter_step_checks(cls, X=None, columns=None, params=None) -> Iterator[tuple[str, Callable[[], None]]]:
