@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.analysis.feature_stats import PEARSON, SPEARMAN, correlations
 from manifold_studio.gui.views.feature_base import FeatureView
@@ -53,15 +53,7 @@ class CorrelationView(FeatureView):
         self.plot.addItem(self.image)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self.fit_labels())
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Method:"))
-        top.addWidget(self.method_combo)
-        top.addStretch(1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.info)
-        lay.addLayout(top)
-        lay.addWidget(self.plot, 1)
+        self.lay_out(["Method:", self.method_combo], self.plot)
 
     @property
     def method(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QSpinBox
 
 from manifold_studio.analysis.feature_stats import distribution
 from manifold_studio.gui.views.feature_base import FeatureView, column_combo, refill
@@ -101,19 +101,8 @@ class DistributionView(FeatureView):
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.addLegend(offset=(-10, 10))
-        top = QHBoxLayout()
-        for w in (QLabel("Column:"), self.column_combo, self.mode_combo, QLabel("bins:"), self.bins):
-            top.addWidget(w)
-        top.addStretch(1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.info)
-        lay.addLayout(top)
-        self.selection_overlay = None
-        if window is not None and hasattr(window, "selection"):
-            self.selection_overlay = DistributionSelection(self)
-            lay.addWidget(self.selection_overlay.bar)
-        lay.addWidget(self.plot, 1)
+        self.lay_out(["Column:", self.column_combo, self.mode_combo, "bins:", self.bins], self.plot,
+                     lambda: DistributionSelection(self))
 
     @property
     def mode(self) -> str:

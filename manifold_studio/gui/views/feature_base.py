@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
 
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
+from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.tables.dataset_columns import FEATURE, LABEL, META, Column, dataset_columns, table_columns
 
@@ -75,6 +76,30 @@ class FeatureView(ResultView):
         if window is not None and hasattr(window, "bridge"):
             window.bridge.datasetsChanged.connect(self.refresh)
             window.bridge.runChanged.connect(self._run_changed)
+
+    def lay_out(self, controls, body, selection=None) -> None:
+        """The view's layout: its ``info`` line, a row of ``controls`` (widgets; a string is a
+        label), the bar of the selection overlay that ``selection()`` makes when the window links
+        selections, and ``body`` taking the rest."""
+        top = QHBoxLayout()
+        for w in controls:
+            top.addWidget(QLabel(w) if isinstance(w, str) else w)
+        top.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.info)
+        lay.addLayout(top)
+        self.selection_overlay = None
+        if selection is not None and self.window is not None and hasattr(self.window, "selection"):
+            self.selection_overlay = selection()
+            lay.addWidget(self.selection_overlay.bar)
+        lay.addWidget(body, 1)
+
+    def rect_selection(self) -> SelectionOverlay:
+        """A rectangle/lasso selection over ``self.plot``'s points (``self.points()``)."""
+        overlay = SelectionOverlay(self.window, self.plot, self.points)
+        overlay.set_mode(RECT)
+        return overlay
 
     # -- what is shown --------------------------------------------------------------------------
     def show_run(self, run, dataset) -> None:

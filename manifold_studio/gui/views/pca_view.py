@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.analysis.feature_stats import pca_loadings
 from manifold_studio.gui.views.feature_base import FeatureView
 from manifold_studio.gui.views.scatter_view import drawn_points, point_brushes
-from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.widgets import message_label
 
 LOADINGS, BIPLOT = "loadings", "biplot"
@@ -46,20 +45,7 @@ class PcaView(FeatureView):
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.addLegend(offset=(-10, 10))
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Show:"))
-        top.addWidget(self.mode_combo)
-        top.addStretch(1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.info)
-        lay.addLayout(top)
-        self.selection_overlay = None
-        if window is not None and hasattr(window, "selection"):
-            self.selection_overlay = SelectionOverlay(window, self.plot, self.points)
-            self.selection_overlay.set_mode(RECT)
-            lay.addWidget(self.selection_overlay.bar)
-        lay.addWidget(self.plot, 1)
+        self.lay_out(["Show:", self.mode_combo], self.plot, self.rect_selection)
 
     @property
     def mode(self) -> str:

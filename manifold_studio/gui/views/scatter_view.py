@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout
 
 from manifold_studio.gui.views.feature_base import FeatureView, column_combo, refill
-from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.views.small_map import drawn_sample
 from manifold_studio.gui.widgets import message_label
 
@@ -51,20 +49,7 @@ class ScatterView(FeatureView):
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.scatter = pg.ScatterPlotItem(size=6, pen=None, hoverable=False)
         self.plot.addItem(self.scatter)
-        top = QHBoxLayout()
-        for w in (QLabel("x:"), self.x_combo, QLabel("y:"), self.y_combo):
-            top.addWidget(w)
-        top.addStretch(1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.info)
-        lay.addLayout(top)
-        self.selection_overlay = None
-        if window is not None and hasattr(window, "selection"):
-            self.selection_overlay = SelectionOverlay(window, self.plot, self.points)
-            self.selection_overlay.set_mode(RECT)
-            lay.addWidget(self.selection_overlay.bar)
-        lay.addWidget(self.plot, 1)
+        self.lay_out(["x:", self.x_combo, "y:", self.y_combo], self.plot, self.rect_selection)
 
     def columns_changed(self, names) -> None:
         refill(self.x_combo, names, 0)
