@@ -50,7 +50,7 @@ from manifold_studio.gui.export import image_bytes, render_view
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.method_list import ComparisonJob, MethodList
 from manifold_studio.gui.score_plots import learner_pen
-from manifold_studio.gui.widgets import message_label, say, seed_spin_box
+from manifold_studio.gui.widgets import say, seed_spin_box
 
 RECORD_KEY = "clustering_comparison"
 COLUMNS = ("method", "k", "n_clusters_found") + MEASURES
@@ -83,11 +83,8 @@ class ClusterComparePanel(ComparisonJob, QWidget):
 
     def __init__(self, window, parent=None):
         super().__init__(parent)
-        self.window = window
-        self.comparison = None
-        self.dataset_name: str | None = None
+        self.init_job(window, "Compare", START_TEXT)
         self.chain: list = []
-        self.job = None
         self.methods = MethodList(
             window.host, cluster_count_methods(window.host.algorithms),
             tooltip="Tick the clustering methods to compare; the highlighted one's settings are below "
@@ -106,12 +103,6 @@ class ClusterComparePanel(ComparisonJob, QWidget):
         self.validation.setToolTip("Share of the rows held out (drawn with the seed) for the validation "
                                    "log-likelihood; 0 leaves that measure out.")
         self.seed_spin = seed_spin_box("Seed of the held-out split, and of every method whose seed is empty.")
-        self.run_button = QPushButton("Compare")
-        self.run_button.clicked.connect(lambda: self.run())
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.status = message_label(START_TEXT)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(HEADERS)
         for j, tip in enumerate(HEADER_TIPS):

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton, QStacke
 
 from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
 from manifold_studio.gui.param_form import ParamForm
-from manifold_studio.gui.widgets import say
+from manifold_studio.gui.widgets import message_label, say
 
 
 class MethodList(QWidget):
@@ -110,6 +110,20 @@ class ComparisonJob:
     defines ``_done(result)`` and ``_cancelled()``."""
 
     JOB_TITLE = ""
+
+    def init_job(self, window, run_text: str, start_text: str) -> None:
+        """The state and controls every comparison dock has: no comparison yet, the run and
+        Cancel buttons, the status line."""
+        self.window = window
+        self.comparison = None
+        self.dataset_name: str | None = None
+        self.job = None
+        self.run_button = QPushButton(run_text)
+        self.run_button.clicked.connect(lambda: self.run())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.status = message_label(start_text)
 
     @property
     def busy(self) -> bool:

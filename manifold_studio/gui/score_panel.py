@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
-    QPushButton,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -66,10 +65,7 @@ class ScorePanel(ComparisonJob, QWidget):
 
     def __init__(self, window, parent=None):
         super().__init__(parent)
-        self.window = window
-        self.comparison = None
-        self.dataset_name: str | None = None
-        self.job = None
+        self.init_job(window, "Run Test && Score", "Tick two or more classifiers and press Run.")
         self.learners = MethodList(
             window.host, [a for a, cls in sorted(window.host.algorithms.items()) if cls.kind == "classification"],
             tooltip="Tick the classifiers to compare; the highlighted one's settings are below.",
@@ -92,12 +88,6 @@ class ScorePanel(ComparisonJob, QWidget):
         self.fraction_spin.setValue(0.3)
         self.seed_spin = seed_spin_box("Seed of the folds (scikit-learn's StratifiedKFold with this random_state).")
         self.scheme_combo.currentIndexChanged.connect(lambda _i: self._scheme_changed())
-        self.run_button = QPushButton("Run Test && Score")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.status = message_label("Tick two or more classifiers and press Run.")
         self.prep_label = message_label("")
         self.prep_label.setObjectName("test_score_preparation")
         self.prep_label.setToolTip("Every learner is the preparation chain (the Preparation dock's steps) "
