@@ -39,7 +39,9 @@ The exact layer:
 * :func:`knn_graph`, :func:`radius_graph` — neighbourhood graphs as scipy.sparse CSR.
 * :func:`neighbor_rows` — per-point values on each point's k neighbours as a sparse matrix.
 * :func:`check_n_neighbors` — the clear "k must be smaller than n" message.
-* :func:`smallest_connecting_k` — the smallest k whose k-NN graph is connected.
+
+Disconnected graphs (the smallest connecting k, joining pieces) are handled in
+:mod:`~manifold_studio.algorithms.graph_components`.
 """
 from __future__ import annotations
 
@@ -48,7 +50,6 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
@@ -379,70 +380,3 @@ def radius_graph(X: np.ndarray, radius: float, *, progress=None, index: Neighbor
     # zero-length edges between duplicates must survive as explicit edges
     G.data[G.data == 0] = np.finfo(float).tiny
     return G.maximum(G.T).tocsr()
-
-
-def smallest_connecting_k(X: np.ndarray, k_start: int, *, index: NeighborIndex | None = None,
-                          max_elements: int = 20_000_000) -> int | None:
-    """The smallest k whose symmetric k-NN graph on X is connected (None if beyond the budget)."""
-    X = np.asarray(X, dtype=float)
-    n = X.shape[0]
-    index = index or NeighborIndex(X)
-    k_cap = min(n - 1, max(k_start + 1, max_elements // max(n, 1)))
-
-    def connected(idx, k):
-        G = neighbor_rows(np.ones((n, k)), idx[:, :k], n)
-        return connected_components(G, directed=False)[0] == 1
-
-    hi = min(k_cap, max(2 * k_start, k_start + 1))
-    while True:
-        _, idx = knn_query(X, X, hi, exclude_self=True, index=index)
-        if connected(idx, hi):
-            break
-        if hi >= k_cap:
-            return None
-        hi = min(k_cap, 2 * hi)
-    lo = k_start  # known disconnected
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if connected(idx, mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def connect_components(X: np.ndarray, G: sp.spmatrix, metric: str = "euclidean"
-                       ) -> tuple[sp.csr_matrix, list[tuple[int, int, float]]]:
-    """Join the connected components of the symmetric graph ``G`` on the points ``X`` through
-    their closest pairs of points: in rounds (Borůvka), every component gets an edge to its
-    nearest point outside it, until one component is left. Returns (the connected graph, the
-    edges added as (i, j, distance)). ``metric='precomputed'``: X is the distance matrix."""
-    X = np.asarray(X, dtype=float)
-    G = sp.csr_matrix(G, dtype=float)
-    added: list[tuple[int, int, float]] = []
-    while True:
-        n_comp, comp = connected_components(G, directed=False)
-        if n_comp == 1:
-            return G, added
-        best: dict[int, tuple[float, int, int]] = {}
-        for c in range(n_comp):
-            inside = np.flatnonzero(comp == c)
-            outside = np.flatnonzero(comp != c)
-            if metric == "precomputed":
-                sub = X[np.ix_(inside, outside)]
-                j = np.argmin(sub, axis=1)
-                dist = sub[np.arange(inside.size), j]
-            else:
-                dist, j = NeighborIndex(X[outside], metric=metric).query(X[inside], 1)
-                dist, j = dist[:, 0], j[:, 0]
-            a = int(np.argmin(dist))
-            i, o = int(inside[a]), int(outside[j[a]])
-            best[c] = (float(dist[a]), min(i, o), max(i, o))  # one pair may be the best of both ends
-        rows, cols, vals = [], [], []
-        for d, i, j in sorted(set(best.values())):
-            rows += [i, j]
-            cols += [j, i]
-            # a zero length (duplicate points in two components) would be no edge in a sparse graph
-            vals += [max(d, np.finfo(float).tiny)] * 2
-            added.append((i, j, d))
-        G = (G + sp.csr_matrix((vals, (rows, cols)), shape=G.shape)).tocsr()

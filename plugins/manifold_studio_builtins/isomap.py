@@ -3,53 +3,29 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components, dijkstra
+from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms import Bool, Choice, Float
-from manifold_studio.algorithms.params import Int, n_components_param
+from manifold_studio.algorithms import geodesics
+from manifold_studio.algorithms.geodesics import min_plus_rows
+from manifold_studio.algorithms.params import Int, n_components_param, random_state_param
 from manifold_studio.algorithms.kernels import rows_per_block
+from manifold_studio.algorithms.graph_components import connect_components, smallest_connecting_k
 from manifold_studio.algorithms.neighbors import (
-    NeighborIndex, check_n_neighbors, connect_components, knn_graph, metric_param, neighbors_param,
-    radius_graph, smallest_connecting_k,
+    NeighborIndex, check_n_neighbors, knn_graph, metric_param, neighbors_param, radius_graph,
 )
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows,
 )
 from manifold_studio.algorithms.training_neighbors import TrainingNeighborsMixin
-from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import SubProgress
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.hookspecs import hookimpl
 
-#: sources per Dijkstra call (progress and cancel between calls)
-_PATH_CHUNK = 32   # sources per dijkstra call (the call holds the GIL: keep each one short)
 #: elements of the (rows, n) geodesic blocks during extension (cache-sized: the k-neighbour
 #: minimum makes several passes over them)
 _GEODESIC_BLOCK = 131_072
-
-
-@jit
-def min_plus_rows(Dg, idx, step, out):
-    """out[r, j] = min over t of step[r, t] + Dg[idx[r, t], j] — one pass per new point over the
-    rows of its k joining neighbours (4-5x faster than k numpy passes over (m, n) blocks; the same
-    additions and comparisons, so the same numbers)."""
-    m, k = idx.shape
-    n = Dg.shape[1]
-    for r in range(m):
-        row = out[r]
-        s0 = step[r, 0]
-        src = Dg[idx[r, 0]]
-        for j in range(n):
-            row[j] = src[j] + s0
-        for t in range(1, k):
-            s = step[r, t]
-            src = Dg[idx[r, t]]
-            for j in range(n):
-                v = src[j] + s
-                if v < row[j]:
-                    row[j] = v
-    return out
 
 
 class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
@@ -61,6 +37,12 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     ``extend`` uses the generalised kernel of section 5.1.3: a new point reaches the graph
     through its k nearest training points, ``d_G(x, x_i) = min_z (|x - z| + d_G(z, x_i))``,
     and never shortens paths between training points (the training geodesics are fixed).
+
+    With ``n_landmarks`` the geodesics are measured from that many landmarks only (Landmark
+    Isomap, :mod:`manifold_studio.algorithms.geodesics`): classical MDS on the landmarks, every
+    other training point placed by the same Nyström formula from its geodesics to them. Without
+    it, above about 30,000 points the n x n geodesics exceed the memory limit and the fit stops
+    with a message saying so before allocating them.
 
     As scikit-learn's Isomap: ``n_neighbors`` excludes the point itself, exactly one of
     ``n_neighbors`` and ``radius`` is set, ``metric='precomputed'`` takes the n x n distance
@@ -93,8 +75,11 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             "piece only.")
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
-        "X_fit_": Fitted(shape=(None, "n_features_in_"), required=True),
-        "geodesic_": Fitted(shape=("n_train", "n_train"), required=True),
+        # every training point's geodesics to the landmarks (all training points when classic)
+        "geodesic_": Fitted(shape=("n_points", "n_train"), required=True),
+        "X_fit_": Fitted(shape=("n_points", "n_features_in_"), required=True),
+        "landmarks_": Fitted(shape=("n_train",), kinds="iu"),
+        "training_projection_": Fitted(shape=("n_points", "n_eigenvectors")),
         "geodesic_sq_row_mean_": Fitted(shape=("n_train",)),
         "embedded_mask_": Fitted(shape=(None,), kinds="b"),
         # points outside the largest component of the neighbourhood graph have NaN coordinates
@@ -115,6 +100,13 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
                "which pieces and where), 'largest' embeds only the largest piece (the other points get "
                "NaN coordinates), 'error' stops with a message giving the n_neighbors that connects them.",
                choices=("connect", "largest", "error"), label="Disconnected graph"),
+        Int("n_landmarks", None, "Measure geodesics from this many landmarks only (drawn at random "
+            "with random_state) and place the other points by the Nyström formula (Landmark "
+            "Isomap): shortest paths and memory scale with n x landmarks instead of n x n. Empty: "
+            "every point is a landmark (the classic Isomap, as scikit-learn's); needed above about "
+            "30,000 points, where n x n geodesics do not fit in memory.", low=1, allow_none=True,
+            log=True, label="Landmarks"),
+        random_state_param("Seed of the landmark draw (only with n_landmarks; empty: different each run)."),
         Bool("largest_component", False, "Embed only the largest connected piece of a disconnected "
              "graph (the same as disconnected='largest'; kept for older projects)."),
         EIGEN_SOLVER_PARAM,
@@ -175,11 +167,15 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         mode = "largest" if p["largest_component"] else p["disconnected"]
         if n_comp > 1 and mode == "connect":
             sizes = np.sort(np.bincount(comp))[::-1]
-            G, edges = connect_components(X, G, metric=p["metric"])
+            approximate = self._index.approximate
+            with self._phase("graph"):
+                G, edges = connect_components(X, G, metric=p["metric"], approximate=approximate)
             longest = max(d for _i, _j, d in edges)
+            how = ("their closest pairs of points, searched from samples as the neighbours are "
+                   "approximate" if approximate else "their closest pairs of points")
             self._warn(f"The neighbourhood graph had {n_comp} separate pieces (sizes "
                        f"{', '.join(f'{s:,}' for s in sizes[:8])}{', ...' if len(sizes) > 8 else ''} points); "
-                       f"they were joined through their closest pairs of points ({len(edges)} edge(s), the "
+                       f"they were joined through {how} ({len(edges)} edge(s), the "
                        f"longest {longest:.4g}), so distances between pieces run through those links. Set "
                        f"disconnected='largest' or 'error', or more neighbours, to avoid it.")
             self.connecting_edges_ = np.array([(i, j) for i, j, _d in edges], dtype=np.intp)
@@ -202,28 +198,25 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
                 check_n_neighbors(p["n_neighbors"], X.shape[0], what="the largest component")
         self.embedded_mask_ = mask
         m = X.shape[0]
-        # geodesic distances, filled in chunks of sources (the graph is symmetric: directed=True
-        # avoids re-symmetrising it at every call)
-        # squared geodesics S (float64) for the eigensolver; the geodesics themselves are kept in
-        # float32 for extending new points (half the memory and memory traffic; training points
-        # are recognised and take their exact training kernel row, so theorem 5.1 stays exact)
-        S = np.empty((m, m), dtype=float)
-        Dg = np.empty((m, m), dtype=np.float32)
+        n_landmarks = self._landmark_count(m)
         sub = SubProgress(progress, 0.1, 1.0, "Shortest paths: ")
         with self._phase("shortest paths"):
-            for start in range(0, m, _PATH_CHUNK):
-                sub.checkpoint(start / m, f"{start:,}/{m:,} sources")
-                stop = min(m, start + _PATH_CHUNK)
-                block = dijkstra(G, directed=True, indices=np.arange(start, stop))
-                Dg[start:stop] = block
-                np.multiply(block, block, out=S[start:stop])
-            sub.checkpoint(1.0, f"{m:,}/{m:,} sources")
+            if n_landmarks is None:
+                # squared geodesics S (float64) for the eigensolver; the geodesics themselves in
+                # float32 for extending new points (training points are recognised and take their
+                # exact training kernel row, so theorem 5.1 stays exact)
+                S, Dg = geodesics.all_pairs(G, sub)
+                self.__dict__.pop("landmarks_", None)
+            else:
+                self.landmarks_ = geodesics.choose_landmarks(m, n_landmarks, p["random_state"])
+                S, Dg = geodesics.from_landmarks(G, self.landmarks_, sub)
+        L = S.shape[0]
         row_mean = S.mean(axis=1)
         grand = float(row_mean.mean())
         self.geodesic_ = Dg                      # training geodesics (fixed: never shortened)
         self.geodesic_sq_row_mean_ = row_mean
         self.geodesic_sq_grand_mean_ = grand
-        # the double-centred kernel -1/2 H S H, applied without a second n x n matrix
+        # the double-centred kernel -1/2 H S H, applied without a second L x L matrix
         def matvec(v):
             v = np.asarray(v, dtype=float)
             v = v - v.mean(axis=0)
@@ -231,14 +224,26 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             w -= w.mean(axis=0)
             return -0.5 * w
 
-        op = spla.LinearOperator((m, m), matvec=matvec, matmat=matvec, rmatvec=matvec, dtype=float)
-        trace = float(-0.5 * (np.trace(S) - 2.0 * row_mean.sum() + m * grand))
+        op = spla.LinearOperator((L, L), matvec=matvec, matmat=matvec, rmatvec=matvec, dtype=float)
+        trace = float(-0.5 * (np.trace(S) - 2.0 * row_mean.sum() + L * grand))
         return SpectralProblem(p["n_components"], matrix=op, trace=trace, match_training=True)
+
+    def _landmark_count(self, m: int) -> int | None:
+        """The number of landmarks for m points (None: every point, the classic Isomap)."""
+        L = self._p["n_landmarks"]
+        if L is None or L >= m:
+            return None
+        d = self._p["n_components"]
+        if L <= d:
+            raise InvalidParameterError(f"n_landmarks={L} is too small for n_components={d}: classical "
+                                        f"MDS on the landmarks needs more landmarks than components "
+                                        f"(at least {d + 1}; a few hundred or more give a faithful map).")
+        return int(L)
 
     def _fit(self, X, y, progress):
         self._check_neighbourhood()
         self.warning_component_ = ""
-        self._timed_fit(super()._fit, X, y, progress)
+        self._timed_fit(self._fit_geodesic_map, X, y, progress)
         mask = self.embedded_mask_
         if not mask.all():
             full = np.full((mask.size, self.embedding_.shape[1]), np.nan)
@@ -246,6 +251,21 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             self.embedding_ = full
         self.warning_ = " ".join(w for w in (self.warning_component_, self.warning_) if w)
         del self.warning_component_
+
+    def _fit_geodesic_map(self, X, y, progress):
+        super()._fit(X, y, progress)
+        if getattr(self, "landmarks_", None) is not None:
+            # Landmark Isomap: every training point placed by the Nyström formula from its
+            # geodesics to the landmarks (the landmarks themselves exactly, theorem 5.1); a new
+            # point equal to a training point takes that point's row (training_projection_ / l)
+            with self._phase("placing points"):
+                KV = np.empty((self.geodesic_.shape[0], self.eigenvectors_.shape[1]))
+                step = rows_per_block(self.eigenvectors_.shape[0], _GEODESIC_BLOCK)
+                for start in range(0, KV.shape[0], step):
+                    KV[start:start + step] = self._centred_kernel_times_eigenvectors(
+                        self.geodesic_[start:start + step])
+                self.training_projection_ = KV
+                self.embedding_ = KV * self.nystrom_coef_
 
     def _fitted_columns(self, X):
         """New points' distance rows restricted to the embedded training points (precomputed
@@ -310,32 +330,39 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         g *= -0.5
         return g
 
-    def _kernel_times_eigenvectors(self, X):
-        # same as _kernel_rows(X) @ V, with the centring applied to the (m, k) product instead
-        # of the (m, n) rows; blocks bound the memory of the (m, n) geodesic rows
+    def _centred_kernel_times_eigenvectors(self, g):
+        """K V for a block of geodesic rows g (to the training points or landmarks): the
+        kernel -1/2 (g^2 centred with the training means), with the centring applied to the
+        (rows, k) product instead of the (rows, n) block."""
         V = self.eigenvectors_
+        g = g.astype(np.float64)
+        g *= g
         vsum = V.sum(axis=0)
-        colterm = self.geodesic_sq_row_mean_ @ V
-        grand = self.geodesic_sq_grand_mean_
+        KV = g @ V
+        KV -= g.mean(axis=1)[:, None] * vsum[None, :]
+        KV -= (self.geodesic_sq_row_mean_ @ V)[None, :]
+        KV += self.geodesic_sq_grand_mean_ * vsum[None, :]
+        return -0.5 * KV
+
+    def _kernel_times_eigenvectors(self, X):
+        # same as _kernel_rows(X) @ V; blocks bound the memory of the (m, n) geodesic rows
+        V = self.eigenvectors_
         out = np.empty((X.shape[0], V.shape[1]))
         step = rows_per_block(V.shape[0], _GEODESIC_BLOCK)
         neighbours = self._neighbours_of_new(X)  # one query for all rows (small blocks cost threads)
         for start in range(0, X.shape[0], step):
             part = tuple(a[start:start + step] for a in neighbours)
-            g = self._geodesics_to_training(X[start:start + step], part).astype(np.float64)
-            g *= g
-            rmean = g.mean(axis=1)
-            KV = g @ V
-            KV -= rmean[:, None] * vsum[None, :]
-            KV -= colterm[None, :]
-            KV += grand * vsum[None, :]
-            out[start:start + step] = -0.5 * KV
+            out[start:start + step] = self._centred_kernel_times_eigenvectors(
+                self._geodesics_to_training(X[start:start + step], part))
         return out
 
     def result_summary(self):
         out = super().result_summary()
         if hasattr(self, "embedded_mask_"):
             out["n_embedded"] = int(self.embedded_mask_.sum())
+        landmarks = getattr(self, "landmarks_", None)
+        out["geodesics"] = ("all pairs of points" if landmarks is None
+                            else f"from {len(landmarks):,} landmarks (Landmark Isomap)")
         return out
 
 

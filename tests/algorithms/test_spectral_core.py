@@ -7,9 +7,10 @@ import scipy.sparse as sp
 
 import manifold_studio as ms
 from manifold_studio.algorithms import CallbackProgress
+from manifold_studio.algorithms.graph_components import smallest_connecting_k
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix
 from manifold_studio.algorithms.neighbors import (
-    NeighborIndex, knn_graph, knn_query, radius_graph, smallest_connecting_k,
+    NeighborIndex, knn_graph, knn_query, radius_graph,
 )
 from manifold_studio.algorithms.spectral import SpectralProblem, leading_eigenpairs
 from manifold_studio.errors import DataError, FitCancelled
