@@ -21,8 +21,13 @@ __all__ = ["smallest_connecting_k", "connect_components", "CONNECT_SAMPLE"]
 
 #: outside points each piece is compared with when joining approximately
 CONNECT_SAMPLE = 1024
-#: inside points of a piece whose exact nearest outside point is looked up after the sample
-_CANDIDATES = 16
+#: inside points of a piece (those closest to the outside sample) whose exact nearest outside
+#: point is looked up
+_CANDIDATES = 256
+#: the best of those pairs, refined by alternating nearest-point steps
+_STARTS = 16
+#: rows of exact distances to every point computed in one pass
+_ROWS_PER_PASS = 512
 #: most alternating refinement steps (nearest outside of a point, nearest inside of that one)
 _REFINE_STEPS = 8
 
@@ -71,23 +76,28 @@ def _closest_pair_exact(X, inside, outside, metric) -> tuple[float, int, int]:
 
 
 class _RowDistances:
-    """Metric distances of a few rows of X to every row of X, shape (len(rows), n), by one BLAS
-    product for 'euclidean' and 'cosine' (no copy of X)."""
+    """Metric distances of a few rows of X to every row of X, shape (len(rows), n): for
+    'euclidean' and 'cosine' one single-precision BLAS product over the centred (or unit) rows
+    (a memory-bound pass; the rows only rank candidates: :meth:`pair` gives a pair's exact
+    distance)."""
 
     def __init__(self, X: np.ndarray, metric: str):
         self.metric = metric
         self.X = unit_rows(X) if metric == "cosine" else X
-        self.sq = np.einsum("ij,ij->i", self.X, self.X) if metric == "euclidean" else None
+        self.Xs = (self.X - (self.X.mean(axis=0) if metric == "euclidean" else 0.0)).astype(np.float32)
+        self.sq = np.einsum("ij,ij->i", self.Xs, self.Xs) if metric == "euclidean" else None
 
-    def __call__(self, rows) -> np.ndarray:
-        Q = self.X[rows]
+    def __call__(self, rows, cols=None) -> np.ndarray:
+        """Distances of X[rows] to X[cols] (every row of X when cols is None)."""
+        Y = self.X if cols is None else self.X[cols]
         if self.metric == "manhattan":
-            return cdist(Q, self.X, "cityblock")
-        G = Q @ self.X.T
+            return cdist(self.X[rows], Y, "cityblock")
+        Ys = self.Xs if cols is None else self.Xs[cols]
+        G = self.Xs[rows] @ Ys.T
         if self.metric == "cosine":
             return np.maximum(1.0 - G, 0.0)
         G *= -2.0
-        G += self.sq[None, :]
+        G += (self.sq if cols is None else self.sq[cols])[None, :]
         G += self.sq[rows][:, None]
         return np.sqrt(np.maximum(G, 0.0))
 
@@ -101,31 +111,38 @@ class _RowDistances:
 
 def _closest_pairs_sampled(X, rowdist: _RowDistances, comp, n_comp, metric, rng) -> list[tuple[float, int, int]]:
     """For every component c, (distance, i, o): a close pair with i in c and o outside it,
-    found without comparing every pair. The closest pairs between random samples of the
-    inside and outside points (at most :data:`CONNECT_SAMPLE` each) give :data:`_CANDIDATES`
-    starting inside points; from each, alternately, the exact nearest outside point and the
-    exact nearest inside point of that one, while the pair shortens (a step never lengthens
-    it). The steps of all components share one pass over X (memory-bound)."""
-    def draw(points):
-        return points if points.size <= CONNECT_SAMPLE else np.sort(rng.choice(points, CONNECT_SAMPLE,
-                                                                                replace=False))
-
-    starts = []
+    found without comparing every pair. Every inside point's distance to a random sample of
+    :data:`CONNECT_SAMPLE` outside points ranks them; the :data:`_CANDIDATES` closest (the
+    side facing the outside) get their exact nearest outside point; from the :data:`_STARTS`
+    best pairs, alternately, the exact nearest inside point of o and the exact nearest outside
+    point of that one, while the pair shortens (a step never lengthens it). The exact searches
+    of all components share each pass over X (memory-bound)."""
+    cands = []
     for c in range(n_comp):
-        s_in, s_out = draw(np.flatnonzero(comp == c)), draw(np.flatnonzero(comp != c))
-        d, _ = NeighborIndex(X[s_out], metric=metric).query(X[s_in], 1)
-        starts.append(s_in[np.argsort(d[:, 0], kind="stable")[:_CANDIDATES]])
-    owner = np.repeat(np.arange(n_comp), [len(s) for s in starts])   # the component of each start
+        inside, outside = np.flatnonzero(comp == c), np.flatnonzero(comp != c)
+        sample = (outside if outside.size <= CONNECT_SAMPLE
+                  else np.sort(rng.choice(outside, CONNECT_SAMPLE, replace=False)))
+        d = np.concatenate([rowdist(inside[a:a + _ROWS_PER_PASS], sample).min(axis=1)
+                            for a in range(0, inside.size, _ROWS_PER_PASS)])
+        cands.append(inside[np.argsort(d, kind="stable")[:_CANDIDATES]])
+    owner = np.repeat(np.arange(n_comp), [len(s) for s in cands])   # the component of each row
 
     def nearest(rows, comps, inside: bool):
-        D = rowdist(rows)
-        same = comp[None, :] == comps[:, None]
-        D[~same if inside else same] = np.inf
-        j = np.argmin(D, axis=1)
-        return D[np.arange(len(rows)), j], j
+        dist = np.empty(len(rows))
+        idx = np.empty(len(rows), dtype=np.intp)
+        for a in range(0, len(rows), _ROWS_PER_PASS):
+            D = rowdist(rows[a:a + _ROWS_PER_PASS])
+            same = comp[None, :] == comps[a:a + _ROWS_PER_PASS, None]
+            D[~same if inside else same] = np.inf
+            idx[a:a + _ROWS_PER_PASS] = j = np.argmin(D, axis=1)
+            dist[a:a + _ROWS_PER_PASS] = D[np.arange(D.shape[0]), j]
+        return dist, idx
 
-    i = np.concatenate(starts)
+    i = np.concatenate(cands)
     best, o = nearest(i, owner, inside=False)
+    keep = np.concatenate([np.flatnonzero(owner == c)[np.argsort(best[owner == c], kind="stable")[:_STARTS]]
+                           for c in range(n_comp)])
+    i, o, best, owner = i[keep], o[keep], best[keep], owner[keep]
     active = np.arange(i.size)          # the starts whose pair shortened at the last step
     for _ in range(_REFINE_STEPS):
         _, i2 = nearest(o[active], owner[active], inside=True)
