@@ -72,7 +72,8 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             "points so that these geodesic distances are preserved (classical MDS). New points "
             "are placed through their nearest fitted points. If the neighbourhood graph falls "
             "into several pieces, either increase the number of neighbours or embed the largest "
-            "piece only.")
+            "piece only. Above about 10,000 points set Landmarks (e.g. 1,000): geodesics are then "
+            "measured from the landmarks only, in a fraction of the time and memory.")
     #: the fitted state a saved model may hold (checked before it is restored)
     fitted_schema = {
         # every training point's geodesics to the landmarks (all training points when classic)
