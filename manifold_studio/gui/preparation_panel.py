@@ -69,6 +69,23 @@ class PreparationPanel(QWidget):
         add_row.addWidget(self.step_box, 1)
         add_row.addWidget(self.add_button)
         lay.addLayout(add_row)
+        # what the chain gives and the scale advice first: visible in a short dock
+        self.summary = QLabel("")
+        self.summary.setObjectName("preparation_summary")
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        advice_row = QHBoxLayout()
+        self.advice = QLabel("")
+        self.advice.setObjectName("preparation_advice")
+        self.advice.setWordWrap(True)
+        self.advice.setStyleSheet("color: #8a5300;")
+        self.advice_button = QPushButton("Add standardize")
+        self.advice_button.setObjectName("preparation_add_standardize")
+        self.advice_button.clicked.connect(lambda: self.add_step("standardize"))
+        lay.addWidget(self.advice)   # the whole width: its lines are not cut in a narrow dock
+        advice_row.addStretch(1)
+        advice_row.addWidget(self.advice_button)
+        lay.addLayout(advice_row)
         self.list = QListWidget()
         self.list.setObjectName("preparation_steps")
         self.list.setMaximumHeight(110)
@@ -86,21 +103,6 @@ class PreparationPanel(QWidget):
         self.form = ParamForm((), empty_text="Pick a step to see its settings.")
         self.form.changed.connect(self._form_changed)
         lay.addWidget(self.form)
-        self.summary = QLabel("")
-        self.summary.setObjectName("preparation_summary")
-        self.summary.setWordWrap(True)
-        lay.addWidget(self.summary)
-        advice_row = QHBoxLayout()
-        self.advice = QLabel("")
-        self.advice.setObjectName("preparation_advice")
-        self.advice.setWordWrap(True)
-        self.advice.setStyleSheet("color: #8a5300;")
-        self.advice_button = QPushButton("Add standardize")
-        self.advice_button.setObjectName("preparation_add_standardize")
-        self.advice_button.clicked.connect(lambda: self.add_step("standardize"))
-        advice_row.addWidget(self.advice, 1)
-        advice_row.addWidget(self.advice_button)
-        lay.addLayout(advice_row)
         lay.addStretch(1)
         window.bridge.datasetsChanged.connect(lambda *_: self.refresh())
         self._update_buttons()
@@ -206,8 +208,20 @@ class PreparationPanel(QWidget):
             self.advice.setText(advice.text())
             self.advice.show()
             self.advice_button.show()
+        self._fit_text_heights()
         if hasattr(self.window, "run_controls"):
             self.window.run_controls.update_run_enabled()
+
+    def _fit_text_heights(self) -> None:
+        """Wrapped labels as tall as their text at the panel's width (a short dock scrolls
+        instead of squeezing their lines)."""
+        width = max(self.width() - 12, 80)
+        for label in (self.summary, self.advice):
+            label.setMinimumHeight(label.heightForWidth(width) if label.text() else 0)
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_text_heights()
 
     def _has_scaler(self) -> bool:
         return any(issubclass(self.host.preprocessors.get(i, object), NumericScaler) for i, _ in self._steps)

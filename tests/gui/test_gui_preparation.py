@@ -56,6 +56,9 @@ def test_wine_advice_one_click_standardize_then_kmeans_finds_the_cultivars(qtbot
     text = prep.advice.text()
     assert f"'{wide}'" in text and f"'{narrow}'" in text and wide == "proline"
     assert f"{sd.max() / sd.min():,.0f}×" in text
+    # the advice sits above the step list and gets the height of all its wrapped lines
+    qtbot.waitUntil(lambda: prep.advice.height() >= prep.advice.heightForWidth(prep.advice.width()))
+    assert prep.advice.y() < prep.list.y() and prep.advice.height() > 2 * prep.advice.fontMetrics().height()
 
     # without the step k-means follows proline only
     plain = _run_kmeans(qtbot, w, n_clusters=3, random_state=0)
