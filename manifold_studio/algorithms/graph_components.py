@@ -16,6 +16,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbors import NeighborIndex, knn_query, neighbor_rows, unit_rows
+from manifold_studio.algorithms.progress import as_progress
 
 __all__ = ["smallest_connecting_k", "connect_components", "CONNECT_SAMPLE"]
 
@@ -109,7 +110,8 @@ class _RowDistances:
                            "cityblock" if self.metric == "manhattan" else "euclidean")[0, 0])
 
 
-def _closest_pairs_sampled(X, rowdist: _RowDistances, comp, n_comp, metric, rng) -> list[tuple[float, int, int]]:
+def _closest_pairs_sampled(X, rowdist: _RowDistances, comp, n_comp, metric, rng, tick
+                           ) -> list[tuple[float, int, int]]:
     """For every component c, (distance, i, o): a close pair with i in c and o outside it,
     found without comparing every pair. Every inside point's distance to a random sample of
     :data:`CONNECT_SAMPLE` outside points ranks them; the :data:`_CANDIDATES` closest (the
@@ -119,6 +121,7 @@ def _closest_pairs_sampled(X, rowdist: _RowDistances, comp, n_comp, metric, rng)
     of all components share each pass over X (memory-bound)."""
     cands = []
     for c in range(n_comp):
+        tick(c)
         inside, outside = np.flatnonzero(comp == c), np.flatnonzero(comp != c)
         sample = (outside if outside.size <= CONNECT_SAMPLE
                   else np.sort(rng.choice(outside, CONNECT_SAMPLE, replace=False)))
@@ -161,7 +164,7 @@ def _closest_pairs_sampled(X, rowdist: _RowDistances, comp, n_comp, metric, rng)
 
 
 def connect_components(X: np.ndarray, G: sp.spmatrix, metric: str = "euclidean", *,
-                       approximate: bool = False, seed: int = 0
+                       approximate: bool = False, seed: int = 0, progress=None
                        ) -> tuple[sp.csr_matrix, list[tuple[int, int, float]]]:
     """Join the connected components of the symmetric graph ``G`` on the points ``X`` through
     their closest pairs of points: in rounds (Borůvka), every component gets an edge to its
@@ -169,21 +172,32 @@ def connect_components(X: np.ndarray, G: sp.spmatrix, metric: str = "euclidean",
     edges added as (i, j, distance)). ``metric='precomputed'``: X is the distance matrix.
     ``approximate``: each component's closest pair is searched from a sample of the outside
     points (seeded by ``seed``; see the module's description); never for 'precomputed', whose
-    distances are already at hand."""
+    distances are already at hand. ``progress`` is checked once per piece and round."""
     X = np.asarray(X, dtype=float)
     G = sp.csr_matrix(G, dtype=float)
     rng = np.random.default_rng(seed)
     rowdist = _RowDistances(X, metric) if approximate and metric != "precomputed" else None
+    progress = as_progress(progress)
     added: list[tuple[int, int, float]] = []
+    first = None
     while True:
         n_comp, comp = connected_components(G, directed=False)
         if n_comp == 1:
+            progress.checkpoint(1.0, "joined")
             return G, added
+        first = first or n_comp
+        done = 1.0 - np.log(n_comp) / np.log(first) if first > 1 else 0.0   # rounds halve the pieces
+
+        def tick(c):
+            progress.checkpoint(min(0.99, done + (1.0 - done) * c / n_comp), f"{n_comp} pieces: piece {c + 1:,}")
+
         if rowdist is not None:
-            pairs = _closest_pairs_sampled(X, rowdist, comp, n_comp, metric, rng)
+            pairs = _closest_pairs_sampled(X, rowdist, comp, n_comp, metric, rng, tick)
         else:
-            pairs = [_closest_pair_exact(X, np.flatnonzero(comp == c), np.flatnonzero(comp != c), metric)
-                     for c in range(n_comp)]
+            pairs = []
+            for c in range(n_comp):
+                tick(c)
+                pairs.append(_closest_pair_exact(X, np.flatnonzero(comp == c), np.flatnonzero(comp != c), metric))
         # one link per pair of components, the shortest found (the same pair may be the best of
         # both ends; from samples, the two ends may find different pairs: a second link between
         # two pieces would be a shortcut no exact closest pair makes)

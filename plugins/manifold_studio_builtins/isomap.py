@@ -170,7 +170,8 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             sizes = np.sort(np.bincount(comp))[::-1]
             approximate = self._index.approximate
             with self._phase("graph"):
-                G, edges = connect_components(X, G, metric=p["metric"], approximate=approximate)
+                G, edges = connect_components(X, G, metric=p["metric"], approximate=approximate,
+                                              progress=SubProgress(progress, 0.1, 0.15, "Joining pieces: "))
             longest = max(d for _i, _j, d in edges)
             how = ("their closest pairs of points, searched from samples as the neighbours are "
                    "approximate" if approximate else "their closest pairs of points")
@@ -200,7 +201,7 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
         self.embedded_mask_ = mask
         m = X.shape[0]
         n_landmarks = self._landmark_count(m)
-        sub = SubProgress(progress, 0.1, 1.0, "Shortest paths: ")
+        sub = SubProgress(progress, 0.15, 1.0, "Shortest paths: ")
         with self._phase("shortest paths"):
             if n_landmarks is None:
                 # squared geodesics S (float64) for the eigensolver; the geodesics themselves in

@@ -168,3 +168,24 @@ def test_isomap_with_approximate_neighbours_joins_pieces_from_samples():
     # the two blobs stay apart in the map
     a, b = est.embedding_[:300].mean(axis=0), est.embedding_[300:].mean(axis=0)
     assert np.linalg.norm(a - b) > 3 * est.embedding_[:300].std(axis=0).max()
+
+
+@pytest.mark.parametrize("neighbors", ["exact", "approximate"])
+def test_joining_pieces_reports_progress_and_stops_on_cancel(neighbors):
+    from manifold_studio.algorithms import CallbackProgress
+    from manifold_studio.errors import FitCancelled
+
+    X = _blobs([150, 120, 100, 90], dim=12)
+    seen = []
+
+    def on_progress(fraction, message):
+        seen.append(message)
+        if "Joining pieces" in message and "piece 2" in message:
+            progress.cancel()                    # the user pressed Cancel
+
+    progress = CallbackProgress(on_progress, min_interval=0.0)
+    with pytest.raises(FitCancelled):
+        ms.get_algorithm("isomap", n_neighbors=6, neighbors=neighbors, n_landmarks=60,
+                         random_state=0).fit(X, progress=progress)
+    assert any("4 pieces: piece 1" in m for m in seen)
+    assert not any("Shortest paths" in m for m in seen)
