@@ -244,6 +244,8 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
 
     def _fit(self, X, y, progress):
         self._check_neighbourhood()
+        if self._landmark_count(X.shape[0]) is None:
+            geodesics.check_all_pairs_memory(X.shape[0])    # before the neighbours, not after
         self.warning_component_ = ""
         self._timed_fit(self._fit_geodesic_map, X, y, progress)
         mask = self.embedded_mask_

@@ -106,14 +106,19 @@ def test_n_landmarks_bounds():
 def test_classic_isomap_refuses_geodesics_beyond_the_memory_limit(monkeypatch):
     X, _ = swiss_roll(400)                       # 400^2 x 12 bytes = 1.9 MB
     monkeypatch.setenv("MANIFOLD_STUDIO_MAX_LOAD_BYTES", "1M")
+    from manifold_studio.algorithms import CallbackProgress
+
+    seen = []
     with pytest.raises(DataError) as err:
-        ms.get_algorithm("isomap").fit(X)
+        ms.get_algorithm("isomap").fit(X, progress=CallbackProgress(lambda f, m: seen.append(m), min_interval=0.0))
+    assert not any("Neighbour" in m for m in seen)     # refused before any work
     msg = str(err.value)
     assert "Isomap on 400 points" in msg and "400 x 400" in msg and "1.8 MiB" in msg
     assert "memory limit of 1.0 MiB" in msg and "MANIFOLD_STUDIO_MAX_LOAD_BYTES" in msg
     assert "Set n_landmarks (for example 50)" in msg
-    est = ms.get_algorithm("isomap", n_landmarks=50, random_state=0).fit(X)   # 400 x 50 x 4 bytes
-    assert np.isfinite(est.embedding_).all()
+    est = ms.get_algorithm("isomap", n_landmarks=50, random_state=0).fit(
+        X, progress=CallbackProgress(lambda f, m: seen.append(m), min_interval=0.0))   # 400 x 50 x 4 bytes
+    assert np.isfinite(est.embedding_).all() and any("Neighbour" in m for m in seen)
 
 
 def _blobs(sizes, dim=5, gap=30.0, seed=0):
