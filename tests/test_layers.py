@@ -4,6 +4,7 @@
 2. manifold_studio never imports the built-in plugins by name (they arrive by entry point).
 """
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -90,9 +91,11 @@ def _module_names() -> dict[str, Path]:
     return mods
 
 
+@functools.lru_cache(maxsize=1)
 def _import_graph():
     """{module: {imported project modules}} with every import, at module level or inside a
-    function, plus the list of project imports written inside functions."""
+    function, plus the list of project imports written inside functions (parsed once per run:
+    two tests read it, neither changes it)."""
     mods = _module_names()
 
     def resolve(name):

@@ -11,7 +11,6 @@ from manifold_studio.algorithms.params import Float, Int
 
 BUILTIN = sorted(a for a in ms.list_algorithms()
                  if ms.algorithm_class(a).__module__.startswith("manifold_studio_builtins."))
-SLOW = {"tsne", "autoencoder", "mlp", "svm"}
 
 
 @pytest.mark.parametrize("algorithm_id", BUILTIN)
@@ -21,8 +20,7 @@ def test_parameters_section_matches_the_constraints(algorithm_id):
         f"{algorithm_id}: the docstring's Parameters section and the constraints differ")
 
 
-@pytest.mark.parametrize("algorithm_id", [pytest.param(a, marks=pytest.mark.slow) if a in SLOW else a
-                                          for a in BUILTIN])
+@pytest.mark.parametrize("algorithm_id", BUILTIN)
 def test_examples_run_as_doctests(algorithm_id):
     cls = ms.algorithm_class(algorithm_id)
     assert "Examples\n" in (cls.__doc__ or ""), f"{algorithm_id} has no Examples section"

@@ -89,6 +89,11 @@ def register_algorithms():
 
 @pytest.fixture
 def env(tmp_path):
+    return plugin_env(tmp_path)
+
+
+def plugin_env(tmp_path):
+    """The command's environment: a plugin folder under ``tmp_path`` holding PLUGIN."""
     folder = tmp_path / "plugins" / "cli-broken-plugin"
     folder.mkdir(parents=True)
     (folder / "cli_broken_plugin.py").write_text(textwrap.dedent(PLUGIN))
@@ -157,13 +162,18 @@ def test_builtin_algorithms_fit_in_process(tmp_path, env):
     assert not os.path.exists(env["CLI_FIT_PID_FILE"])
 
 
-@pytest.mark.parametrize("algo, expected", [
+DEATHS = [
     ("cli_segfault", "ended by SIGSEGV: a crash (segmentation fault) in the plugin's code"),
     ("cli_exit3", "exited with code 3 without returning a result"),
     ("cli_sysexit0", "cli_sysexit0: the plugin's fit raised SystemExit(0)"),
     ("cli_exit0", "exited with code 0 without returning a result"),
-])
-@pytest.mark.parametrize("sample", [False, True])
+]
+
+
+# every death on the whole data; on a --fit-sample the segfault here, the other three (the same
+# worker and report as on the whole data) with the slow tests
+@pytest.mark.parametrize("sample, algo, expected", [(False, *d) for d in DEATHS] + [(True, *DEATHS[0])]
+                         + [pytest.param(True, *d, marks=pytest.mark.slow) for d in DEATHS[1:]])
 def test_a_dying_fit_is_a_failed_run_and_writes_nothing(tmp_path, env, algo, expected, sample):
     extra = ("--fit-sample", "50") if sample else ()
     code, out, err, pid = run(env, *iris_args(tmp_path, algo, "--save-model", str(tmp_path / "m.npz"), *extra))
@@ -174,6 +184,17 @@ def test_a_dying_fit_is_a_failed_run_and_writes_nothing(tmp_path, env, algo, exp
     assert line.endswith("No output file was written.")
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "m.npz").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.csv")]  # no temporary either
+
+
+@pytest.fixture(scope="module")
+def good_model(tmp_path_factory):
+    """cli_good fitted by ``run`` (in its worker process) and saved, once for the apply tests:
+    they only read it."""
+    tmp_path = tmp_path_factory.mktemp("good-model")
+    model = tmp_path / "m.npz"
+    code, _, err, _ = run(plugin_env(tmp_path), *iris_args(tmp_path, "cli_good", "--save-model", str(model)))
+    assert code == 0, err
+    return model
 
 
 def apply(env, tmp_path, model, *more):
@@ -190,10 +211,8 @@ def apply(env, tmp_path, model, *more):
     ("exit3", "exited with code 3 without returning a result"),
     ("sysexit0", "cli_good: the plugin's extension raised SystemExit(0)"),
 ])
-def test_apply_extends_a_third_party_model_in_a_worker_process(tmp_path, env, how, expected):
-    model = tmp_path / "m.npz"
-    code, _, err, _ = run(env, *iris_args(tmp_path, "cli_good", "--save-model", str(model)))
-    assert code == 0, err
+def test_apply_extends_a_third_party_model_in_a_worker_process(tmp_path, env, good_model, how, expected):
+    model = good_model
     env["CLI_CRASH_IN_EXTEND"] = how  # the fit worked; now its extension crashes
     env["CLI_EXTEND_PID_FILE"] = str(tmp_path / "extend.pid")
     code, out, err, pid = apply(env, tmp_path, model)

@@ -176,6 +176,21 @@ def test_window_step_reports_a_process_that_dies(monkeypatch):
     assert "boom" in info.value.detail
 
 
+def test_command_line_flag_starts_the_self_test_with_its_options(monkeypatch):
+    """The flag's way through the command line, in this process (the self-test itself:
+    test_full_run_has_one_ok_line_per_step_and_algorithm; in a fresh process, as a user runs
+    it: the slow test below)."""
+    from manifold_studio.cli import main as cli
+
+    calls = []
+    monkeypatch.setattr(self_test, "run", lambda **kwargs: calls.append(kwargs) or 7)
+    assert cli.main(["--self-test", "--no-window"]) == 7
+    assert cli.main(["--self-test"]) == 7
+    assert calls == [{"no_window": True, "window_only": False}, {"no_window": False, "window_only": False}]
+    assert "--self-test" in cli.build_parser().format_help()
+
+
+@pytest.mark.slow
 def test_command_line_flag_runs_the_self_test():
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run([sys.executable, "-m", "manifold_studio", "--self-test", "--no-window"],

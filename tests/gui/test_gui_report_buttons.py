@@ -90,8 +90,9 @@ def _show(qtbot, w, key) -> str:
 
 def _drawn(png: bytes) -> int:
     """How many pixels are not the background (the most common colour)."""
-    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).reshape(-1, 3)
-    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).reshape(-1, 3).astype(np.uint32)
+    # one integer per colour (0xRRGGBB): np.unique of those is far faster than of rows (axis=0)
+    _, counts = np.unique((pixels[:, 0] << 16) | (pixels[:, 1] << 8) | pixels[:, 2], return_counts=True)
     return int(len(pixels) - counts.max())
 
 

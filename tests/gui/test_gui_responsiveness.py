@@ -1,8 +1,9 @@
 """The window stays responsive while algorithms fit (issue 11, item 8; issue 10).
 
 A 10 ms timer in the main thread (:class:`StallMeter`) records how long the event loop could not
-turn while each algorithm fitted 3,000 points in the window's worker thread: the fit (until the
-result reaches the window) must never stall it 100 ms or more. ``benchmarks/bench_ui.py``
+turn while each algorithm fitted 3,000 points the way the window runs it (in its worker thread;
+the GIL holders, on that many rows, in a separate process): the fit (until the result reaches the
+window) must never stall it 100 ms or more. ``benchmarks/bench_ui.py``
 measures the same at 20,000 points against the 50 ms target, and the completion (every view
 drawing the result) separately.
 
@@ -94,13 +95,10 @@ def test_stall_meter_measures_a_blocked_event_loop(qtbot):
     assert idle < blocked
 
 
-@pytest.mark.parametrize("algorithm_id", list(PARAMS))
-def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorithm_id):
-    if algorithm_id not in host.algorithms:
-        pytest.skip(f"{algorithm_id} is not installed")
-    w = make_window(host, initial_algorithm=None)
-    w.session.add_dataset(blobs(N_POINTS))
-    spin_until(lambda: False, 0.3)  # the window's first layout and paint
+def fit_without_stalls(w, algorithm_id):
+    """Fit ``algorithm_id`` on the window's N_POINTS rows, in the way the window runs it, up to
+    ATTEMPTS times while the event loop is metered; the best attempt must not stall it
+    MAX_STALL_MS or more."""
     results = []
     for _attempt in range(ATTEMPTS):
         # every attempt starts where a user starts: the map of the data set's PCA (the window
@@ -122,6 +120,18 @@ def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorit
     assert best.fit_ms < MAX_STALL_MS, [(r.fit_ms, r.fit_worst) for r in results]
 
 
+# the GIL holders run in a separate process on N_POINTS rows: measured (once) in the next test
+@pytest.mark.parametrize("algorithm_id", [a for a in PARAMS if a not in GIL_HOLDERS])
+def test_fit_never_stalls_the_event_loop(qtbot, make_window, host, warm, algorithm_id):
+    if algorithm_id not in host.algorithms:
+        pytest.skip(f"{algorithm_id} is not installed")
+    w = make_window(host, initial_algorithm=None)
+    w.session.add_dataset(blobs(N_POINTS))
+    spin_until(lambda: False, 0.3)  # the window's first layout and paint
+    assert not w.run_controls.isolated_for(algorithm_id)  # in the window's worker thread
+    fit_without_stalls(w, algorithm_id)
+
+
 @pytest.mark.parametrize("algorithm_id", GIL_HOLDERS)
 def test_gil_holding_fits_run_in_a_separate_process_by_default(qtbot, make_window, host, algorithm_id):
     """The fits that would hold the GIL for long in the window's process declare it
@@ -137,14 +147,8 @@ def test_gil_holding_fits_run_in_a_separate_process_by_default(qtbot, make_windo
     w.session.add_dataset(blobs(N_POINTS))
     assert w.run_controls.isolated_for(algorithm_id) and w.run_controls.isolate_box.isChecked()
     spin_until(lambda: False, 0.3)
-    results = []
-    for _attempt in range(ATTEMPTS):
-        result = measure_fit(w, algorithm_id, PARAMS[algorithm_id], timeout_s=60)
-        results.append(result)
-        assert result.status == DONE and w.session.current_run.n_points == N_POINTS
-        if result.fit_ms < MAX_STALL_MS:
-            break
-    assert min(r.fit_ms for r in results) < MAX_STALL_MS, [(r.fit_ms, r.fit_worst) for r in results]
+    fit_without_stalls(w, algorithm_id)
+    assert w.run_controls.isolated_for(algorithm_id)  # the PCA runs before did not change that
 
 
 def test_previews_move_the_drawn_points_and_keep_them_in_view(qtbot, make_window, host):

@@ -10,8 +10,8 @@ import time
 import pytest
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+# SIGINT takes the same way out as SIGTERM (one handler): it runs with the slow tests
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_a_signalled_window_quits_and_removes_its_recovery_file(tmp_path, sig):
     recovery = tmp_path / "recovery"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", MANIFOLD_STUDIO_RECOVERY_DIR=str(recovery),

@@ -39,7 +39,6 @@ def test_wine_kmeans_needs_standardize():
     assert raw < 0.5
 
 
-@pytest.mark.slow
 def test_breast_cancer_rbf_svm_with_standardize_five_fold():
     """Done means: an RBF SVM with standardize reaches at least 0.97 five-fold accuracy."""
     ds = ms.load_data("sample:breast_cancer")
