@@ -15,17 +15,23 @@ violation first falls below 10·tol), so the result is that of the unshrunk prob
 
 The steps run in a compiled function in slices of a few thousand steps, so the caller can
 publish the objective and the KKT violation and check for Cancel between slices.
-Written from the papers and libsvm's description; the kernel matrix is dense (precomputed).
+Written from the papers and libsvm's description. The kernel matrix is either given (dense) or,
+for the linear, rbf, poly and sigmoid kernels on dense points (:class:`KernelRows`), computed
+row by row when a variable first enters a working set, as libsvm does: an SMO run touches a
+small part of the variables (on digits, about 55 of the 360 points of a pair of classes), so
+most of the matrix is never formed. The diagonal K_tt is kept in its own array (the selection
+reads it for every candidate).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["SMOResult", "solve_smo", "dual_objective", "iteration_bound"]
+__all__ = ["SMOResult", "KernelRows", "ROW_KERNELS", "solve_smo", "dual_objective", "iteration_bound"]
 
 #: libsvm's iteration bound when none is given: max(DEFAULT_MAX_ITER, 100·n) SMO steps. On
 #: ill-conditioned problems (a polynomial kernel on unscaled data: kernel values near 1e12) the
@@ -59,30 +65,131 @@ def _reconstruct_py(K, y, alpha, G, act, n_act):
             G[k] = y[k] * s - 1.0
 
 
+#: kernels whose rows :class:`KernelRows` computes (code used by the compiled row function)
+ROW_KERNELS = {"linear": 1, "rbf": 2, "poly": 3, "sigmoid": 4}
+
+
+def _row_py(K, have, P, PT, sq, kp, i):
+    """Row i of the kernel matrix of the points P, written into K[i] (compiled by :func:`_helpers`).
+
+    The products x_i·x_t run over the features in order for every t at once (contiguous in PT),
+    so K[i, t] == K[t, i] exactly and K[t, t] equals the diagonal of :meth:`KernelRows.arrays`;
+    then the kernel as :func:`manifold_studio.algorithms.kernels.kernel_matrix` applies it."""
+    m, d = P.shape
+    row = K[i]
+    for t in range(m):
+        row[t] = 0.0
+    j = 0
+    while j + 4 <= d:      # four features per sweep, added in order (the same sums as one by one)
+        x0, x1, x2, x3 = P[i, j], P[i, j + 1], P[i, j + 2], P[i, j + 3]
+        r0, r1, r2, r3 = PT[j], PT[j + 1], PT[j + 2], PT[j + 3]
+        for t in range(m):
+            row[t] = (((row[t] + x0 * r0[t]) + x1 * r1[t]) + x2 * r2[t]) + x3 * r3[t]
+        j += 4
+    while j < d:
+        x0 = P[i, j]
+        r0 = PT[j]
+        for t in range(m):
+            row[t] += x0 * r0[t]
+        j += 1
+    code = int(kp[0])
+    gamma, coef0, degree = kp[1], kp[2], kp[3]
+    if code == 2:
+        g2 = 2.0 * gamma
+        a = gamma * sq[i]
+        for t in range(m):
+            row[t] = math.exp(min((g2 * row[t] - a) - gamma * sq[t], 0.0))
+    elif code == 3:
+        for t in range(m):
+            row[t] = math.pow(gamma * row[t] + coef0, degree)
+    elif code == 4:
+        for t in range(m):
+            row[t] = math.tanh(gamma * row[t] + coef0)
+    have[i] = True
+
+
+def _diag_py(P, kp, sq, diag):
+    """sq[t] = x_t·x_t and diag[t] = k(x_t, x_t), with the arithmetic of :func:`_row_py`."""
+    code = int(kp[0])
+    gamma, coef0, degree = kp[1], kp[2], kp[3]
+    g2 = 2.0 * gamma
+    for t in range(P.shape[0]):
+        v = 0.0
+        for j in range(P.shape[1]):
+            v += P[t, j] * P[t, j]
+        sq[t] = v
+        if code == 2:
+            v = math.exp(min((g2 * v - gamma * sq[t]) - gamma * sq[t], 0.0))
+        elif code == 3:
+            v = math.pow(gamma * v + coef0, degree)
+        elif code == 4:
+            v = math.tanh(gamma * v + coef0)
+        diag[t] = v
+
+
 _reconstruct_inline = None   # the compiled _reconstruct_py, set by _helpers() before first use
+_row_inline = None           # the compiled _row_py, likewise
+_diag = None                 # the compiled _diag_py
 
 
 def _helpers():
-    """Compile the helper the slice function calls (numba resolves it as a global when it
+    """Compile the helpers the slice function calls (numba resolves them as globals when it
     compiles ``_smo_slice``; the project's lazy ``jit`` wrappers cannot be called from
     compiled code). Deferred like ``jit`` so importing this module does not import numba."""
-    global _reconstruct_inline
+    global _reconstruct_inline, _row_inline, _diag
     if _reconstruct_inline is None:
         import numba
 
-        try:
-            _reconstruct_inline = numba.njit(cache=True, nogil=True)(_reconstruct_py)
-        except (RuntimeError, OSError):
-            _reconstruct_inline = numba.njit(nogil=True)(_reconstruct_py)
+        def compiled(f, **options):
+            try:
+                return numba.njit(cache=True, nogil=True, **options)(f)
+            except (RuntimeError, OSError):
+                return numba.njit(nogil=True, **options)(f)
+
+        # the products of a row and of the diagonal as fused multiply-adds (half the operations)
+        _row_inline = compiled(_row_py, fastmath={"contract"})
+        _diag = compiled(_diag_py, fastmath={"contract"})
+        _reconstruct_inline = compiled(_reconstruct_py)
     return _reconstruct_inline
 
 
+class KernelRows:
+    """The kernel matrix of dense points for :func:`solve_smo`, formed row by row on demand.
+
+    ``kernel`` one of :data:`ROW_KERNELS`; ``gamma``, ``coef0``, ``degree`` as in
+    :func:`manifold_studio.algorithms.kernels.kernel_matrix` (the values agree with it to
+    rounding: the products are summed in another order than BLAS's)."""
+
+    def __init__(self, X: np.ndarray, kernel: str, gamma: float, coef0: float = 0.0, degree: float = 3):
+        self.P = np.ascontiguousarray(X, dtype=float)
+        self.kp = np.array([ROW_KERNELS[kernel], gamma, coef0, degree], dtype=float)
+
+    def arrays(self):
+        """(K buffer, rows present, P, Pᵀ, squared norms, kernel parameters, diagonal)."""
+        P = self.P
+        m = P.shape[0]
+        sq, diag = np.empty(m), np.empty(m)
+        _helpers()
+        _diag(P, self.kp, sq, diag)
+        return (np.empty((m, m)), np.zeros(m, dtype=np.bool_), P, np.ascontiguousarray(P.T), sq,
+                self.kp, diag)
+
+
+def _dense_arrays(K: np.ndarray):
+    """The arrays of :meth:`KernelRows.arrays` for a given kernel matrix (every row present)."""
+    K = np.ascontiguousarray(K, dtype=float)
+    n = K.shape[0]
+    empty = np.empty((0, 0))
+    return (K, np.ones(n, dtype=np.bool_), empty, empty, np.empty(0), np.zeros(4), np.diagonal(K).copy())
+
+
 @jit
-def _smo_slice(K, y, alpha, G, act, st, C, eps, shrinking, n_steps):
+def _smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrinking, n_steps):
     """Run up to n_steps SMO steps; returns (converged, KKT violation).
 
     One compiled function (numba cannot call the lazy wrappers of other compiled functions):
-    shrinking, the working-set selection and the two-variable update are inlined."""
+    shrinking, the working-set selection and the two-variable update are inlined. Rows of K
+    not yet formed (``have``) are computed from the points P when first needed."""
     n = y.shape[0]
     gap = np.inf
     rebuild = False
@@ -148,7 +255,9 @@ def _smo_slice(K, y, alpha, G, act, st, C, eps, shrinking, n_steps):
         obj_min = np.inf
         j = -1
         if i >= 0:
-            kii = K[i, i]
+            if not have[i]:
+                _row_inline(K, have, P, PT, sq, kp, i)
+            kii = diag[i]
             for p in range(n_act):
                 t = act[p]
                 if y[t] > 0:
@@ -157,7 +266,7 @@ def _smo_slice(K, y, alpha, G, act, st, C, eps, shrinking, n_steps):
                         if G[t] >= gmax2:
                             gmax2 = G[t]
                         if diff > 0.0:
-                            quad = kii + K[t, t] - 2.0 * K[i, t]
+                            quad = kii + diag[t] - 2.0 * K[i, t]
                             obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
                             if obj <= obj_min:
                                 j = t
@@ -168,7 +277,7 @@ def _smo_slice(K, y, alpha, G, act, st, C, eps, shrinking, n_steps):
                         if -G[t] >= gmax2:
                             gmax2 = -G[t]
                         if diff > 0.0:
-                            quad = kii + K[t, t] - 2.0 * K[i, t]
+                            quad = kii + diag[t] - 2.0 * K[i, t]
                             obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
                             if obj <= obj_min:
                                 j = t
@@ -181,8 +290,10 @@ def _smo_slice(K, y, alpha, G, act, st, C, eps, shrinking, n_steps):
             return True, gap
         # two-variable update, clipped to the box and the line Σ α u = const
         st[_ITER] += 1
+        if not have[j]:
+            _row_inline(K, have, P, PT, sq, kp, j)
         ai, aj = alpha[i], alpha[j]
-        quad = K[i, i] + K[j, j] - 2.0 * K[i, j]
+        quad = diag[i] + diag[j] - 2.0 * K[i, j]
         if quad <= 0.0:
             quad = _TAU
         if y[i] != y[j]:
@@ -229,9 +340,15 @@ def _smo_slice(K, y, alpha, G, act, st, C, eps, shrinking, n_steps):
         alpha[j] = nj
         di = (ni - ai) * y[i]
         dj = (nj - aj) * y[j]
-        for p in range(n_act):
-            t = act[p]
-            G[t] += y[t] * (K[i, t] * di + K[j, t] * dj)
+        Ki = K[i]
+        Kj = K[j]
+        if n_act == n:      # nothing shrunk: contiguous (vectorised) update
+            for t in range(n):
+                G[t] += y[t] * (Ki[t] * di + Kj[t] * dj)
+        else:
+            for p in range(n_act):
+                t = act[p]
+                G[t] += y[t] * (Ki[t] * di + Kj[t] * dj)
     if rebuild:
         _reconstruct_inline(K, y, alpha, G, act, st[_N_ACT])
         for p in range(n):
@@ -292,18 +409,25 @@ class SMOResult:
     iterations: list = field(default_factory=list)   # curve x: SMO steps after each slice
     objective: list = field(default_factory=list)    # dual objective after each slice
     violation: list = field(default_factory=list)    # KKT violation m(α) − M(α) after each slice
+    last_slice: int = 0                               # steps allowed in the last slice
 
 
-def solve_smo(K: np.ndarray, y: np.ndarray, C: float, *, tol: float = 1e-3, shrinking: bool = True,
+def solve_smo(K, y: np.ndarray, C: float, *, tol: float = 1e-3, shrinking: bool = True,
               max_iter: int = -1, progress=None, on_slice=None, slice_steps: int | None = None,
-              fraction: tuple[float, float] = (0.0, 1.0), message: str = "SMO") -> SMOResult:
+              first_slice: int = 10, fraction: tuple[float, float] = (0.0, 1.0),
+              message: str = "SMO") -> SMOResult:
     """Solve the soft-margin dual for the (n, n) kernel matrix K and labels y = ±1.
+
+    K: the matrix, or a :class:`KernelRows` whose rows are formed as the solver needs them.
 
     ``max_iter`` < 0: libsvm's bound max(10⁷, 100·n) (:func:`iteration_bound`); the result says
     ``converged=False`` when the bound stopped it. ``on_slice(result)`` is called after every slice (curves);
-    ``progress.checkpoint`` between slices (raises FitCancelled on Cancel)."""
+    ``progress.checkpoint`` between slices (raises FitCancelled on Cancel). Without ``slice_steps``
+    the slices grow from ``first_slice`` steps (doubling); ``result.last_slice`` is where they got
+    (a caller solving several problems as one curve starts the next one there)."""
     _helpers()
-    K = np.ascontiguousarray(K, dtype=float)
+    arrays = K.arrays() if isinstance(K, KernelRows) else _dense_arrays(K)
+    K = arrays[0]
     y = np.ascontiguousarray(y, dtype=float)
     n = y.shape[0]
     max_iter = iteration_bound(max_iter, n)
@@ -315,7 +439,7 @@ def solve_smo(K: np.ndarray, y: np.ndarray, C: float, *, tol: float = 1e-3, shri
     # points from the start (log-spaced steps), long ones later keep the overhead small
     grow = slice_steps is None
     cap = int(max(200, min(20000, 2e7 // max(n, 1)))) if grow else int(slice_steps)
-    slice_steps = min(10, cap) if grow else cap
+    slice_steps = min(max(1, int(first_slice)), cap) if grow else cap
     res = SMOResult(alpha, 0.0, 0, False)
     lo, hi = fraction
     while True:
@@ -324,7 +448,8 @@ def solve_smo(K: np.ndarray, y: np.ndarray, C: float, *, tol: float = 1e-3, shri
         steps = min(slice_steps, max_iter - int(st[_ITER]))
         if steps <= 0:
             break
-        converged, gap = _smo_slice(K, y, alpha, G, act, st, float(C), float(tol), bool(shrinking), steps)
+        res.last_slice = slice_steps
+        converged, gap = _smo_slice(*arrays, y, alpha, G, act, st, float(C), float(tol), bool(shrinking), steps)
         res.n_iter = int(st[_ITER])
         res.iterations.append(res.n_iter)
         res.objective.append(float(dual_objective(K, y, alpha)))

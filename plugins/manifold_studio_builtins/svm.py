@@ -30,7 +30,7 @@ from manifold_studio.algorithms.kernels import (
 )
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
-from manifold_studio.algorithms.smo import iteration_bound, solve_smo
+from manifold_studio.algorithms.smo import ROW_KERNELS, KernelRows, iteration_bound, solve_smo
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
@@ -185,7 +185,14 @@ class SVM(SparseInput, ClassificationAlgorithm):
                             f"accepts at most {MAX_DENSE:,} training points (subsample the data).")
         # rows grouped by class, so the kernel of a pair of classes is four contiguous blocks
         order = np.argsort(y_idx, kind="stable")
-        if self._precomputed:
+        # the usual kernels on dense points: each pair's kernel rows are formed when SMO needs
+        # them (libsvm's way: most are never needed); otherwise the whole matrix, once
+        by_rows = (not self._precomputed and not is_sparse(X) and not p["probability"]
+                   and p["kernel"] in ROW_KERNELS)
+        if by_rows:
+            self.gamma_ = scale_gamma(p["gamma"], X)
+            Xo = np.ascontiguousarray(X[order], dtype=float)
+        elif self._precomputed:
             if is_sparse(X):
                 raise DataError("kernel='precomputed' needs the kernel matrix as a dense array, not a "
                                 "sparse matrix.")
@@ -202,6 +209,7 @@ class SVM(SparseInput, ClassificationAlgorithm):
                              y_label="value", log_y=True)
         steps, obj, viol = [], [], []
         offset = [0]
+        first_slice = 10     # one curve for all pairs: its slices keep growing from pair to pair
 
         def on_slice(res):
             steps.append(offset[0] + res.n_iter)
@@ -216,12 +224,17 @@ class SVM(SparseInput, ClassificationAlgorithm):
             si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
             idx = np.concatenate([order[si], order[sj]])
             u = np.where(y_idx[idx] == j, 1.0, -1.0)
-            Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
+            if by_rows:
+                Kq = KernelRows(Xo if len(pairs) == 1 else np.concatenate([Xo[si], Xo[sj]]), p["kernel"],
+                                self.gamma_, p["coef0"], p["degree"])
+            else:
+                Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
             name = f"classes {self.classes_[i]} / {self.classes_[j]}"
             progress.checkpoint(q / len(pairs), f"SMO ({name}), pair {q + 1}/{len(pairs)}")
             res = solve_smo(Kq, u, p["C"], tol=p["tol"], shrinking=p["shrinking"], max_iter=p["max_iter"],
                             progress=progress, on_slice=on_slice, fraction=(q / len(pairs), (q + 1) / len(pairs)),
-                            message=f"SMO ({name})" if k > 2 else "SMO")
+                            first_slice=first_slice, message=f"SMO ({name})" if k > 2 else "SMO")
+            first_slice = res.last_slice
             offset[0] += res.n_iter
             alphas.append((idx, res.alpha * u))
             rhos.append(res.rho)
