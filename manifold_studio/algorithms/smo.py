@@ -16,20 +16,19 @@ violation first falls below 10·tol), so the result is that of the unshrunk prob
 The steps run in a compiled function in slices of a few thousand steps, so the caller can
 publish the objective and the KKT violation and check for Cancel between slices.
 Written from the papers and libsvm's description. The kernel matrix is either given (dense) or,
-for the linear, rbf, poly and sigmoid kernels on dense points (:class:`KernelRows`), computed
-row by row when a variable first enters a working set, as libsvm does: an SMO run touches a
-small part of the variables (on digits, about 55 of the 360 points of a pair of classes), so
-most of the matrix is never formed. The diagonal K_tt is kept in its own array (the selection
-reads it for every candidate).
+for the linear, rbf, poly and sigmoid kernels on dense points
+(:class:`~manifold_studio.algorithms.smo_rows.KernelRows`), formed row by row when a variable
+first enters a working set, as libsvm does (:mod:`manifold_studio.algorithms.smo_rows`). The
+diagonal K_tt is kept in its own array (the selection reads it for every candidate).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms.smo_rows import ROW_KERNELS, KernelRows, compile_rows, dense_arrays
 
 __all__ = ["SMOResult", "KernelRows", "ROW_KERNELS", "solve_smo", "dual_objective", "iteration_bound"]
 
@@ -65,122 +64,24 @@ def _reconstruct_py(K, y, alpha, G, act, n_act):
             G[k] = y[k] * s - 1.0
 
 
-#: kernels whose rows :class:`KernelRows` computes (code used by the compiled row function)
-ROW_KERNELS = {"linear": 1, "rbf": 2, "poly": 3, "sigmoid": 4}
-
-
-def _row_py(K, have, P, PT, sq, kp, i):
-    """Row i of the kernel matrix of the points P, written into K[i] (compiled by :func:`_helpers`).
-
-    The products x_i·x_t run over the features in order for every t at once (contiguous in PT),
-    so K[i, t] == K[t, i] exactly and K[t, t] equals the diagonal of :meth:`KernelRows.arrays`;
-    then the kernel as :func:`manifold_studio.algorithms.kernels.kernel_matrix` applies it."""
-    m, d = P.shape
-    row = K[i]
-    for t in range(m):
-        row[t] = 0.0
-    j = 0
-    while j + 4 <= d:      # four features per sweep, added in order (the same sums as one by one)
-        x0, x1, x2, x3 = P[i, j], P[i, j + 1], P[i, j + 2], P[i, j + 3]
-        r0, r1, r2, r3 = PT[j], PT[j + 1], PT[j + 2], PT[j + 3]
-        for t in range(m):
-            row[t] = (((row[t] + x0 * r0[t]) + x1 * r1[t]) + x2 * r2[t]) + x3 * r3[t]
-        j += 4
-    while j < d:
-        x0 = P[i, j]
-        r0 = PT[j]
-        for t in range(m):
-            row[t] += x0 * r0[t]
-        j += 1
-    code = int(kp[0])
-    gamma, coef0, degree = kp[1], kp[2], kp[3]
-    if code == 2:
-        g2 = 2.0 * gamma
-        a = gamma * sq[i]
-        for t in range(m):
-            row[t] = math.exp(min((g2 * row[t] - a) - gamma * sq[t], 0.0))
-    elif code == 3:
-        for t in range(m):
-            row[t] = math.pow(gamma * row[t] + coef0, degree)
-    elif code == 4:
-        for t in range(m):
-            row[t] = math.tanh(gamma * row[t] + coef0)
-    have[i] = True
-
-
-def _diag_py(P, kp, sq, diag):
-    """sq[t] = x_t·x_t and diag[t] = k(x_t, x_t), with the arithmetic of :func:`_row_py`."""
-    code = int(kp[0])
-    gamma, coef0, degree = kp[1], kp[2], kp[3]
-    g2 = 2.0 * gamma
-    for t in range(P.shape[0]):
-        v = 0.0
-        for j in range(P.shape[1]):
-            v += P[t, j] * P[t, j]
-        sq[t] = v
-        if code == 2:
-            v = math.exp(min((g2 * v - gamma * sq[t]) - gamma * sq[t], 0.0))
-        elif code == 3:
-            v = math.pow(gamma * v + coef0, degree)
-        elif code == 4:
-            v = math.tanh(gamma * v + coef0)
-        diag[t] = v
-
-
 _reconstruct_inline = None   # the compiled _reconstruct_py, set by _helpers() before first use
-_row_inline = None           # the compiled _row_py, likewise
-_diag = None                 # the compiled _diag_py
+_row_inline = None           # the compiled smo_rows.row_py, likewise
 
 
 def _helpers():
     """Compile the helpers the slice function calls (numba resolves them as globals when it
     compiles ``_smo_slice``; the project's lazy ``jit`` wrappers cannot be called from
     compiled code). Deferred like ``jit`` so importing this module does not import numba."""
-    global _reconstruct_inline, _row_inline, _diag
+    global _reconstruct_inline, _row_inline
     if _reconstruct_inline is None:
         import numba
 
-        def compiled(f, **options):
-            try:
-                return numba.njit(cache=True, nogil=True, **options)(f)
-            except (RuntimeError, OSError):
-                return numba.njit(nogil=True, **options)(f)
-
-        # the products of a row and of the diagonal as fused multiply-adds (half the operations)
-        _row_inline = compiled(_row_py, fastmath={"contract"})
-        _diag = compiled(_diag_py, fastmath={"contract"})
-        _reconstruct_inline = compiled(_reconstruct_py)
+        _row_inline = compile_rows()[0]
+        try:
+            _reconstruct_inline = numba.njit(cache=True, nogil=True)(_reconstruct_py)
+        except (RuntimeError, OSError):
+            _reconstruct_inline = numba.njit(nogil=True)(_reconstruct_py)
     return _reconstruct_inline
-
-
-class KernelRows:
-    """The kernel matrix of dense points for :func:`solve_smo`, formed row by row on demand.
-
-    ``kernel`` one of :data:`ROW_KERNELS`; ``gamma``, ``coef0``, ``degree`` as in
-    :func:`manifold_studio.algorithms.kernels.kernel_matrix` (the values agree with it to
-    rounding: the products are summed in another order than BLAS's)."""
-
-    def __init__(self, X: np.ndarray, kernel: str, gamma: float, coef0: float = 0.0, degree: float = 3):
-        self.P = np.ascontiguousarray(X, dtype=float)
-        self.kp = np.array([ROW_KERNELS[kernel], gamma, coef0, degree], dtype=float)
-
-    def arrays(self):
-        """(K buffer, rows present, P, Pᵀ, squared norms, kernel parameters, diagonal)."""
-        P = self.P
-        m = P.shape[0]
-        sq, diag = np.empty(m), np.empty(m)
-        _helpers()
-        _diag(P, self.kp, sq, diag)
-        return (np.empty((m, m)), np.zeros(m, dtype=np.bool_), P, np.ascontiguousarray(P.T), sq,
-                self.kp, diag)
-
-
-def _dense_arrays(K: np.ndarray):
-    """The arrays of :meth:`KernelRows.arrays` for a given kernel matrix (every row present)."""
-    K = np.ascontiguousarray(K, dtype=float)
-    n = K.shape[0]
-    empty = np.empty((0, 0))
-    return (K, np.ones(n, dtype=np.bool_), empty, empty, np.empty(0), np.zeros(4), np.diagonal(K).copy())
 
 
 @jit
@@ -242,15 +143,15 @@ def _smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrin
         gmax = -np.inf
         i = -1
         for p in range(n_act):
-            t = act[p]
+            t = np.uint64(act[p])   # unsigned: no negative-index check
             if y[t] > 0:
                 if alpha[t] < C and -G[t] >= gmax:
                     gmax = -G[t]
-                    i = t
+                    i = np.int64(t)
             else:
                 if alpha[t] > 0.0 and G[t] >= gmax:
                     gmax = G[t]
-                    i = t
+                    i = np.int64(t)
         gmax2 = -np.inf
         obj_min = np.inf
         j = -1
@@ -259,7 +160,7 @@ def _smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrin
                 _row_inline(K, have, P, PT, sq, kp, i)
             kii = diag[i]
             for p in range(n_act):
-                t = act[p]
+                t = np.uint64(act[p])   # unsigned: no negative-index check
                 if y[t] > 0:
                     if alpha[t] > 0.0:
                         diff = gmax + G[t]
@@ -269,7 +170,7 @@ def _smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrin
                             quad = kii + diag[t] - 2.0 * K[i, t]
                             obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
                             if obj <= obj_min:
-                                j = t
+                                j = np.int64(t)
                                 obj_min = obj
                 else:
                     if alpha[t] < C:
@@ -280,7 +181,7 @@ def _smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrin
                             quad = kii + diag[t] - 2.0 * K[i, t]
                             obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
                             if obj <= obj_min:
-                                j = t
+                                j = np.int64(t)
                                 obj_min = obj
         gap = gmax + gmax2
         if gap < eps or j == -1:
@@ -347,7 +248,7 @@ def _smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrin
                 G[t] += y[t] * (Ki[t] * di + Kj[t] * dj)
         else:
             for p in range(n_act):
-                t = act[p]
+                t = np.uint64(act[p])   # unsigned: no negative-index check
                 G[t] += y[t] * (Ki[t] * di + Kj[t] * dj)
     if rebuild:
         _reconstruct_inline(K, y, alpha, G, act, st[_N_ACT])
@@ -426,7 +327,7 @@ def solve_smo(K, y: np.ndarray, C: float, *, tol: float = 1e-3, shrinking: bool 
     the slices grow from ``first_slice`` steps (doubling); ``result.last_slice`` is where they got
     (a caller solving several problems as one curve starts the next one there)."""
     _helpers()
-    arrays = K.arrays() if isinstance(K, KernelRows) else _dense_arrays(K)
+    arrays = K.arrays() if isinstance(K, KernelRows) else dense_arrays(K)
     K = arrays[0]
     y = np.ascontiguousarray(y, dtype=float)
     n = y.shape[0]

@@ -30,7 +30,8 @@ from manifold_studio.algorithms.kernels import (
 )
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
-from manifold_studio.algorithms.smo import ROW_KERNELS, KernelRows, iteration_bound, solve_smo
+from manifold_studio.algorithms.smo import iteration_bound, solve_smo
+from manifold_studio.algorithms.smo_rows import ROW_KERNELS, KernelRows
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
@@ -205,6 +206,8 @@ class SVM(SparseInput, ClassificationAlgorithm):
         k = len(self.classes_)
         start = np.searchsorted(y_idx[order], np.arange(k + 1))
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        if by_rows and k > 2:   # one buffer for the kernel rows of every pair
+            buffer = np.empty(int(np.sort(np.diff(start))[-2:].sum()) ** 2)
         pub = CurvePublisher(progress, "SVM: KKT violation and dual objective", x_label="SMO step",
                              y_label="value", log_y=True)
         steps, obj, viol = [], [], []
@@ -225,8 +228,9 @@ class SVM(SparseInput, ClassificationAlgorithm):
             idx = np.concatenate([order[si], order[sj]])
             u = np.where(y_idx[idx] == j, 1.0, -1.0)
             if by_rows:
-                Kq = KernelRows(Xo if len(pairs) == 1 else np.concatenate([Xo[si], Xo[sj]]), p["kernel"],
-                                self.gamma_, p["coef0"], p["degree"])
+                Kq = (KernelRows(Xo, p["kernel"], self.gamma_, p["coef0"], p["degree"]) if len(pairs) == 1 else
+                      KernelRows(np.concatenate([Xo[si], Xo[sj]]), p["kernel"], self.gamma_, p["coef0"],
+                                 p["degree"], buffer=buffer))
             else:
                 Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
             name = f"classes {self.classes_[i]} / {self.classes_[j]}"
