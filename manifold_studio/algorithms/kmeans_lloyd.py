@@ -43,6 +43,10 @@ _MAX_CHUNKS = 16
 _MIN_CHUNK = 8192
 #: points searched together
 _BLOCK = 256
+#: above this many centres, a point whose bounds fail first gets its exact distance to its own
+#: centre (one distance, scalar) and is searched only if that fails too; with fewer centres
+#: searching it at once (k distances, vectorised over the points) costs less
+_TIGHTEN_K = 16
 
 
 @jit
@@ -71,6 +75,7 @@ def _assign_chunks(X, w, C, half, shift, labels, upper, lower, psums, pcounts, c
         elif shift[c] > m2:
             m2 = shift[c]
     B = _BLOCK
+    tighten = k > _TIGHTEN_K
     idx = np.empty(B, dtype=np.intp)        # candidates of one block of points
     sidx = np.empty(2 * B, dtype=np.intp)   # points waiting for the search (searched B at a time)
     xb = np.empty((d, 2 * B))
@@ -96,38 +101,48 @@ def _assign_chunks(X, w, C, half, shift, labels, upper, lower, psums, pcounts, c
                     L += 1
             else:
                 M = 0
-                for i in range(s0, s1):
-                    a = labels[i]
-                    u = upper[i] + shift[a]
-                    lo = lower[i] - (m2 if a == arg1 else m1)
-                    upper[i] = u
-                    lower[i] = lo
+                lab = labels[s0:s1]      # views indexed from 0: no negative-index checks
+                up = upper[s0:s1]
+                lw = lower[s0:s1]
+                for p in range(s1 - s0):
+                    a = lab[p]
+                    u = up[p] + shift[a]
+                    lo = lw[p] - (m2 if a == arg1 else m1)
+                    up[p] = u
+                    lw[p] = lo
                     if u * _SAFE >= max(half[a], lo):
-                        idx[M] = i
+                        idx[M] = s0 + p
                         M += 1
                 if weighted:
                     for i in range(s0, s1):
                         counts[labels[i]] += w[i]
                 # the bounds do not decide: exact distance to the own centre, search if needed
-                for p in range(M):
+                # (for a few centres the vectorised search of all of them costs less)
+                for p in range(M if tighten else 0):
                     i = idx[p]
                     a = labels[i]
+                    xi = X[i]
+                    ca = C[a]
                     s = 0.0
                     for j in range(d):
-                        diff = X[i, j] - C[a, j]
+                        diff = xi[j] - ca[j]
                         s += diff * diff
                     u = math.sqrt(s)
                     upper[i] = u
                     if u * _SAFE >= max(half[a], lower[i]):
                         sidx[L] = i
                         L += 1
+                if not tighten:
+                    for p in range(M):
+                        sidx[L] = idx[p]
+                        L += 1
             if L == 0 or (L < B and s1 < stop):
                 continue
             # search the waiting points together: nearest and second nearest centre of each
             for p in range(L):
-                i = sidx[p]
+                xi = X[sidx[p]]
                 for j in range(d):
-                    xb[j, p] = X[i, j]
+                    xb[j, p] = xi[j]
             for p in range(L):
                 b1[p] = np.inf
                 b2[p] = np.inf
@@ -153,20 +168,21 @@ def _assign_chunks(X, w, C, half, shift, labels, upper, lower, psums, pcounts, c
                 b = bl[p]
                 upper[i] = math.sqrt(b1[p])
                 lower[i] = math.sqrt(b2[p])
-                wi = w[i] if weighted else 1.0
-                if full:
+                a = labels[i]
+                if full or b != a:
                     labels[i] = b
                     changed += 1
+                    wi = w[i] if weighted else 1.0
+                    xi = X[i]
+                    sb = sums[b]
                     for j in range(d):
-                        sums[b, j] += wi * xb[j, p]
-                    counts[b] += wi
-                elif b != labels[i]:
-                    a = labels[i]
-                    labels[i] = b
-                    changed += 1
+                        sb[j] += wi * xi[j]
+                    if full:
+                        counts[b] += wi
+                        continue
+                    sa = sums[a]
                     for j in range(d):
-                        sums[a, j] -= wi * xb[j, p]
-                        sums[b, j] += wi * xb[j, p]
+                        sa[j] -= wi * xi[j]
                     if weighted:   # counted above under the old label
                         counts[a] -= wi
                         counts[b] += wi
