@@ -7,7 +7,9 @@ The soft-margin SVM minimises ½‖a‖² + C Σ ε_i subject to u_i (a·Φ(x_i)
 
 and the decision function is f(x) = Σ α_i u_i k(x_i, x) + b (the hard margin is C → ∞).
 It is solved by SMO with second-order working-set selection and shrinking
-(:mod:`manifold_studio.algorithms.smo`). Kernels: linear, rbf, poly, sigmoid, the seed's
+(:mod:`manifold_studio.algorithms.smo`); for the linear, rbf, poly and sigmoid kernels on dense
+data without probabilities, the kernel rows are formed only when SMO first needs them, as libsvm
+does (:mod:`manifold_studio.algorithms.smo_rows`), otherwise the kernel matrix once. Kernels: linear, rbf, poly, sigmoid, the seed's
 kernel on sets 2^|A∩A′| for 0/1 feature vectors, sums and products of these ("rbf+linear",
 "rbf*poly"), or a precomputed kernel matrix. Several classes: one-vs-one with voting, as
 libsvm; optional probabilities by Platt scaling (:mod:`manifold_studio.algorithms.platt`).
