@@ -10,11 +10,13 @@ upper bound ``u`` on the distance to its assigned centre and a lower bound ``l``
 to every other centre. When the centres move (by ``δ_c``), ``u`` grows by the move of the
 assigned centre and ``l`` shrinks by the largest move of the others (triangle inequality). A
 point whose ``u`` is below both ``l`` and half the distance from its centre to the nearest other
-centre cannot change cluster; otherwise ``u`` is recomputed exactly, and if the test still fails
-the distances to all k centres are computed (direct ``||x - c||²``, no cancellation) and the
-nearest wins (the lower index on an exact tie, as an argmin). The test keeps a relative safety
-margin of 1e-12, so the rounding of the bounds can only cause extra distance computations,
-never a different assignment: the labels are those of Lloyd's assignment step.
+centre cannot change cluster; otherwise (with more than ``_TIGHTEN_K`` centres) ``u`` is
+recomputed exactly, and if the test still fails the distances to all k centres are computed
+(direct ``||x - c||²``, no cancellation) and the nearest wins (the lower index on an exact tie,
+as an argmin). The test keeps a relative safety margin of 1e-12, far above the rounding of the
+bounds, so that rounding only causes extra distance computations, not a different assignment:
+the labels are those of Lloyd's assignment step (from the same initial centres, scikit-learn's
+labels and iteration counts).
 
 The cluster sums are updated when a point changes cluster (the first pass of a run sums every
 point); the counts are exact (integers, or recomputed each pass when the points are weighted).

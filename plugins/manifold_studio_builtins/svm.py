@@ -9,7 +9,7 @@ and the decision function is f(x) = Σ α_i u_i k(x_i, x) + b (the hard margin i
 It is solved by SMO with second-order working-set selection and shrinking
 (:mod:`manifold_studio.algorithms.smo`); for the linear, rbf, poly and sigmoid kernels on dense
 data without probabilities, the kernel rows are formed only when SMO first needs them, as libsvm
-does (:mod:`manifold_studio.algorithms.smo_rows`), otherwise the kernel matrix once. Kernels: linear, rbf, poly, sigmoid, the seed's
+does (:mod:`manifold_studio.algorithms.smo_steps`), otherwise the kernel matrix once. Kernels: linear, rbf, poly, sigmoid, the seed's
 kernel on sets 2^|A∩A′| for 0/1 feature vectors, sums and products of these ("rbf+linear",
 "rbf*poly"), or a precomputed kernel matrix. Several classes: one-vs-one with voting, as
 libsvm; optional probabilities by Platt scaling (:mod:`manifold_studio.algorithms.platt`).
@@ -33,7 +33,7 @@ from manifold_studio.algorithms.kernels import (
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
 from manifold_studio.algorithms.smo import iteration_bound, solve_smo
-from manifold_studio.algorithms.smo_rows import ROW_KERNELS, KernelRows
+from manifold_studio.algorithms.smo_steps import ROW_KERNELS, KernelRows
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError

@@ -137,7 +137,7 @@ def test_svm_default_bound_on_ill_conditioned_problem():
 @pytest.mark.parametrize("kernel,params", [("rbf", {"gamma": 0.5}), ("poly", {"gamma": 0.3, "degree": 2, "coef0": 1.0}),
                                            ("sigmoid", {"gamma": 0.05, "coef0": -0.5}), ("linear", {})])
 def test_kernel_rows_formed_on_demand_give_the_dense_solution(kernel, params):
-    from manifold_studio.algorithms.smo_rows import KernelRows
+    from manifold_studio.algorithms.smo_steps import KernelRows
 
     X, u = _data(140, 2)
     gamma = params.get("gamma", 1.0)
@@ -157,3 +157,22 @@ def test_kernel_rows_formed_on_demand_give_the_dense_solution(kernel, params):
     formed = buf.reshape(K.shape)
     sv = np.flatnonzero(res.alpha > 0)
     np.testing.assert_allclose(formed[sv], K[sv], rtol=1e-12, atol=1e-12)
+
+
+def test_vectorised_exp_is_within_two_ulp():
+    import math
+
+    from manifold_studio.algorithms.smo_steps import compile_rows
+    from manifold_studio.algorithms import smo_steps
+
+    compile_rows()
+    rng = np.random.default_rng(3)
+    x = np.concatenate([-rng.exponential(3.0, 20_000), -rng.uniform(0, 708, 5_000), [0.0, -1e-300, -700.0]])
+    v = x.copy()
+    smo_steps._exp(v, np.empty(v.size, dtype=np.int64))
+    ref = np.array([math.exp(t) for t in x])
+    assert np.all(np.abs(v - ref) <= 2 * np.spacing(ref))
+    assert v[-3] == 1.0 and v[-2] == 1.0
+    far = np.array([-709.5, -745.5, -1e4])       # exp below 2^-1022: 0
+    smo_steps._exp(far, np.empty(3, dtype=np.int64))
+    assert np.all(far == 0.0)
