@@ -39,8 +39,9 @@ def main(argv=None):
     X, y = load_digits(return_X_y=True)
     if args.quick:
         X, y = X[:600], y[:600]
-    lines = [f"SVM benchmark ({'quick' if args.quick else 'full'}), {platform.machine()}, "
-             f"Python {platform.python_version()}",
+    lines = [f"SVM benchmark ({'quick' if args.quick else 'full'}), {time.strftime('%Y-%m-%d %H:%M')}, "
+             f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} CPU(s), "
+             f"load average {', '.join(f'{v:.2f}' for v in os.getloadavg())}",
              f"digits {X.shape[0]:,} x {X.shape[1]}, {len(np.unique(y))} classes, rbf, gamma='scale', C=1, tol=1e-3"]
     t = time.perf_counter()
     ms.get_algorithm("svm").fit(X[:50], y[:50])

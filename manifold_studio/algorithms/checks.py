@@ -153,13 +153,21 @@ def check_sparse_data(X, *, name: str = "X", min_samples: int = 1, min_features:
 HUGE, TINY = 1e150, 1e-150
 
 
+#: values per BLAS dot in :func:`_sum_of_squares_is_safe`: below OpenBLAS's threading threshold
+#: (10,000), as a threaded dot wakes the other BLAS threads, which costs milliseconds on busy cores
+_DOT_CHUNK = 8192
+
+
 def _sum_of_squares_is_safe(arr: np.ndarray) -> bool:
     """One BLAS pass: the sum of squares s of every value. s finite proves no NaN and no inf;
     s ≤ HUGE² proves every |x| ≤ HUGE; s > TINY²·size proves the largest |x| > TINY. Anything else
     (rare) goes through the element-wise checks, which find and name the problem."""
     flat = arr.reshape(-1)
+    s = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
-        s = float(np.dot(flat, flat))
+        for start in range(0, flat.size, _DOT_CHUNK):
+            part = flat[start:start + _DOT_CHUNK]
+            s += float(np.dot(part, part))
     return np.isfinite(s) and TINY * TINY * flat.size < s <= HUGE * HUGE
 
 

@@ -9,21 +9,24 @@ Algorithm (seed 000 / 001)::
         assign each point to its nearest centre          s_i = argmin_j ||x_i - mu_j||^2
         W = sum_i ||x_i - mu_{s_i}||^2                  (within-cluster inertia)
         mu_j = mean of the points assigned to j
-    until W stops decreasing (relative decrease <= tol) or max_iter
+    until the assignment did not change, or sum_j ||mu_j(new) - mu_j(old)||^2 <= tol * mean
+          feature variance (scikit-learn's rule), or max_iter; then assign once more
 
 repeated ``n_init`` times, keeping the run with the lowest inertia.
 
 Implementation notes
 --------------------
 * Dense data are centred once (their mean subtracted) so that the expansion
-  ``||x||^2 - 2 x.c + ||c||^2`` used for the assignment does not lose precision on data far
-  from the origin.
+  ``||x||^2 - 2 x.c + ||c||^2`` used by k-means++ and :func:`assign_nearest` does not lose
+  precision on data far from the origin.
 * The centred data are stored once as a transposed, augmented (d + 2, n) array so that one
-  matrix product per block of points gives a (k, block) slab of squared distances;
-  assignment runs over such blocks: no Python loop over points, no (n, k, d) temporary.
-* Cluster sums come from one ``bincount`` per feature, and the inertia of an assignment is
-  obtained from those sums (``sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2``),
-  so one iteration touches the data twice.
+  matrix product per block of points gives a (k, block) slab of squared distances (k-means++,
+  :func:`assign_nearest`, sparse data): no Python loop over points, no (n, k, d) temporary.
+* Lloyd's iterations on dense data run compiled, with Hamerly's bounds (most points are not
+  compared with every centre once the centres move little; the labels are those of the plain
+  assignment) and cluster sums kept up to date as points change cluster, on every core
+  (:mod:`manifold_studio.algorithms.kmeans_lloyd`). The inertia of an assignment comes from
+  those sums (``sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2``).
 * Sparse data (scipy.sparse) are not centred and never densified: the same expansion, one
   sparse-dense product per block, cluster sums from one product with the one-hot assignment
   (:mod:`manifold_studio.algorithms.kmeans_data` holds both storages).
@@ -44,7 +47,8 @@ import scipy.sparse as sp
 
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.kmeans_data import DenseData, SparseData, augment, count_distinct_rows
-from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.kmeans_lloyd import DenseAssigner
+from manifold_studio.algorithms.progress import NullProgress, as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
 
 __all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread",
@@ -95,10 +99,6 @@ def _rows_per_block(k: int) -> int:
     return max(128, _BLOCK_ENTRIES // max(int(k), 1))
 
 
-def _too_few_distinct(X, n_clusters: int) -> DataError:
-    return _too_few(count_distinct_rows(X), X.shape[0], n_clusters)
-
-
 def _too_few_distinct_data(data, n_clusters: int) -> DataError:
     return _too_few(data.distinct_count(), data.n, n_clusters)
 
@@ -115,11 +115,9 @@ def _sq_dist_rows(data, Y: np.ndarray) -> np.ndarray:
     return D
 
 
-def _assign(data, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool = False):
-    """Nearest centre of each point (labels written into ``labels_out``).
-
-    Returns the squared distance of each point to its nearest centre when ``want_min``
-    (relative precision about 1e-13; ``data.sq_dist_to_assigned`` gives exact values).
+def _assign(data, centers: np.ndarray, labels_out: np.ndarray) -> None:
+    """Nearest centre of each point (labels written into ``labels_out``); sparse data and
+    :func:`assign_nearest` (dense Lloyd iterations use :mod:`~manifold_studio.algorithms.kmeans_lloyd`).
 
     Each (k, block) slab of squared distances comes from one product with the augmented data
     (clipped at 0). Non-negative doubles order like their int64 bit patterns, so the centre
@@ -130,12 +128,9 @@ def _assign(data, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool
     """
     n = data.n
     k = centers.shape[0]
-    mins = np.empty(n) if want_min else None
     if k == 1:
         labels_out[:] = 0
-        if want_min:
-            mins[:] = data.sq_dist_to_assigned(centers, np.zeros(n, dtype=np.intp))
-        return mins
+        return
     bits = max(1, int(k - 1).bit_length())
     low = np.int64((1 << bits) - 1)
     high = ~low
@@ -152,10 +147,6 @@ def _assign(data, centers: np.ndarray, labels_out: np.ndarray, *, want_min: bool
         V |= index_block[:, :stop - start]
         best = np.minimum.reduce(V, axis=0)
         np.bitwise_and(best, low, out=labels_out[start:stop], casting="unsafe")
-        if want_min:
-            best &= high
-            mins[start:stop] = best.view(np.float64)
-    return mins
 
 
 def kmeans_plusplus(data, n_clusters: int, rng: np.random.Generator,
@@ -214,67 +205,101 @@ class _Ticker:
         self.progress.checkpoint(frac, f"k-means run {self.run + 1}/{self.n_init}, iteration {self.it}")
 
 
+class _PlainAssigner:
+    """Lloyd's assignment step on sparse data (every distance, by the expansion, each step), with
+    the interface of :class:`~manifold_studio.algorithms.kmeans_lloyd.DenseAssigner`."""
+
+    def __init__(self, data, k: int):
+        self.data = data
+        self.k = k
+        self.labels = np.full(data.n, -1, dtype=np.intp)
+
+    def assign(self, C):
+        new = np.empty(self.data.n, dtype=np.intp)
+        _assign(self.data, C, new)
+        changed = int(np.count_nonzero(new != self.labels))
+        self.labels = new
+        sums, counts = self.data.cluster_sums(new, self.k)
+        return new, sums, counts, changed
+
+
+def _farthest(data, centers, labels, m: int) -> np.ndarray:
+    """The m points farthest from their centres (points without weight excluded); DataError
+    when fewer than m points lie off their centres (too few distinct points)."""
+    d2 = data.sq_dist_to_assigned(centers, labels)
+    if data.w is not None:
+        d2[data.w <= 0] = 0.0     # a point without weight cannot hold a cluster
+    far = np.argpartition(-d2, m - 1)[:m]
+    if not np.all(d2[far] > 0.0):
+        raise _too_few_distinct_data(data, centers.shape[0])
+    return far
+
+
+def _reseed_empty(data, centers, labels, sums, counts):
+    """Clusters of weight 0 take the points farthest from their centres (scikit-learn's
+    relocation): those points leave their own cluster's sums. Modifies sums and counts."""
+    empty = np.flatnonzero(counts == 0)
+    far = _farthest(data, centers, labels, empty.size)
+    far_points = data.rows(far)
+    fw = np.ones(far.size) if data.w is None else data.w[far]
+    np.subtract.at(sums, labels[far], far_points * fw[:, None])
+    np.subtract.at(counts, labels[far], fw)
+    sums[empty] = far_points * fw[:, None]
+    counts[empty] = fw
+    if np.any(counts <= 0):  # a re-seeded point emptied its own cluster (rare)
+        counts[counts <= 0] = 1.0
+
+
 def _lloyd(data, centers, max_iter, tol, ticker, publish, mean):
-    """One k-means run from ``centers``; returns (centers, labels, inertia, n_iter, history)."""
-    n = data.n
-    x_sq_sum = data.x_sq_sum
+    """One k-means run from ``centers``; returns (centers, labels, inertia, n_iter, history).
+
+    scikit-learn's iteration and stopping rule: each iteration assigns the points to the
+    centres and moves the centres to the means of their points; the run stops when the
+    assignment did not change (strict convergence) or when the squared centre moves of the
+    iteration sum to at most ``tol`` (already scaled by the mean feature variance), and then
+    assigns the points once more to the final centres (unless strictly converged).
+    ``history``: the inertia of each assignment (n_iter + 1 values, non-increasing)."""
     k = centers.shape[0]
-    labels = np.empty(n, dtype=np.intp)
+    assigner = _PlainAssigner(data, k) if data.sparse else DenseAssigner(data, k)
     history = []
 
-    def assign_and_stats(C):
-        _assign(data, C, labels)
-        sums, counts = data.cluster_sums(labels, k)
+    def inertia(sums, counts, C):
         # W(labels, C) = sum ||x||^2 - 2 sum_k S_k.c_k + sum_k n_k ||c_k||^2
-        w = x_sq_sum - 2.0 * np.einsum("ij,ij->", sums, C) + float(counts @ np.einsum("ij,ij->i", C, C))
-        return sums, counts, max(w, 0.0)
+        w = data.x_sq_sum - 2.0 * np.einsum("ij,ij->", sums, C) + float(counts @ np.einsum("ij,ij->i", C, C))
+        return max(w, 0.0)
 
-    sums, counts, w = assign_and_stats(centers)
-    history.append(w)
+    strict = False
     n_iter = 0
-    for it in range(1, max_iter + 1):
-        ticker.it = it
+    for it in range(max_iter):
+        ticker.it = it + 1
         ticker.checkpoint()
-        # update step: centres = means of their points; empty clusters re-seeded
-        empty = np.flatnonzero(counts == 0)
-        if empty.size:
-            d2 = data.sq_dist_to_assigned(centers, labels)
-            if data.w is not None:
-                d2[data.w <= 0] = 0.0     # a point without weight cannot hold a cluster
-            far = np.argpartition(-d2, empty.size - 1)[:empty.size]
-            if not np.all(d2[far] > 0.0):
-                raise _too_few_distinct_data(data, k)
-            far_points = data.rows(far)
-            fw = np.ones(far.size) if data.w is None else data.w[far]
-            np.subtract.at(sums, labels[far], far_points * fw[:, None])
-            np.subtract.at(counts, labels[far], fw)
-            sums[empty] = far_points * fw[:, None]
-            counts[empty] = fw
-            if np.any(counts <= 0):  # a re-seeded point emptied its own cluster (rare)
-                counts[counts <= 0] = 1.0
+        labels, sums, counts, changed = assigner.assign(centers)
+        history.append(inertia(sums, counts, centers))
+        if np.any(counts == 0):
+            _reseed_empty(data, centers, labels, sums, counts)
         new_centers = sums / counts[:, None]
-        sums, counts, w_new = assign_and_stats(new_centers)
-        history.append(w_new)
+        shift = float(np.sum((new_centers - centers) ** 2))
         centers = new_centers
-        n_iter = it
+        n_iter = it + 1
         if publish is not None:
-            publish({"step": "kmeans", "run": ticker.run, "iteration": it,
-                     "centers": centers + mean, "labels": labels.copy(), "inertia": w_new})
-        if not (w - w_new > tol * w) or w_new == 0.0:
-            w = w_new
+            publish({"step": "kmeans", "run": ticker.run, "iteration": n_iter,
+                     "centers": centers + mean, "labels": labels.copy(), "inertia": history[-1]})
+        if it > 0 and changed == 0:
+            strict = True     # the centres are the means of an unchanged assignment: a fixed point
             break
-        w = w_new
+        if shift <= tol:
+            break
+    if strict:
+        history.append(history[-1])
+    else:
+        labels, sums, counts, _ = assigner.assign(centers)
+        history.append(inertia(sums, counts, centers))
+    w = history[-1]
     if np.any(counts == 0):
-        # the last assignment left a cluster empty: recompute the means with re-seeding once more
+        # the last assignment left a cluster empty: re-seed it once more and reassign
         empty = np.flatnonzero(counts == 0)
-        d2 = data.sq_dist_to_assigned(centers, labels)
-        if data.w is not None:
-            d2[data.w <= 0] = 0.0
-        far = np.argpartition(-d2, empty.size - 1)[:empty.size]
-        if not np.all(d2[far] > 0.0):
-            raise _too_few_distinct_data(data, k)
         centers = centers.copy()
-        centers[empty] = data.rows(far)
+        centers[empty] = data.rows(_farthest(data, centers, labels, empty.size))
         _assign(data, centers, labels)
         w = float(_weighted_sum(data, data.sq_dist_to_assigned(centers, labels)))
     return centers, labels, w, n_iter, np.asarray(history)
@@ -321,8 +346,9 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
         clusters), or a (k, d) array of initial centres (then ``n_init`` is 1).
     n_init : number of runs from different initialisations; the lowest inertia wins.
     max_iter : maximum number of centre updates per run.
-    tol : a run stops when the within-cluster inertia decreases by at most ``tol`` times its
-        previous value (0 means "until it stops decreasing").
+    tol : scikit-learn's meaning: a run stops when the squared moves of the centres in one
+        iteration sum to at most ``tol`` times the mean variance of the features (0: only when
+        the assignment stops changing), or when the assignment did not change.
     random_state : None, int or numpy Generator.
     progress : object with ``checkpoint(fraction, message)`` (raises FitCancelled on cancel) and
         optionally ``partial(result)``, which receives a dict (centers, labels, inertia,
@@ -378,9 +404,22 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
         return _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress, weights)
 
 
+def _tolerance(X, tol: float) -> float:
+    """scikit-learn's absolute tolerance: ``tol`` times the mean variance of the features
+    (unweighted, as scikit-learn)."""
+    if tol == 0:
+        return 0.0
+    if is_sparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean
+        return float(np.mean(np.maximum(var, 0.0)) * tol)
+    return float(np.mean(np.var(X, axis=0)) * tol)
+
+
 def _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress, weights=None):
     n = X.shape[0]
-    publish = getattr(progress, "partial", None)
+    tol = _tolerance(X, tol)
+    publish = None if isinstance(progress, NullProgress) else getattr(progress, "partial", None)
     ticker = _Ticker(progress, n_init, max_iter)
     ticker.checkpoint()
     if is_sparse(X):

@@ -1,10 +1,11 @@
 """The data of a k-means run, stored once for the distance products (used by
-:mod:`manifold_studio.algorithms.kmeans_core`): dense (centred, transposed, augmented) or sparse
-(CSR, never densified), each optionally with sample weights.
+:mod:`manifold_studio.algorithms.kmeans_core`): dense (centred, row-major) or sparse (CSR, never
+densified), each optionally with sample weights.
 
 Both give the same operations: a (k, block) slab of squared distances to k centres from one
-product, per-cluster (weighted) sums and counts, exact distances to the assigned centres, a few
-points as dense rows, and the number of distinct points (for error messages).
+product, exact distances to the assigned centres, a few points as dense rows, and the number of
+distinct points (for error messages); the sparse data also give per-cluster (weighted) sums and
+counts (the dense ones are kept by the compiled assignment step).
 """
 from __future__ import annotations
 
@@ -46,51 +47,41 @@ def count_distinct_rows(X) -> int:
 
 
 class DenseData:
-    """The centred data stored once, transposed and augmented for the distance products.
+    """The centred data stored once, row-major, with their squared norms.
 
-    ``T`` is a C-contiguous (d + 2, n) array whose columns are ``[x, 1, ||x||^2]``; with a centre
-    augmented by :func:`augment` one matrix product gives the squared distances as a (k, n) block
-    with contiguous rows. ``w``: sample weights (None: every weight 1).
+    ``X`` is the C-contiguous (n, d) array of points and ``x_sq`` their squared norms; with a
+    centre augmented by :func:`augment` one matrix product and two additions give the squared
+    distances as a (k, block) slab with contiguous rows. ``w``: sample weights (None: every
+    weight 1). Lloyd's iterations on these data run in
+    :class:`~manifold_studio.algorithms.kmeans_lloyd.DenseAssigner`.
     """
 
     sparse = False
 
     def __init__(self, Xc: np.ndarray, weights: np.ndarray | None = None):
-        n, d = Xc.shape
-        self.n, self.d = n, d
-        T = np.empty((d + 2, n))
-        T[:d] = Xc.T
-        T[d] = 1.0
-        np.einsum("ij,ij->i", Xc, Xc, out=T[d + 1])
-        self.T = T
-        self.x_sq = T[d + 1]
+        self.X = np.ascontiguousarray(Xc, dtype=float)
+        self.n, self.d = self.X.shape
+        self.x_sq = np.einsum("ij,ij->i", self.X, self.X)
         self.w = weights
         self.x_sq_sum = float(self.x_sq.sum() if weights is None else self.x_sq @ weights)
-        # weighted coordinates, once (the cluster sums of every iteration read them)
-        self._Tw = None if weights is None else T[:d] * weights[None, :]
 
     def rows(self, idx) -> np.ndarray:
         """Points ``idx`` as an (m, d) array (a copy)."""
-        return np.ascontiguousarray(self.T[:self.d, idx].T)
+        return self.X[np.atleast_1d(np.asarray(idx, dtype=np.intp))]
 
     def points(self) -> np.ndarray:
-        return np.ascontiguousarray(self.T[:self.d].T)
+        return self.X
 
     def distinct_count(self) -> int:
-        return count_distinct_rows(self.points())
+        return count_distinct_rows(self.X)
 
     def slab(self, aug: np.ndarray, start: int, stop: int) -> np.ndarray:
         """(k, stop - start) squared distances (unclipped) of points start..stop to the centres."""
-        return aug @ self.T[:, start:stop]
-
-    def cluster_sums(self, labels: np.ndarray, k: int):
-        """Per-cluster (weighted) sums (k, d) and (weighted) counts (k,) of the points."""
-        src = self.T if self._Tw is None else self._Tw
-        sums = np.empty((k, self.d))
-        for j in range(self.d):  # loop over features, each a contiguous row
-            sums[:, j] = np.bincount(labels, weights=src[j], minlength=k)
-        counts = np.bincount(labels, weights=self.w, minlength=k).astype(float)
-        return sums, counts
+        d = self.d
+        D = aug[:, :d] @ self.X[start:stop].T      # -2 c.x (BLAS reads the rows transposed)
+        D += aug[:, d][:, None]                      # ||c||^2
+        D += aug[:, d + 1][:, None] * self.x_sq[None, start:stop]
+        return D
 
     def sq_dist_to_assigned(self, centers: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """||x_i - c_{labels_i}||^2 computed directly (chunked, no cancellation)."""
@@ -99,7 +90,7 @@ class DenseData:
         step = max(256, (1 << 18) // max(d, 1))
         for start in range(0, n, step):
             stop = min(start + step, n)
-            diff = self.T[:d, start:stop].T - centers[labels[start:stop]]
+            diff = self.X[start:stop] - centers[labels[start:stop]]
             out[start:stop] = np.einsum("ij,ij->i", diff, diff)
         return out
 

@@ -34,11 +34,17 @@ def row_shares(n: int, min_rows: int = 2048) -> list[tuple[int, int]]:
 
 
 def run_shares(fn, n: int, min_rows: int = 2048) -> list:
-    """``[fn(start, stop) for each share]``, the shares run in threads."""
+    """``[fn(start, stop) for each share]``, the shares run in threads (the first one in the
+    calling thread, which would otherwise only wait)."""
     global _POOL
     shares = row_shares(n, min_rows)
     if len(shares) == 1:
         return [fn(*shares[0])]
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="ms-rows")
-    return list(_POOL.map(lambda s: fn(*s), shares))
+    others = [_POOL.submit(fn, *s) for s in shares[1:]]
+    try:
+        first = fn(*shares[0])
+    finally:
+        rest = [f.result() for f in others]    # every share done (or failed) before returning
+    return [first] + rest

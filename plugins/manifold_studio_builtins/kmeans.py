@@ -2,7 +2,8 @@
 
 Minimises the within-cluster inertia W(Π) = Σ_k Σ_{i∈π_k} ||x_i − x̄_k||² by Lloyd's
 iterations (assign every point to its nearest centre, move every centre to the mean of its
-points) until W stops decreasing, restarting ``n_init`` times and keeping the lowest W.
+points) until the assignment stops changing or the centres barely move (scikit-learn's rule),
+restarting ``n_init`` times and keeping the lowest W.
 The iteration itself is the project's one implementation,
 :func:`manifold_studio.algorithms.kmeans_core.kmeans`.
 """
@@ -62,8 +63,9 @@ class KMeans(ClusteringAlgorithm):
     max_iter : int
         Maximum number of centre updates in one run.
     tol : float
-        A run stops when the inertia decreases by at most ``tol`` times its previous value
-        (0: when it stops decreasing at all).
+        scikit-learn's meaning: a run stops when the squared moves of the centres in one
+        iteration sum to at most ``tol`` times the mean variance of the features, or when the
+        assignment did not change (0: only then).
     random_state : int or None
         Seed of the initialisations (None: different every time).
 
@@ -78,7 +80,7 @@ class KMeans(ClusteringAlgorithm):
     labels_ : (n,) cluster of each training point.
     cluster_centers_ : (k, d) centres (means of their points).
     inertia_ : within-cluster inertia W of the result (weighted by sample_weight).
-    n_iter_ : number of centre updates of the best run.
+    n_iter_ : number of iterations (centre updates) of the best run.
     inertia_history_ : W after each assignment of the best run (non-increasing).
     total_inertia_ : total inertia T of the training data (W / T is the unexplained part).
 
@@ -121,8 +123,9 @@ class KMeans(ClusteringAlgorithm):
         n_init_param(10, "Number of runs from different initial centres; the partition with the "
                      "lowest within-cluster inertia is kept."),
         max_iter_param(300, "Maximum number of iterations (centre updates) per run."),
-        tol_param(1e-4, "Stop a run when the within-cluster inertia decreases by less than this "
-                  "fraction of its value (0: iterate until it stops decreasing)."),
+        tol_param(1e-4, "Stop a run when the centres barely move: the sum of their squared moves "
+                  "in one iteration is at most this times the mean variance of the features "
+                  "(0: iterate until the assignment stops changing)."),
         random_state_param("Seed of the random initialisations, for reproducible results "
                            "(empty: a different seed every run)."),
     )

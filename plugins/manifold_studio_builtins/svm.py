@@ -7,7 +7,9 @@ The soft-margin SVM minimises ½‖a‖² + C Σ ε_i subject to u_i (a·Φ(x_i)
 
 and the decision function is f(x) = Σ α_i u_i k(x_i, x) + b (the hard margin is C → ∞).
 It is solved by SMO with second-order working-set selection and shrinking
-(:mod:`manifold_studio.algorithms.smo`). Kernels: linear, rbf, poly, sigmoid, the seed's
+(:mod:`manifold_studio.algorithms.smo`); for the linear, rbf, poly and sigmoid kernels on dense
+data without probabilities, the kernel rows are formed only when SMO first needs them, as libsvm
+does (:mod:`manifold_studio.algorithms.smo_steps`), otherwise the kernel matrix once. Kernels: linear, rbf, poly, sigmoid, the seed's
 kernel on sets 2^|A∩A′| for 0/1 feature vectors, sums and products of these ("rbf+linear",
 "rbf*poly"), or a precomputed kernel matrix. Several classes: one-vs-one with voting, as
 libsvm; optional probabilities by Platt scaling (:mod:`manifold_studio.algorithms.platt`).
@@ -31,6 +33,7 @@ from manifold_studio.algorithms.kernels import (
 from manifold_studio.algorithms.params import random_state_param, tol_param
 from manifold_studio.algorithms.platt import pairwise_coupling, sigmoid_predict, sigmoid_train
 from manifold_studio.algorithms.smo import iteration_bound, solve_smo
+from manifold_studio.algorithms.smo_steps import ROW_KERNELS, KernelRows
 from manifold_studio.algorithms.sparse_input import SparseInput, is_sparse
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
@@ -185,7 +188,14 @@ class SVM(SparseInput, ClassificationAlgorithm):
                             f"accepts at most {MAX_DENSE:,} training points (subsample the data).")
         # rows grouped by class, so the kernel of a pair of classes is four contiguous blocks
         order = np.argsort(y_idx, kind="stable")
-        if self._precomputed:
+        # the usual kernels on dense points: each pair's kernel rows are formed when SMO needs
+        # them (libsvm's way: most are never needed); otherwise the whole matrix, once
+        by_rows = (not self._precomputed and not is_sparse(X) and not p["probability"]
+                   and p["kernel"] in ROW_KERNELS)
+        if by_rows:
+            self.gamma_ = scale_gamma(p["gamma"], X)
+            Xo = np.ascontiguousarray(X[order], dtype=float)
+        elif self._precomputed:
             if is_sparse(X):
                 raise DataError("kernel='precomputed' needs the kernel matrix as a dense array, not a "
                                 "sparse matrix.")
@@ -198,10 +208,13 @@ class SVM(SparseInput, ClassificationAlgorithm):
         k = len(self.classes_)
         start = np.searchsorted(y_idx[order], np.arange(k + 1))
         pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        if by_rows and k > 2:   # one buffer for the kernel rows of every pair
+            buffer = np.empty(int(np.sort(np.diff(start))[-2:].sum()) ** 2)
         pub = CurvePublisher(progress, "SVM: KKT violation and dual objective", x_label="SMO step",
                              y_label="value", log_y=True)
         steps, obj, viol = [], [], []
         offset = [0]
+        first_slice = 10     # one curve for all pairs: its slices keep growing from pair to pair
 
         def on_slice(res):
             steps.append(offset[0] + res.n_iter)
@@ -216,12 +229,18 @@ class SVM(SparseInput, ClassificationAlgorithm):
             si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
             idx = np.concatenate([order[si], order[sj]])
             u = np.where(y_idx[idx] == j, 1.0, -1.0)
-            Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
+            if by_rows:
+                Kq = (KernelRows(Xo, p["kernel"], self.gamma_, p["coef0"], p["degree"]) if len(pairs) == 1 else
+                      KernelRows(np.concatenate([Xo[si], Xo[sj]]), p["kernel"], self.gamma_, p["coef0"],
+                                 p["degree"], buffer=buffer))
+            else:
+                Kq = K if len(pairs) == 1 else np.block([[K[si, si], K[si, sj]], [K[sj, si], K[sj, sj]]])
             name = f"classes {self.classes_[i]} / {self.classes_[j]}"
             progress.checkpoint(q / len(pairs), f"SMO ({name}), pair {q + 1}/{len(pairs)}")
             res = solve_smo(Kq, u, p["C"], tol=p["tol"], shrinking=p["shrinking"], max_iter=p["max_iter"],
                             progress=progress, on_slice=on_slice, fraction=(q / len(pairs), (q + 1) / len(pairs)),
-                            message=f"SMO ({name})" if k > 2 else "SMO")
+                            first_slice=first_slice, message=f"SMO ({name})" if k > 2 else "SMO")
+            first_slice = res.last_slice
             offset[0] += res.n_iter
             alphas.append((idx, res.alpha * u))
             rhos.append(res.rho)

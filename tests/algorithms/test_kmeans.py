@@ -123,3 +123,33 @@ def test_plugin_attributes_and_extend(blobs):
     dist = est.transform_distances(X_new)
     assert dist.shape == (50, 8)
     np.testing.assert_array_equal(np.argmin(dist, axis=1), est.extend(X_new))
+
+
+@pytest.mark.parametrize("k", [5, 24])   # 24 > 16: the bounds' exact-distance step is used
+def test_same_iterations_as_sklearn_from_the_same_centres(k):
+    # tol has scikit-learn's meaning (centre moves against tol x mean feature variance, or an
+    # unchanged assignment): from the same initial centres, the same labels after the same n_iter
+    X, _ = make_blobs(6000, 5, centers=12, cluster_std=2.0, random_state=4)
+    rng = np.random.default_rng(k)
+    w = rng.uniform(0.2, 3.0, X.shape[0])
+    for weights in (None, w):
+        init = X[rng.choice(X.shape[0], k, replace=False)]
+        ours = kmeans(X, k, init=init, sample_weight=weights)
+        ref = SKKMeans(k, init=init, n_init=1).fit(X, sample_weight=weights)
+        np.testing.assert_array_equal(ours.labels, ref.labels_)
+        assert ours.n_iter == ref.n_iter_
+        np.testing.assert_allclose(ours.centers, ref.cluster_centers_, atol=1e-9)
+        assert ours.inertia == pytest.approx(ref.inertia_, rel=1e-9)
+
+
+def test_result_does_not_depend_on_the_number_of_threads(monkeypatch):
+    from manifold_studio.algorithms import threads
+
+    X, _ = make_blobs(40_000, 3, centers=6, random_state=2)    # several chunks of points
+    results = []
+    for n in (1, 3):
+        monkeypatch.setattr(threads, "n_threads", lambda n=n: n)
+        results.append(kmeans(X, 6, init="random", n_init=2, random_state=0))
+    np.testing.assert_array_equal(results[0].labels, results[1].labels)
+    np.testing.assert_array_equal(results[0].centers, results[1].centers)
+    assert results[0].inertia == results[1].inertia

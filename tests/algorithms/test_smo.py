@@ -132,3 +132,47 @@ def test_svm_default_bound_on_ill_conditioned_problem():
     with pytest.warns(ConvergenceWarning, match=r"iteration bound \(10,000,000 steps"):
         m.fit(X, y)
     assert list(m.n_iter_) == [10_000_000] and not m.converged_
+
+
+@pytest.mark.parametrize("kernel,params", [("rbf", {"gamma": 0.5}), ("poly", {"gamma": 0.3, "degree": 2, "coef0": 1.0}),
+                                           ("sigmoid", {"gamma": 0.05, "coef0": -0.5}), ("linear", {})])
+def test_kernel_rows_formed_on_demand_give_the_dense_solution(kernel, params):
+    from manifold_studio.algorithms.smo_steps import KernelRows
+
+    X, u = _data(140, 2)
+    gamma = params.get("gamma", 1.0)
+    K = combined_kernel(X, None, kernel, gamma=gamma, degree=params.get("degree", 3), coef0=params.get("coef0", 0.0))
+    rows = KernelRows(X, kernel, gamma, params.get("coef0", 0.0), params.get("degree", 3))
+    dense = solve_smo(K, u, 1.0, tol=1e-8)
+    lazy = solve_smo(rows, u, 1.0, tol=1e-8)
+    assert dense.converged and lazy.converged
+    assert set(np.flatnonzero(lazy.alpha > 0)) == set(np.flatnonzero(dense.alpha > 0))
+    np.testing.assert_allclose(lazy.alpha, dense.alpha, atol=1e-6)
+    np.testing.assert_allclose(K @ (lazy.alpha * u) - lazy.rho, K @ (dense.alpha * u) - dense.rho, atol=1e-6)
+    # the rows the solver formed (those of the support vectors among others) are the kernel's
+    buf = np.empty(K.size)
+    again = KernelRows(X, kernel, gamma, params.get("coef0", 0.0), params.get("degree", 3), buffer=buf)
+    res = solve_smo(again, u, 1.0, tol=1e-8)
+    np.testing.assert_array_equal(res.alpha, lazy.alpha)          # a reused buffer changes nothing
+    formed = buf.reshape(K.shape)
+    sv = np.flatnonzero(res.alpha > 0)
+    np.testing.assert_allclose(formed[sv], K[sv], rtol=1e-12, atol=1e-12)
+
+
+def test_vectorised_exp_is_within_two_ulp():
+    import math
+
+    from manifold_studio.algorithms.smo_steps import compile_rows
+    from manifold_studio.algorithms import smo_steps
+
+    compile_rows()
+    rng = np.random.default_rng(3)
+    x = np.concatenate([-rng.exponential(3.0, 20_000), -rng.uniform(0, 708, 5_000), [0.0, -1e-300, -700.0]])
+    v = x.copy()
+    smo_steps._exp(v, np.empty(v.size, dtype=np.int64))
+    ref = np.array([math.exp(t) for t in x])
+    assert np.all(np.abs(v - ref) <= 2 * np.spacing(ref))
+    assert v[-3] == 1.0 and v[-2] == 1.0
+    far = np.array([-709.5, -745.5, -1e4])       # exp below 2^-1022: 0
+    smo_steps._exp(far, np.empty(3, dtype=np.int64))
+    assert np.all(far == 0.0)
