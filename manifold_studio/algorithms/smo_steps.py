@@ -310,28 +310,25 @@ def smo_slice(K, have, P, PT, sq, kp, diag, y, alpha, G, act, st, C, eps, shrink
             kii = diag[i]
             for p in range(n_act):
                 t = np.uint64(act[p])   # unsigned: no negative-index check
+                # -y_t grad_t of the points that may move down (y = +1 with alpha > 0, y = -1
+                # with alpha < C); the second-order gain of the pair (i, t)
                 if y[t] > 0:
-                    if alpha[t] > 0.0:
-                        diff = gmax + G[t]
-                        if G[t] >= gmax2:
-                            gmax2 = G[t]
-                        if diff > 0.0:
-                            quad = kii + diag[t] - 2.0 * K[i, t]
-                            obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
-                            if obj <= obj_min:
-                                j = np.int64(t)
-                                obj_min = obj
+                    if not alpha[t] > 0.0:
+                        continue
+                    g = G[t]
                 else:
-                    if alpha[t] < C:
-                        diff = gmax - G[t]
-                        if -G[t] >= gmax2:
-                            gmax2 = -G[t]
-                        if diff > 0.0:
-                            quad = kii + diag[t] - 2.0 * K[i, t]
-                            obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
-                            if obj <= obj_min:
-                                j = np.int64(t)
-                                obj_min = obj
+                    if not alpha[t] < C:
+                        continue
+                    g = -G[t]
+                if g >= gmax2:
+                    gmax2 = g
+                diff = gmax + g
+                if diff > 0.0:
+                    quad = kii + diag[t] - 2.0 * K[i, t]
+                    obj = -(diff * diff) / (quad if quad > 0.0 else _TAU)
+                    if obj <= obj_min:
+                        j = np.int64(t)
+                        obj_min = obj
         gap = gmax + gmax2
         if gap < eps or j == -1:
             if n_act < n:   # optimal on the active set: check the whole problem
