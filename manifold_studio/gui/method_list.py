@@ -4,7 +4,9 @@ algorithm with its own settings). Test & Score and Compare clusterings use it.""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout, QListWidget, QListWidgetItem, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
+)
 
 from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
 from manifold_studio.gui.param_form import ParamForm
@@ -124,6 +126,19 @@ class ComparisonJob:
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.status = message_label(start_text)
+
+    def settings_column(self, chooser: QWidget, form, stretch: int = 1) -> QWidget:
+        """The dock's left column: the method chooser, the settings form, then Run and Cancel."""
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        left = QWidget()
+        lay = QVBoxLayout(left)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(chooser, stretch)
+        lay.addLayout(form)
+        lay.addLayout(buttons)
+        return left
 
     @property
     def busy(self) -> bool:
