@@ -4,13 +4,11 @@ algorithm with its own settings). Test & Score and Compare clusterings use it.""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QHBoxLayout, QListWidget, QListWidgetItem, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
-)
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
 from manifold_studio.gui.param_form import ParamForm
-from manifold_studio.gui.widgets import message_label, say
+from manifold_studio.gui.widgets import button_row, column, message_label, say
 
 
 class MethodList(QWidget):
@@ -129,16 +127,7 @@ class ComparisonJob:
 
     def settings_column(self, chooser: QWidget, form, stretch: int = 1) -> QWidget:
         """The dock's left column: the method chooser, the settings form, then Run and Cancel."""
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.run_button)
-        buttons.addWidget(self.cancel_button)
-        left = QWidget()
-        lay = QVBoxLayout(left)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(chooser, stretch)
-        lay.addLayout(form)
-        lay.addLayout(buttons)
-        return left
+        return column((chooser, stretch), form, button_row(self.run_button, self.cancel_button), margin=2)
 
     @property
     def busy(self) -> bool:

@@ -3,7 +3,7 @@ field is built (and looks) the same everywhere."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSpinBox
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QSpinBox, QVBoxLayout, QWidget
 
 #: style of a message that reports an error
 ERROR_STYLE = "color: #b00020;"
@@ -37,3 +37,29 @@ def seed_spin_box(tooltip: str) -> QSpinBox:
     spin.setRange(0, 2**31 - 1)
     spin.setToolTip(tooltip)
     return spin
+
+
+def button_row(*buttons) -> QHBoxLayout:
+    """The buttons side by side (Run / Compute and Cancel)."""
+    row = QHBoxLayout()
+    for b in buttons:
+        row.addWidget(b)
+    return row
+
+
+def column(*parts, margin: int = 0) -> QWidget:
+    """A widget stacking ``parts`` top to bottom: a widget, a layout, a ``(widget, stretch)``
+    pair, or None for a stretch (a settings column: chooser, form, buttons, notes)."""
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(margin, margin, margin, margin)
+    for part in parts:
+        if part is None:
+            lay.addStretch(1)
+        elif isinstance(part, QLayout):
+            lay.addLayout(part)
+        elif isinstance(part, tuple):
+            lay.addWidget(*part)
+        else:
+            lay.addWidget(part)
+    return box

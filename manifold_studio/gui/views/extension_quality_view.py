@@ -34,6 +34,8 @@ from manifold_studio.extend.tasks import quality_report_task
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import (
     ERROR_STYLE,
+    button_row,
+    column,
     heading_label,
     message_label,
     seed_spin_box,
@@ -115,16 +117,7 @@ class ExtensionQualityView(ResultView):
         form.addRow("Held out / repeat:", self.heldout_spin)
         form.addRow("Points used:", self.points_spin)
         form.addRow("Seed:", self.seed_spin)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.compute_button)
-        buttons.addWidget(self.cancel_button)
-        settings = QWidget()
-        sl = QVBoxLayout(settings)
-        sl.setContentsMargins(0, 0, 0, 0)
-        sl.addLayout(form)
-        sl.addLayout(buttons)
-        sl.addWidget(self.cost_label)
-        sl.addStretch(1)
+        settings = column(form, button_row(self.compute_button, self.cancel_button), self.cost_label, None)
         settings.setMaximumWidth(260)
 
         self.distance_plot = self._make_plot("distance (%)")

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
-    QWidget,
 )
 
 from manifold_studio.analysis.reconstruction import (
@@ -28,7 +27,7 @@ from manifold_studio.analysis.reconstruction import (
     supports_reconstruction,
 )
 from manifold_studio.gui.views.base import ResultView
-from manifold_studio.gui.widgets import heading_label, message_label
+from manifold_studio.gui.widgets import button_row, column, heading_label, message_label
 
 _MAX_COMPONENTS_SHOWN = 16
 _LABEL_STYLE = {"color": "#333", "size": "8pt"}
@@ -72,15 +71,7 @@ class ReconstructionView(ResultView):
         self.cancel_button.clicked.connect(self.cancel)
         form = QFormLayout()
         form.addRow("Points used:", self.points_spin)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.compute_button)
-        buttons.addWidget(self.cancel_button)
-        settings = QWidget()
-        sl = QVBoxLayout(settings)
-        sl.setContentsMargins(0, 0, 0, 0)
-        sl.addLayout(form)
-        sl.addLayout(buttons)
-        sl.addStretch(1)
+        settings = column(form, button_row(self.compute_button, self.cancel_button), None)
         settings.setMaximumWidth(220)
 
         self.grid = pg.GraphicsLayoutWidget()
