@@ -164,7 +164,8 @@ def kmeans_plusplus(data, n_clusters: int, rng: np.random.Generator,
         n_local_trials = 2 + int(math.log(n_clusters))
     w = data.w
     idx = np.empty(n_clusters, dtype=np.intp)
-    idx[0] = rng.integers(n) if w is None else rng.choice(n, p=w / w.sum())
+    # the same draw with or without weights (uniform weights give the unweighted result)
+    idx[0] = rng.choice(n, p=_draw_probabilities(w, n))
     closest = _sq_dist_rows(data, data.rows(idx[:1]))[0]
     closest[idx[0]] = 0.0
     pot = closest.sum() if w is None else closest @ w
@@ -309,6 +310,12 @@ def _weighted_sum(data, values: np.ndarray) -> float:
     return float(values.sum() if data.w is None else values @ data.w)
 
 
+def _draw_probabilities(w: np.ndarray | None, n: int) -> np.ndarray:
+    """Probabilities of drawing each point as a centre: proportional to its weight (uniform
+    without weights); one code path, so constant weights draw what no weights draw."""
+    return np.full(n, 1.0 / n) if w is None else w / w.sum()
+
+
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     """Sample weights as a float (n,) array (None stays None: every weight 1), or an error naming
     the problem: one finite, non-negative weight per sample, not all zero."""
@@ -393,6 +400,8 @@ def kmeans(X, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max
     n_init, max_iter, tol = int(n_init), int(max_iter), float(tol)
 
     weights = check_sample_weight(sample_weight, n)
+    if weights is not None and np.all(weights == 1.0):
+        weights = None  # unit weights are no weights (scikit-learn gives the identical result)
     if weights is not None and explicit is None and init == "random" and np.count_nonzero(weights) < n_clusters:
         raise DataError(f"init='random' draws n_clusters={n_clusters} distinct points with positive "
                         f"weight; only {np.count_nonzero(weights)} have one.")
@@ -437,10 +446,9 @@ def _kmeans(X, n_clusters, init, explicit, n_init, max_iter, tol, rng, progress,
             centers = explicit - mean
         elif init == "k-means++":
             centers = data.rows(kmeans_plusplus(data, n_clusters, rng, progress=ticker))
-        elif weights is None:
-            centers = data.rows(rng.choice(n, size=n_clusters, replace=False))
         else:
-            centers = data.rows(rng.choice(n, size=n_clusters, replace=False, p=weights / weights.sum()))
+            centers = data.rows(rng.choice(n, size=n_clusters, replace=False,
+                                           p=_draw_probabilities(weights, n)))
         centers, labels, w, n_iter, hist = _lloyd(data, np.array(centers, dtype=float),
                                                   max_iter, tol, ticker, publish, mean)
         # a later run wins only when clearly better: runs reaching the same partition (labels

@@ -63,7 +63,7 @@ def test_random_init_uses_data_points_and_is_reproducible(blobs):
     np.testing.assert_array_equal(one.labels, two.labels)
     # with max_iter=1 the first assignment's inertia is measured against k data points
     rng = np.random.default_rng(5)
-    idx = rng.choice(X.shape[0], size=5, replace=False)
+    idx = rng.choice(X.shape[0], size=5, replace=False, p=np.full(X.shape[0], 1.0 / X.shape[0]))
     d2 = ((X[:, None, :] - X[idx][None]) ** 2).sum(-1).min(axis=1)
     assert one.inertia_history[0] == pytest.approx(d2.sum(), rel=1e-9)
 

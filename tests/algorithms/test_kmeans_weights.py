@@ -62,12 +62,20 @@ def test_integer_weights_equal_repeated_points_with_array_init(blobs):
     assert weighted.inertia_ == pytest.approx(repeated.inertia_, rel=1e-10)
 
 
-def test_unit_weights_change_nothing(blobs):
+@pytest.mark.parametrize("init", ["random", "k-means++"])
+@pytest.mark.parametrize("n_init", [1, 3])
+def test_unit_and_constant_weights_change_nothing(blobs, init, n_init):
+    # scikit-learn: sample_weight=np.ones(n) gives the identical partition (the same seed draws
+    # the same centres); a constant weight c gives it too, with c times the inertia
     X, _ = blobs
-    plain = ms.get_algorithm("kmeans", n_clusters=4, random_state=5, init="random").fit(X)
-    ones = ms.get_algorithm("kmeans", n_clusters=4, random_state=5, init="random").fit(X, sample_weight=np.ones(300))
-    assert adjusted_rand_score(plain.labels_, ones.labels_) == 1.0
-    assert plain.inertia_ == pytest.approx(ones.inertia_, rel=1e-12)
+    def fit(w):
+        return ms.get_algorithm("kmeans", n_clusters=4, random_state=5, init=init,
+                                n_init=n_init).fit(X, sample_weight=w)
+    plain, ones, twos = fit(None), fit(np.ones(300)), fit(np.full(300, 2.0))
+    np.testing.assert_array_equal(plain.labels_, ones.labels_)
+    np.testing.assert_array_equal(plain.labels_, twos.labels_)
+    assert plain.inertia_ == ones.inertia_
+    assert 2 * plain.inertia_ == pytest.approx(twos.inertia_, rel=1e-12)
 
 
 def test_array_init_overrides_n_init_with_a_runtime_warning(blobs):
