@@ -22,6 +22,31 @@ SPARSE_KERNELS = ("linear", "precomputed")
 ZERO_EIGENVALUE_RATIO = 1e-12
 
 
+#: scikit-learn's _check_psd_eigenvalues (float64): a computed eigenvalue below -max(1e-5 × the
+#: largest magnitude, 1e-10) means the kernel is not positive semi-definite
+SIGNIFICANT_NEGATIVE_RATIO = 1e-5
+SIGNIFICANT_NEGATIVE_VALUE = 1e-10
+
+
+def check_psd_eigenvalues(vals) -> None:
+    """Refuse a kernel whose computed (kept) eigenvalues include a significantly negative one,
+    as scikit-learn's KernelPCA does: such a component is no direction of a feature space."""
+    vals = np.asarray(vals, dtype=float)
+    if vals.size == 0:
+        return
+    largest = float(vals.max())
+    if largest <= 0:
+        raise DataError("Kernel PCA: the centred kernel has no positive eigenvalue, so there is no "
+                        "component; check the kernel (a constant kernel, identical points, or a "
+                        "matrix that is not a kernel).")
+    low = float(vals.min())
+    if low < -SIGNIFICANT_NEGATIVE_RATIO * largest and low < -SIGNIFICANT_NEGATIVE_VALUE:
+        raise DataError(f"Kernel PCA: there are significant negative eigenvalues ({low:.4g}, "
+                        f"{-low / largest:.3g} of the largest positive one, {largest:.4g}): the kernel is not "
+                        "positive semi-definite. With kernel='precomputed', give a positive "
+                        "semi-definite kernel matrix, or ask for fewer components (n_components).")
+
+
 def _check_square_kernel(K, n_rows_name: str = "X") -> None:
     n, m = K.shape
     if n != m:
@@ -169,6 +194,7 @@ class KernelPCA(SpectralEmbedding):
 
     def _fit(self, X, y, progress):
         super()._fit(X, y, progress)
+        check_psd_eigenvalues(self.eigenvalues_)
         if self._p["n_components"] is None:
             self._drop_zero_components()
         if self._p["kernel"] == "linear":

@@ -115,3 +115,18 @@ def test_n_components_none_drops_zero_eigenvalues_like_sklearn():
     ref = KernelPCA(n_components=None, kernel="rbf", gamma=0.2).fit(X[:25])
     assert rbf.n_components_ == ref.eigenvalues_.shape[0]
     np.testing.assert_allclose(np.abs(rbf.transform(X[25:])), np.abs(ref.transform(X[25:])), atol=1e-8)
+
+
+@pytest.mark.parametrize("n_components", [None, 19])
+def test_kernel_that_is_not_psd_is_refused_as_scikit_learn_does(n_components):
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(20, 20))
+    K = (A + A.T) / 2  # symmetric, with large negative eigenvalues
+    with pytest.raises(ValueError, match="significant negative eigenvalues"):
+        KernelPCA(n_components=n_components, kernel="precomputed").fit(K)
+    with pytest.raises(DataError, match="significant negative eigenvalues"):
+        ms.get_algorithm("kernel_pca", n_components=n_components, kernel="precomputed").fit(K)
+    # the leading components alone are positive: kept, like scikit-learn
+    emb = ms.get_algorithm("kernel_pca", n_components=2, kernel="precomputed").fit(K).embedding_
+    ref = KernelPCA(n_components=2, kernel="precomputed").fit_transform(K)
+    np.testing.assert_allclose(np.abs(emb), np.abs(ref), atol=1e-8)
