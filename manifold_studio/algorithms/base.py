@@ -154,11 +154,23 @@ class Algorithm:
         """Whether results for this input are returned as float32 (see ``preserves_float32``)."""
         return bool(self.preserves_float32) and getattr(X, "dtype", None) == np.float32
 
+    def _in_precision_of(self, out, X):
+        """``out`` as float32 when ``X`` is float32 and the estimator keeps float32 (scikit-learn
+        returns float32 from transform and inverse_transform then), else as it is."""
+        keep32 = self._keeps_float32(X)
+        return out.astype(np.float32) if keep32 and getattr(out, "dtype", None) == np.float64 else out
+
     def _cast_float32(self) -> None:
-        for key in ("embedding_", *self.float32_attributes):
-            value = getattr(self, key, None)
+        def cast(value):
             if isinstance(value, np.ndarray) and value.dtype == np.float64:
-                setattr(self, key, value.astype(np.float32))
+                return value.astype(np.float32)
+            if isinstance(value, list):  # per-layer weights (the MLP's coefs_)
+                return [cast(v) for v in value]
+            return value
+
+        for key in ("embedding_", *self.float32_attributes):
+            if hasattr(self, key):
+                setattr(self, key, cast(getattr(self, key)))
 
     def _check_labels(self, y, n: int):
         return check_labels(y, n)
@@ -251,10 +263,9 @@ class Algorithm:
 
     def extend(self, X, progress=None):
         """Out-of-sample extension of the fitted model to new points (sample-wise)."""
-        keep32 = self._keeps_float32(X)
+        X_in = X
         X = self._check_new_data(X)
-        out = self.map_chunks(self._extend, X, progress)
-        return out.astype(np.float32) if keep32 and out.dtype == np.float64 else out
+        return self._in_precision_of(self.map_chunks(self._extend, X, progress), X_in)
 
     def _extend(self, X: np.ndarray):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -415,8 +426,9 @@ class ClassificationAlgorithm(Algorithm):
         return self.classes_[idx]
 
     def _scores(self, func, X, progress, what: str) -> np.ndarray:
+        X_in = X
         X = self._check_new_data(X, what)
-        return self.map_chunks(func, X, progress, "Scoring")
+        return self._in_precision_of(self.map_chunks(func, X, progress, "Scoring"), X_in)
 
     @property
     def decision_function(self):

@@ -87,6 +87,8 @@ class GaussianMixture(ClusteringAlgorithm):
     (5,)
     """
 
+    preserves_float32 = True
+    float32_attributes = ('weights_', 'means_', 'covariances_', 'precisions_cholesky_', 'precisions_')
     id = "gmm"
     name = "Gaussian mixture (EM)"
     help = ("Models the data density as a weighted sum of Gaussians and fits it by the EM "
@@ -206,8 +208,9 @@ class GaussianMixture(ClusteringAlgorithm):
 
     def predict_proba(self, X, progress=None):
         """(m, k) posterior probability of each component for each new point."""
+        X_in = X
         X = self._check_new_data(X, "predict_proba")
-        return self.map_chunks(self._proba, X, progress, "Component probabilities")
+        return self._in_precision_of(self.map_chunks(self._proba, X, progress, "Component probabilities"), X_in)
 
     def score_samples(self, X, progress=None):
         """(m,) log-density log p(x) of each point under the mixture."""

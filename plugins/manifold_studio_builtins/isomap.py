@@ -64,6 +64,7 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     (5, 2)
     """
 
+    preserves_float32 = True
     id = "isomap"
     holds_gil = True  # scipy's dijkstra holds the GIL for each block of sources: the window fits it in a separate process
     name = "Isomap"

@@ -156,6 +156,8 @@ class LinearClassifier(SparseInput, ClassificationAlgorithm):
     (3,)
     """
 
+    preserves_float32 = True
+    float32_attributes = ('coef_', 'intercept_')
     id = "linear_classifier"
     name = "Linear classifier (squared / logistic loss)"
     help = ("Finds the hyperplane a·x + b that minimises a loss over the training examples plus an "

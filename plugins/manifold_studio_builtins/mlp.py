@@ -139,6 +139,8 @@ class MLP(ClassificationAlgorithm):
     (3,)
     """
 
+    preserves_float32 = True
+    float32_attributes = ('coefs_', 'intercepts_')
     id = "mlp"
     name = "Multilayer perceptron"
     help = ("A neural network with hidden layers of sigmoid (or tanh, ReLU) units and one output per "

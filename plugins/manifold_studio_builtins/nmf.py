@@ -262,11 +262,12 @@ class NMF(EmbeddingAlgorithm):
     def inverse_transform(self, W):
         """Rows rebuilt from their coefficients: W H."""
         self.check_is_fitted("inverse_transform")
+        W_in = W
         W = np.atleast_2d(np.asarray(W, dtype=float))
         if W.shape[1] != self.n_components_:
             raise DataError(f"Coefficients have {W.shape[1]} columns; the model has "
                             f"{self.n_components_} components.")
-        return W @ self.components_
+        return self._in_precision_of(W @ self.components_, W_in)
 
     reconstruct = inverse_transform
 

@@ -163,13 +163,14 @@ class PCA(EmbeddingAlgorithm):
     def reconstruct(self, Z):
         """Data reconstructed from reduced coordinates Z (n, k): mean + Z·V (un-whitened)."""
         self.check_is_fitted("reconstruct")
+        Z_in = Z
         Z = np.atleast_2d(np.asarray(Z, dtype=float))
         if Z.shape[1] != self.n_components_:
             raise DataError(f"Reduced coordinates have {Z.shape[1]} columns; the model has "
                             f"{self.n_components_} components.")
         if self.whiten:
             Z = Z * self._scale()
-        return Z @ self.components_ + self.mean_
+        return self._in_precision_of(Z @ self.components_ + self.mean_, Z_in)
 
     inverse_transform = reconstruct
 

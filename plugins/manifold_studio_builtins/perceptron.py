@@ -89,6 +89,8 @@ class Perceptron(SparseInput, ClassificationAlgorithm):
     (3,)
     """
 
+    preserves_float32 = True
+    float32_attributes = ('coef_',)
     id = "perceptron"
     name = "Perceptron"
     help = ("Learns a separating hyperplane a·x + b = 0 by Rosenblatt's rule, as in the seed: start "

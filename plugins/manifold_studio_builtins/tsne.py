@@ -77,8 +77,9 @@ class TSNE(EmbeddingAlgorithm):
     gets that point's place.
 
     As scikit-learn's TSNE: ``perplexity`` must be below the number of points (from n - 1 on,
-    the affinities are uniform over the other points); ``n_iter_`` is the number of gradient
-    iterations run (``max_iter`` unless Cancel stopped the fit); ``metric`` other than
+    the affinities are uniform over the other points); ``n_iter_`` is the index of the last
+    gradient iteration run, counted from 0 (``max_iter - 1`` unless Cancel stopped the fit, as
+    scikit-learn reports it); ``n_steps_`` is the number of steps taken; ``metric`` other than
     'euclidean' uses the distances themselves rather than their squares in the Gaussians;
     'precomputed' takes the n x n distance matrix (and init='random'), and extends new points
     given by their distances to the fitted points. The neighbours of the 'fft' method are exact
@@ -97,6 +98,7 @@ class TSNE(EmbeddingAlgorithm):
     (5, 2)
     """
 
+    preserves_float32 = True
     id = "tsne"
     name = "t-SNE"
     help = ("Draws a map where points that are close neighbours in the data stay close: clusters "
@@ -266,7 +268,9 @@ class TSNE(EmbeddingAlgorithm):
             it = max_iter
         except FitCancelled:
             self._stop_early(f"after {it:,} of {max_iter:,} iterations")
-        self.n_iter_ = int(it)     # gradient steps taken (scikit-learn's meaning: iterations run)
+        self.n_steps_ = int(it)    # gradient steps taken
+        # scikit-learn's n_iter_: the index of the last iteration run (299 for max_iter=300)
+        self.n_iter_ = max(int(it) - 1, 0)
         timer.timings["optimisation"] = time.perf_counter() - t_opt
         self.timings_ = dict(timer.timings)
         self.method_ = method
@@ -327,8 +331,9 @@ class TSNE(EmbeddingAlgorithm):
         return Y
 
     def extend(self, X, progress=None):
+        X_in = X
         X = self._check_new_data(X)
-        return self.map_chunks(self._extend, X, progress)
+        return self._in_precision_of(self.map_chunks(self._extend, X, progress), X_in)
 
     # -- results ------------------------------------------------------------------------
     def result_summary(self):

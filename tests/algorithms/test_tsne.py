@@ -213,3 +213,12 @@ def test_duplicate_points_get_the_same_place(blobs):
 
 def test_conformance():
     check_algorithm(TSNE, params={"perplexity": 5.0, "max_iter": 100, "extend_iter": 20})
+
+
+def test_n_iter_means_what_scikit_learn_means():
+    from sklearn.manifold import TSNE as SkTSNE
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    ref = SkTSNE(perplexity=5, max_iter=300, init="random", random_state=0).fit(X)
+    ours = TSNE(perplexity=5, max_iter=300, random_state=0).fit(X)
+    assert ours.n_iter_ == ref.n_iter_ == 299
+    assert ours.n_steps_ == 300
