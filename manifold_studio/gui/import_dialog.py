@@ -4,26 +4,72 @@ inferred type, distinct values, missing count and an editable role, the reading 
 (delimiter, header, decimal mark, ... from the loader's constraints) and, for a workbook, the
 sheet. The choices are remembered per file (QSettings keyed by the absolute path) and proposed
 the next time that file is opened.
+
+The distinct and missing counts first come from the preview rows, then from the whole column:
+the file is read in full on a background thread (:func:`whole_column_counts`) and the lines are
+updated when it is done (their tooltip says which). When no column is the target, a text or
+categorical column with few classes (2 to :data:`MAX_TARGET_CLASSES`, counted over the whole
+column) is proposed as the target. The missing-values option follows the preparation chain:
+``keep`` when the chain imputes, ``drop`` otherwise, and a line says so.
 """
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
-    QVBoxLayout,
+    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
+from manifold_studio.cli.prep_options import chain_imputes
 from manifold_studio.errors import error_message
 from manifold_studio.gui.data_panel import LoaderOptionsDialog
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.preferences import open_settings
-from manifold_studio.tables.model import ROLES
-from manifold_studio.tables.readers import excel_sheets, preview_table
+from manifold_studio.tables.model import CATEGORICAL, ROLES, TARGET, TEXT
+from manifold_studio.tables.readers import excel_sheets, preview_table, read_table
 
 #: rows shown in the preview
 PREVIEW_ROWS = 20
+#: the columns list shows at least this many lines
+MIN_COLUMN_ROWS = 10
+#: a text or categorical column with 2 to this many classes may be proposed as the target
+MAX_TARGET_CLASSES = 20
+#: how often the dialog looks whether the whole-column counts are ready (ms)
+POLL_MS = 40
+
+
+#: column names that usually hold the label (compared in lower case)
+LABEL_NAMES = ("class", "label", "target", "y", "species", "diagnosis", "outcome", "category", "cultivar",
+               "group", "type", "variety")
+
+
+def whole_column_counts(path, **options) -> dict[str, dict]:
+    """``{column: {"distinct", "missing", "type", "note", "rows"}}`` over the whole file (Qt-free;
+    the dialog runs it on a background thread). Options as :func:`read_table`."""
+    opts = {k: v for k, v in options.items() if k not in ("roles", "missing", "label_column", "id_column")}
+    table = read_table(path, **opts).table
+    return {info.name: {"distinct": info.n_distinct, "missing": info.n_missing, "type": info.type,
+                        "note": info.note, "rows": table.n_rows} for info in table.infos()}
+
+
+def propose_target(counts: dict[str, dict]) -> str | None:
+    """The column to propose as the target when none is set, among the text or categorical columns
+    with 2 to :data:`MAX_TARGET_CLASSES` classes, no missing value and no date part: one named like a
+    label (:data:`LABEL_NAMES`), else the one with the fewest classes (the first on a tie); None
+    when there is none."""
+    fits = [name for name, c in counts.items()
+            if c["type"] in (TEXT, CATEGORICAL) and 2 <= c["distinct"] <= MAX_TARGET_CLASSES
+            and c["missing"] == 0 and "date part" not in (c.get("note") or "")]
+    named = [name for name in fits if name.strip().lower() in LABEL_NAMES]
+    if named:
+        return named[0]
+    return min(fits, key=lambda name: counts[name]["distinct"]) if fits else None
+
+
 #: options the dialog sets itself (roles per column; the sheet from a list)
 OWN_OPTIONS = ("roles", "sheet")
 SETTINGS_GROUP = "import"
@@ -51,8 +97,18 @@ class ImportDialog(QDialog):
     """Options, column roles and a preview for one table file; ``values()`` gives the loader's
     options (the roles changed from the proposed ones in ``roles``)."""
 
-    def __init__(self, loader, path, parent=None, distance_matrix: bool | None = None):
+    def __init__(self, loader, path, parent=None, distance_matrix: bool | None = None, chain=None):
         super().__init__(parent)
+        #: whether the preparation chain ([(step_id, params), ...]) fills missing values
+        self.chain_imputes = chain_imputes([step for step, _ in (chain or [])])
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-counts")
+        self._pending = None       # (generation, future) of the whole-column counts
+        self._generation = 0
+        self.whole_counts: dict[str, dict] = {}
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._collect_counts)
+        self.finished.connect(lambda _result: self._stop_counting())
         self.loader, self.path = loader, Path(path)
         self.setWindowTitle(f"Import {self.path.name} — {loader.name or loader.id}")
         self.resize(900, 640)
@@ -75,6 +131,12 @@ class ImportDialog(QDialog):
         self.columns.setObjectName("import_columns")
         self.columns.setHorizontalHeaderLabels(["Column", "Type", "Distinct", "Missing", "Role"])
         self.columns.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.columns.horizontalHeader().setStretchLastSection(True)
+        row_h = self.columns.verticalHeader().defaultSectionSize()
+        self.columns.setMinimumHeight(row_h * MIN_COLUMN_ROWS + self.columns.horizontalHeader().sizeHint().height() + 4)
+        self.missing_note = QLabel("")
+        self.missing_note.setWordWrap(True)
+        self.missing_note.setObjectName("import_missing_note")
         self.preview = QTableWidget(0, 0)
         self.preview.setObjectName("import_preview")
         self.distance_box = QCheckBox("This file is a distance matrix (the distances between the items of its rows)")
@@ -92,11 +154,23 @@ class ImportDialog(QDialog):
             top.addRow("Sheet:", self.sheet_box)
         lay.addLayout(top)
         lay.addWidget(self.form)
+        lay.addWidget(self.missing_note)
         lay.addWidget(self.distance_box)
-        lay.addWidget(QLabel("<b>Columns</b> (set a role: feature, target, meta or skipped)"))
-        lay.addWidget(self.columns, 1)
-        lay.addWidget(QLabel(f"<b>The first {PREVIEW_ROWS} rows</b>"))
-        lay.addWidget(self.preview, 1)
+        # the columns list and the preview share the height through a splitter the user can drag
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("import_splitter")
+        self.splitter.setChildrenCollapsible(False)
+        for title, table in ((QLabel("<b>Columns</b> (set a role: feature, target, meta or skipped)"), self.columns),
+                             (QLabel(f"<b>The first {PREVIEW_ROWS} rows</b>"), self.preview)):
+            pane = QWidget()
+            pane_lay = QVBoxLayout(pane)
+            pane_lay.setContentsMargins(0, 0, 0, 0)
+            pane_lay.addWidget(title)
+            pane_lay.addWidget(table, 1)
+            self.splitter.addWidget(pane)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        lay.addWidget(self.splitter, 1)
         lay.addWidget(self.status)
         lay.addWidget(self.buttons)
         self.proposed: dict[str, str] = {}
@@ -105,6 +179,7 @@ class ImportDialog(QDialog):
         self._saved_roles = dict(saved.get("roles") or {})
         self.distance_box.setChecked(bool(saved.get(DISTANCE_OPTION)) if distance_matrix is None else distance_matrix)
         self.form.set_values({k: v for k, v in saved.items() if k in self.form.editors})
+        self._follow_chain_for_missing("missing" in saved)
         if saved.get("sheet") in self.sheets:
             self.sheet_box.setCurrentText(saved["sheet"])
         self.form.changed.connect(self.refresh)
@@ -161,6 +236,86 @@ class ImportDialog(QDialog):
                 v = frame.iat[r, c]
                 self.preview.setItem(r, c, QTableWidgetItem("" if v is None or v != v else str(v)))
         self.status.setText(f"{len(infos)} columns; " + "; ".join(table.report[:3]))
+        self._preview_rows = len(frame)
+        self._chosen_roles = keep
+        self._count_whole_columns()
+
+    # -- missing values follow the chain ------------------------------------------------
+    def _follow_chain_for_missing(self, remembered_choice: bool) -> None:
+        editor = self.form.editors.get("missing")
+        if editor is None:
+            return
+        if not remembered_choice:
+            editor.set_value("keep" if self.chain_imputes else "drop")
+        if self.chain_imputes:
+            self.missing_note.setText("Missing values: <b>keep</b> is proposed because the preparation chain "
+                                      "imputes them (rows with gaps are kept as missing and filled by the chain).")
+        else:
+            self.missing_note.setText("Missing values: <b>drop</b> is proposed because the preparation chain has "
+                                      "no impute step (rows with gaps are left out and listed); add <i>Impute</i> "
+                                      "in the Preparation dock to keep them.")
+
+    # -- whole-column counts on a background thread -------------------------------------
+    def _count_whole_columns(self) -> None:
+        self._generation += 1
+        opts = self._options()
+        opts.pop("roles", None)
+        self._pending = (self._generation, self._executor.submit(whole_column_counts, self.path, **opts))
+        for r in range(self.columns.rowCount()):
+            for c in (2, 3):
+                item = self.columns.item(r, c)
+                if item is not None:
+                    item.setToolTip(f"From the first {PREVIEW_ROWS} rows; counting the whole column…")
+        self._poll.start()
+
+    def counting(self) -> bool:
+        """Whether the whole-column counts are still being computed."""
+        return self._pending is not None
+
+    def _collect_counts(self) -> None:
+        if self._pending is None:
+            self._poll.stop()
+            return
+        generation, future = self._pending
+        if not future.done():
+            return
+        self._pending = None
+        self._poll.stop()
+        if generation != self._generation:
+            return
+        try:
+            counts = future.result()
+        except Exception as exc:  # noqa: BLE001 - the preview counts stay, and the status says why
+            self.status.setText(self.status.text() + f" (whole-column counts unavailable: {error_message(exc)})")
+            return
+        self.whole_counts = counts
+        rows = next(iter(counts.values()))["rows"] if counts else 0
+        for r in range(self.columns.rowCount()):
+            name = self.columns.item(r, 0).text()
+            if name not in counts:
+                continue
+            for c, value in ((2, counts[name]["distinct"]), (3, counts[name]["missing"])):
+                item = self.columns.item(r, c)
+                item.setText(f"{value:,}")
+                item.setToolTip(f"Counted over the whole column ({rows:,} rows).")
+        self._propose_target(counts)
+
+    def _propose_target(self, counts) -> None:
+        boxes = self.role_boxes
+        if any(box.currentText() == TARGET for box in boxes.values()):
+            return
+        name = propose_target({k: v for k, v in counts.items() if k in boxes
+                               and k not in getattr(self, "_chosen_roles", {})})
+        if name is None:
+            return
+        boxes[name].setCurrentText(TARGET)
+        self.status.setText(self.status.text() + f"; {name!r} ({counts[name]['distinct']} classes) is proposed as the target "
+                            "(no column was one): change its role if it is not the label")
+
+    def _stop_counting(self) -> None:
+        self._poll.stop()
+        self._pending = None
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     def roles(self) -> dict[str, str]:
         """The roles changed from the proposed ones."""
@@ -181,11 +336,12 @@ class ImportDialog(QDialog):
         return opts
 
 
-def options_dialog(loader, path, parent=None, distance_matrix: bool | None = None):
+def options_dialog(loader, path, parent=None, distance_matrix: bool | None = None, chain=None):
     """The dialog asking how to read ``path``: the import dialog for CSV/TSV and Excel files
     (loaders with column roles; ``distance_matrix`` presets its "This file is a distance matrix"
-    box, None: as last time), else the loader's generated options form."""
+    box, None: as last time; ``chain``, the preparation chain, sets the missing-values default),
+    else the loader's generated options form."""
     names = {p.name for p in loader.options}
     if "roles" in names and loader.id in ("csv", "excel"):
-        return ImportDialog(loader, path, parent, distance_matrix)
+        return ImportDialog(loader, path, parent, distance_matrix, chain)
     return LoaderOptionsDialog(loader, path, parent)

@@ -358,7 +358,8 @@ class MainWindow(RunActions, QMainWindow):
         ask = self.ask_loader_options if ask is None else ask
         if options is None and ask and loader.options:
             # the import dialog for CSV/TSV and Excel
-            dlg = options_dialog(loader, path, self, distance_matrix=distance_matrix or None)  # None: as last time
+            dlg = options_dialog(loader, path, self, distance_matrix=distance_matrix or None,  # None: as last time
+                                 chain=self.preparation_panel.chain())
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return None
             options = dlg.values()

@@ -112,3 +112,67 @@ def test_excel_sheet_choice(qtbot, tmp_path):
     dlg.sheet_box.setCurrentText("second")
     assert [dlg.columns.item(r, 0).text() for r in range(dlg.columns.rowCount())] == ["x", "y", "z"]
     assert dlg.values()["sheet"] == "second"
+
+
+def _wait_counts(qtbot, dlg):
+    qtbot.waitUntil(lambda: not dlg.counting(), timeout=20000)
+
+
+def test_counts_come_from_the_whole_column_and_a_text_class_column_is_proposed_as_target(qtbot, host, tmp_path):
+    # 300 rows: the class column's first 20 rows hold one value only ('a'); 'b' and 'c' come later,
+    # and 'site' has 7 missing cells after the preview rows
+    path = tmp_path / "long.csv"
+    lines = ["x,y,site,diagnosis"]
+    for i in range(300):
+        site = "" if i in range(100, 107) else f"s{i % 5}"
+        lines.append(f"{i * 0.5:.1f},{(i * 7) % 11:.1f},{site},{'a' if i < 40 else 'bc'[i % 2]}")
+    path.write_text("\n".join(lines) + "\n")
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    row = {dlg.columns.item(r, 0).text(): r for r in range(dlg.columns.rowCount())}
+    _wait_counts(qtbot, dlg)
+    assert dlg.columns.item(row["diagnosis"], 2).text() == "3"      # the preview rows show 1
+    assert dlg.columns.item(row["site"], 3).text() == "7"           # the preview rows show 0
+    assert dlg.columns.item(row["x"], 2).text() == "300"
+    assert "whole column" in dlg.columns.item(row["x"], 2).toolTip()
+    # no column was the target: the text column with few classes is proposed, and the loaded
+    # data set has it as its target
+    assert dlg.role_boxes["diagnosis"].currentText() == "target"
+    assert "proposed as the target" in dlg.status.text()
+    assert dlg.values()["roles"] == {"diagnosis": "target"}
+
+
+def test_the_breast_cancer_diagnosis_is_proposed_as_target(qtbot, host):
+    from pathlib import Path
+    import manifold_studio_builtins
+    path = Path(manifold_studio_builtins.__file__).parent / "data" / "breast_cancer.csv"
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    _wait_counts(qtbot, dlg)
+    assert dlg.role_boxes["diagnosis"].currentText() == "target"
+    assert dlg.columns.item([dlg.columns.item(r, 0).text() for r in range(dlg.columns.rowCount())]
+                            .index("diagnosis"), 2).text() == "2"
+
+
+def test_columns_list_shows_ten_rows_and_is_resizable(qtbot, host, tmp_path):
+    path = _csv(tmp_path)
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    dlg.resize(900, 640)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    row_h = dlg.columns.verticalHeader().defaultSectionSize()
+    assert dlg.columns.height() >= 10 * row_h
+    assert dlg.splitter.count() == 2 and dlg.splitter.widget(0).isAncestorOf(dlg.columns)
+    _wait_counts(qtbot, dlg)
+
+
+@pytest.mark.parametrize("chain, expected", [([], "drop"), ([("impute", {}), ("standardize", {})], "keep")])
+def test_missing_values_default_follows_the_chain(qtbot, host, tmp_path, chain, expected):
+    path = _csv(tmp_path)
+    dlg = options_dialog(host.loader_for(path), path, None, chain=chain)
+    qtbot.addWidget(dlg)
+    assert dlg.form.values()["missing"] == expected
+    assert ("imputes" in dlg.missing_note.text()) == (expected == "keep")
+    assert (f"<b>{expected}</b>") in dlg.missing_note.text()
+    _wait_counts(qtbot, dlg)
