@@ -218,8 +218,8 @@ def test_the_import_dialog_box_reads_a_csv_as_a_distance_matrix(qtbot, make_wind
     w = make_window(host)
     made = []
 
-    def dialog(loader, p, parent=None, distance_matrix=None):
-        dlg = import_dialog.options_dialog(loader, p, parent, distance_matrix)
+    def dialog(loader, p, parent=None, distance_matrix=None, chain=None):
+        dlg = import_dialog.options_dialog(loader, p, parent, distance_matrix, chain)
         assert not dlg.distance_box.isChecked()          # File ▸ Open data file…: off unless ticked before
         dlg.distance_box.setChecked(True)
         dlg.exec = lambda: QDialog.DialogCode.Accepted
