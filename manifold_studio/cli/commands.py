@@ -339,7 +339,8 @@ def cmd_run(args) -> int:
         write_csv(args.extend_out, header, columns, args.escape_formulas)
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
-    plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params()) if plot_size else ""
+    plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params(),
+                                 {p.name: p.default for p in cls.params}) if plot_size else ""
 
     for warning in getattr(est, "fit_warnings_", None) or ():
         console.note(f"warning: {warning}")

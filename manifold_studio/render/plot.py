@@ -431,12 +431,42 @@ def check_plot_option(path: str | None, size_text: str | None) -> tuple[int, int
     return parse_size(size_text) if size_text is not None else DEFAULT_SIZE
 
 
-def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapPlot:
+def _value_text(value) -> str:
+    """A parameter value as a person reads it: 0.0001 → 1e-04, (100, 50) → 100×50 for layer
+    sizes and "a, b" for lists, no quotes, no brackets or array reprs."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, bool) or value is None:
+        return {True: "yes", False: "no", None: "none"}[value]
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_value_text(v) for v in value) or "none"
+    return str(value)
+
+
+def params_subtitle(params: dict, defaults: dict | None = None) -> str:
+    """``n_clusters 4 · init random``: the parameters that differ from ``defaults`` (all of them
+    without defaults) as a readable line; "default parameters" when none differs."""
+    def differs(k, v):
+        if defaults is None or k not in defaults:
+            return True
+        try:
+            return bool(np.any(np.asarray(defaults[k] != v)))
+        except (TypeError, ValueError):
+            return True
+    shown = {k: v for k, v in params.items() if differs(k, v)}
+    return " · ".join(f"{k} {_value_text(v)}" for k, v in shown.items()) or "default parameters"
+
+
+def run_map(result, kind: str, algorithm_id: str, dataset, params: dict, defaults: dict | None = None) -> MapPlot:
     """What ``run ... --plot`` draws: an embedding's first two coordinates coloured by the data's
     labels; cluster or predicted labels on the data's 2-D PCA map (on its first two columns
     only when no PCA can be computed)."""
     result = np.asarray(result)
-    params_text = ", ".join(f"{k}={v}" for k, v in params.items())
+    params_text = params_subtitle(params, defaults)
     title = f"{algorithm_id} on {dataset.name} ({dataset.n_samples:,} points)"
     names = dataset.feature_names or [f"x{j + 1}" for j in range(dataset.n_features)]
     if kind == "embedding" or result.ndim == 2:
@@ -457,8 +487,9 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
 
 
 def plot_run(path: str, size: tuple[int, int], result, kind: str, algorithm_id: str, dataset,
-             params: dict) -> str:
-    """``run ... --plot``: draw the run's map to ``path``; returns a line for the console."""
-    plot = run_map(result, kind, algorithm_id, dataset, params)
+             params: dict, defaults: dict | None = None) -> str:
+    """``run ... --plot``: draw the run's map to ``path`` (its subtitle: the parameters that
+    differ from ``defaults``); returns a line for the console."""
+    plot = run_map(result, kind, algorithm_id, dataset, params, defaults)
     save_map(path, plot, *size)
     return f"drew the map ({len(plot.xy):,} points, {size[0]} × {size[1]} px) to {path}"

@@ -108,3 +108,19 @@ def test_the_self_test_cuts_a_long_warning_at_a_word():
     line = self_test.fit_and_extend(Chatty, ds.X, None, ds.X[:5], None)
     warning = line.split("warning: ", 1)[1]
     assert warning.endswith(" …") and warning[:-2].split()[-1] in "the quick brown fox jumps over lazy dog".split()
+
+
+def test_plot_subtitle_is_readable_and_names_only_the_changed_parameters(tmp_path):
+    from manifold_studio.render.plot import params_subtitle
+    assert params_subtitle({"hidden_layer_sizes": (10, 5), "alpha": 1e-3, "early_stopping": True,
+                            "random_state": None, "kernel": "rbf"},
+                           {"hidden_layer_sizes": (100,), "alpha": 1e-4, "early_stopping": False,
+                            "random_state": None, "kernel": "rbf"}) == \
+        "hidden_layer_sizes 10, 5 · alpha 0.001 · early_stopping yes"
+    assert params_subtitle({"n_components": 2}, {"n_components": 2}) == "default parameters"
+    svg = tmp_path / "map.svg"
+    from manifold_studio.cli.main import main
+    assert main(["run", "kmeans", "--data", "sample:iris", "--param", "n_clusters=4",
+                 "--plot", str(svg), "--out", str(tmp_path / "out.csv")]) == 0
+    text = svg.read_text()
+    assert "n_clusters 4" in text and "init k-means++" not in text and "'" not in text.split("<desc>")[1].split("</desc>")[0]
