@@ -51,6 +51,7 @@ from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli.project_commands import add_project_parsers
 from manifold_studio.cli import distance_option
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
+from manifold_studio.cli.qt_libraries import missing_message, missing_qt_libraries, qt_platform
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
@@ -151,12 +152,22 @@ def _param_lines(params, indent: str, verbose: bool, wrap) -> list[str]:
     return lines
 
 
+#: the window's own options (manifold_studio.gui.app): given first, they start the window
+GUI_OPTIONS = ("--screenshot", "--screenshot-timeout", "--size", "--sample", "--no-sample", "--algorithm")
+
+
 def cmd_gui(args) -> int:
     return start_gui(list(getattr(args, "gui_args", None) or []))
 
 
 def start_gui(gui_argv: list[str]) -> int:
-    """Import the GUI only now (the command line never imports Qt) and run it."""
+    """Import the GUI only now (the command line never imports Qt) and run it; first check the
+    system libraries Qt needs, so a bare machine gets the apt-get line instead of Qt's abort."""
+    platform = qt_platform()
+    missing = missing_qt_libraries(platform)
+    if missing:
+        print_error(missing_message(missing, platform))
+        return EXIT_INTERNAL
     try:
         app = importlib.import_module("manifold_studio.gui.app")
     except ImportError as exc:
@@ -314,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return self_test(argv[1:])
         if argv[:1] == ["gui"]:  # everything after 'gui' belongs to the GUI's own options
             return start_gui(argv[1:])
+        if argv and argv[0].split("=")[0] in GUI_OPTIONS:  # manifold-studio --screenshot X: the window's
+            return start_gui(argv)
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version
