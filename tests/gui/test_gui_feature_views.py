@@ -291,3 +291,21 @@ def test_large_data_is_computed_on_a_worker_and_drawn_as_a_sample(qtbot, win):
     assert drawn < n and abs(drawn - MAX_DRAWN) < 0.05 * MAX_DRAWN
     hit = scatter.selection_overlay.select_rect(0, 0, 100, 100)  # selecting uses every point
     assert len(hit) == int(((X[:, 0] >= 0) & (X[:, 1] >= 0)).sum())
+
+
+def test_violin_after_a_histogram_with_a_selection_spreads_the_classes(win):
+    # the histogram's highlighted selection (x = the value, up to ~7 here) must not widen the
+    # violin's range (x = the class position 0..2): the classes stay side by side, not squeezed
+    w, ds = win, win.session.current_dataset
+    view = _view(w, "distribution")
+    view.column_combo.setCurrentText(ds.feature_names[2])
+    view.mode_combo.setCurrentText(HISTOGRAM)
+    w.selection.select(ds.name, np.arange(40))
+    view.mode_combo.setCurrentText(VIOLIN)
+    (x0, x1), _ = view.plot.getPlotItem().viewRange()
+    n = len(np.unique(ds.labels))
+    assert -1.0 < x0 < 0.0 and n - 1 < x1 < n
+    view.mode_combo.setCurrentText(HISTOGRAM)
+    (x0, x1), _ = view.plot.getPlotItem().viewRange()
+    values = ds.X[:, 2]
+    assert x0 <= values.min() and x1 >= values.max() and x1 - x0 < 2 * np.ptp(values)

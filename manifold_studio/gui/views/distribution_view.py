@@ -241,7 +241,10 @@ class DistributionView(FeatureView):
         self._done()
 
     def _done(self) -> None:
-        self.plot.getPlotItem().autoRange()
+        # the range of what this mode drew only: the selection's highlight of the previous mode
+        # (a histogram's x is the value, a box or violin's the class position) must not widen it
+        if self.items:
+            self.plot.getPlotItem().getViewBox().autoRange(items=self.items)
         if self.selection_overlay is not None:
             self.selection_overlay.refresh()
 
