@@ -129,6 +129,29 @@ def test_scatter_matrix_draws_every_pair_and_links_the_selection(win):
         np.testing.assert_array_equal(np.sort(view.highlighted_rows(key)), np.flatnonzero(inside))
 
 
+def test_scatter_matrix_stays_readable_in_a_small_dock(win, qtbot):
+    # issue 33: at a dock's size the cells kept shrinking and the rotated names piled up; now the
+    # names are on the diagonal, tick values only on the outer cells, and the matrix scrolls
+    # rather than draw a cell below MIN_CELL pixels
+    from manifold_studio.gui.views.scatter_matrix_view import MIN_CELL, short_name
+    w, ds = win, win.session.current_dataset
+    view = _view(w, "scatter_matrix")
+    view.set_columns(ds.feature_names[:4])
+    view.resize(420, 320)
+    qtbot.wait(50)
+    k = 4
+    assert view.grid.minimumWidth() >= k * MIN_CELL and view.grid.minimumHeight() >= k * MIN_CELL
+    for i in range(k):
+        title = view.cells[(i, i)].titleLabel.text
+        assert short_name(ds.feature_names[i]) in title
+        for j in range(k):
+            cell = view.cells[(i, j)]
+            assert cell.getAxis("left").isVisible() == (j == 0)
+            assert cell.getAxis("bottom").isVisible() == (i == k - 1)
+            assert not cell.getAxis("left").labelText and not cell.getAxis("bottom").labelText
+    assert short_name("od280/od315_of_diluted_wines").endswith("…") and len(short_name("x" * 40)) == 16
+
+
 @pytest.mark.parametrize("method", ["pearson", "spearman"])
 def test_correlation_heatmap_equals_scipy(win, method):
     w, ds = win, win.session.current_dataset

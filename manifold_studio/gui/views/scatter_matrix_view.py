@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QListWidget, QListWidgetItem, QVBoxLayout
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QScrollArea, QSplitter, QVBoxLayout
 
 from manifold_studio.gui.views.feature_base import FeatureView
 from manifold_studio.gui.views.scatter_view import drawn_points, point_brushes
@@ -19,6 +20,16 @@ from manifold_studio.gui.widgets import message_label
 
 MAX_COLUMNS = 8
 DEFAULT_COLUMNS = 4
+#: a cell is never drawn smaller than this (pixels): below it the matrix scrolls
+MIN_CELL = 90
+#: column names on the diagonal are cut to this many characters (the tooltip has them whole)
+NAME_CHARS = 16
+#: point size of the tick labels
+TICK_POINTS = 7
+
+
+def short_name(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + "…"
 
 
 class ScatterMatrixView(FeatureView):
@@ -37,17 +48,28 @@ class ScatterMatrixView(FeatureView):
         self.list = QListWidget()
         self.list.setObjectName("scatter_matrix_columns")
         self.list.setToolTip(f"Tick up to {MAX_COLUMNS} columns.")
-        self.list.setMaximumWidth(200)
+        self.list.setMinimumWidth(60)
         self.list.itemChanged.connect(self._ticked)
         self.grid = pg.GraphicsLayoutWidget()
+        self.grid.ci.setSpacing(2)
+        self.grid.setToolTip("Each column's name and histogram are on the diagonal; cell (row, column) "
+                             "plots the row's column against the column's.")
+        # the matrix keeps readable cells: it scrolls when the dock is smaller than k × MIN_CELL
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.grid)
         self.mode_bar = None
-        body = QHBoxLayout()
-        body.addWidget(self.list)
-        body.addWidget(self.grid, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("scatter_matrix_splitter")
+        self.splitter.addWidget(self.list)
+        self.splitter.addWidget(self.scroll)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([130, 600])
         self._lay = QVBoxLayout(self)
         self._lay.setContentsMargins(2, 2, 2, 2)
         self._lay.addWidget(self.info)
-        self._lay.addLayout(body, 1)
+        self._lay.addWidget(self.splitter, 1)
 
     def columns_changed(self, names) -> None:
         kept = [n for n in self.chosen if n in names]
@@ -110,19 +132,26 @@ class ScatterMatrixView(FeatureView):
         coloring = self.class_coloring()
         vals = [self.values(n) for n in names]
         k = len(names)
+        self.grid.setMinimumSize(k * MIN_CELL, k * MIN_CELL)
+        tick_font = QFont()
+        tick_font.setPointSize(TICK_POINTS)
         for i in range(k):          # row: y column
             for j in range(k):      # column: x column
                 cell = self.grid.addPlot(row=i, col=j)
                 cell.setMenuEnabled(False)
                 cell.hideButtons()
-                cell.getAxis("left").setStyle(showValues=j == 0)
-                cell.getAxis("bottom").setStyle(showValues=i == k - 1)
-                if j == 0:
-                    cell.setLabel("left", names[i])
-                if i == k - 1:
-                    cell.setLabel("bottom", names[j])
+                # tick values on the outer cells only, small; the names on the diagonal
+                cell.showAxis("left", j == 0)
+                cell.showAxis("bottom", i == k - 1)
+                for side in ("left", "bottom"):
+                    axis = cell.getAxis(side)
+                    axis.setStyle(tickFont=tick_font, tickLength=-3)
+                    axis.setTextPen(pg.mkPen(70, 70, 70))
+                cell.getAxis("left").setWidth(34)
+                cell.getAxis("bottom").setHeight(20)
                 self.cells[(i, j)] = cell
                 if i == j:
+                    cell.setTitle(f"<b>{short_name(names[i])}</b>", size=f"{TICK_POINTS + 1}pt")
                     v = vals[i][np.isfinite(vals[i])]
                     if v.size:
                         counts, edges = np.histogram(v, bins="auto")
