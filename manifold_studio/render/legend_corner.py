@@ -1,4 +1,5 @@
-"""Where a legend covers the fewest points: the emptiest corner of a plot (Qt-free)."""
+"""Where a legend covers no point: the emptiest corner of a plot, and the room to make there
+when even that corner holds points (Qt-free)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,11 +20,69 @@ def emptiest_corner(xy: np.ndarray, x_range, y_range, box_fraction) -> tuple[int
     fw, fh = (min(max(float(f), 0.0), 1.0) for f in box_fraction)
     bw, bh = (x1 - x0) * fw, (y1 - y0) * fh
     best, best_count = CORNERS[0], None
-    for cx, cy in CORNERS:
-        left = x1 - bw if cx else x0
-        top = y1 if cy == 0 else y0 + bh   # pixel top is data y1
-        inside = ((xy[:, 0] >= left) & (xy[:, 0] <= left + bw) & (xy[:, 1] <= top) & (xy[:, 1] >= top - bh))
-        count = int(np.count_nonzero(inside))
+    for corner in CORNERS:
+        count = int(np.count_nonzero(_inside(xy, x_range, y_range, (fw, fh), corner)))
         if best_count is None or count < best_count:
-            best, best_count = (cx, cy), count
+            best, best_count = corner, count
     return best
+
+
+def _box(x_range, y_range, box_fraction, corner):
+    """(left, right, bottom, top) in data units of the legend's box in ``corner``."""
+    (x0, x1), (y0, y1) = x_range, y_range
+    fw, fh = box_fraction
+    bw, bh = (x1 - x0) * fw, (y1 - y0) * fh
+    cx, cy = corner
+    left = x1 - bw if cx else x0
+    top = y1 if cy == 0 else y0 + bh   # pixel top is data y1
+    return left, left + bw, top - bh, top
+
+
+def _inside(xy, x_range, y_range, box_fraction, corner) -> np.ndarray:
+    left, right, bottom, top = _box(x_range, y_range, box_fraction, corner)
+    return (xy[:, 0] >= left) & (xy[:, 0] <= right) & (xy[:, 1] >= bottom) & (xy[:, 1] <= top)
+
+
+def covered_points(xy, x_range, y_range, box_fraction, corner) -> int:
+    """How many of the points ``xy`` a legend box in ``corner`` covers."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    fw, fh = (min(max(float(f), 0.0), 1.0) for f in box_fraction)
+    return int(np.count_nonzero(_inside(xy, x_range, y_range, (fw, fh), corner)))
+
+
+def make_room(xy, x_range, y_range, box_fraction, corner, margin: float = 0.02):
+    """``(x_range, y_range)`` grown on the side of ``corner`` just enough that its legend box
+    (``box_fraction`` of the plot, which keeps its pixel size) covers none of the points ``xy``:
+    the view taller (more room above a top corner, below a bottom one) or wider, whichever grows
+    the view less. The ranges as given when the box is already empty, or when the legend is as
+    large as the plot (no growth can make room)."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    fw, fh = (min(max(float(f), 0.0), 1.0) for f in box_fraction)
+    (x0, x1), (y0, y1) = (float(v) for v in x_range), (float(v) for v in y_range)
+    inside = _inside(xy, (x0, x1), (y0, y1), (fw, fh), corner)
+    if not inside.any() or fw >= 0.95 or fh >= 0.95:
+        return (x0, x1), (y0, y1)
+    left, right, bottom, top = _box((x0, x1), (y0, y1), (fw, fh), corner)
+    cx, cy = corner
+    options = []
+    # taller: the box's x interval stays; the points under it set how far the edge must move
+    in_x = xy[(xy[:, 0] >= left) & (xy[:, 0] <= right), 1]
+    span_y = y1 - y0
+    if cy == 0:
+        new = (in_x.max() - fh * y0) / (1 - fh) + margin * span_y
+        options.append(((new - y1) / span_y, (x0, x1), (y0, new)))
+    else:
+        new = (in_x.min() - fh * y1) / (1 - fh) - margin * span_y
+        options.append(((y0 - new) / span_y, (x0, x1), (new, y1)))
+    # wider: the box's y interval stays
+    in_y = xy[(xy[:, 1] >= bottom) & (xy[:, 1] <= top), 0]
+    span_x = x1 - x0
+    if cx == 1:
+        new = (in_y.max() - fw * x0) / (1 - fw) + margin * span_x
+        options.append(((new - x1) / span_x, (x0, new), (y0, y1)))
+    else:
+        new = (in_y.min() - fw * x1) / (1 - fw) - margin * span_x
+        options.append(((x0 - new) / span_x, (new, x1), (y0, y1)))
+    _growth, xr, yr = min(options, key=lambda o: o[0])
+    return xr, yr

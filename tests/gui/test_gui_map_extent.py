@@ -119,3 +119,49 @@ def test_numeric_columns_take_the_colour_map_and_few_values_become_classes(qtbot
     view.color_combo.setCurrentIndex(view.color_combo.findData("col:grade"))
     qtbot.wait(20)
     assert view.coloring.mode == "categorical" and not view.encoding.cmap_combo.isEnabled()
+
+
+def _covered(view, xy):
+    from PySide6.QtCore import QPointF
+
+    vb = view.plot_item.getViewBox()
+    rect = view.legend.sceneBoundingRect()
+    return sum(rect.contains(vb.mapViewToScene(QPointF(float(x), float(y)))) for x, y in xy)
+
+
+def test_the_legend_never_covers_points_when_every_corner_is_full(qtbot, make_window, host):
+    """Issue 33: points fill the whole square (no empty corner): the view grows on the legend's
+    side until the legend covers none of them, and every point stays inside the view."""
+    w = make_window(host)
+    rng = np.random.default_rng(2)
+    full = rng.uniform(0.0, 1.0, size=(3000, 2))
+    labels = np.arange(len(full)) % 3
+    w.session.add_dataset(Dataset("full", full, labels=labels))
+    w.run_algorithm("pca", {"n_components": 2, "svd_solver": "full"})
+    wait_last_run(qtbot, w)
+    view = w.map_view
+    view.set_points(full, data_labels=labels, title="every corner full")
+    qtbot.waitUntil(lambda: view.legend.isVisible() and view.legend.boundingRect().width() > 0)
+    qtbot.wait(50)
+    assert _covered(view, full) == 0
+    lo, hi = view_box(view)
+    assert (lo <= full.min(axis=0)).all() and (hi >= full.max(axis=0)).all()
+
+
+def test_make_room_empties_the_legend_box_and_grows_the_least():
+    from manifold_studio.render.legend_corner import covered_points, emptiest_corner, make_room
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        xy = rng.uniform(-1, 1, size=(1500, 2))
+        box = (rng.uniform(0.05, 0.5), rng.uniform(0.05, 0.5))
+        ranges = ((-1.05, 1.05), (-1.05, 1.05))
+        corner = emptiest_corner(xy, *ranges, box)
+        xr, yr = make_room(xy, *ranges, box, corner)
+        assert covered_points(xy, xr, yr, box, corner) == 0
+        assert xr[0] <= -1.05 and xr[1] >= 1.05 and yr[0] <= -1.05 and yr[1] >= 1.05
+        growth = (xr[1] - xr[0]) * (yr[1] - yr[0]) / 2.1 ** 2
+        assert growth < 1 / (1 - max(box)) ** 2 + 0.1
+    # an empty corner: nothing moves
+    xy = rng.uniform(0, 0.4, size=(100, 2))
+    assert make_room(xy, (0, 1), (0, 1), (0.3, 0.3), (1, 0)) == ((0.0, 1.0), (0.0, 1.0))

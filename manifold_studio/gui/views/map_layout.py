@@ -11,7 +11,7 @@ from PySide6.QtGui import QPainterPath, QPolygonF, QTransform
 
 from manifold_studio.analysis.feature_stats import pca_map
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.render.legend_corner import emptiest_corner
+from manifold_studio.render.legend_corner import covered_points, emptiest_corner, make_room
 
 #: a numeric column with more distinct values than this is coloured with the colour map (a
 #: colour bar), fewer become classes
@@ -65,14 +65,22 @@ def fit_to_points(view) -> None:
 
 
 def place_legend(view) -> None:
-    """Put the legend in the plot's emptiest corner (it can still be dragged elsewhere)."""
+    """Put the legend in the plot's emptiest corner (it can still be dragged elsewhere); when even
+    that corner holds points, grow the view on that side until the legend covers none."""
     vb = view.plot_item.getViewBox()
     w, h = vb.width(), vb.height()
     if not len(view.xy) or w <= 0 or h <= 0:
         return
     size = view.legend.boundingRect()
-    (x0, x1), (y0, y1) = vb.viewRange()
-    cx, cy = emptiest_corner(view.xy, (x0, x1), (y0, y1), ((size.width() + 10) / w, (size.height() + 10) / h))
+    if not view.legend.isVisible() or size.width() <= 0 or size.height() <= 0:
+        return
+    ranges = tuple(tuple(r) for r in vb.viewRange())
+    box = ((size.width() + 10) / w, (size.height() + 10) / h)
+    corner = emptiest_corner(view.xy, *ranges, box)
+    if covered_points(view.xy, *ranges, box, corner):
+        xr, yr = make_room(view.xy, *ranges, box, corner)
+        vb.setRange(xRange=xr, yRange=yr, padding=0)
+    cx, cy = corner
     view.legend.anchor(itemPos=(cx, cy), parentPos=(cx, cy), offset=(-10 if cx else 10, -10 if cy else 10))
 
 
