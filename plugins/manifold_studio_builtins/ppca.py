@@ -111,9 +111,12 @@ class PPCA(EmbeddingAlgorithm):
     def _fit(self, X, y, progress):
         n, d = X.shape
         k = self._p["n_components"]
-        if k >= d:
-            raise DataError(f"n_components={k} must be smaller than n_features={d}: the noise "
-                            f"variance is the mean of the discarded eigenvalues; choose at most {d - 1}.")
+        if k > d:
+            raise DataError(f"n_components={k} is more than n_features={d}: choose at most {d} "
+                            f"(at most {d - 1} with method='em').")
+        if k == d and self._p["method"] == "em":
+            raise DataError(f"n_components={k} must be smaller than n_features={d} with method='em': the "
+                            f"noise variance is the mean of the discarded eigenvalues; choose at most {d - 1}.")
         if self._p["method"] == "em":
             self._fit_em(X, k, progress)
         else:
@@ -122,7 +125,9 @@ class PPCA(EmbeddingAlgorithm):
             axes = principal_axes(X, k, solver=self._p["svd_solver"], random_state=self._p["random_state"],
                                   progress=progress)
             lam = axes.singular_values[:k] ** 2 / max(n - 1, 1)
-            sigma2 = (axes.total_variance - lam.sum()) / (d - k)
+            # k = d keeps every direction: no discarded eigenvalue, so no noise (scikit-learn's PCA
+            # reports noise_variance_ 0 then); a floor keeps the covariance invertible
+            sigma2 = (axes.total_variance - lam.sum()) / (d - k) if k < d else 0.0
             sigma2 = max(sigma2, np.finfo(float).eps * max(float(lam[0]), 1e-300))
             self.mean_ = axes.mean
             self.noise_variance_ = float(sigma2)
@@ -171,7 +176,17 @@ class PPCA(EmbeddingAlgorithm):
     def score_samples(self, X, progress=None):
         """Log-likelihood of every row (of its observed coordinates when it has NaN)."""
         X = self._check_new_data(X, "score_samples")
+        if self.n_components_ == self.n_features_in_:
+            # every direction kept (σ² = 0): the Gaussian of the full covariance, directly (the
+            # posterior's 1/σ² form would cancel catastrophically)
+            return self.map_chunks(self._full_rank_loglik, X, progress, "Scoring")
         return self.map_chunks(lambda B: self._posterior(B, loglik=True).loglik, X, progress, "Scoring")
+
+    def _full_rank_loglik(self, X):
+        L = np.linalg.cholesky(self.get_covariance())
+        Z = np.linalg.solve(L, (X - self.mean_).T)
+        d = X.shape[1]
+        return -0.5 * (np.sum(Z * Z, axis=0) + d * np.log(2 * np.pi)) - np.sum(np.log(np.diag(L)))
 
     def score(self, X, y=None, progress=None) -> float:
         """Average log-likelihood of the rows of X."""

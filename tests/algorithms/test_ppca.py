@@ -169,8 +169,8 @@ def test_nan_refused_unless_em():
 
 
 def test_too_many_components():
-    with pytest.raises(DataError, match="smaller than n_features"):
-        ms.get_algorithm("ppca", n_components=8).fit(_data())
+    with pytest.raises(DataError, match="n_components=9 is more than n_features=8"):
+        ms.get_algorithm("ppca", n_components=9).fit(_data())
 
 
 def test_em_cancel_keeps_the_current_model():
@@ -198,3 +198,17 @@ def test_conformance_kit():
         for name, check in iter_checks(type(ms.get_algorithm("ppca")), params={"method": "em"}):
             if name != "check_nan_refused":
                 check()
+
+
+def test_as_many_components_as_features_is_scikit_learns_full_pca():
+    # scikit-learn's PCA(n_components=d) keeps every direction with noise_variance_ 0; the closed
+    # form does too (EM needs a discarded direction and still refuses)
+    from sklearn.decomposition import PCA
+    X = np.random.default_rng(0).normal(size=(60, 3)) @ np.diag([3.0, 1.0, 0.2])
+    est = ms.get_algorithm("ppca", n_components=3).fit(X)
+    ref = PCA(3).fit(X)
+    assert est.noise_variance_ == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(est.get_covariance(), ref.get_covariance(), atol=1e-12)
+    np.testing.assert_allclose(est.score_samples(X), ref.score_samples(X), rtol=1e-10)
+    with pytest.raises(DataError, match="method='em'"):
+        ms.get_algorithm("ppca", n_components=3, method="em").fit(X)
