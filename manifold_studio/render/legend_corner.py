@@ -50,6 +50,18 @@ def covered_points(xy, x_range, y_range, box_fraction, corner) -> int:
     return int(np.count_nonzero(_inside(xy, x_range, y_range, (fw, fh), corner)))
 
 
+def _grown(values, span, fraction, high_side: bool, margin: float):
+    """(relative growth, new span) moving one end of ``span`` so that a box of ``fraction`` of it
+    at that end holds none of ``values`` (the others keep their place)."""
+    lo, hi = span
+    width = hi - lo
+    if high_side:
+        new = (values.max() - fraction * lo) / (1 - fraction) + margin * width
+        return (new - hi) / width, (lo, new)
+    new = (values.min() - fraction * hi) / (1 - fraction) - margin * width
+    return (lo - new) / width, (new, hi)
+
+
 def make_room(xy, x_range, y_range, box_fraction, corner, margin: float = 0.02):
     """``(x_range, y_range)`` grown on the side of ``corner`` just enough that its legend box
     (``box_fraction`` of the plot, which keeps its pixel size) covers none of the points ``xy``:
@@ -65,24 +77,12 @@ def make_room(xy, x_range, y_range, box_fraction, corner, margin: float = 0.02):
         return (x0, x1), (y0, y1)
     left, right, bottom, top = _box((x0, x1), (y0, y1), (fw, fh), corner)
     cx, cy = corner
-    options = []
-    # taller: the box's x interval stays; the points under it set how far the edge must move
+    # taller: the box's x interval stays, the points under it set how far the edge moves; wider:
+    # its y interval stays
     in_x = xy[(xy[:, 0] >= left) & (xy[:, 0] <= right), 1]
-    span_y = y1 - y0
-    if cy == 0:
-        new = (in_x.max() - fh * y0) / (1 - fh) + margin * span_y
-        options.append(((new - y1) / span_y, (x0, x1), (y0, new)))
-    else:
-        new = (in_x.min() - fh * y1) / (1 - fh) - margin * span_y
-        options.append(((y0 - new) / span_y, (x0, x1), (new, y1)))
-    # wider: the box's y interval stays
     in_y = xy[(xy[:, 1] >= bottom) & (xy[:, 1] <= top), 0]
-    span_x = x1 - x0
-    if cx == 1:
-        new = (in_y.max() - fw * x0) / (1 - fw) + margin * span_x
-        options.append(((new - x1) / span_x, (x0, new), (y0, y1)))
-    else:
-        new = (in_y.min() - fw * x1) / (1 - fw) - margin * span_x
-        options.append(((x0 - new) / span_x, (new, x1), (y0, y1)))
+    growth_y, yr = _grown(in_x, (y0, y1), fh, cy == 0, margin)
+    growth_x, xr = _grown(in_y, (x0, x1), fw, cx == 1, margin)
+    options = [(growth_y, (x0, x1), yr), (growth_x, xr, (y0, y1))]
     _growth, xr, yr = min(options, key=lambda o: o[0])
     return xr, yr
