@@ -65,7 +65,6 @@ from pathlib import Path
 import numpy as np
 
 import manifold_studio as ms
-from manifold_studio.evaluation import compare_learners, evaluate
 from manifold_studio.session.chain import chained_estimator
 
 HERE = Path(__file__).resolve().parent  # data paths in SPEC are relative to this script's folder
@@ -166,6 +165,8 @@ def fit_run(r, data, source=None):
     if columns:
         write_csv(r["output"] + ".csv", header, columns)
     if r["evaluation"] is not None:
+        from manifold_studio.evaluation import evaluate
+
         result = evaluate(lambda: estimator(r, data), X, y, **r["evaluation"])
         print(f"run #{r['id']}: " + result.summary())
         with open(OUT / (r["output"] + "_evaluation.json"), "w", encoding="utf-8") as f:
@@ -178,6 +179,8 @@ def fit_run(r, data, source=None):
 def test_and_score(t, data):
     """Test & Score of SPEC: every learner is its preparation chain and its classifier, fitted on
     each training part only; the figures go to test_score.json."""
+    from manifold_studio.evaluation import compare_learners
+
     learners = {a["name"]: estimator(a, data) for a in t["learners"]}
     comparison = compare_learners(learners, data, **t["options"])
     print(comparison.format_table())
