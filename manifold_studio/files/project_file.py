@@ -52,7 +52,7 @@ from manifold_studio.files.model_file import (
     unpack_estimator,
 )
 from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
-from manifold_studio.files.schemas import PROJECT, short
+from manifold_studio.files.schemas import COMPARISON, PROJECT, REPORT_ITEM, SchemaError, check, short
 from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.model import Session
 from manifold_studio.session.records import (
@@ -292,10 +292,7 @@ class _ProjectReader:
                 raise ModelFileError(f"{self.path.name}: field 'runs[{i}].id': run #{run.id} appears twice.")
             session.runs[run.id] = run
         session._ids = itertools.count(max(session.runs, default=0) + 1)
-        try:
-            session.report = Report.from_document(meta.get("report") or [], lambda key: self.array(key, "report"))
-        except ReportError as exc:
-            self.problems.append(f"The report could not be restored: {exc}")
+        session.report = self.report(meta.get("report") or [])
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
         analyses = self.analyses(meta.get("analyses") or {})
@@ -331,13 +328,27 @@ class _ProjectReader:
             return
         ds.table = table
 
+    def report(self, items: list) -> Report:
+        """The report; an item of the wrong shape or with a damaged figure is left out and named."""
+        report = Report()
+        for i, d in enumerate(items):
+            try:
+                check(d, REPORT_ITEM, f"report[{i}]")
+                report.add(Report.item_from_document(d, lambda key: self.array(key, f"report[{i}].image")))
+            except (SchemaError, ReportError) as exc:
+                self.problems.append(f"Report item {i + 1} is damaged and was left out: {exc}")
+        return report
+
     def analyses(self, saved: dict) -> dict:
         """The analysis records (key -> (document, arrays)); a damaged one is left out and named."""
         out = {}
         for key, entry in saved.items():
             try:
-                out[key] = (dict(entry["document"]), {n: self.array(k, f"analyses.{key}.arrays.{n}")
-                                                      for n, k in entry["arrays"].items()})
+                document = dict(entry["document"])
+                if document.get("type") == "comparison":
+                    check(document, COMPARISON, f"analyses.{key}.document")
+                out[key] = (document, {n: self.array(k, f"analyses.{key}.arrays.{n}")
+                                       for n, k in entry["arrays"].items()})
             except (ModelFileError, KeyError, TypeError, AttributeError, ValueError) as exc:
                 self.problems.append(f"The saved analysis '{short_text(key)}' is damaged and was left out: {exc}")
         return out
