@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from manifold_studio.analysis.run_cut import cut_arguments
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.chain import non_default_params, pipeline_chain
@@ -158,16 +159,9 @@ def _dataset_spec(host, ds, script_dir: Path | None) -> dict:
 
 
 def _cut_spec(run, cls) -> dict | None:
-    """The dendrogram cut of ``run`` as ``{"height": h}`` or ``{"n_clusters": k}`` (None: none)."""
-    cut = run.meta.get("cut") if isinstance(run.meta, dict) else None
-    if run.cut_labels is None or not isinstance(cut, dict) or not callable(getattr(cls, "cut", None)):
-        return None
-    height, k = cut.get("height"), cut.get("n_clusters")
-    if isinstance(height, (int, float)) and not isinstance(height, bool) and math.isfinite(height) and height >= 0:
-        return {"height": float(height)}
-    if isinstance(k, int) and not isinstance(k, bool) and k >= 1:
-        return {"n_clusters": int(k)}
-    return None
+    """The dendrogram cut of ``run`` for its estimator's ``cut`` method (None: none, or its
+    algorithm cannot cut)."""
+    return cut_arguments(run) if callable(getattr(cls, "cut", None)) else None
 
 
 def _run_spec(session, run, index: dict, positions: dict, notes: list) -> dict | None:
