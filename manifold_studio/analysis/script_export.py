@@ -87,15 +87,16 @@ def data_file(path, size=None, sha256=None):
     """The data file (relative to this script's folder, or absolute); stops if it is missing and
     warns if it is not the file the analysis read (another size or SHA-256)."""
     found = HERE / path
+    shown = str(found) if str(found).isprintable() else repr(str(found))  # no control characters to the terminal
     if not found.exists():
-        sys.exit(f"The data file {found} is not there: put it back, or edit its path in SPEC.")
+        sys.exit(f"The data file {shown} is not there: put it back, or edit its path in SPEC.")
     if size is not None and found.is_file():
         digest = hashlib.sha256()
         with open(found, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
         if found.stat().st_size != size or (sha256 and digest.hexdigest() != sha256):
-            print(f"Warning: {found} is not the file the analysis read (it was {size:,} bytes, SHA-256 "
+            print(f"Warning: {shown} is not the file the analysis read (it was {size:,} bytes, SHA-256 "
                   f"{sha256 or 'not recorded'}): the numbers may differ.", file=sys.stderr)
     return str(found)
 

@@ -5,8 +5,8 @@ refused with a message naming it; it never becomes code.
 Each hostile string goes into every field a data file or a project file controls: the label
 column's header, the feature columns' names, the data file's name, the project's name, and (a
 tampered ``.msproj``) parameter keys, preparation-step parameter keys, load-option keys,
-``label_name``, the source path, ``algorithm_name``, ``kind`` and a Test & Score learner's
-parameter keys. For each, the script's code (every line but the SPEC literal and the export
+``label_name``, the source path, ``algorithm_name``, ``kind``, a Test & Score learner's name and
+parameter keys, and the name of its data set. For each, the script's code (every line but the SPEC literal and the export
 time) is the same as for a plain session, ``ast.parse`` shows only the expected top-level
 statements, and a representative subset is run in a fresh process: the marker file a payload
 would create never appears, and the analysis output does.
@@ -216,6 +216,7 @@ KEYS = {  # where a tampered project can put a key
 def _names(m, h):
     m["datasets"][0]["label_name"] = h
     m["runs"][0]["algorithm_name"] = m["runs"][0]["kind"] = h
+    m["analyses"]["test_score"]["document"]["learners"][0]["name"] = h
 
 
 def _source(m, h):
@@ -225,7 +226,7 @@ def _source(m, h):
 
 
 VALUES = {  # and values
-    "label_name, algorithm_name and kind": _names,
+    "label_name, algorithm_name, kind and learner name": _names,
     "source path": _source,
     "dataset name": lambda m, h: m["analyses"]["test_score"]["document"].update({"dataset": h}),
 }
@@ -266,7 +267,7 @@ def test_a_tampered_value_stays_data(tmp_path, scored):
             if h == PAYLOADS[0] and where != "dataset name":
                 to_run[where] = out
     results = dict(zip(to_run, _run_all(list(to_run.values()))))
-    assert set(results) == {"label_name, algorithm_name and kind", "source path"}
+    assert set(results) == {"label_name, algorithm_name, kind and learner name", "source path"}
     for where, (code, err) in results.items():
         if where == "source path":  # that file is not there: the script stops, saying so
             assert code == 1 and "is not there" in err
