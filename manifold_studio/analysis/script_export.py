@@ -196,7 +196,7 @@ def test_and_score(t, data):
 
 
 for note in SPEC["notes"]:
-    print("Note:", note, file=sys.stderr)
+    print("Note:", note if note.isprintable() else repr(note), file=sys.stderr)
 '''
 
 

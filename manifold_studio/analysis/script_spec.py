@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.analysis.run_cut import cut_arguments
-from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.errors import ManifoldStudioError, UnknownAlgorithmError
 from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
@@ -174,8 +174,12 @@ def _run_spec(session, run, index: dict, positions: dict, notes: list) -> dict |
     if run.source_run is not None and run.source_run not in positions:
         notes.append(f"{what}: run #{run.source_run} it was fitted on is not in the script: skipped.")
         return None
-    cls = session.host.algorithm_class(str(run.algorithm_id))
-    spec = _algorithm(session.host, run.algorithm_id, run.params, run_chain(run), what)
+    try:
+        cls = session.host.algorithm_class(str(run.algorithm_id))
+        spec = _algorithm(session.host, run.algorithm_id, run.params, run_chain(run), what)
+    except UnknownAlgorithmError as exc:  # a plugin not installed here: the run cannot be refitted
+        notes.append(f"{what} cannot be refitted: {exc} Skipped.")
+        return None
     rows = None
     if run.source_run is None and run.rows is not None:
         rows = [int(r) for r in np.asarray(run.rows).ravel()]
@@ -220,7 +224,11 @@ def _comparison_spec(session, doc: dict, index: dict, notes: list) -> dict | Non
     for d in learners:
         what = f"Test & Score learner {str(d.get('name'))!r}"
         chain = [(str(s[0]), dict(s[1] or {})) for s in d.get("chain") or []]
-        entry = _algorithm(session.host, d.get("algorithm"), dict(d.get("params") or {}), chain, what)
+        try:
+            entry = _algorithm(session.host, d.get("algorithm"), dict(d.get("params") or {}), chain, what)
+        except UnknownAlgorithmError as exc:
+            notes.append(f"Test & Score cannot be repeated: {what}: {exc} Skipped.")
+            return None
         entry["name"] = str(d.get("name"))
         out.append(entry)
     return {"dataset": index[name], "learners": out, "options": plain(opts, "Test & Score scheme")}

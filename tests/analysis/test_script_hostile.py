@@ -285,3 +285,29 @@ def test_a_nan_parameter_survives_the_script(tmp_path, scored):
     params = script_spec(text)["runs"][1]["params"]
     assert np.isnan(params["C"]) and params["tol"] == float("inf")
     assert "NaN" not in text.split("SPEC = ", 1)[1].split("\n", 1)[0]  # strict JSON inside
+
+
+def test_an_algorithm_not_installed_is_left_out_with_a_note(tmp_path, scored):
+    """A run (or a Test & Score learner) whose algorithm id is not an installed algorithm, hostile
+    or not, is not refitted: the script says so when it runs, and its code has one run less."""
+    proj, plain = scored
+    mark = tmp_path / "MARK"
+    h = _armed(PAYLOADS[1], mark)
+
+    def edit(m):
+        m["runs"][1]["algorithm_id"] = h
+        m["analyses"]["test_score"]["document"]["learners"][0]["algorithm"] = h
+
+    script = write_script(_tamper(proj, tmp_path / "gone.msproj", edit), tmp_path / "gone.py")
+    text = script.read_text()
+    spec = script_spec(text)
+    assert [r["algorithm"] for r in spec["runs"]] == ["pca"] and spec["test_score"] is None
+    notes = [n for n in spec["notes"] if "Unknown algorithm" in n]
+    assert [n.split(" cannot")[0] for n in notes] == ["Run #2", "Test & Score"]
+    left_out = ("run2 = fit_run(", "comparison = test_and_score(")
+    assert all(isinstance(node, ALLOWED) for node in ast.parse(text).body)
+    assert _code(text) == [line for line in _code(plain) if not line.startswith(left_out)]
+    ((code, err),) = _run_all([script])
+    assert code == 0, err
+    assert "Note: " in err and "\\n" in err  # the note's newline is shown escaped, not printed
+    assert not mark.exists()
