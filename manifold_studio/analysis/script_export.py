@@ -104,7 +104,7 @@ def data_file(path, size=None, sha256=None):
 def load(d):
     """A data set of SPEC: loaded with its options, its columns given the roles they had."""
     source = d["sample"] if d["sample"] else data_file(d["path"], d["size"], d["sha256"])
-    data = ms.load_data(source, **d["options"])
+    data = (ms.load_distance_matrix if d["distances"] else ms.load_data)(source, **d["options"])
     if d["roles"] is not None and data.table is not None:
         data.set_roles({name: role for name, role in d["roles"].items() if name in data.table})
         label = d["label"]

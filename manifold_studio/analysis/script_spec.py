@@ -26,6 +26,7 @@ from manifold_studio.errors import ManifoldStudioError, UnknownAlgorithmError
 from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
+from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
 
 __all__ = ["NothingToExport", "session_spec", "spec_json", "script_spec", "decode_floats", "run_output_name", "run_chain",
            "FLOAT_TAG"]
@@ -114,29 +115,32 @@ def _algorithm(host, algorithm_id, params: dict, chain, what: str) -> dict:
             "chain": steps}
 
 
-def _load_options(host, ds, options: dict) -> dict:
-    where = f"Data set {ds.name!r}"
+def _loader_options(host, ds):
+    """The options ``ds``'s loader (or sample) declares; None when no installed one reads it."""
     source = str(ds.source)
     try:
         if source.startswith("sample:"):
-            declared = host.samples[source.split(":", 1)[1]].options
-        else:
-            declared = host.loader_for(source).options
-    except (KeyError, ManifoldStudioError) as exc:
-        raise ManifoldStudioError(f"{where}: its source {source!r} cannot be loaded by any installed loader "
-                                  f"({exc}); the script is not written.") from None
+            return host.samples[source.split(":", 1)[1]].options
+        loader = host.loader_for(source)
+    except (KeyError, ManifoldStudioError):
+        return None
+    return DistanceMatrixLoader(loader).options if ds.distance_matrix else loader.options
+
+
+def _load_options(declared, ds, options: dict) -> dict:
     names = [p.name for p in declared]
     for key in options:
         if key not in names:
-            raise ManifoldStudioError(f"{where}: unknown load option {key!r}; its loader takes "
+            raise ManifoldStudioError(f"Data set {ds.name!r}: unknown load option {key!r}; its loader takes "
                                       f"{', '.join(names) or 'none'}. The script is not written.")
-    return plain(options, f"{where}, load options")
+    return plain(options, f"Data set {ds.name!r}, load options")
 
 
-def _dataset_spec(host, ds, script_dir: Path | None) -> dict:
+def _dataset_spec(declared, ds, script_dir: Path | None) -> dict:
     opts = dict(getattr(ds, "load_options", None) or {})
     out = {"name": str(ds.name), "sample": None, "path": None, "size": None, "sha256": None,
-           "options": _load_options(host, ds, opts), "roles": None, "label": None, "missing": None}
+           "distances": bool(ds.distance_matrix), "options": _load_options(declared, ds, opts), "roles": None,
+           "label": None, "missing": None}
     if str(ds.source).startswith("sample:"):
         out["sample"] = str(ds.source)
     else:
@@ -253,8 +257,13 @@ def session_spec(session, analyses: dict | None = None, script_dir=None, title: 
             notes.append(f"Data set {ds.name!r} was made in the session (not loaded from a file or a sample), "
                          "so the script cannot load it; the runs on it are left out.")
             continue
+        declared = _loader_options(session.host, ds)
+        if declared is None:
+            notes.append(f"Data set {ds.name!r}: no installed loader reads its source {str(ds.source)!r}; the runs "
+                         "on it are left out.")
+            continue
         index[ds.name] = len(datasets)
-        datasets.append(_dataset_spec(session.host, ds, script_dir))
+        datasets.append(_dataset_spec(declared, ds, script_dir))
     runs, positions = [], {}
     for run in sorted(done, key=lambda r: r.id):
         spec = _run_spec(session, run, index, positions, notes)

@@ -62,7 +62,7 @@ def test_exported_script_reproduces_the_session_in_a_fresh_process(session, tmp_
     proj = save_project(session, tmp_path / "p.msproj")
     script = write_script(proj, tmp_path / "analysis.py")
     text = script.read_text()
-    assert "import manifold_studio as ms" in text and "ms.load_data(" in text
+    assert "import manifold_studio as ms" in text and "ms.load_data" in text
     assert script_spec(text)["datasets"][0]["options"]["label_column"] == "kind"  # the loader options are repeated
     out = tmp_path / "results"
     done = subprocess.run([sys.executable, str(script), str(out)], cwd=tmp_path, capture_output=True,
