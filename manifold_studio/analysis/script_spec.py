@@ -28,8 +28,8 @@ from manifold_studio.session.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
 
-__all__ = ["NothingToExport", "session_spec", "spec_json", "script_spec", "decode_floats", "run_output_name", "run_chain",
-           "FLOAT_TAG"]
+__all__ = ["NothingToExport", "session_spec", "spec_json", "script_spec", "decode_floats", "run_output_name",
+           "run_chain", "FLOAT_TAG"]
 
 #: the key of a tagged float (NaN, inf, -inf) in the script's JSON
 FLOAT_TAG = "$float"

@@ -6,10 +6,10 @@ Each hostile string goes into every field a data file or a project file controls
 column's header, the feature columns' names, the data file's name, the project's name, and (a
 tampered ``.msproj``) parameter keys, preparation-step parameter keys, load-option keys,
 ``label_name``, the source path, ``algorithm_name``, ``kind``, a Test & Score learner's name and
-parameter keys, and the name of its data set. For each, the script's code (every line but the SPEC literal and the export
-time) is the same as for a plain session, ``ast.parse`` shows only the expected top-level
-statements, and a representative subset is run in a fresh process: the marker file a payload
-would create never appears, and the analysis output does.
+parameter keys, and the name of its data set. For each, the script's code (every line but the
+SPEC literal and the export time) is the same as for a plain session, ``ast.parse`` shows only
+the expected top-level statements, and a representative subset is run in a fresh process: the
+marker file a payload would create never appears, and the analysis output does.
 """
 from __future__ import annotations
 
@@ -260,7 +260,8 @@ def test_a_tampered_value_stays_data(tmp_path, scored):
                 continue
             text = out.read_text(encoding="utf-8")
             if where == "dataset name":  # the comparison's data set is not loaded: left out, said in a note
-                assert "comparison = test_and_score(" not in text and any("Test & Score" in n for n in script_spec(text)["notes"])
+                assert "comparison = test_and_score(" not in text
+                assert any("Test & Score" in n for n in script_spec(text)["notes"])
                 _check_shape(text, plain.replace("comparison = test_and_score(SPEC['test_score'], data1)\n", ""))
             else:
                 _check_shape(text, plain)
