@@ -8,7 +8,8 @@
 The script is generated from data, never from text pasted into code. What the session did is
 one plain-data spec (:func:`manifold_studio.analysis.script_spec.session_spec`): the data sets,
 the runs, the Test & Score comparison. The script holds it as one JSON literal,
-``SPEC = json.loads(<repr of the JSON text>, object_hook=decode_floats)``, followed by code that
+``SPEC = json.loads((<repr of each line of the JSON text>), object_hook=decode_floats)`` (one
+string literal, split in lines: one per data set and per run), followed by code that
 is the same for every session: helper functions, then one line per data set and per run that
 only indexes ``SPEC`` by position (``data1 = load(SPEC['datasets'][0])``,
 ``run3 = fit_run(SPEC['runs'][2], data1)``). No comment or docstring holds a name, a key or a
@@ -206,8 +207,9 @@ def script_text(spec: dict) -> str:
     by position (variable names are made of positions and run numbers only)."""
     stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     header = _HEADER.replace("{stamp}", stamp).replace("{tag}", repr(FLOAT_TAG))
-    lines = [header.rstrip("\n"), "", "",
-             f"SPEC = json.loads({spec_json(spec)!r}, object_hook=decode_floats)", _HELPERS.rstrip("\n"), ""]
+    lines = [header.rstrip("\n"), "", "", "SPEC = json.loads(("]
+    lines += [f"    {chunk + chr(10)!r}" for chunk in spec_json(spec)]  # each line of the JSON text, by repr
+    lines += ["), object_hook=decode_floats)", _HELPERS.rstrip("\n"), ""]
     data_vars = [f"data{i + 1:d}" for i in range(len(spec["datasets"]))]
     for i, var in enumerate(data_vars):
         lines.append(f"{var} = load(SPEC['datasets'][{i:d}])")

@@ -85,9 +85,30 @@ def decode_floats(obj: dict):
     return obj
 
 
-def spec_json(spec: dict) -> str:
-    """The spec as strict JSON (no NaN token: those are tagged by :func:`plain`)."""
-    return json.dumps(spec, ensure_ascii=True, allow_nan=False, sort_keys=False)
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=True, allow_nan=False)
+
+
+def spec_json(spec: dict) -> list[str]:
+    """The spec as the lines of one strict JSON text (no NaN token: those are tagged by
+    :func:`plain`; only ASCII, so no line separator inside a line): one line per top-level
+    field, and per data set, run and Test & Score learner."""
+    out, keys = ["{"], list(spec)
+    for i, key in enumerate(keys):
+        value, comma = spec[key], "," if i < len(keys) - 1 else ""
+        if isinstance(value, list) and value:
+            out.append(f" {_dumps(key)}: [")
+            out += [f"  {_dumps(v)}" + ("," if j < len(value) - 1 else "") for j, v in enumerate(value)]
+            out.append(" ]" + comma)
+        elif isinstance(value, dict) and isinstance(value.get("learners"), list):
+            rest = {k: v for k, v in value.items() if k != "learners"}
+            out.append(f" {_dumps(key)}: {_dumps(rest)[:-1]}, \"learners\": [")
+            out += [f"  {_dumps(v)}" + ("," if j < len(value["learners"]) - 1 else "")
+                    for j, v in enumerate(value["learners"])]
+            out.append(" ]}" + comma)
+        else:
+            out.append(f" {_dumps(key)}: {_dumps(value)}{comma}")
+    return out + ["}"]
 
 
 def _declared(params: dict, declared, what: str) -> dict:
@@ -194,8 +215,9 @@ def _run_spec(session, run, index: dict, positions: dict, notes: list) -> dict |
     if run.cut_labels is not None and cut is None:
         notes.append(f"{what}: its clusters were changed in the session in a way the script cannot repeat; "
                      "the script writes the run's own clusters.")
+    spec = {"id": int(run.id), **spec}
     spec.update({
-        "id": int(run.id), "output": run_output_name(run), "dataset": index[run.dataset_name],
+        "output": run_output_name(run), "dataset": index[run.dataset_name],
         "source": positions.get(run.source_run) if run.source_run is not None else None, "rows": rows,
         "needs_labels": cls.kind == "classification" or bool(getattr(cls, "requires_labels", False)),
         "embedding": int(np.asarray(run.embedding).shape[1]) if run.embedding is not None else None,
