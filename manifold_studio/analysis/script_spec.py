@@ -123,9 +123,9 @@ def _declared(params: dict, declared, what: str) -> dict:
 
 def _algorithm(host, algorithm_id, params: dict, chain, what: str) -> dict:
     """One estimator: algorithm id and parameters, and its preparation chain, all checked."""
-    cls = host.algorithm_class(str(algorithm_id)) if isinstance(algorithm_id, str) else None
-    if cls is None:
-        raise ManifoldStudioError(f"{what}: the algorithm {algorithm_id!r} is not text.")
+    if not isinstance(algorithm_id, str):
+        raise UnknownAlgorithmError(f"{what} names no installed algorithm (it is {algorithm_id!r}).")
+    cls = host.algorithm_class(algorithm_id)
     steps = []
     for step_id, step_params in chain or ():
         step = host.preprocessor_class(str(step_id))
