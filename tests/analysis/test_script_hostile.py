@@ -28,8 +28,8 @@ from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.files.project_file import META_KEY, save_project
 from manifold_studio.session.model import Session
 
-BREAKERS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x00", "\t", "'", '"', "'''", '"""', "\\", "\\'", "#",
-            "{}", "{0}", "%s", "\x1b[2J", "é ü 中"]
+BREAKERS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x00", "\t", "'", '"',
+            "'''", '"""', "\\", "\\'", "#", "{}", "{0}", "%s", "\x1b[2J", "é ü 中"]
 PAYLOADS = [
     "x) or __import__('pathlib').Path('MARK').touch() or (",
     "\nimport pathlib; pathlib.Path('MARK').touch()\n#",
