@@ -26,6 +26,7 @@ import numpy as np
 
 import manifold_studio as ms
 from manifold_studio.algorithms.progress import SubProgress, as_progress
+from manifold_studio.analysis.run_cut import extend_cut
 from manifold_studio.analysis.script_export import run_output_name
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.files.project_file import read_project
@@ -109,6 +110,13 @@ def _columns(run, values: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
     return ["label"], [values]
 
 
+def _with_cut(session, run, X, values: np.ndarray) -> np.ndarray:
+    """The run's dendrogram cut applied to the new rows, when it has one (issue 30: a cut is
+    run state): see :func:`manifold_studio.analysis.run_cut.extend_cut`."""
+    cut = extend_cut(run, session.training_data(run)[0], X) if run.cut_labels is not None else None
+    return values if cut is None else np.asarray(cut)
+
+
 def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
     """Apply every saved model of ``project`` (a project path or a Session) to ``data_path`` and
     write each run's output to ``out_dir`` (see the module docstring)."""
@@ -148,6 +156,7 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
                 continue
         sub = SubProgress(progress, k / len(applicable), (k + 1) / len(applicable), f"Run #{run.id}: ")
         values = np.asarray(run.estimator.extend(X, progress=sub))
+        values = _with_cut(session, run, X, values)
         made[run.id] = values
         header, columns = _columns(run, values)
         path = out_dir / f"{run_output_name(run)}.csv"

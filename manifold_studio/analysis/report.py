@@ -99,18 +99,33 @@ class Report:
 
     @classmethod
     def from_document(cls, items: list[dict], array) -> "Report":
-        """The report of ``to_document``'s items; ``array(key)`` reads a stored array."""
-        out = []
-        for d in items:
-            png = None
-            if d.get("image"):
+        """The report of ``to_document``'s items; ``array(key)`` reads a stored array. The first
+        item that cannot be rebuilt raises ReportError (a reader that drops it instead calls
+        :meth:`item_from_document` item by item)."""
+        return cls([cls.item_from_document(d, array) for d in items])
+
+    @staticmethod
+    def item_from_document(d: dict, array) -> ReportItem:
+        """One item of ``to_document``; ReportError when it cannot be rebuilt: facts that are not
+        (label, text) pairs, a figure that is not a PNG image or not stored."""
+        title = d.get("title", "") if isinstance(d, dict) else ""
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or not isinstance(title, str):
+            raise ReportError("a report item must have a kind and a title as text.")
+        facts = d.get("facts") or []
+        if not isinstance(facts, list) or not all(isinstance(f, (list, tuple)) and len(f) == 2 for f in facts):
+            raise ReportError(f"the facts of report item {title[:40]!r} must be (label, text) pairs.")
+        png = None
+        if d.get("image"):
+            try:
                 data = np.asarray(array(d["image"]))
-                if data.dtype != np.uint8 or data.ndim != 1:
-                    raise ReportError(f"The figure of report item '{d.get('title', '')}' is damaged.")
-                png = data.tobytes()
-            out.append(ReportItem(d["kind"], d["title"], d.get("caption", ""),
-                                  [tuple(f) for f in d.get("facts") or []], png, d.get("created", time.time())))
-        return cls(out)
+            except ManifoldStudioError as exc:
+                raise ReportError(f"the figure of report item {title[:40]!r} cannot be read: {exc}") from None
+            if data.dtype != np.uint8 or data.ndim != 1:
+                raise ReportError(f"The figure of report item {title[:40]!r} is damaged.")
+            png = data.tobytes()
+        created = d.get("created", time.time())
+        return ReportItem(d["kind"], title, str(d.get("caption") or ""), [tuple(f) for f in facts], png,
+                          created if isinstance(created, (int, float)) else time.time())
 
 
 def _roles(ds) -> list[tuple[str, str]]:

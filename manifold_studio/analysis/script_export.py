@@ -5,288 +5,226 @@
     from manifold_studio.analysis.script_export import session_script, write_script
     text = session_script(session)            # or write_script("project.msproj", "analysis.py")
 
+The script is generated from data, never from text pasted into code. What the session did is
+one plain-data spec (:func:`manifold_studio.analysis.script_spec.session_spec`): the data sets,
+the runs, the Test & Score comparison. The script holds it as one JSON literal,
+``SPEC = json.loads((<repr of each line of the JSON text>), object_hook=decode_floats)`` (one
+string literal, split in lines: one per data set and per run), followed by code that
+is the same for every session: helper functions, then one line per data set and per run that
+only indexes ``SPEC`` by position (``data1 = load(SPEC['datasets'][0])``,
+``run3 = fit_run(SPEC['runs'][2], data1)``). No comment or docstring holds a name, a key or a
+path; notes about what was left out are in ``SPEC["notes"]`` and printed when the script runs.
+
 The script loads each data set from its source with the options it was loaded with
 (``ms.load_data(source, **options)``; a data file under the script's folder is named relative to
 the script, any other by its absolute path, and the script checks its size and SHA-256 against
-those the project recorded; the column roles are those saved in the project), refits every finished run in order with its algorithm,
-parameters and seeds (``ms.get_algorithm(id, **params).fit(X, y)``; ``ms.make_pipeline`` when the
-run has a preparation chain; the source run's map when the run was fitted on a map; the same
-rows when it was fitted on some rows), repeats each recorded evaluation
-(:func:`manifold_studio.evaluation.evaluate` with the same method, folds and seed) and writes
-every output as CSV next to it, named after the run: ``run3_isomap.csv``; evaluations go to
-``run5_svm_evaluation.json``. A saved Test & Score comparison (the project's ``test_score``
-analysis) is repeated with :func:`manifold_studio.evaluation.compare_learners`: the same learners,
-each behind its recorded preparation chain, on the same folds and seed; its per-fold figures and
-out-of-fold predictions go to ``test_score.json``. Floats are written with ``repr`` (round-trip exact).
-
-A run's preparation chain is read from ``run.meta["chain"]`` (a list of ``[step_id, {params}]``,
-as the window's Preparation dock records it) or from a fitted :class:`~manifold_studio.algorithms.pipeline.Pipeline` estimator.
+those the project recorded), gives its columns the roles they had in the session, and refits
+every finished run in order: its algorithm and parameters (``ms.get_algorithm``), behind its
+preparation chain bound to the data set's named columns (as the session fits it, so steps that
+name columns work), on the same rows or on the map of the run it was fitted on. A dendrogram cut
+(``run.cut_labels`` with ``run.meta["cut"]``) is repeated with the estimator's ``cut`` method.
+Recorded evaluations are repeated with :func:`manifold_studio.evaluation.evaluate`, and a saved
+Test & Score comparison with :func:`manifold_studio.evaluation.compare_learners`. Outputs are CSV
+files named after the run (``run3_isomap.csv``), evaluations ``run5_svm_evaluation.json``, the
+comparison ``test_score.json``.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import pprint
+from pathlib import Path
+
+from manifold_studio.analysis.script_spec import (
+    FLOAT_TAG,
+    NothingToExport,
+    run_chain,
+    run_output_name,
+    session_spec,
+    spec_json,
+)
+from manifold_studio.files.atomic import atomic_write
+from manifold_studio.files.export_paths import check_output_path
+from manifold_studio.files.project_file import read_project
+
+__all__ = ["session_script", "write_script", "script_text", "run_output_name", "run_chain", "NothingToExport"]
+
+#: the script's fixed code up to SPEC (``{stamp}`` and ``{tag}`` are filled in by script_text)
+_HEADER = '''"""Reproduces a Manifold Studio session.
+
+Exported by Manifold Studio on {stamp}. Run it with Python where manifold-studio is
+installed: python analysis.py [OUTPUT_FOLDER]  (default: ./results). Every output is a CSV
+file named after the run that made it; evaluations are JSON files.
+
+Everything this analysis is made of (data files, column roles, algorithms, parameters, seeds)
+is in SPEC below, one JSON document; the code after it only reads SPEC.
+"""
+import csv
+import hashlib
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.export_paths import check_output_path
-from manifold_studio.files.project_file import read_project
-from manifold_studio.files.source_file import with_digest
-from manifold_studio.session.chain import non_default_params, pipeline_chain
-from manifold_studio.session.records import DONE
+import manifold_studio as ms
+from manifold_studio.session.chain import chained_estimator
 
-__all__ = ["session_script", "write_script", "run_output_name", "run_chain", "NothingToExport"]
+HERE = Path(__file__).resolve().parent  # data paths in SPEC are relative to this script's folder
+OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
+OUT.mkdir(parents=True, exist_ok=True)
+SPECIAL_FLOATS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
 
-class NothingToExport(ManifoldStudioError):
-    """The session has no finished run to reproduce."""
+def decode_floats(obj):
+    """NaN and infinities, which JSON cannot hold, are written tagged: {{tag}: "nan"}."""
+    if len(obj) == 1 and obj.get({tag}) in SPECIAL_FLOATS:
+        return SPECIAL_FLOATS[obj[{tag}]]
+    return obj
+'''
+
+#: the script's fixed code after SPEC
+_HELPERS = '''
+
+def data_file(path, size=None, sha256=None):
+    """The data file (relative to this script's folder, or absolute); stops if it is missing and
+    warns if it is not the file the analysis read (another size or SHA-256)."""
+    found = HERE / path
+    shown = str(found) if str(found).isprintable() else repr(str(found))  # no control characters to the terminal
+    if not found.exists():
+        sys.exit(f"The data file {shown} is not there: put it back, or edit its path in SPEC.")
+    if size is not None and found.is_file():
+        digest = hashlib.sha256()
+        with open(found, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        if found.stat().st_size != size or (sha256 and digest.hexdigest() != sha256):
+            print(f"Warning: {shown} is not the file the analysis read (it was {size:,} bytes, SHA-256 "
+                  f"{sha256 or 'not recorded'}): the numbers may differ.", file=sys.stderr)
+    return str(found)
 
 
-def run_output_name(run) -> str:
-    """The file stem of a run's outputs: ``run3_isomap``."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(run.algorithm_id))
-    return f"run{run.id}_{safe}"
+def load(d):
+    """A data set of SPEC: loaded with its options, its columns given the roles they had."""
+    source = d["sample"] if d["sample"] else data_file(d["path"], d["size"], d["sha256"])
+    data = (ms.load_distance_matrix if d["distances"] else ms.load_data)(source, **d["options"])
+    if d["roles"] is not None and data.table is not None:
+        data.set_roles({name: role for name, role in d["roles"].items() if name in data.table})
+        label = d["label"]
+        if label is not None and label in data.table and data.label_name != label:
+            data.set_target(label)
+    if d["missing"] is not None and data.table is not None:
+        data.set_missing(d["missing"])
+    return data
 
 
-def run_chain(run) -> list[tuple[str, dict]]:
-    """The run's preparation steps as ``[(step_id, params), ...]`` (empty: none)."""
-    steps = run.meta.get("chain") if isinstance(run.meta, dict) else None
-    if steps:
-        return [(str(s[0]), dict(s[1] or {})) for s in steps]
-    return pipeline_chain(run.estimator)
-
-
-def _literal(value) -> str:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    return pprint.pformat(value, width=96, compact=True, sort_dicts=False)
-
-
-def _kwargs(params: dict) -> str:
-    return ", ".join(f"{k}={_literal(v)}" for k, v in params.items())
-
-
-def _header(title: str) -> list[str]:
-    stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    return [
-        f'"""{title}',
-        "",
-        f"Exported by Manifold Studio on {stamp}. Run it with Python where manifold-studio is",
-        "installed: python analysis.py [OUTPUT_FOLDER]  (default: ./results). Every output is a CSV",
-        "file named after the run that made it; evaluations are JSON files.",
-        '"""',
-        "import csv",
-        "import hashlib",
-        "import json",
-        "import sys",
-        "from pathlib import Path",
-        "",
-        "import numpy as np",
-        "",
-        "import manifold_studio as ms",
-        "from manifold_studio.evaluation import compare_learners, evaluate",
-        "",
-        "HERE = Path(__file__).resolve().parent  # data paths below are relative to this script's folder",
-        'OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "results")',
-        "OUT.mkdir(parents=True, exist_ok=True)",
-        "",
-        "",
-        "def data_file(path, size=None, sha256=None):",
-        '    """The data file (relative to this script\'s folder, or absolute); stops if it is missing and',
-        '    warns if it is not the file the analysis read (another size or SHA-256)."""',
-        "    found = HERE / path",
-        "    if not found.exists():",
-        '        sys.exit(f"The data file {found} is not there: put it back, or edit its path in this script.")',
-        "    if size is not None and found.is_file():",
-        "        digest = hashlib.sha256()",
-        '        with open(found, "rb") as f:',
-        '            for block in iter(lambda: f.read(1 << 20), b""):',
-        "                digest.update(block)",
-        "        if found.stat().st_size != size or (sha256 and digest.hexdigest() != sha256):",
-        '            print(f"Warning: {found} is not the file the analysis read (it was {size:,} bytes, SHA-256 "',
-        '                  f"{sha256 or \'not recorded\'}): the numbers may differ.", file=sys.stderr)',
-        "    return str(found)",
-        "",
-        "",
-        "def set_roles(data, roles, label=None):",
-        '    """Give the columns the file has the roles they had in the session (a column made there, by',
-        '    labelling rows, is not in the file) and make ``label`` the label column."""',
-        "    if data.table is None:",
-        "        return",
-        "    data.set_roles({name: role for name, role in roles.items() if name in data.table})",
-        "    if label is not None and label in data.table and data.label_name != label:",
-        "        data.set_target(label)",
-        "",
-        "",
-        "def write_csv(name, header, columns):",
-        '    """Write columns (arrays of equal length) as one CSV file with a header row."""',
-        '    with open(OUT / name, "w", newline="", encoding="utf-8") as f:',
-        "        writer = csv.writer(f)",
-        "        writer.writerow(header)",
-        "        writer.writerows(zip(*[np.asarray(c).tolist() for c in columns]))",
-        "",
-    ]
-
-
-def _source_expr(ds, script_dir: Path | None) -> tuple[str, list[str]]:
-    """The expression giving ``ds``'s source in the script, and comment lines naming the file.
-    A file under the script's folder is given relative to the script (it still runs from another
-    folder, and the folder can be moved whole); any other file by its absolute path."""
-    if str(ds.source).startswith("sample:"):
-        return repr(ds.source), []
-    record = dict(with_digest(ds.source_file) or {})  # a session not saved yet: the digest now, if unchanged
-    path = Path(record.get("path") or Path(ds.source).expanduser().resolve())
-    shown = str(path)
-    if script_dir is not None and path.is_relative_to(script_dir):
-        shown = path.relative_to(script_dir).as_posix()
-    if "size" not in record:
-        note = ("a folder: its files are not checked" if path.is_dir() else "no size or SHA-256 was recorded "
-                "(a project saved by an older version), so a changed file is not noticed")
-        return f"data_file({shown!r})", [f"# Read from {path}: {note}."]
-    digest = record.get("sha256")
-    check = f"SHA-256 {digest}" if digest else "no SHA-256 recorded"
-    args = f"{shown!r}, size={record['size']}" + (f", sha256={digest!r}" if digest else "")
-    return f"data_file({args})", [f"# Read from {path} ({record['size']:,} bytes, {check});",
-                                  "# data_file() warns if the file there now is not that one."]
-
-
-def _dataset_lines(ds, var: str, script_dir: Path | None = None) -> list[str]:
-    shape = f"{ds.n_samples:,} rows × {ds.n_features} feature columns"
-    labels = f", labels: {ds.label_name}" if ds.label_name else ""
-    lines = ["", f"# Data set {ds.name!r}: {shape}{labels}"]
-    if not ds.source:
-        return lines + ["# it was made in the session (not loaded from a file or a sample), so the script cannot",
-                        "# load it; the runs on it are left out."]
-    opts = dict(getattr(ds, "load_options", None) or {})
-    source, notes = _source_expr(ds, script_dir)
-    args = ", ".join([source] + [f"{k}={_literal(v)}" for k, v in opts.items()])
-    lines += notes + [f"{var} = ms.load_data({args})"]
-    table = getattr(ds, "table", None)
-    several = table is not None and len(table.target_names) > 1 and ds.label_name
-    if table is not None and (opts.get("roles") != table.roles or several):  # the roles as in the session
-        label = f", label={ds.label_name!r}" if several else ""
-        lines.append(f"set_roles({var}, {_literal(table.roles)}{label})")
-    if table is not None and ds.missing != opts.get("missing", "drop"):
-        lines.append(f"{var}.set_missing({ds.missing!r})")
-    return lines
-
-
-def _estimator_expr(run, chain) -> str:
-    return _learner_expr(run.algorithm_id, run.params, chain)
-
-
-def _learner_expr(algorithm_id: str, params: dict, chain, indent: str = "    ") -> str:
-    algo = f"ms.get_algorithm({algorithm_id!r}{', ' if params else ''}{_kwargs(params)})"
-    if len(algo) > 90:  # one parameter per line
-        inner = "".join(f"\n{indent}    {k}={_literal(v)}," for k, v in params.items())
-        algo = f"ms.get_algorithm(\n{indent}    {algorithm_id!r},{inner}\n{indent})"
-    if not chain:
+def estimator(a, data):
+    """An algorithm of SPEC with its parameters, behind its preparation chain bound to the
+    data set's named columns."""
+    algo = ms.get_algorithm(a["algorithm"], **a["params"])
+    if not a["chain"]:
         return algo
-    chain = [(s, non_default_params(s, p)) for s, p in chain]  # a step's defaults go without saying
-    steps = ", ".join(repr(s) if not p else f"({s!r}, {_literal(p)})" for s, p in chain)
-    return f"ms.make_pipeline({steps}, {algo})"
+    return chained_estimator([(step, params) for step, params in a["chain"]], algo, data)
 
 
-def _run_lines(session, run, data_vars: dict, model_vars: dict) -> list[str]:
-    ds = session.datasets.get(run.dataset_name)
-    if ds is None or run.dataset_name not in data_vars:
-        why = "which the script cannot load" if ds is not None else "which is no longer in the session"
-        return ["", f"# Run #{run.id} ({run.algorithm_id}) was fitted on data set {run.dataset_name!r}, {why}: skipped."]
-    dvar, var, stem = data_vars[run.dataset_name], f"run{run.id}", run_output_name(run)
-    chain = run_chain(run)
-    where = f"the map of run #{run.source_run}" if run.source_run is not None else f"data set {ds.name!r}"
-    lines = ["", f"# Run #{run.id}: {run.algorithm_name or run.algorithm_id} ({run.kind}) on {where}"]
-    if run.source_run is not None:
-        if run.source_run not in model_vars:
-            return lines + [f"# run #{run.source_run} it was fitted on is not in the script: skipped."]
-        src = model_vars[run.source_run]
-        lines.append(f"{var}_rows = {src}_rows  # the points of the map it was fitted on")
-        x_expr = f"{src}.embedding_"
-    elif run.rows is not None:
-        lines.append(f"{var}_rows = np.array({_literal(np.asarray(run.rows))})  # the rows it was fitted on")
-        x_expr = f"{dvar}.X[{var}_rows]"
+def write_csv(name, header, columns):
+    """Write columns (arrays of equal length) as one CSV file with a header row."""
+    with open(OUT / name, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(zip(*[np.asarray(c).tolist() for c in columns]))
+
+
+class Fitted:
+    """A refitted run: its model and the rows of the data set it was fitted on (None: all)."""
+
+    def __init__(self, model, rows):
+        self.model, self.rows = model, rows
+
+
+def fit_run(r, data, source=None):
+    """Refit a run of SPEC on data (or on the map of the source run) and write its outputs."""
+    if source is not None:
+        rows, X = source.rows, np.asarray(source.model.embedding_)
+    elif r["rows"] is not None:
+        rows = np.asarray(r["rows"], dtype=np.intp)
+        X = data.X[rows]
     else:
-        lines.append(f"{var}_rows = None  # all rows")
-        x_expr = f"{dvar}.X"
-    needs_y = run.kind == "classification" or bool(getattr(session.host.algorithms.get(run.algorithm_id),
-                                                            "requires_labels", False))
-    y_expr = (("None" if not needs_y else f"{dvar}.labels" if run.source_run is None and run.rows is None
-               else f"{dvar}.labels if {var}_rows is None else {dvar}.labels[{var}_rows]"))
-    unseeded = [k for k, v in run.params.items() if v is None and k in ("random_state", "seed")]
-    if unseeded:
-        lines.append(f"# {unseeded[0]}=None: this run was not seeded, so its numbers may differ from the session's")
-    lines.append(f"X, y = {x_expr}, {y_expr}")
-    lines.append(f"{var} = {_estimator_expr(run, chain)}.fit(X, y)")
-    model_vars[run.id] = var
-    outputs, header = [], []
-    if run.embedding is not None:
-        k = int(np.asarray(run.embedding).shape[1])
-        lines.append(f"embedding = np.asarray({var}.embedding_)")
-        header += [f"{run.algorithm_id}_{j + 1}" for j in range(k)]
-        outputs += [f"embedding[:, {j}]" for j in range(k)]
-    if run.labels is not None:
-        if run.kind == "classification":
-            lines.append(f"labels = {var}.predict(X)")
-        else:
-            lines.append(f"labels = {var}.labels_")
+        rows, X = None, data.X
+    y = None
+    if r["needs_labels"]:
+        y = data.labels if rows is None else data.labels[rows]
+    model = estimator(r, data).fit(X, y)
+    header, columns = [], []
+    if r["embedding"] is not None:
+        embedding = np.asarray(model.embedding_)
+        header += [f"{r['algorithm']}_{j + 1}" for j in range(r["embedding"])]
+        columns += [embedding[:, j] for j in range(r["embedding"])]
+    if r["labels"] is not None:
+        labels = model.predict(X) if r["labels"] == "predict" else model.labels_
+        if r["cut"] is not None:  # the dendrogram cut chosen in the session, without a refit
+            labels = (getattr(model, "final", None) or model).cut(**r["cut"])
         header.append("label")
-        outputs.append("labels")
-    if outputs:
-        lines.append(f"write_csv({stem + '.csv'!r}, {header!r}, [{', '.join(outputs)}])")
-    evaluation = run.meta.get("evaluation") if isinstance(run.meta, dict) else None
-    if isinstance(evaluation, dict) and evaluation.get("method"):
-        opts = {"method": evaluation["method"], "random_state": evaluation.get("random_state", 0)}
-        if "n_splits" in evaluation:
-            opts["n_splits"] = evaluation["n_splits"]
-        if "test_fraction" in evaluation:
-            opts["test_fraction"] = evaluation["test_fraction"]
-        est = _estimator_expr(run, chain)
-        lines += [f"result = evaluate(lambda: {est}, X, y, {_kwargs(opts)})",
-                  "print(" + repr(f"run #{run.id}: ") + " + result.summary())",
-                  f"with open(OUT / {stem + '_evaluation.json'!r}, 'w', encoding='utf-8') as f:",
-                  "    json.dump({'summary': result.summary(), 'mean_accuracy': result.mean_accuracy,",
-                  "               'fold_accuracy': result.fold_accuracy.tolist(),",
-                  "               'confusion': result.confusion.tolist(), **result.params}, f, indent=1)"]
-    return lines
+        columns.append(labels)
+    if columns:
+        write_csv(r["output"] + ".csv", header, columns)
+    if r["evaluation"] is not None:
+        from manifold_studio.evaluation import evaluate
+
+        result = evaluate(lambda: estimator(r, data), X, y, **r["evaluation"])
+        print(f"run #{r['id']}: " + result.summary())
+        with open(OUT / (r["output"] + "_evaluation.json"), "w", encoding="utf-8") as f:
+            json.dump({"summary": result.summary(), "mean_accuracy": result.mean_accuracy,
+                       "fold_accuracy": result.fold_accuracy.tolist(),
+                       "confusion": result.confusion.tolist(), **result.params}, f, indent=1)
+    return Fitted(model, rows)
 
 
-def _comparison_lines(doc: dict, data_vars: dict) -> list[str]:
-    """Test & Score (a saved comparison record) as ``compare_learners`` of the same learners,
-    each behind its recorded preparation chain, on the same folds; its figures go to
-    ``test_score.json``."""
-    name, scheme = doc.get("dataset"), dict(doc.get("scheme") or {})
-    learners = [d for d in doc.get("learners") or [] if isinstance(d, dict)]
-    lines = ["", f"# Test & Score on data set {name!r}: every learner is its preparation chain and its classifier,",
-             "# fitted on each training part only"]
-    if name not in data_vars:
-        return lines + ["# the data set is not loaded by this script: skipped."]
-    if scheme.get("cv") == "given" or not learners:
-        return lines + ["# it was scored on folds given by hand (or has no learner), which the script cannot repeat: "
-                        "skipped."]
-    opts = {"cv": scheme.get("cv", 5), "repeats": int(scheme.get("repeats") or 1), "seed": scheme.get("seed", 0)}
-    if scheme.get("holdout") is not None:
-        opts = {"holdout": scheme["holdout"], "repeats": opts["repeats"], "seed": opts["seed"]}
-    lines.append("comparison = compare_learners({")
-    for d in learners:
-        chain = [(str(s[0]), dict(s[1] or {})) for s in d.get("chain") or []]
-        expr = _learner_expr(str(d.get("algorithm")), dict(d.get("params") or {}), chain, indent="        ")
-        lines.append(f"    {str(d['name'])!r}: {expr},")
-    lines += [f"}}, {data_vars[name]}, {_kwargs(opts)})",
-              "print(comparison.format_table())",
-              "with open(OUT / 'test_score.json', 'w', encoding='utf-8') as f:",
-              "    json.dump({'preparation': comparison.preparation(), 'scheme': comparison.scheme,",
-              "               'folds': [[int(r), te.tolist()] for r, te in comparison.folds],",
-              "               'learners': {r.name: {'fold_metrics': {m: v.tolist() for m, v in",
-              "                                                      r.fold_metrics.items()},",
-              "                                     'predictions': r.predictions.tolist(),",
-              "                                     'pooled_auc': comparison.pooled_auc(r.name)}",
-              "                            for r in comparison.learners}}, f, indent=1)"]
-    return lines
+def test_and_score(t, data):
+    """Test & Score of SPEC: every learner is its preparation chain and its classifier, fitted on
+    each training part only; the figures go to test_score.json."""
+    from manifold_studio.evaluation import compare_learners
+
+    learners = {a["name"]: estimator(a, data) for a in t["learners"]}
+    comparison = compare_learners(learners, data, **t["options"])
+    print(comparison.format_table())
+    with open(OUT / "test_score.json", "w", encoding="utf-8") as f:
+        json.dump({"preparation": comparison.preparation(), "scheme": comparison.scheme,
+                   "folds": [[int(r), te.tolist()] for r, te in comparison.folds],
+                   "learners": {r.name: {"fold_metrics": {m: v.tolist() for m, v in r.fold_metrics.items()},
+                                         "predictions": r.predictions.tolist(),
+                                         "pooled_auc": comparison.pooled_auc(r.name)}
+                                for r in comparison.learners}}, f, indent=1)
+    return comparison
+
+
+for note in SPEC["notes"]:
+    print("Note:", note if note.isprintable() else repr(note), file=sys.stderr)
+'''
+
+
+def script_text(spec: dict) -> str:
+    """The script for a spec of :func:`~manifold_studio.analysis.script_spec.session_spec`: the
+    fixed code, the spec as one JSON literal, and one line per data set and run that indexes it
+    by position (variable names are made of positions and run numbers only)."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    header = _HEADER.replace("{stamp}", stamp).replace("{tag}", repr(FLOAT_TAG))
+    lines = [header.rstrip("\n"), "", "", "SPEC = json.loads(("]
+    lines += [f"    {chunk + chr(10)!r}" for chunk in spec_json(spec)]  # each line of the JSON text, by repr
+    lines += ["), object_hook=decode_floats)", _HELPERS.rstrip("\n"), ""]
+    data_vars = [f"data{i + 1:d}" for i in range(len(spec["datasets"]))]
+    for i, var in enumerate(data_vars):
+        lines.append(f"{var} = load(SPEC['datasets'][{i:d}])")
+    run_vars: list[str] = []
+    for j, r in enumerate(spec["runs"]):
+        rid = int(r["id"])
+        var = f"run{rid:d}" if rid >= 0 else f"fitted{j + 1:d}"
+        source = "" if r["source"] is None else f", source={run_vars[int(r['source'])]}"
+        lines.append(f"{var} = fit_run(SPEC['runs'][{j:d}], {data_vars[int(r['dataset'])]}{source})")
+        run_vars.append(var)
+    if spec["test_score"] is not None:
+        lines.append("comparison = test_and_score(SPEC['test_score'], "
+                     f"{data_vars[int(spec['test_score']['dataset'])]})")
+    lines += ['print(f"Outputs written to {OUT}")', ""]
+    return "\n".join(lines)
 
 
 def session_script(session, title: str = "Reproduces a Manifold Studio session", analyses: dict | None = None,
@@ -294,28 +232,10 @@ def session_script(session, title: str = "Reproduces a Manifold Studio session",
     """The Python script reproducing ``session``'s finished runs and, from ``analyses`` (the
     project's saved results), its Test & Score comparison (see the module docstring).
     ``script_dir``: the folder the script will be written to (data files under it are named
-    relative to it; None: every data file by its absolute path). Raises
-    :class:`NothingToExport` when nothing has run."""
-    script_dir = None if script_dir is None else Path(script_dir).expanduser().resolve()
-    done = [r for r in session.runs.values() if r.status == DONE]
-    comparison = (analyses or {}).get("test_score")
-    comparison = comparison[0] if isinstance(comparison, tuple) and isinstance(comparison[0], dict) else None
-    if not done and comparison is None:
-        raise NothingToExport("Nothing to export as a script: no run has finished yet. Run an algorithm first.")
-    used = {r.dataset_name for r in done} | ({comparison.get("dataset")} if comparison else set())
-    lines = _header(title)
-    data_vars: dict[str, str] = {}
-    for i, ds in enumerate((d for d in session.datasets.values() if d.name in used), start=1):
-        lines += _dataset_lines(ds, f"data{i}", script_dir)
-        if ds.source:
-            data_vars[ds.name] = f"data{i}"
-    model_vars: dict[int, str] = {}
-    for run in sorted(done, key=lambda r: r.id):
-        lines += _run_lines(session, run, data_vars, model_vars)
-    if comparison is not None:
-        lines += _comparison_lines(comparison, data_vars)
-    lines += ["", 'print(f"Outputs written to {OUT}")', ""]
-    return "\n".join(lines)
+    relative to it; None: every data file by its absolute path). ``title`` goes into
+    ``SPEC["title"]``, never into the code. Raises :class:`NothingToExport` when nothing has run,
+    and ManifoldStudioError naming an unknown algorithm, parameter, step or load option."""
+    return script_text(session_spec(session, analyses, script_dir, title))
 
 
 def write_script(source, out_path, analyses: dict | None = None) -> Path:

@@ -35,7 +35,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio import __version__
-from manifold_studio.analysis.report import Report, ReportError
 from manifold_studio.data import MISSING_POLICIES, Dataset
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.files.bounded import out_of_memory
@@ -52,6 +51,7 @@ from manifold_studio.files.model_file import (
     unpack_estimator,
 )
 from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
+from manifold_studio.files.project_parts import read_analyses, read_report
 from manifold_studio.files.schemas import PROJECT, short
 from manifold_studio.files.source_file import with_digest
 from manifold_studio.session.model import Session
@@ -292,13 +292,10 @@ class _ProjectReader:
                 raise ModelFileError(f"{self.path.name}: field 'runs[{i}].id': run #{run.id} appears twice.")
             session.runs[run.id] = run
         session._ids = itertools.count(max(session.runs, default=0) + 1)
-        try:
-            session.report = Report.from_document(meta.get("report") or [], lambda key: self.array(key, "report"))
-        except ReportError as exc:
-            self.problems.append(f"The report could not be restored: {exc}")
+        session.report = read_report(meta.get("report") or [], self.array, self.problems)
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
-        analyses = self.analyses(meta.get("analyses") or {})
+        analyses = read_analyses(meta.get("analyses") or {}, self.array, self.problems)
         return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
 
     def dataset_rows(self, ds: Dataset, d: dict, field: str) -> None:
@@ -330,17 +327,6 @@ class _ProjectReader:
                                  "are not.")
             return
         ds.table = table
-
-    def analyses(self, saved: dict) -> dict:
-        """The analysis records (key -> (document, arrays)); a damaged one is left out and named."""
-        out = {}
-        for key, entry in saved.items():
-            try:
-                out[key] = (dict(entry["document"]), {n: self.array(k, f"analyses.{key}.arrays.{n}")
-                                                      for n, k in entry["arrays"].items()})
-            except (ModelFileError, KeyError, TypeError, AttributeError, ValueError) as exc:
-                self.problems.append(f"The saved analysis '{short_text(key)}' is damaged and was left out: {exc}")
-        return out
 
     def run(self, r: dict, field: str, session: Session) -> Run:
         if r["status"] not in FINISHED_STATUSES:

@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Field", "SchemaError", "check", "parse_json", "MODEL_HEADER", "PROJECT", "short"]
+__all__ = ["Field", "SchemaError", "check", "parse_json", "MODEL_HEADER", "PROJECT", "REPORT_ITEM", "COMPARISON",
+           "CHAIN", "short"]
 
 #: the deepest nesting a document may have (a JSON nested 100,000 deep is refused by name)
 MAX_DEPTH = 64
@@ -31,13 +32,15 @@ class Field:
     """``types``: one or more of ``"str"``, ``"int"``, ``"number"``, ``"bool"``, ``"null"``,
     ``"list"``, ``"dict"``, ``"json"`` (any JSON value); ``required``: must be present; ``items``:
     the schema of each list item (a dict schema) or an item type (a :class:`Field`); ``fields``:
-    the schema of a dict value; ``min``: the least value of an int."""
+    the schema of a dict value; ``min``: the least value of an int; ``shape``: a list of exactly
+    these items, one :class:`Field` per position (a pair ``[step id, {params}]``)."""
 
     types: tuple[str, ...]
     required: bool = False
     items: Any = None
     fields: dict | None = None
     min: int | None = None
+    shape: tuple | None = None
 
 
 def short(value: Any) -> str:
@@ -98,6 +101,12 @@ def _check_value(value, field: Field, where: str) -> None:
         raise SchemaError(f"field '{where}' must be a finite number, not {short(value)}.")
     if isinstance(value, dict) and field.fields is not None:
         check(value, field.fields, where)
+    if isinstance(value, list) and field.shape is not None:
+        if len(value) != len(field.shape):
+            raise SchemaError(f"field '{where}' must be a list of {len(field.shape)} items, not of "
+                              f"{len(value)}: {short(value)}.")
+        for i, (item, item_field) in enumerate(zip(value, field.shape)):
+            _check_value(item, item_field, f"{where}[{i}]")
     if isinstance(value, list) and field.items is not None:
         for i, item in enumerate(value):
             if isinstance(field.items, Field):
@@ -163,6 +172,14 @@ MODEL_HEADER = {
 }
 
 _ARRAY_REF = Field(("str", "null"))
+#: a preparation chain: ``[[step id, {params}], ...]``
+CHAIN = Field(("list",), items=Field(("list",), shape=(_STR, Field(("dict", "null")))))
+#: what a run's ``meta`` may hold that readers use: its chain and its dendrogram cut
+_RUN_META = {
+    "chain": CHAIN,
+    "cut": Field(("dict",), fields={"note": _STR, "height": Field(("number",)), "n_clusters": Field(("int",), min=1)}),
+    "evaluation": Field(("dict",)),
+}
 _EXTENSION = {
     "name": Field(("str",), required=True), "dataset_name": Field(("str", "null")),
     "time_s": Field(("number",)), "created": Field(("number",)),
@@ -178,7 +195,7 @@ _RUN = {
     "status": Field(("str",), required=True),
     "error": _STR, "error_detail": _STR,
     "source_run": Field(("int", "null")),
-    "summary": Field(("dict",)), "timings": Field(("dict",)), "meta": Field(("dict",)),
+    "summary": Field(("dict",)), "timings": Field(("dict",)), "meta": Field(("dict",), fields=_RUN_META),
     "embedding": _ARRAY_REF, "labels": _ARRAY_REF, "rows": _ARRAY_REF,
     "cut_labels": _ARRAY_REF,  # the dendrogram cut the user chose (issue 21)
     "model": Field(("dict", "null"), fields=MODEL_STATE),
@@ -222,10 +239,18 @@ _HISTORY = {
     "message": Field(("str",), required=True), "run_id": Field(("int", "null")),
     "dataset": Field(("str", "null")),
 }
-_REPORT_ITEM = {
+#: one report item (the reader checks each: a damaged one is left out with a note)
+REPORT_ITEM = {
     "kind": Field(("str",), required=True), "title": Field(("str",), required=True), "caption": _STR,
-    "facts": Field(("list",), items=Field(("list",), items=_STR)), "image": _ARRAY_REF,
+    "facts": Field(("list",), items=Field(("list",), shape=(_STR, _STR))), "image": _ARRAY_REF,
     "created": Field(("number",)),
+}
+#: a saved Test & Score (``analyses["test_score"]["document"]``, type "comparison")
+COMPARISON = {
+    "type": _STR, "dataset": Field(("str", "null")), "scheme": Field(("dict",)),
+    "learners": Field(("list",), items={
+        "name": Field(("str",), required=True), "algorithm": Field(("str", "null")),
+        "params": Field(("dict",)), "chain": CHAIN, "score_kind": Field(("str", "null"))}),
 }
 #: the JSON document of a project (``__manifold_studio_project__``)
 PROJECT = {
@@ -238,7 +263,7 @@ PROJECT = {
     "current_run": Field(("int", "null")),
     "history": Field(("list",), items=_HISTORY),
     "view_settings": Field(("dict",)),
-    "report": Field(("list",), items=_REPORT_ITEM),
+    "report": Field(("list",)),  # each item: REPORT_ITEM, checked one by one by the reader
     # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
     "analyses": Field(("dict",)),
 }

@@ -342,6 +342,35 @@ class HierarchicalClustering(ClusteringAlgorithm):
         self.inertia_ = float(np.einsum("ij,ij->", dev, dev))
         progress.checkpoint(1.0, f"{K} clusters")
 
+    def cut(self, *, n_clusters: int | None = None, height: float | None = None) -> np.ndarray:
+        """The clusters of the training points when the fitted tree is cut again, without a refit:
+        at ``height`` (as the dendrogram's cut line: ``fcluster(linkage_matrix_, height,
+        "distance")``, clusters numbered in the order of their fcluster ids) or into
+        ``n_clusters`` clusters (the last merges undone in merge order, as the fit cuts; clusters
+        numbered in the order of their first point). Give exactly one. Returns (n,) labels
+        0..K-1; the fitted state is not changed."""
+        self.check_is_fitted("cut")
+        if (n_clusters is None) == (height is None):
+            raise InvalidParameterError("Cut the tree either into n_clusters clusters or at a height, "
+                                        f"exactly one of them (got n_clusters={n_clusters!r}, height={height!r}).")
+        Z = np.asarray(self.linkage_matrix_, dtype=float)
+        labels = np.asarray(self.labels_, dtype=np.intp)
+        n_leaves = Z.shape[0] + 1
+        leaves = getattr(self, "linkage_leaves_", None) or ("points" if n_leaves == labels.size else "clusters")
+        if height is not None:
+            height = float(height)
+            if not np.isfinite(height) or height < 0:
+                raise InvalidParameterError(f"A cut height must be a finite number >= 0, not {height!r}.")
+            _, codes = np.unique(hierarchy.fcluster(Z, height, criterion="distance"), return_inverse=True)
+            codes = codes.ravel().astype(np.intp)
+        else:
+            if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) \
+                    or not 1 <= n_clusters <= n_leaves:
+                raise InvalidParameterError(f"n_clusters of a cut must be an integer between 1 and {n_leaves} "
+                                            f"(the leaves of the tree), not {n_clusters!r}.")
+            codes = cut_by_merges(Z, int(n_clusters))
+        return codes[labels] if leaves == "clusters" else codes
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.metric == "precomputed"   # X is the (n, n) matrix of the training points

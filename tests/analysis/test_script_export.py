@@ -15,6 +15,7 @@ from manifold_studio.analysis.script_export import (
     session_script,
     write_script,
 )
+from manifold_studio.analysis.script_spec import script_spec
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.evaluation import KFOLD, evaluate
 from manifold_studio.files.project_file import save_project
@@ -61,8 +62,8 @@ def test_exported_script_reproduces_the_session_in_a_fresh_process(session, tmp_
     proj = save_project(session, tmp_path / "p.msproj")
     script = write_script(proj, tmp_path / "analysis.py")
     text = script.read_text()
-    assert "import manifold_studio as ms" in text and "ms.load_data(" in text
-    assert "label_column='kind'" in text  # the loader options are repeated
+    assert "import manifold_studio as ms" in text and "ms.load_data" in text
+    assert script_spec(text)["datasets"][0]["options"]["label_column"] == "kind"  # the loader options are repeated
     out = tmp_path / "results"
     done = subprocess.run([sys.executable, str(script), str(out)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
@@ -89,7 +90,7 @@ def test_a_preparation_chain_becomes_make_pipeline_and_runs(session, tmp_path):
     iso.meta["chain"] = [["standardize", {}]]
     svm.meta["chain"] = [["standardize", {}], ["minmax", {}]]
     text = session_script(session)
-    assert "ms.make_pipeline('standardize', ms.get_algorithm(\n        'isomap'," in text
+    assert [(r["algorithm"], r["chain"]) for r in script_spec(text)["runs"]][0] == ("isomap", [["standardize", {}]])
     script = tmp_path / "chain.py"
     script.write_text(text)
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], cwd=tmp_path,
@@ -120,9 +121,10 @@ def test_cli_script_writes_the_script(session, tmp_path, capsys):
     assert cli_main(["script", str(proj), "-o", str(tmp_path / "a.py")]) == 0
     text = (tmp_path / "a.py").read_text()
     compile(text, "a.py", "exec")
-    assert "source_run" not in text and "run2 = ms.get_algorithm(\n        'kmeans'," in text
-    assert "X, y = run1.embedding_, None" in text  # k-means is fitted on the isomap map
-    assert "'d': 'meta'" in text  # the role changed in the session is in the loader options
+    spec = script_spec(text)
+    assert "run2 = fit_run(SPEC['runs'][1], data1, source=run1)" in text  # k-means is fitted on the isomap map
+    assert spec["runs"][1]["algorithm"] == "kmeans" and spec["runs"][1]["needs_labels"] is False
+    assert spec["datasets"][0]["options"]["roles"]["d"] == "meta"  # the role changed in the session
 
 
 def test_a_data_set_made_in_the_session_is_left_out_with_its_runs(session):
@@ -132,8 +134,10 @@ def test_a_data_set_made_in_the_session_is_left_out_with_its_runs(session):
     session.run("pca", n_components=2)
     text = session_script(session)
     compile(text, "analysis.py", "exec")
-    assert "cannot\n# load it" in text and "was fitted on data set 'first 30', which the script cannot load" in text
-    assert "ms.load_data(''" not in text
+    notes = script_spec(text)["notes"]
+    assert "Data set 'first 30' was made in the session" in notes[0]
+    assert any("was fitted on data set 'first 30', which the script cannot load" in n for n in notes)
+    assert [d["name"] for d in script_spec(text)["datasets"]] == ["points"]
 
 
 def test_a_test_and_score_with_a_chain_is_reproduced_by_the_script(tmp_path):
@@ -157,7 +161,8 @@ def test_a_test_and_score_with_a_chain_is_reproduced_by_the_script(tmp_path):
     proj = save_project(s, tmp_path / "scored.msproj", analyses={"test_score": (doc, arrays)})
     script = write_script(proj, tmp_path / "analysis.py")
     text = script.read_text()
-    assert "comparison = compare_learners({" in text and "ms.make_pipeline('standardize'," in text
+    assert "comparison = test_and_score(SPEC['test_score'], data1)" in text
+    assert [a["chain"] for a in script_spec(text)["test_score"]["learners"]] == [[["standardize", {}]]] * 2
     out = tmp_path / "results"
     done = subprocess.run([sys.executable, str(script), str(out)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)

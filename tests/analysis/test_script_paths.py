@@ -14,6 +14,7 @@ import numpy as np
 
 from manifold_studio.analysis.replay import replay
 from manifold_studio.analysis.script_export import run_output_name, write_script
+from manifold_studio.analysis.script_spec import script_spec
 from manifold_studio.files.project_file import read_project, save_project
 from manifold_studio.session.model import Session
 
@@ -58,8 +59,8 @@ def test_data_outside_the_script_folder_is_named_absolutely_and_runs_from_a_thir
     script = write_script(proj, script_dir / "analysis.py")
     text = script.read_text()
     digest = hashlib.sha256(data.read_bytes()).hexdigest()
-    assert f"data_file({str(data.resolve())!r}, size={data.stat().st_size}, sha256={digest!r})" in text
-    assert f"# Read from {data.resolve()} ({data.stat().st_size:,} bytes, SHA-256 {digest});" in text
+    d = script_spec(text)["datasets"][0]
+    assert (d["path"], d["size"], d["sha256"]) == (str(data.resolve()), data.stat().st_size, digest)
     done = _run(script, elsewhere, "out")
     assert done.returncode == 0, done.stderr
     assert "Warning" not in done.stderr
@@ -76,7 +77,7 @@ def test_data_under_the_script_folder_is_relative_so_the_folder_can_move(tmp_pat
     s, pca, _km = _session(data)
     proj = save_project(s, project_dir / "p.msproj")
     write_script(proj, project_dir / "analysis.py")
-    assert "data_file('data/points.csv', size=" in (project_dir / "analysis.py").read_text()
+    assert script_spec((project_dir / "analysis.py").read_text())["datasets"][0]["path"] == "data/points.csv"
     moved = shutil.move(str(project_dir), str(tmp_path / "moved"))  # the whole folder, elsewhere
     (tmp_path / "cwd").mkdir()
     done = _run(f"{moved}/analysis.py", tmp_path / "cwd", tmp_path / "res")
@@ -106,7 +107,8 @@ def test_the_script_and_the_replay_use_the_roles_saved_in_the_project(tmp_path):
     pca = s.run("pca", n_components=2)
     proj = save_project(s, tmp_path / "p.msproj")
     script = write_script(proj, tmp_path / "analysis.py")
-    assert "'year': 'feature'" in script.read_text() and "'bill_length_mm': 'meta'" in script.read_text()
+    roles = script_spec(script.read_text())["datasets"][0]["roles"]
+    assert roles["year"] == "feature" and roles["bill_length_mm"] == "meta"
     done = _run(script, tmp_path, tmp_path / "out")
     assert done.returncode == 0, done.stderr
     np.testing.assert_allclose(_embedding(tmp_path / "out" / f"{run_output_name(pca)}.csv"), pca.embedding,
@@ -135,7 +137,7 @@ def test_a_column_made_by_labelling_does_not_break_the_script(tmp_path):
     label_into_column(ds, np.arange(5), "checked", "yes")
     pca = s.run("pca", n_components=2)
     script = write_script(save_project(s, tmp_path / "p.msproj"), tmp_path / "analysis.py")
-    assert "set_roles(data1, {" in script.read_text() and "'checked': 'meta'" in script.read_text()
+    assert script_spec(script.read_text())["datasets"][0]["roles"]["checked"] == "meta"
     done = _run(script, tmp_path, tmp_path / "out")
     assert done.returncode == 0, done.stderr
     np.testing.assert_allclose(_embedding(tmp_path / "out" / f"{run_output_name(pca)}.csv"), pca.embedding,
@@ -162,6 +164,7 @@ def test_a_session_not_saved_yet_gets_the_digest_at_export(tmp_path):
     s, _pca, _km = _session(data)
     assert "sha256" not in s.current_dataset.source_file  # loading only notes size and time
     text = session_script(s, script_dir=tmp_path)
-    assert f"data_file('points.csv', size={data.stat().st_size}, " \
-           f"sha256={hashlib.sha256(data.read_bytes()).hexdigest()!r})" in text
-    assert f"data_file({str(data.resolve())!r}, size=" in session_script(s)  # no script folder: absolute
+    d = script_spec(text)["datasets"][0]
+    assert (d["path"], d["size"], d["sha256"]) == ("points.csv", data.stat().st_size,
+                                                   hashlib.sha256(data.read_bytes()).hexdigest())
+    assert script_spec(session_script(s))["datasets"][0]["path"] == str(data.resolve())  # no script folder: absolute

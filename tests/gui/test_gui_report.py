@@ -9,6 +9,8 @@ from PIL import Image
 
 from gui_helpers import wait_idle, wait_last_run
 
+from manifold_studio.analysis.script_spec import script_spec
+
 WINDOW_DIALOGS = False
 
 
@@ -92,7 +94,7 @@ def test_script_export_and_apply_to_another_file(qtbot, win, tmp_path):
     assert "no run has finished" in win.statusBar().currentMessage()
     _run_pca(qtbot, win)
     out = win.project.export_script(tmp_path / "a.py")
-    assert "ms.load_data('sample:iris')" in out.read_text()
+    assert script_spec(out.read_text())["datasets"][0]["sample"] == "sample:iris"
     ds = win.session.current_dataset
     new = tmp_path / "new.csv"
     with open(new, "w", newline="") as f:
@@ -138,7 +140,7 @@ def test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_scri
     assert again.table.roles == roles and again.column_values("checked")[:6].tolist() == ["yes"] * 5 + [None]
     assert again.feature_names == ds.feature_names
     script = other.project.export_script(tmp_path / "analysis.py")
-    assert "data_file('data/penguins.csv', size=" in script.read_text()
+    assert script_spec(script.read_text())["datasets"][0]["path"] == "data/penguins.csv"
     done = subprocess.run([sys.executable, str(script), "out"], cwd=src.parent, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr

@@ -95,6 +95,11 @@ def test_a_chain_step_failing_on_one_fold_is_named_and_the_rest_is_scored(qtbot,
     # data set made here, so that the script loads it)
     w.session.datasets["one column"].source = str(tmp_path / "one.csv")
     path = w.project.export_script(tmp_path / "analysis.py")
+    from manifold_studio.analysis.script_spec import script_spec
+
     text = path.read_text()
-    assert "comparison = compare_learners({" in text and "ms.make_pipeline('drop_constant', ms.get_algorithm(" in text
-    assert "cv=3, repeats=1, seed=0)" in text
+    assert "comparison = test_and_score(SPEC['test_score'], data1)" in text
+    spec = script_spec(text)["test_score"]
+    assert {a["algorithm"] for a in spec["learners"]} >= {"svm"}
+    assert all(a["chain"] == [["drop_constant", {}]] for a in spec["learners"])
+    assert spec["options"] == {"cv": 3, "repeats": 1, "seed": 0}
