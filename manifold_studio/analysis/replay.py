@@ -27,12 +27,14 @@ import numpy as np
 import manifold_studio as ms
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.script_export import run_output_name
-from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.errors import DataError, InvalidParameterError, ManifoldStudioError, WriteError
+from manifold_studio.files.export_paths import same_file
 from manifold_studio.files.project_file import read_project
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.export import write_table_csv
+from manifold_studio.tables.options import ROLES_OPTION
 
-__all__ = ["ReplayResult", "replay", "matched_matrix", "run_input"]
+__all__ = ["ReplayResult", "replay", "matched_matrix", "run_input", "check_outputs_differ"]
 
 
 @dataclass
@@ -87,7 +89,11 @@ def _load_like(train, data_path) -> "ms.Dataset":
     label column it lacks is not asked for."""
     from_sample = str(train.source or "").startswith("sample:")  # a sample's options are not a file's
     options = {} if from_sample else dict(getattr(train, "load_options", None) or {})
-    roles = dict(options.pop("roles", None) or {})
+    try:  # a tampered project may hold anything here
+        roles = dict(ROLES_OPTION.validate(options.pop("roles", None)) or {})
+    except InvalidParameterError as exc:
+        raise DataError(f"The project's load option 'roles' of data set '{train.name}' is not a mapping of "
+                        f"column names to roles: {exc}") from None
     label = options.pop("label_column", None)
     if train.table is not None:
         roles, label = train.table.roles, train.label_name
@@ -100,6 +106,17 @@ def _load_like(train, data_path) -> "ms.Dataset":
     if label is not None and label in new.table and new.label_name != label:
         new.set_target(label)
     return new
+
+
+def check_outputs_differ(outputs, inputs) -> None:
+    """Refuse, before anything is written, an output file that is one of the input files (the
+    same path in another spelling, a symbolic link or a hard link to it): writing it would
+    replace the input."""
+    for out in outputs:
+        for source in inputs:
+            if same_file(out, source):
+                raise WriteError(f"The output {out} is the input file {source}: writing it would replace "
+                                 "the input; choose another output folder. Nothing was written.")
 
 
 def _columns(run, values: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
@@ -136,6 +153,8 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
         inputs[run.id] = run_input(run, train, loaded[run.dataset_name], data_path.name)
         applicable.append(run)
     out_dir = Path(out_dir)
+    targets = {run.id: out_dir / f"{run_output_name(run)}.csv" for run in applicable}
+    check_outputs_differ(targets.values(), [data_path] + ([Path(project)] if isinstance(project, (str, Path)) else []))
     out_dir.mkdir(parents=True, exist_ok=True)
     made: dict[int, np.ndarray] = {}
     for k, run in enumerate(applicable):
@@ -150,7 +169,7 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
         values = np.asarray(run.estimator.extend(X, progress=sub))
         made[run.id] = values
         header, columns = _columns(run, values)
-        path = out_dir / f"{run_output_name(run)}.csv"
+        path = targets[run.id]
         write_table_csv(path, ["row"] + header, [np.asarray(new.row_ids)] + columns)
         result.outputs.append((run.id, path))
         result.n_rows = int(values.shape[0])

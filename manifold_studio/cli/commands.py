@@ -5,7 +5,6 @@ parser, the console and ``main``."""
 from __future__ import annotations
 
 import csv
-import os
 import sys
 import time
 from pathlib import Path
@@ -50,6 +49,7 @@ from manifold_studio.extend.out_of_core import (
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import check_regular_file
+from manifold_studio.files.export_paths import same_file
 from manifold_studio.files.model_file import (
     load_model_with_metadata,
     read_metadata,
@@ -117,13 +117,7 @@ def check_outputs_differ(args, outputs: tuple[str, ...], inputs: tuple[str, ...]
             continue
         target = Path(out)
         for flag, source in sources:
-            same = os.path.realpath(target) == os.path.realpath(source)
-            if not same and target.exists() and source.exists():
-                try:
-                    same = os.path.samefile(target, source)
-                except OSError:
-                    same = False
-            if same:
+            if same_file(target, source):
                 raise UsageError(f"{out_flag} {out} is the input file of {flag}: writing the result would "
                                  "replace it; choose another output file")
 

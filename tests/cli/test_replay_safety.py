@@ -1,0 +1,87 @@
+"""``replay`` cannot be turned against its inputs (issue 29): an output that would be an input
+file — the same path, another spelling, a symbolic link or a hard link — is refused before
+anything is written; a column that was numeric at fit time and holds text in the new file is
+refused naming the column, the line and the cell."""
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+import pytest
+
+from manifold_studio.analysis.replay import replay
+from manifold_studio.cli.main import main as cli_main
+from manifold_studio.errors import DataError, WriteError
+from manifold_studio.files.project_file import save_project
+from manifold_studio.session.model import Session
+
+
+def _write(path, X, columns=("a", "b", "c")):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for row in X:
+            w.writerow(row)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path):
+    rng = np.random.default_rng(0)
+    s = Session()
+    s.load(str(_write(tmp_path / "train.csv", rng.normal(size=(40, 3)).round(4).tolist())))
+    s.run("pca", n_components=2)
+    return save_project(s, tmp_path / "p.msproj")
+
+
+def _spellings(tmp_path):
+    """(data path to pass, --out-dir) pairs where run1_pca.csv in the folder IS the data file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "run1_pca.csv"
+    rng = np.random.default_rng(1)
+    _write(target, rng.normal(size=(10, 3)).round(4).tolist())
+    (tmp_path / "link.csv").symlink_to(target)
+    os.link(target, tmp_path / "hard.csv")
+    (tmp_path / "outlink").symlink_to(out)
+    return target, [
+        (target, out),                                              # the same path
+        (tmp_path / "out" / ".." / "out" / "run1_pca.csv", out),   # another spelling
+        (target, tmp_path / "outlink"),                             # the folder through a link
+        (tmp_path / "link.csv", out),                               # a symbolic link to the output
+        (tmp_path / "hard.csv", out),                               # a hard link to the output
+    ]
+
+
+def test_replay_refuses_an_output_that_is_its_input_in_every_spelling(project, tmp_path, capsys):
+    target, cases = _spellings(tmp_path)
+    before = target.read_bytes()
+    for data, out_dir in cases:
+        with pytest.raises(WriteError, match="is the input file"):
+            replay(project, data, out_dir)
+        assert cli_main(["replay", str(project), "--data", str(data), "--out-dir", str(out_dir)]) == 2
+        err = capsys.readouterr().err
+        assert "is the input file" in err and "Nothing was written" in err, (data, out_dir, err)
+        assert target.read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["run1_pca.csv"]
+
+
+def test_replay_refuses_to_overwrite_the_project_file(tmp_path):
+    rng = np.random.default_rng(0)
+    s = Session()
+    s.load(str(_write(tmp_path / "train.csv", rng.normal(size=(30, 3)).round(4).tolist())))
+    s.run("pca", n_components=2)
+    path = save_project(s, tmp_path / "run1_pca.csv")   # a project saved under an output's name
+    new = _write(tmp_path / "new.csv", rng.normal(size=(5, 3)).round(4).tolist())
+    before = path.read_bytes()
+    with pytest.raises(WriteError, match="is the input file"):
+        replay(path, new, tmp_path)
+    assert path.read_bytes() == before
+
+
+def test_replay_into_another_folder_still_writes(project, tmp_path):
+    target, _ = _spellings(tmp_path)
+    result = replay(project, target, tmp_path / "elsewhere")
+    assert [p.name for _, p in result.outputs] == ["run1_pca.csv"]
+    assert result.n_rows == 10
