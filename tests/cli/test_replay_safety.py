@@ -85,3 +85,56 @@ def test_replay_into_another_folder_still_writes(project, tmp_path):
     result = replay(project, target, tmp_path / "elsewhere")
     assert [p.name for _, p in result.outputs] == ["run1_pca.csv"]
     assert result.n_rows == 10
+
+
+# -- types: a numeric column with text cells is refused, naming the column, the line and the cell --
+
+def _train_and_bad(tmp_path, n_text: int, n_rows: int = 30):
+    rng = np.random.default_rng(3)
+    train = _write(tmp_path / "train.csv", rng.normal(size=(40, 3)).round(4).tolist())
+    rows = rng.normal(size=(n_rows, 3)).round(4).tolist()
+    for k in range(n_text):
+        rows[4 + 3 * k][1] = f"oops{k}"   # column b, file lines 6, 9, ...
+    return train, _write(tmp_path / "bad.csv", rows)
+
+
+def _chained_run(s, chain):
+    """A PCA run behind ``chain`` (as the Preparation dock makes it), fitted."""
+    run = s.create_run("pca", {"n_components": 2}, chain=chain)
+    s.start_run(run.id)
+    return s.complete_run(run.id, s.fit_task(run)())
+
+
+@pytest.mark.parametrize("n_text", [6, 1])   # read as categorical (6 of 30), or as numbers with a stray cell
+@pytest.mark.parametrize("chain", [None, [("standardize", {})]])
+def test_replay_refuses_text_in_a_numeric_column_naming_line_and_cell(tmp_path, n_text, chain):
+    train, bad = _train_and_bad(tmp_path, n_text)
+    s = Session()
+    s.load(str(train))
+    run = _chained_run(s, chain)
+    project = save_project(s, tmp_path / "p.msproj")
+    with pytest.raises(DataError) as err:
+        replay(project, bad, tmp_path / "out")
+    text = str(err.value)
+    assert "bad.csv" in text and "'b'" in text and "numeric" in text
+    assert "'oops0'" in text and "line 6" in text, text
+    assert not (tmp_path / "out").exists()
+
+
+def test_replay_with_an_impute_step_reads_the_text_as_missing_with_a_note(tmp_path):
+    train, bad = _train_and_bad(tmp_path, 6)
+    s = Session()
+    s.load(str(train))
+    run = _chained_run(s, [("impute", {"strategy": "mean"}), ("standardize", {})])
+    project = save_project(s, tmp_path / "p.msproj")
+    result = replay(project, bad, tmp_path / "out")
+    assert any("'b'" in n and "'oops0' on line 6" in n and "impute" in n for n in result.notes), result.notes
+    got = np.loadtxt(result.outputs[0][1], delimiter=",", skiprows=1)[:, 1:]
+    # the reference: the text cells missing, filled with the training means, then the fitted steps
+    import manifold_studio as ms
+
+    raw = np.genfromtxt(bad, delimiter=",", skip_header=1)     # text -> nan
+    np.testing.assert_allclose(got, run.estimator.extend(
+        __import__("pandas").DataFrame(raw, columns=["a", "b", "c"])), atol=1e-12)
+    assert np.isnan(raw[:, 1]).sum() == 6 and not np.isnan(got).any()
+    del ms
