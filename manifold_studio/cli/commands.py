@@ -14,6 +14,7 @@ import numpy as np
 
 import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
@@ -38,7 +39,7 @@ from manifold_studio.cli.run_results import (
 )
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
-from manifold_studio.extend.isolated_apply import apply_in_subprocess
+from manifold_studio.extend.isolated_apply import apply_in_subprocess, model_ids
 from manifold_studio.extend.out_of_core import (
     align_features,
     data_parts,
@@ -57,7 +58,12 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
+from manifold_studio.session.isolated_fit import (
+    PluginProcessError,
+    estimator_ids,
+    fit_estimator_in_subprocess,
+    third_party_parts,
+)
 from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
 
 NOTHING_WRITTEN = "No output file was written."
@@ -258,8 +264,6 @@ def cmd_run(args) -> int:
     params = distance_run_params(args, cls, parse_values(cls.params, _pairs(args.param, "--param"), cls.id))
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
-    if steps and not args.in_process and get_host().is_third_party(cls.id):
-        raise UsageError(f"--prep with the third-party algorithm {cls.id} needs --in-process")
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
                "keep_missing": chain_imputes([s for s, _ in steps]), "distances": getattr(args, "distance_matrix", False)}
     if (args.extend is None) != (args.extend_out is None):
@@ -299,8 +303,9 @@ def cmd_run(args) -> int:
 
     evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
-    # a third-party plugin fits in a worker process (as in the window): its crash ends the run, not us
-    isolated = None if args.in_process or not get_host().is_third_party(cls.id) else _isolated_fit(cls, params)
+    # a third-party algorithm or preparation step fits in a worker process (as in the window): its
+    # crash ends the run, not us
+    isolated = None if args.in_process or not third_party_parts(estimator_ids(est)) else _isolated_fit(est, cls.id, ds)
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
@@ -366,15 +371,21 @@ def cmd_run(args) -> int:
     return EXIT_OK
 
 
-def _isolated_fit(cls, params: dict):
-    """``fit(X, y, progress) -> FitOutcome`` in a worker process; a worker that dies or fails
-    raises PluginProcessError saying so, and that nothing was written."""
+def _isolated_fit(est, algorithm_id: str, ds):
+    """``fit(X, y, progress) -> FitOutcome`` of ``est`` (an algorithm, or a pipeline fitted under
+    the feature names of ``ds``) in a worker process; a worker that dies or fails raises
+    PluginProcessError saying so, and that nothing was written."""
+    columns = categories = None
+    if getattr(est, "id", "") == PIPELINE_ID:
+        columns = list(ds.feature_names or [f"x{j}" for j in range(ds.n_features)])
+        categories = {k: v for k, v in ds.table.categories().items() if k in columns} if ds.table is not None else {}
 
     def fit(X, y, progress):
         try:
-            return fit_in_subprocess(cls, params, X, y, progress, unaffected=NOTHING_WRITTEN)
+            return fit_estimator_in_subprocess(est, X, y, progress, unaffected=NOTHING_WRITTEN, columns=columns,
+                                               categories=categories)
         except PluginProcessError as exc:
-            raise _nothing_written(cls.id, exc) from None
+            raise _nothing_written(algorithm_id, exc) from None
     return fit
 
 
@@ -401,7 +412,7 @@ def cmd_apply(args) -> int:
     algo_id = str(meta["algorithm"])
     # a third-party plugin's model is read and extended in a worker process, as its fit runs:
     # even restoring it runs the plugin's code
-    isolate = not args.in_process and get_host().is_third_party(algo_id)
+    isolate = not args.in_process and bool(third_party_parts(model_ids(meta)))
     est = None if isolate else load_model_with_metadata(args.model)[0]
     train = meta.get("training_data") or {}
     label_column = args.label_column

@@ -53,6 +53,7 @@ from manifold_studio.cli import distance_option
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
+from manifold_studio.cli.worker_command import report_done
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
 from manifold_studio.plugins.probe import PROBE_FLAG
@@ -302,9 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (recorded for a parent that runs this
+    command as its worker process: :mod:`manifold_studio.cli.worker_command`)."""
+    return report_done(_main(list(sys.argv[1:] if argv is None else argv)))
 
-    argv = list(sys.argv[1:] if argv is None else argv)
+
+def _main(argv: list[str]) -> int:
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     if argv[:1] == [PROBE_FLAG]:  # hidden: the frozen application acting as a plugin's import probe
         plugin_probe()
@@ -318,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        args.argv = argv   # a command may run again in a worker process (worker_command)
         debug = debug or args.debug
         if args.self_test:
             return self_test([])
