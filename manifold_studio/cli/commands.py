@@ -14,7 +14,6 @@ import numpy as np
 
 import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
-from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
@@ -58,15 +57,10 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.session.isolated_fit import (
-    PluginProcessError,
-    estimator_ids,
-    fit_estimator_in_subprocess,
-    third_party_parts,
-)
+from manifold_studio.cli.worker_command import NOTHING_WRITTEN, isolated_fit, nothing_written
+from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
 from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
 
-NOTHING_WRITTEN = "No output file was written."
 
 
 def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True) -> None:
@@ -305,7 +299,7 @@ def cmd_run(args) -> int:
     fitted_mask = None
     # a third-party algorithm or preparation step fits in a worker process (as in the window): its
     # crash ends the run, not us
-    isolated = None if args.in_process or not third_party_parts(estimator_ids(est)) else _isolated_fit(est, cls.id, ds)
+    isolated = None if args.in_process or not third_party_parts(estimator_ids(est)) else isolated_fit(est, cls.id, ds)
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
@@ -371,30 +365,6 @@ def cmd_run(args) -> int:
     return EXIT_OK
 
 
-def _isolated_fit(est, algorithm_id: str, ds):
-    """``fit(X, y, progress) -> FitOutcome`` of ``est`` (an algorithm, or a pipeline fitted under
-    the feature names of ``ds``) in a worker process; a worker that dies or fails raises
-    PluginProcessError saying so, and that nothing was written."""
-    columns = categories = None
-    if getattr(est, "id", "") == PIPELINE_ID:
-        columns = list(ds.feature_names or [f"x{j}" for j in range(ds.n_features)])
-        categories = {k: v for k, v in ds.table.categories().items() if k in columns} if ds.table is not None else {}
-
-    def fit(X, y, progress):
-        try:
-            return fit_estimator_in_subprocess(est, X, y, progress, unaffected=NOTHING_WRITTEN, columns=columns,
-                                               categories=categories)
-        except PluginProcessError as exc:
-            raise _nothing_written(algorithm_id, exc) from None
-    return fit
-
-
-def _nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:
-    text = str(exc)
-    return PluginProcessError(text if NOTHING_WRITTEN in text else
-                              f"{algorithm_id}: {text.rstrip('.')}. {NOTHING_WRITTEN}")
-
-
 def cmd_apply(args) -> int:
     """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
 
@@ -435,7 +405,7 @@ def cmd_apply(args) -> int:
                                           chunk_rows=args.chunk_rows or 50_000, progress=progress,
                                           unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)
             except PluginProcessError as exc:
-                raise _nothing_written(algo_id, exc) from None
+                raise nothing_written(algo_id, exc) from None
     finally:
         console.end_progress()
     for note in rep.notes:

@@ -15,7 +15,8 @@
 Results are CSV files with a header (``-`` writes to standard output). Bad input (unknown
 algorithm or parameter, invalid value, missing or unreadable file, unusable data) exits
 with status 2 and one line ``manifold-studio: error: ...`` on standard error; Ctrl-C exits
-with 130. A third-party plugin's algorithm fits in a worker process (``--in-process`` opts out):
+with 130. A third-party plugin's algorithm or preparation step fits in a worker process (``score``,
+``compare-clusterings`` and ``replay`` then run whole in one; ``--in-process`` opts out):
 when that process dies, exits early or ends without a result, the run fails with status 1 and a
 line naming the signal or exit code, and no output file is written. Qt is imported only when the GUI starts.
 """
@@ -258,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse data the loader had to change (a non-numeric column left out, rows with "
                    "missing values dropped, a text cell in a numeric column): without it they are notes")
     p.add_argument("--in-process", action="store_true",
-                   help="fit a third-party plugin's algorithm in this process (by default it fits in a worker "
+                   help="fit a third-party plugin's algorithm or preparation step in this process (by default it fits in a worker "
                    "process, so that a crash in the plugin ends the run with a message, not the command)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)

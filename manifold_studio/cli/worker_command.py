@@ -1,11 +1,14 @@
-"""A whole command in a worker process (Qt-free): ``score``, ``compare-clusterings`` and
-``replay`` fit and apply many models, and when a part of them is third-party (an algorithm or a
-preparation step from a plugin installed from another distribution) the command runs again, as
-it was typed plus ``--in-process``, in a child process. Whatever the plugin does there — a
-segmentation fault, ``os._exit``, ``SystemExit`` — only the child dies: this process reports it
-in one line naming the signal or the exit code and exits with status 1 (as a third-party fit does
-in ``run``: :mod:`manifold_studio.session.isolated_fit`). The child prints its own output, notes
-and errors; it proves that it finished by writing its exit status to the file named by
+"""Third-party code of a command in a worker process (Qt-free).
+
+``run`` fits a third-party algorithm, or a chain with a third-party step, there
+(:func:`isolated_fit`, over :mod:`manifold_studio.session.isolated_fit`). ``score``,
+``compare-clusterings`` and ``replay`` fit and apply many models: when a part of them is
+third-party (an algorithm or a preparation step from a plugin installed from another
+distribution) the whole command runs again, as it was typed plus ``--in-process``, in a child
+process (:func:`in_worker`). Whatever the plugin does there — a segmentation fault, ``os._exit``,
+``SystemExit`` — only the child dies: this process reports it in one line naming the signal or
+the exit code and exits with status 1. The child prints its own output, notes and errors; it
+proves that it finished by writing its exit status to the file named by
 ``MANIFOLD_STUDIO_COMMAND_DONE``, so a child that ended any other way (even with status 0) is a
 failure. ``--in-process`` opts out.
 """
@@ -17,11 +20,38 @@ import sys
 import tempfile
 from pathlib import Path
 
+from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.cli.console import EXIT_INTERNAL, print_error
 from manifold_studio.errors import describe_exit
+from manifold_studio.session.isolated_fit import PluginProcessError, fit_estimator_in_subprocess
 
 #: set in the child: the file it writes its exit status to when it finishes
 DONE_ENV = "MANIFOLD_STUDIO_COMMAND_DONE"
+NOTHING_WRITTEN = "No output file was written."
+
+
+def isolated_fit(est, algorithm_id: str, ds):
+    """``fit(X, y, progress) -> FitOutcome`` of ``est`` (an algorithm, or a pipeline fitted under
+    the feature names of ``ds``) in a worker process; a worker that dies or fails raises
+    PluginProcessError saying so, and that nothing was written."""
+    columns = categories = None
+    if getattr(est, "id", "") == PIPELINE_ID:
+        columns = list(ds.feature_names or [f"x{j}" for j in range(ds.n_features)])
+        categories = {k: v for k, v in ds.table.categories().items() if k in columns} if ds.table is not None else {}
+
+    def fit(X, y, progress):
+        try:
+            return fit_estimator_in_subprocess(est, X, y, progress, unaffected=NOTHING_WRITTEN, columns=columns,
+                                               categories=categories)
+        except PluginProcessError as exc:
+            raise nothing_written(algorithm_id, exc) from None
+    return fit
+
+
+def nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:
+    text = str(exc)
+    return PluginProcessError(text if NOTHING_WRITTEN in text else
+                              f"{algorithm_id}: {text.rstrip('.')}. {NOTHING_WRITTEN}")
 
 
 def command_prefix() -> list[str]:
@@ -43,7 +73,7 @@ def step_ids(prep_texts) -> list[str]:
     return [str(t).partition(":")[0].strip() for t in prep_texts or []]
 
 
-def in_worker(args, parts: list[str], what: str, kept: str = "No output file was written.") -> int | None:
+def in_worker(args, parts: list[str], what: str, kept: str = NOTHING_WRITTEN) -> int | None:
     """Run this command (``args.argv``) again with ``--in-process`` in a child process when
     ``parts`` (the third-party ids it uses) is not empty and ``--in-process`` was not given;
     returns its exit status (1 when it died), or None when the command is to run here.
