@@ -201,6 +201,10 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
         applicable.append(run)
     out_dir = Path(out_dir)
     targets = {run.id: out_dir / f"{run_output_name(run)}.csv" for run in applicable}
+    for path in targets.values():  # a forged run id cannot lead out of the folder
+        if path.parent != out_dir or path.name.startswith("."):
+            raise WriteError(f"Refused to write {path}: a run's output must be a file of {out_dir}. "
+                             "Nothing was written.")
     check_outputs_differ(targets.values(), [data_path] + ([Path(project)] if isinstance(project, (str, Path)) else []))
     out_dir.mkdir(parents=True, exist_ok=True)
     made: dict[int, np.ndarray] = {}

@@ -46,6 +46,7 @@ def test_run_reports_a_crashing_step_and_exits_1(tmp_path, env, step):
     assert not out.exists()
 
 
+@pytest.mark.slow  # the window's path checks the same result in the default run (tests/session)
 def test_a_third_party_step_runs_in_a_worker_and_gives_the_in_process_result(tmp_path, env):
     import manifold_studio as ms
 

@@ -1,7 +1,7 @@
 """``replay`` cannot be turned against its inputs (issue 29): an output that would be an input
 file — the same path, another spelling, a symbolic link or a hard link — is refused before
 anything is written; a column that was numeric at fit time and holds text in the new file is
-refused naming the column, the line and the cell."""
+refused naming the column, the line and the cell, by ``replay`` and by ``apply``."""
 from __future__ import annotations
 
 import csv
@@ -138,3 +138,31 @@ def test_replay_with_an_impute_step_reads_the_text_as_missing_with_a_note(tmp_pa
         __import__("pandas").DataFrame(raw, columns=["a", "b", "c"])), atol=1e-12)
     assert np.isnan(raw[:, 1]).sum() == 6 and not np.isnan(got).any()
     del ms
+
+
+def test_apply_of_a_pipeline_refuses_text_in_a_numeric_column(tmp_path, capsys):
+    train, bad = _train_and_bad(tmp_path, 6)
+    model, out = tmp_path / "m.npz", tmp_path / "x.csv"
+    assert cli_main(["run", "pca", "--data", str(train), "--prep", "standardize", "--out", str(tmp_path / "o.csv"),
+                     "--save-model", str(model), "-q"]) == 0
+    capsys.readouterr()
+    assert cli_main(["apply", "--model", str(model), "--data", str(bad), "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "Column 'b' was numeric" in err and "line 6" in err and "'oops0'" in err, err
+    assert not out.exists()
+    # with an impute step the text cells are missing values for it to fill
+    assert cli_main(["run", "pca", "--data", str(train), "--prep", "impute", "--prep", "standardize",
+                     "--out", str(tmp_path / "o.csv"), "--save-model", str(model), "-q"]) == 0
+    assert cli_main(["apply", "--model", str(model), "--data", str(bad), "--out", str(out), "-q"]) == 0
+    assert len(out.read_text().splitlines()) == 31
+
+
+def test_a_forged_run_id_cannot_lead_out_of_the_folder(tmp_path):
+    rng = np.random.default_rng(0)
+    s = Session()
+    s.load(str(_write(tmp_path / "train.csv", rng.normal(size=(20, 3)).round(4).tolist())))
+    run = s.run("pca", n_components=2)
+    run.id = "1/../../escaped"           # as a tampered project could hold it
+    with pytest.raises(WriteError, match="must be a file of"):
+        replay(s, tmp_path / "train.csv", tmp_path / "a" / "b")
+    assert not (tmp_path / "a").exists() and not list(tmp_path.rglob("*escaped*"))

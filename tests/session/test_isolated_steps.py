@@ -43,7 +43,6 @@ def test_a_chain_with_a_crashing_third_party_step_fails_only_its_run(steps_host)
     assert os.path.exists(os.environ["CLI_STEP_PID_FILE"])   # the step did run (in the worker)
 
 
-@pytest.mark.slow
 def test_a_chain_with_a_third_party_step_fits_in_a_worker_as_it_would_here(steps_host):
     s = _session()
     run = s.create_run("pca", {"n_components": 2}, chain=[("tp_double", {}), ("standardize", {})])
