@@ -57,7 +57,7 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.cli.worker_command import NOTHING_WRITTEN, isolated_fit, nothing_written
+from manifold_studio.cli.worker_command import NOTHING_WRITTEN, in_worker, isolated_fit, nothing_written
 from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
 from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
 
@@ -258,6 +258,11 @@ def cmd_run(args) -> int:
     params = distance_run_params(args, cls, parse_values(cls.params, _pairs(args.param, "--param"), cls.id))
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
+    parts = [] if args.in_process else third_party_parts(estimator_ids(est))
+    if parts and (args.cv or args.holdout):  # an evaluation fits many copies: the whole command in a worker
+        code = in_worker(args, parts, f"{cls.id} evaluation")
+        if code is not None:
+            return code
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
                "keep_missing": chain_imputes([s for s, _ in steps]), "distances": getattr(args, "distance_matrix", False)}
     if (args.extend is None) != (args.extend_out is None):
@@ -299,7 +304,7 @@ def cmd_run(args) -> int:
     fitted_mask = None
     # a third-party algorithm or preparation step fits in a worker process (as in the window): its
     # crash ends the run, not us
-    isolated = None if args.in_process or not third_party_parts(estimator_ids(est)) else isolated_fit(est, cls.id, ds)
+    isolated = isolated_fit(est, cls.id, ds) if parts else None
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",

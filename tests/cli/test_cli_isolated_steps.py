@@ -136,3 +136,12 @@ def test_apply_of_a_model_with_a_third_party_step_runs_in_a_worker(tmp_path, env
     code, _, err, _ = cli(env, "apply", "--model", str(model), "--data", "sample:iris", "--out", str(out))
     assert code == 1 and "SIGSEGV" in err and "No output file was written" in err, err
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_run_with_cross_validation_runs_whole_in_a_worker(tmp_path, env):
+    out = tmp_path / "out.csv"
+    code, _, err, pid = cli(env, "run", "linear_classifier", "--data", "sample:iris", "--prep", "tp_segv",
+                            "--cv", "3", "--out", str(out))
+    assert code == 1 and "SIGSEGV" in err and "tp_segv" in err and err.count("\n") == 1, err
+    assert step_pid(env) != pid and not out.exists()
