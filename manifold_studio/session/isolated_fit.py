@@ -211,7 +211,7 @@ def third_party_ids() -> set[str]:
     for info in get_host().plugins.values():
         if info.distribution and not info.builtin:
             out.update(info.algorithms)
-            out.update(getattr(info, "preprocessors", ()) or ())
+            out.update(info.preprocessors)
     return out
 
 
