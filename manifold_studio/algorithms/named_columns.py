@@ -12,7 +12,8 @@ import numpy as np
 from manifold_studio.errors import DataError
 from manifold_studio.tables.model import Table
 
-__all__ = ["as_named_matrix", "frame_to_matrix", "match_columns", "table_matrix"]
+__all__ = ["as_named_matrix", "frame_to_matrix", "match_columns", "table_matrix", "first_non_number",
+           "check_numeric"]
 
 
 def as_named_matrix(X, columns=None, categories=None, what: str = "X"):
@@ -100,7 +101,11 @@ def frame_to_matrix(frame, categories: dict | None = None):
     return out, names, categories
 
 
-def table_matrix(table, names: list[str], categories: dict, what: str) -> np.ndarray:
+def table_matrix(table, names: list[str], categories: dict, what: str, text_as_missing: bool = False) -> np.ndarray:
+    """The columns ``names`` of ``table`` as a float64 matrix: ``categories`` ({name: training
+    categories}) encode the categorical ones; a column numeric at fit time must be numeric here
+    (:func:`check_numeric`), or, with ``text_as_missing`` (the chain imputes), its cells that
+    are not numbers become missing."""
     missing = [n for n in names if n not in table]
     if missing:
         raise DataError(f"The new data lack column {', '.join(repr(m) for m in missing)}, which {what} was "
@@ -113,5 +118,46 @@ def table_matrix(table, names: list[str], categories: dict, what: str) -> np.nda
         elif nm in categories:
             out[:, j] = _encode(col.values, categories[nm])
         else:
-            out[:, j] = col.as_float()
+            out[:, j] = check_numeric(table, nm, what, text_as_missing)
     return out
+
+
+def first_non_number(table, name: str) -> tuple[str, object] | None:
+    """(where — ``line N`` or ``row ID`` —, the cell) of the first present cell of column
+    ``name`` of ``table`` that is not a number, or None when every present cell is one."""
+    col = table.column(name)
+    if col.type not in ("categorical", "text"):
+        return None
+    values = col.decoded() if col.type == "categorical" else col.values
+    for i, value in enumerate(values):
+        if value is None:
+            continue
+        try:
+            float(str(value))
+            continue
+        except ValueError:
+            pass
+        rid = table.row_ids[i]
+        return (f"line {rid}" if table.id_column is None else f"row {rid!r}"), value
+    return None
+
+
+def check_numeric(table, name: str, what: str, text_as_missing: bool = False) -> np.ndarray:
+    """Column ``name`` of ``table`` as float64, for ``what`` (a model or a pipeline) that was
+    fitted on it as a numeric column: a column that is not numeric here (some cells hold text, so
+    it was read as categorical or text) is refused naming the column, the line and the cell —
+    never recoded to category codes — unless ``text_as_missing``: then those cells are missing."""
+    col = table.column(name)
+    if col.type in ("numeric", "datetime") or (col.type == "categorical" and col.numeric_categories):
+        return col.as_float()  # numbers (dates: seconds, as when fitted)
+    if text_as_missing and col.type in ("categorical", "text"):
+        import pandas as pd
+
+        values = col.decoded() if col.type == "categorical" else col.values
+        return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan)
+    found = first_non_number(table, name)
+    cell = f": on {found[0]} it holds {str(found[1])!r}" if found is not None else ""
+    raise DataError(f"Column '{name}' was numeric when {what} was fitted, but in the new data it is "
+                    f"{col.type}{cell}. Fix the cell (or make it missing for an impute step to fill); "
+                    "it is not recoded.")

@@ -100,6 +100,12 @@ class Pipeline:
         return [(n, s) for n, s in self.steps if isinstance(s, Preprocessor)]
 
     @property
+    def imputes(self) -> bool:
+        """Whether a step fills missing values (``impute``): text in a column that was numeric at
+        fit time is then read as missing in new data, for it to fill."""
+        return any(getattr(s, "id", "") == "impute" for _, s in self.preparation)
+
+    @property
     def kind(self) -> str:
         return self.final.kind if self.final is not None else "preprocessing"
 
@@ -171,7 +177,7 @@ class Pipeline:
         if isinstance(X, Dataset):  # its table's rows it kept (rows with gaps may have been dropped)
             X = X.X if X.table is None else X.table if X.table_rows is None else X.table.take(X.table_rows)
         if isinstance(X, Table):
-            return table_matrix(X, names, cats, "the pipeline")
+            return table_matrix(X, names, cats, "the pipeline", text_as_missing=self.imputes)
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
             return frame_to_matrix(match_columns(X, names, "the pipeline"), cats)[0]
         arr = np.asarray(X, dtype=np.float64)

@@ -25,15 +25,19 @@ from pathlib import Path
 import numpy as np
 
 import manifold_studio as ms
+from manifold_studio.algorithms.named_columns import check_numeric, first_non_number
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.run_cut import extend_cut
 from manifold_studio.analysis.script_export import run_output_name
-from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.errors import DataError, InvalidParameterError, ManifoldStudioError, WriteError
+from manifold_studio.files.export_paths import same_file
 from manifold_studio.files.project_file import read_project
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.export import write_table_csv
+from manifold_studio.tables.model import NUMERIC
+from manifold_studio.tables.options import ROLES_OPTION
 
-__all__ = ["ReplayResult", "replay", "matched_matrix", "run_input"]
+__all__ = ["ReplayResult", "replay", "matched_matrix", "run_input", "check_outputs_differ", "check_types"]
 
 
 @dataclass
@@ -67,18 +71,58 @@ def _missing_message(where: str, column: str, train_name: str, more: int) -> str
             + (f" (and {more} more)." if more else "."))
 
 
-def run_input(run, train, new, where: str):
+def run_input(run, train, new, where: str, notes: list | None = None):
     """What ``run``'s model is applied to: a fitted pipeline takes the new data set itself (its
     columns matched by name, meta columns of its steps included), any other model the matched
-    matrix. A missing column raises DataError naming it."""
+    matrix. A missing column raises DataError naming it; so does a column that was numeric at fit
+    time and holds text in the new file (:func:`check_types`)."""
     est = run.estimator
     if getattr(est, "id", "") == "pipeline" and run.source_run is None:
         available = {c.name for c in new.columns}
         missing = [str(n) for n in est.feature_names_in_ if str(n) not in available]
         if missing:
             raise DataError(_missing_message(where, missing[0], train.name, len(missing) - 1))
+        check_types(run, train, new, where, notes)
         return new
+    check_types(run, train, new, where, notes)
     return matched_matrix(train, new, where)
+
+
+def check_types(run, train, new, where: str, notes: list | None = None) -> None:
+    """Refuse a column that ``run`` used as numeric (numeric in the project's table of its data
+    set) and that the new file holds text in — read as categorical or text, or as numbers with
+    the text cells missing — naming the column, the line and the cell; never recoded. A chain with
+    an impute step takes those cells as missing instead (with a note in ``notes``)."""
+    if train.table is None or new.table is None:
+        return
+    est = run.estimator
+    pipeline = getattr(est, "id", "") == "pipeline" and run.source_run is None
+    used = [str(n) for n in est.feature_names_in_] if pipeline else list(train.feature_names or [])
+    imputes = pipeline and bool(getattr(est, "imputes", False))
+    what = f"run #{run.id} ({run.algorithm_id})"
+    for name in used:
+        if name not in train.table or name not in new.table or train.table.column(name).type != NUMERIC:
+            continue
+        col = new.table.column(name)
+        stray = col.type == NUMERIC and col.note == "numbers with stray text"
+        if col.type == NUMERIC and not stray:
+            continue
+        found = first_non_number(new.table, name)
+        line = next((ln for ln in new.table.report if ln.startswith(f"column '{name}' is numeric but")), "")
+        if imputes:
+            if notes is not None:
+                cell = f"{found[1]!r} on {found[0]}" if found else line
+                notes.append(f"{where}: column '{name}' holds text ({cell}); {what} reads it as missing for its "
+                             "impute step to fill.")
+            continue
+        if col.type != NUMERIC:
+            try:
+                check_numeric(new.table, name, what)  # raises, naming the line and the cell
+            except DataError as exc:
+                raise DataError(f"{where}: {exc}") from None
+        raise DataError(f"{where}: column '{name}' was numeric when {what} was fitted, but some of its cells "
+                        f"are not numbers ({line.split(': ', 1)[-1].rstrip('.') if line else 'text'}). Fix the "
+                        "cells; they are not recoded.")
 
 
 def _load_like(train, data_path) -> "ms.Dataset":
@@ -88,19 +132,39 @@ def _load_like(train, data_path) -> "ms.Dataset":
     label column it lacks is not asked for."""
     from_sample = str(train.source or "").startswith("sample:")  # a sample's options are not a file's
     options = {} if from_sample else dict(getattr(train, "load_options", None) or {})
-    roles = dict(options.pop("roles", None) or {})
+    try:  # a tampered project may hold anything here
+        roles = dict(ROLES_OPTION.validate(options.pop("roles", None)) or {})
+    except InvalidParameterError as exc:
+        raise DataError(f"The project's load option 'roles' of data set '{train.name}' is not a mapping of "
+                        f"column names to roles: {exc}") from None
     label = options.pop("label_column", None)
     if train.table is not None:
         roles, label = train.table.roles, train.label_name
     new = ms.load_data(str(data_path), **options)
     if new.table is None:
         return new
-    present = {name: role for name, role in roles.items() if name in new.table and name != label}
+    # a column numeric at fit time that is not numeric here keeps the role it was read with:
+    # check_types names its first text cell (it is never made a feature of category codes)
+    recoded = {n for n in roles if train.table is not None and n in train.table and n in new.table
+               and train.table.column(n).type == NUMERIC and new.table.column(n).type != NUMERIC}
+    present = {name: role for name, role in roles.items() if name in new.table and name != label
+               and name not in recoded}
     if present and present != {n: new.table.roles[n] for n in present}:
         new.set_roles(present)
     if label is not None and label in new.table and new.label_name != label:
         new.set_target(label)
     return new
+
+
+def check_outputs_differ(outputs, inputs) -> None:
+    """Refuse, before anything is written, an output file that is one of the input files (the
+    same path in another spelling, a symbolic link or a hard link to it): writing it would
+    replace the input."""
+    for out in outputs:
+        for source in inputs:
+            if same_file(out, source):
+                raise WriteError(f"The output {out} is the input file {source}: writing it would replace "
+                                 "the input; choose another output folder. Nothing was written.")
 
 
 def _columns(run, values: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
@@ -141,9 +205,15 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
             continue
         if run.dataset_name not in loaded:
             loaded[run.dataset_name] = _load_like(train, data_path)
-        inputs[run.id] = run_input(run, train, loaded[run.dataset_name], data_path.name)
+        inputs[run.id] = run_input(run, train, loaded[run.dataset_name], data_path.name, result.notes)
         applicable.append(run)
     out_dir = Path(out_dir)
+    targets = {run.id: out_dir / f"{run_output_name(run)}.csv" for run in applicable}
+    for path in targets.values():  # a forged run id cannot lead out of the folder
+        if path.parent != out_dir or path.name.startswith("."):
+            raise WriteError(f"Refused to write {path}: a run's output must be a file of {out_dir}. "
+                             "Nothing was written.")
+    check_outputs_differ(targets.values(), [data_path] + ([Path(project)] if isinstance(project, (str, Path)) else []))
     out_dir.mkdir(parents=True, exist_ok=True)
     made: dict[int, np.ndarray] = {}
     for k, run in enumerate(applicable):
@@ -159,7 +229,7 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
         values = _with_cut(session, run, X, values)
         made[run.id] = values
         header, columns = _columns(run, values)
-        path = out_dir / f"{run_output_name(run)}.csv"
+        path = targets[run.id]
         write_table_csv(path, ["row"] + header, [np.asarray(new.row_ids)] + columns)
         result.outputs.append((run.id, path))
         result.n_rows = int(values.shape[0])

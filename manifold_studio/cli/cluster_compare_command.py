@@ -19,7 +19,9 @@ from manifold_studio.cli.console import EXIT_OK, Console, UsageError
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
 from manifold_studio.cli.prep_options import chain_imputes, parse_prep, parse_roles
 from manifold_studio.cli.score_command import learner_names, learner_params
+from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
 from manifold_studio.errors import InvalidParameterError
+from manifold_studio.session.isolated_fit import third_party_parts
 
 __all__ = ["add_compare_clusterings_parser", "cmd_compare_clusterings"]
 
@@ -46,6 +48,7 @@ def add_compare_clusterings_parser(sub, data_help: str) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the held-out split and of every method's random_state (default 0)")
     p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
+    add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
     p.set_defaults(func=cmd_compare_clusterings)
 
@@ -61,6 +64,9 @@ def cmd_compare_clusterings(args) -> int:
     specs = learner_params(args.algorithms, _pairs(args.param, "--param"), kind="clustering",
                            noun="a clustering method", why="compare-clusterings compares clustering methods")
     chain = parse_prep(args.prep)
+    code = in_worker(args, third_party_parts([a for a, _ in specs] + [s for s, _ in chain]), "compare-clusterings")
+    if code is not None:
+        return code
     _check_writable(args.out, "--out")
     ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
                       label_optional=True, roles=parse_roles(args.role), id_column=args.id_column,

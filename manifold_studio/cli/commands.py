@@ -5,7 +5,6 @@ parser, the console and ``main``."""
 from __future__ import annotations
 
 import csv
-import os
 import sys
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ from manifold_studio.cli.run_results import (
 )
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
-from manifold_studio.extend.isolated_apply import apply_in_subprocess
+from manifold_studio.extend.isolated_apply import apply_in_subprocess, model_ids
 from manifold_studio.extend.out_of_core import (
     align_features,
     data_parts,
@@ -50,6 +49,7 @@ from manifold_studio.extend.out_of_core import (
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import check_regular_file
+from manifold_studio.files.export_paths import same_file
 from manifold_studio.files.model_file import (
     load_model_with_metadata,
     read_metadata,
@@ -57,10 +57,10 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
+from manifold_studio.cli.worker_command import NOTHING_WRITTEN, in_worker, isolated_fit, nothing_written
+from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
 from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
 
-NOTHING_WRITTEN = "No output file was written."
 
 
 def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True) -> None:
@@ -117,13 +117,7 @@ def check_outputs_differ(args, outputs: tuple[str, ...], inputs: tuple[str, ...]
             continue
         target = Path(out)
         for flag, source in sources:
-            same = os.path.realpath(target) == os.path.realpath(source)
-            if not same and target.exists() and source.exists():
-                try:
-                    same = os.path.samefile(target, source)
-                except OSError:
-                    same = False
-            if same:
+            if same_file(target, source):
                 raise UsageError(f"{out_flag} {out} is the input file of {flag}: writing the result would "
                                  "replace it; choose another output file")
 
@@ -264,8 +258,11 @@ def cmd_run(args) -> int:
     params = distance_run_params(args, cls, parse_values(cls.params, _pairs(args.param, "--param"), cls.id))
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
-    if steps and not args.in_process and get_host().is_third_party(cls.id):
-        raise UsageError(f"--prep with the third-party algorithm {cls.id} needs --in-process")
+    parts = [] if args.in_process else third_party_parts(estimator_ids(est))
+    if parts and (args.cv or args.holdout):  # an evaluation fits many copies: the whole command in a worker
+        code = in_worker(args, parts, f"{cls.id} evaluation")
+        if code is not None:
+            return code
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
                "keep_missing": chain_imputes([s for s, _ in steps]), "distances": getattr(args, "distance_matrix", False)}
     if (args.extend is None) != (args.extend_out is None):
@@ -305,8 +302,9 @@ def cmd_run(args) -> int:
 
     evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
     fitted_mask = None
-    # a third-party plugin fits in a worker process (as in the window): its crash ends the run, not us
-    isolated = None if args.in_process or not get_host().is_third_party(cls.id) else _isolated_fit(cls, params)
+    # a third-party algorithm or preparation step fits in a worker process (as in the window): its
+    # crash ends the run, not us
+    isolated = isolated_fit(est, cls.id, ds) if parts else None
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
@@ -373,24 +371,6 @@ def cmd_run(args) -> int:
     return EXIT_OK
 
 
-def _isolated_fit(cls, params: dict):
-    """``fit(X, y, progress) -> FitOutcome`` in a worker process; a worker that dies or fails
-    raises PluginProcessError saying so, and that nothing was written."""
-
-    def fit(X, y, progress):
-        try:
-            return fit_in_subprocess(cls, params, X, y, progress, unaffected=NOTHING_WRITTEN)
-        except PluginProcessError as exc:
-            raise _nothing_written(cls.id, exc) from None
-    return fit
-
-
-def _nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:
-    text = str(exc)
-    return PluginProcessError(text if NOTHING_WRITTEN in text else
-                              f"{algorithm_id}: {text.rstrip('.')}. {NOTHING_WRITTEN}")
-
-
 def cmd_apply(args) -> int:
     """Extend a saved model to a file, a folder of parts or a glob, chunk by chunk (bounded memory)."""
 
@@ -408,7 +388,7 @@ def cmd_apply(args) -> int:
     algo_id = str(meta["algorithm"])
     # a third-party plugin's model is read and extended in a worker process, as its fit runs:
     # even restoring it runs the plugin's code
-    isolate = not args.in_process and get_host().is_third_party(algo_id)
+    isolate = not args.in_process and bool(third_party_parts(model_ids(meta)))
     est = None if isolate else load_model_with_metadata(args.model)[0]
     train = meta.get("training_data") or {}
     label_column = args.label_column
@@ -431,7 +411,7 @@ def cmd_apply(args) -> int:
                                           chunk_rows=args.chunk_rows or 50_000, progress=progress,
                                           unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)
             except PluginProcessError as exc:
-                raise _nothing_written(algo_id, exc) from None
+                raise nothing_written(algo_id, exc) from None
     finally:
         console.end_progress()
     for note in rep.notes:

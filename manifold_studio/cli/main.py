@@ -15,7 +15,8 @@
 Results are CSV files with a header (``-`` writes to standard output). Bad input (unknown
 algorithm or parameter, invalid value, missing or unreadable file, unusable data) exits
 with status 2 and one line ``manifold-studio: error: ...`` on standard error; Ctrl-C exits
-with 130. A third-party plugin's algorithm fits in a worker process (``--in-process`` opts out):
+with 130. A third-party plugin's algorithm or preparation step fits in a worker process (``score``,
+``compare-clusterings`` and ``replay`` then run whole in one; ``--in-process`` opts out):
 when that process dies, exits early or ends without a result, the run fails with status 1 and a
 line naming the signal or exit code, and no output file is written. Qt is imported only when the GUI starts.
 """
@@ -54,6 +55,7 @@ from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
 from manifold_studio.cli.qt_libraries import missing_message, missing_qt_libraries, qt_platform
 from manifold_studio.cli.score_command import add_score_parser
 from manifold_studio.cli.self_test import main as self_test
+from manifold_studio.cli.worker_command import report_done
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
 from manifold_studio.plugins.probe import PROBE_FLAG
@@ -268,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse data the loader had to change (a non-numeric column left out, rows with "
                    "missing values dropped, a text cell in a numeric column): without it they are notes")
     p.add_argument("--in-process", action="store_true",
-                   help="fit a third-party plugin's algorithm in this process (by default it fits in a worker "
+                   help="fit a third-party plugin's algorithm or preparation step in this process (by default it fits in a worker "
                    "process, so that a crash in the plugin ends the run with a message, not the command)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only data notes and errors")
     p.set_defaults(func=cmd_run)
@@ -313,9 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (recorded for a parent that runs this
+    command as its worker process: :mod:`manifold_studio.cli.worker_command`)."""
+    return report_done(_main(list(sys.argv[1:] if argv is None else argv)))
 
-    argv = list(sys.argv[1:] if argv is None else argv)
+
+def _main(argv: list[str]) -> int:
     debug = os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     if argv[:1] == [PROBE_FLAG]:  # hidden: the frozen application acting as a plugin's import probe
         plugin_probe()
@@ -331,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        args.argv = argv   # a command may run again in a worker process (worker_command)
         debug = debug or args.debug
         if args.self_test:
             return self_test([])

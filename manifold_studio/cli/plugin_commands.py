@@ -72,7 +72,7 @@ def _list(as_json: bool, verbose: bool) -> int:
     print(f"Plugin folder: {pm.plugin_dir()}")
     rows = [("NAME", "ORIGIN", "VERSION", "STATUS", "PROVIDES")]
     for r in records:
-        provided = ", ".join(r.algorithms + r.loaders + r.samples) or "-"
+        provided = ", ".join(r.algorithms + r.preprocessors + r.loaders + r.samples) or "-"
         rows.append((r.name, r.origin, r.version or "?", r.status, provided))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:

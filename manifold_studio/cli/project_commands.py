@@ -13,6 +13,8 @@ from pathlib import Path
 from manifold_studio.analysis.replay import replay
 from manifold_studio.analysis.script_export import write_script
 from manifold_studio.cli.console import EXIT_OK, UsageError
+from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
+from manifold_studio.session.isolated_fit import third_party_ids
 
 
 def add_project_parsers(sub) -> None:
@@ -32,6 +34,7 @@ def add_project_parsers(sub) -> None:
     p.add_argument("project", metavar="PROJECT.msproj", help="a project saved by the window")
     p.add_argument("--data", required=True, metavar="FILE", help="the new data file")
     p.add_argument("--out-dir", required=True, metavar="FOLDER", help="where to write the outputs")
+    add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only notes and errors")
     p.set_defaults(func=cmd_replay)
 
@@ -50,7 +53,14 @@ def cmd_script(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    result = replay(_existing(args.project, "project"), _existing(args.data, "data file"), args.out_dir)
+    project, data = _existing(args.project, "project"), _existing(args.data, "data file")
+    # opening the project restores its models (a third-party plugin's code runs then too): with
+    # third-party plugins installed, the whole replay runs in a worker process
+    code = in_worker(args, sorted(third_party_ids()), f"replay of {project.name}",
+                     "Outputs of the runs replayed before it ended are kept.")
+    if code is not None:
+        return code
+    result = replay(project, data, args.out_dir)
     for note in result.notes:
         print(f"note: {note}")
     if not args.quiet:

@@ -23,8 +23,10 @@ from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_d
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
 from manifold_studio.cli.prep_options import chain_imputes, parse_prep, parse_roles, with_chain
+from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import compare_learners
+from manifold_studio.session.isolated_fit import third_party_parts
 
 __all__ = ["add_score_parser", "cmd_score"]
 
@@ -52,6 +54,7 @@ def add_score_parser(sub, data_help: str) -> None:
     p.add_argument("--compare-on", default="accuracy", choices=METRICS,
                    help="the figure of the paired comparison (default accuracy)")
     p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
+    add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
     p.set_defaults(func=cmd_score)
 
@@ -115,6 +118,10 @@ def cmd_score(args) -> int:
         raise UsageError(f"--holdout expects a fraction between 0 and 1, got {args.holdout}")
     specs = learner_params(args.algorithms, _pairs(args.param, "--param"))
     steps = parse_prep(args.prep)
+    parts = third_party_parts([a for a, _ in specs] + [s for s, _ in steps])
+    code = in_worker(args, parts, "Test & Score")
+    if code is not None:
+        return code
     _check_writable(args.out, "--out")
     ds = load_dataset(args.data, args.label_column, _pairs(args.data_option, "--data-option"), console,
                       roles=parse_roles(args.role), id_column=args.id_column,

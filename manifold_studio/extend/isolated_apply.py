@@ -60,6 +60,14 @@ def apply_in_subprocess(model: str, name: str, source: str, *, options: dict, ou
     return rep
 
 
+def model_ids(meta: dict) -> list[str]:
+    """The algorithm and preparation-step ids a model file's metadata names (a pipeline's steps)."""
+    if meta.get("algorithm") != "pipeline":
+        return [str(meta.get("algorithm"))]
+    steps = meta.get("steps") if isinstance(meta.get("steps"), list) else []
+    return [str(p.get("preprocessor") or p.get("algorithm")) for p in steps if isinstance(p, dict)]
+
+
 def _remove_partial(out: str, since: float) -> None:
     """The partial output file the dead worker was writing (this run's, by its age)."""
     if out == "-":
@@ -75,4 +83,4 @@ def _remove_partial(out: str, since: float) -> None:
                 pass
 
 
-__all__ = ["apply_in_subprocess", "PluginProcessError"]
+__all__ = ["apply_in_subprocess", "model_ids", "PluginProcessError"]

@@ -46,6 +46,18 @@ def check_output_path(path, allowed: tuple[str, ...], what: str = "the image") -
     return ext
 
 
+def same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` name the same file: the same path in another spelling or
+    through a symbolic link (compared resolved), or a hard link of it (same device and inode,
+    when both exist)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
 def check_image_size(width, height) -> tuple[int, int]:
     """(width, height) as ints, or an error giving the allowed range."""
     try:

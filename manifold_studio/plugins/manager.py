@@ -132,6 +132,7 @@ class InstallResult:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    preprocessors: list[str] = field(default_factory=list)
     replaced: str | None = None  # the version replaced, if any
     restart_needed: bool = False
     message: str = ""
@@ -244,11 +245,6 @@ def _dist_in(folder: Path):
     return next(iter(metadata.distributions(path=[str(folder)])), None)
 
 
-def _eps(folder: Path) -> list[tuple[str, str]]:
-    dist = _dist_in(folder)
-    return [(ep.name, ep.value) for ep in dist.entry_points.select(group=GROUP)] if dist is not None else []
-
-
 def _pip_distribution(name: str):
     """A distribution called ``name`` installed outside the plugin folder, or None."""
     root = plugin_dir().resolve()
@@ -273,7 +269,8 @@ def _probe(staging: Path, info: WheelInfo, replacing: str | None) -> dict:
     for pname, pinfo in host.plugins.items():
         if replacing and pinfo.distribution and normalise(pinfo.distribution) == normalise(replacing):
             continue
-        for kind, ids in (("algorithm", pinfo.algorithms), ("loader", pinfo.loaders), ("sample", pinfo.samples)):
+        for kind, ids in (("algorithm", pinfo.algorithms), ("loader", pinfo.loaders), ("sample", pinfo.samples),
+                          ("preparation step", pinfo.preprocessors)):
             for i in ids:
                 owner[(kind, i)] = (pname, pinfo.builtin)
     dist = _dist_in(staging)
@@ -285,7 +282,8 @@ def _probe(staging: Path, info: WheelInfo, replacing: str | None) -> dict:
         if not verdict.ok:
             raise PluginInstallError(f"{info.name} {info.version} cannot be loaded, nothing was installed: "
                                      f"plugin '{name}': {verdict.reason}")
-        for kind, ids in (("algorithm", verdict.algorithms), ("loader", verdict.loaders), ("sample", verdict.samples)):
+        for kind, ids in (("algorithm", verdict.algorithms), ("loader", verdict.loaders), ("sample", verdict.samples),
+                          ("preparation step", verdict.preprocessors)):
             for i in ids:
                 if (kind, i) in owner:
                     who, builtin = owner[(kind, i)]
@@ -324,7 +322,6 @@ def install_wheel(path) -> InstallResult:
         except (OSError, zipfile.BadZipFile, EOFError, NotImplementedError) as exc:
             raise PluginInstallError(f"cannot unpack {info.path.name} into {root}: {exc}") from None
         found = _probe(staging, info, info.name if old is not None else None)
-        passed = quarantine.fingerprint(_dist_in(staging), sorted((n, v) for n, v in _eps(staging)), staging)
         restart = False
         entries = _read_manifest(root)
         if target.exists():
@@ -334,7 +331,9 @@ def install_wheel(path) -> InstallResult:
         os.replace(staging, target)
         entries[target.name] = {"folder": target.name, "name": info.name, "version": info.version}
         _write_manifest(root, entries)
-        quarantine.remember(normalise(info.name), passed, found)  # no second probe at the next start
+        # the staging folder's verdict is not reused: the next start probes the plugin imported
+        # from the plugin folder, where it runs (a plugin may behave differently there)
+        quarantine.forget(info.name)
     except OSError as exc:
         raise PluginInstallError(f"cannot install into the plugin folder {root}: {exc.strerror or exc}") from None
     finally:
@@ -347,13 +346,23 @@ def install_wheel(path) -> InstallResult:
         res.algorithms += verdict.algorithms
         res.loaders += verdict.loaders
         res.samples += verdict.samples
-    provided = ", ".join(res.algorithms + res.loaders + res.samples) or "nothing"
+        res.preprocessors += verdict.preprocessors
+    provided = provided_text(res)
     verb = f"replaced {info.name} {old} by {info.version}" if old is not None else \
         f"installed {info.name} {info.version}"
     res.message = f"{verb} into {root} (provides: {provided})"
     if restart:
         res.message += "; restart Manifold Studio so that every window uses the new version"
     return res
+
+
+def provided_text(res) -> str:
+    """What a plugin provides, by kind: ``algorithms: a, b; preparation steps: c`` (or a sentence
+    saying it registers nothing)."""
+    kinds = (("algorithm", res.algorithms), ("preparation step", res.preprocessors), ("loader", res.loaders),
+             ("sample data set", res.samples))
+    parts = [f"{noun}{'s' if len(ids) > 1 else ''}: {', '.join(ids)}" for noun, ids in kinds if ids]
+    return "; ".join(parts) or "no algorithm, preparation step, loader or sample data set"
 
 
 def uninstall(name: str) -> str:
@@ -425,6 +434,7 @@ class PluginRecord:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    preprocessors: list[str] = field(default_factory=list)
     error: str = ""
     traceback: str = ""
 
@@ -441,6 +451,7 @@ def list_plugins(host=None) -> list[PluginRecord]:
         pinfo = host.plugins.get(name)
         if pinfo is not None:
             rec.algorithms, rec.loaders, rec.samples = list(pinfo.algorithms), list(pinfo.loaders), list(pinfo.samples)
+            rec.preprocessors = list(pinfo.preprocessors)
         if name in host.disabled:
             rec.status = "disabled"
         fails = [f for f in host.failures if f.plugin == name]

@@ -50,6 +50,7 @@ class EntryVerdict:
     algorithms: list[str] = field(default_factory=list)
     loaders: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
+    preprocessors: list[str] = field(default_factory=list)
     #: the probe itself could not run (not the plugin's fault): not remembered, tried again
     transient: bool = False
 
@@ -62,7 +63,8 @@ class EntryVerdict:
             value = data.get(key)
             return [str(v) for v in value] if isinstance(value, list) else []
         return cls(name, data.get("ok") is True, str(data.get("reason", ""))[:2000],
-                   str(data.get("detail", ""))[:20000], texts("algorithms"), texts("loaders"), texts("samples"))
+                   str(data.get("detail", ""))[:20000], texts("algorithms"), texts("loaders"), texts("samples"),
+                   texts("preprocessors"))
 
 
 def probe_command() -> list[str]:

@@ -44,7 +44,7 @@ def child_main() -> None:
                         "detail": f.detail if f else ""}
             else:
                 data = {"ok": True, "algorithms": info.algorithms, "loaders": info.loaders,
-                        "samples": info.samples}
+                        "samples": info.samples, "preprocessors": info.preprocessors}
             send({"verdict": name, "data": data})
         send({"done": True})
         out.close()

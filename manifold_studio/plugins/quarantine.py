@@ -2,11 +2,16 @@
 
 Before a third-party plugin (user plugin folder or pip; never a built-in one) is imported into
 the application, :func:`verdicts` makes sure the import probe (:mod:`manifold_studio.plugins.probe`)
-has passed on its files as they are now. The probe's verdicts are remembered in a JSON file next
-to the plugin settings (:func:`cache_path`), keyed by a fingerprint of the plugin's files (their
-paths, sizes and modification times, ``__pycache__`` left out), the entry points probed, the
-application's version and the interpreter: as long as the fingerprint is unchanged no probe runs
-again, so start-up stays fast. A plugin whose probe crashed, hung or raised is *quarantined*: it
+has passed on its files as they are now, imported from where they are imported at start-up (the
+plugin folder: a plugin probed only in the installer's staging folder is probed again from the
+plugin folder). The probe's verdicts are remembered in a JSON file next to the plugin settings
+(:func:`cache_path`), keyed by a fingerprint of what the import depends on: the plugin's files
+(their paths, sizes and modification times, ``__pycache__`` left out) and their location, the
+entry points probed, and the probe's inputs — the application's version, the interpreter and its
+version, and the versions of the installed distributions (:func:`environment_key`; the plugin
+folder's own plugins left out). As long as the fingerprint is unchanged no probe runs again, so
+start-up stays fast; a new Python, a new version of the application or of any installed
+dependency probes every plugin again. A plugin whose probe crashed, hung or raised is *quarantined*: it
 is not imported, and stays so until its files change (a new version, an edit) or the user
 re-enables it (``manifold-studio plugins enable NAME``, or its tick in Tools ▸ Plugins), which
 forgets the verdict (:func:`forget`) so that the next start probes it again.
@@ -18,9 +23,10 @@ import json
 import os
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
-from manifold_studio.plugins.folder import settings_path
+from manifold_studio.plugins.folder import plugin_dir, settings_path
 from manifold_studio.plugins.probe import EntryVerdict, run_probe
 from manifold_studio.plugins.wheels import normalise
 from manifold_studio.version import __version__
@@ -78,10 +84,34 @@ def _files_of(dist, folder: Path | None):
             yield Path(dist.locate_file(rel))
 
 
+_ENVIRONMENT: dict[str, str] = {}
+
+
+def environment_key() -> str:
+    """A hash of the installed distributions' names and versions, the plugin folder's own plugins
+    left out (each has its own fingerprint): computed once per process and plugin folder."""
+    root = os.path.realpath(str(plugin_dir()))
+    if root not in _ENVIRONMENT:
+        items = set()
+        for dist in metadata.distributions():
+            try:
+                where = os.path.realpath(str(dist.locate_file("")))
+                name = dist.metadata["Name"]
+            except Exception:  # noqa: BLE001 - a damaged distribution only leaves itself out
+                continue
+            if where == root or where.startswith(root + os.sep):
+                continue
+            items.add(f"{normalise(name or '')}=={dist.version}")
+        _ENVIRONMENT[root] = hashlib.sha256("\n".join(sorted(items)).encode("utf-8", "replace")).hexdigest()
+    return _ENVIRONMENT[root]
+
+
 def fingerprint(dist, entry_points: list[tuple[str, str]], folder: Path | None = None) -> str:
     """A hash of what the probe's verdict depends on (see the module docstring)."""
     h = hashlib.sha256()
-    h.update(json.dumps([__version__, sys.executable, sys.version, sorted(entry_points)]).encode())
+    where = os.path.realpath(str(folder)) if folder is not None else ""
+    h.update(json.dumps([__version__, sys.executable, sys.version, sorted(entry_points), environment_key(),
+                         where]).encode("utf-8", "surrogateescape"))
     if dist is not None:
         h.update(f"{dist.metadata['Name']}\0{dist.version}\0".encode())
     root = folder

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms.checks import is_sparse
+from manifold_studio.algorithms.pipeline import PIPELINE_ID, make_pipeline
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError, describe_exit, error_message
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
@@ -104,22 +105,36 @@ def report_outcome(conn, work, stage: str = "fit") -> None:
         conn.close()
 
 
-def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: str | None,
-           sys_path: list[str], memory_limit_mb: float | None) -> None:
+def _build(cls, params: dict, chain: dict | None):
+    """The estimator to fit in the child: ``cls(**params)``, behind the preparation steps of
+    ``chain`` ({"steps": [(step id, params)], "columns": names or None, "categories": {...}})."""
+    est = cls(**params) if cls is not None else None
+    if chain is None:
+        return est
+    pipe = make_pipeline(*[(str(i), dict(p)) for i, p in chain["steps"]], *([est] if est is not None else []))
+    if chain.get("columns") is not None:
+        pipe.bind_columns(chain["columns"], chain.get("categories") or {})
+    return pipe
+
+
+def _child(conn, module: str | None, qualname: str | None, params: dict, x_path: str, y_path: str | None,
+           sys_path: list[str], memory_limit_mb: float | None, chain: dict | None = None) -> None:
     sys.path[:] = sys_path
     _limit_memory(memory_limit_mb)
 
     def work():
-        obj = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
+        obj = None
+        if module is not None:
+            obj = importlib.import_module(module)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
         if x_path.endswith(".npz"):   # a sparse X (scipy's save_npz format, loaded without pickle)
             X = sp.load_npz(x_path)
             get_host()   # every plugin imported: a refusal of sparse data names all that take it
         else:
             X = np.load(x_path, allow_pickle=False)
         y = np.load(y_path, allow_pickle=False) if y_path else None
-        outcome = fit_estimator(obj(**params), X, y, PipeProgress(conn))
+        outcome = fit_estimator(_build(obj, params, chain), X, y, PipeProgress(conn))
         est = outcome.estimator
         return (model_bytes(est), outcome.embedding, outcome.labels, outcome.summary,
                 outcome.fit_time, list(getattr(est, "fit_warnings_", []) or []),
@@ -132,11 +147,14 @@ def _child(conn, module: str, qualname: str, params: dict, x_path: str, y_path: 
 
 def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
                       cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None,
-                      unaffected: str = "The window and your data are unaffected."):
+                      unaffected: str = "The window and your data are unaffected.",
+                      chain: dict | None = None, name: str | None = None):
     """:func:`manifold_studio.session.model.fit_estimator` in a separate process; returns a FitOutcome.
-    ``unaffected`` ends the message of a worker process that died (what it could not harm)."""
+    ``unaffected`` ends the message of a worker process that died (what it could not harm).
+    ``chain``: preparation steps fitted before the algorithm, in the same process (see
+    :func:`fit_estimator_in_subprocess`); ``name`` names the work in messages."""
 
-    name = getattr(algorithm_cls, "name", "") or algorithm_cls.__name__
+    name = name or getattr(algorithm_cls, "name", "") or getattr(algorithm_cls, "__name__", "the pipeline")
     if memory_limit_mb is None and os.environ.get("MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"):
         memory_limit_mb = float(os.environ["MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"])
     with tempfile.TemporaryDirectory(prefix="ms-fit-") as tmp:
@@ -151,15 +169,63 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
             y = np.asarray(y)
             y_path = str(Path(tmp) / "y.npy")
             np.save(y_path, y.astype(str) if y.dtype == object else y, allow_pickle=False)
+        module, qualname = (None, None) if algorithm_cls is None else (algorithm_cls.__module__,
+                                                                       algorithm_cls.__qualname__)
         blob, embedding, labels, summary, fit_time, warnings_, early = run_supervised(
-            _child, (algorithm_cls.__module__, algorithm_cls.__qualname__, dict(params), x_path, y_path,
-                     list(sys.path), memory_limit_mb), progress, name,
-            f"manifold-studio fit {algorithm_cls.__name__}", cancel_grace_s=cancel_grace_s, unaffected=unaffected)
+            _child, (module, qualname, dict(params), x_path, y_path, list(sys.path), memory_limit_mb, chain),
+            progress, name, f"manifold-studio fit {qualname or 'pipeline'}", cancel_grace_s=cancel_grace_s,
+            unaffected=unaffected)
     est = model_from_bytes(blob, f"the model of {name} from its worker process")
     est.fit_warnings_ = warnings_
     if early:
         est.stopped_early_ = True
     return FitOutcome(est, embedding, labels, dict(summary), fit_time, meta={"worker_process": True})
+
+
+def fit_estimator_in_subprocess(est, X, y=None, progress=None, **kwargs):
+    """:func:`fit_in_subprocess` of an unfitted estimator as built: an algorithm, or a pipeline
+    (:func:`manifold_studio.make_pipeline`) whose preparation steps are rebuilt by id in the
+    worker and fitted there with its algorithm, under the column names bound to it
+    (:meth:`~manifold_studio.algorithms.pipeline.Pipeline.bind_columns`, or ``columns`` /
+    ``categories`` given here). Returns a FitOutcome whose estimator is the fitted pipeline."""
+    columns, categories = kwargs.pop("columns", None), kwargs.pop("categories", None)
+    if getattr(est, "id", "") != PIPELINE_ID:
+        return fit_in_subprocess(type(est), est.get_params(), X, y, progress, **kwargs)
+    bound = est.__dict__.get("_bound_columns")
+    if columns is None and bound is not None:
+        columns, categories = bound
+    chain = {"steps": [(step.id, step.get_params()) for _, step in est.preparation],
+             "columns": None if columns is None else [str(c) for c in columns],
+             "categories": {str(k): list(v) for k, v in (categories or {}).items()}}
+    final = est.final
+    ids = ", ".join(step.id for _, step in est.preparation)
+    name = f"{final.name if final is not None else 'the pipeline'} with its preparation steps ({ids})"
+    return fit_in_subprocess(None if final is None else type(final), {} if final is None else final.get_params(),
+                             X, y, progress, chain=chain, name=kwargs.pop("name", None) or name, **kwargs)
+
+
+def third_party_ids() -> set[str]:
+    """The algorithm and preparation-step ids that come from plugins installed from another
+    distribution (pip or the user plugin folder): they run in a worker process by default."""
+    out: set[str] = set()
+    for info in get_host().plugins.values():
+        if info.distribution and not info.builtin:
+            out.update(info.algorithms)
+            out.update(info.preprocessors)
+    return out
+
+
+def estimator_ids(est) -> list[str]:
+    """The ids of the parts of an estimator: its algorithm, or a pipeline's steps and algorithm."""
+    if getattr(est, "id", "") == PIPELINE_ID:
+        return [str(getattr(step, "id", "")) for _, step in est.steps]
+    return [str(getattr(est, "id", ""))]
+
+
+def third_party_parts(ids) -> list[str]:
+    """Those of ``ids`` (algorithms, steps) that are third-party (see :func:`third_party_ids`)."""
+    theirs = third_party_ids()
+    return [i for i in ids if i in theirs]
 
 
 def run_supervised(target, args: tuple, progress, name: str, process_name: str, *,

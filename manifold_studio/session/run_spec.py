@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.session.fitting import fit_estimator
-from manifold_studio.session.isolated_fit import fit_in_subprocess
+from manifold_studio.session.isolated_fit import estimator_ids, fit_estimator_in_subprocess, third_party_parts
 from manifold_studio.session.records import FitOutcome
 
 
@@ -31,7 +32,16 @@ class RunSpec:
     def algorithm_cls(self) -> type:
         return type(self.estimator)
 
+    @property
+    def in_worker(self) -> bool:
+        """Whether the fit runs in a worker process: when asked (``isolated``), and always for a
+        preparation chain with a third-party part (a step or its algorithm: the chain has no
+        choice of its own in the window)."""
+        if self.isolated:
+            return True
+        return getattr(self.estimator, "id", "") == PIPELINE_ID and bool(third_party_parts(estimator_ids(self.estimator)))
+
     def __call__(self, progress=None) -> FitOutcome:
-        if self.isolated:  # the child builds its own estimator from the class and the parameters
-            return fit_in_subprocess(self.algorithm_cls, self.estimator.get_params(), self.X, self.y, progress)
+        if self.in_worker:  # the child builds its own estimator (and steps) from ids and parameters
+            return fit_estimator_in_subprocess(self.estimator, self.X, self.y, progress)
         return fit_estimator(self.estimator, self.X, self.y, progress)

@@ -74,7 +74,10 @@ class RoleMap(Param):
 
     def _check(self, value):
         if isinstance(value, str):
-            value = self._parse(value)
+            try:
+                value = self._parse(value)
+            except ValueError:
+                _fail(self.name, value, self.describe())
         if not isinstance(value, dict):
             _fail(self.name, value, self.describe())
         out = {}

@@ -57,10 +57,10 @@ __all__ = ["read_table", "preview_table", "read_csv_table", "plan_csv", "iter_cs
            "NA_SPELLINGS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS", "DECIMALS"]
 
 
-def _column_name(ref, names: list[str], path: Path) -> str | None:
+def _column_name(ref, names: list[str], path: Path, what: str = "label column") -> str | None:
     if ref is None:
         return None
-    return names[resolve_column(ref, names, path)]
+    return names[resolve_column(ref, names, path, what)]
 
 
 def _check_encoding(encoding: str) -> str:
@@ -220,7 +220,7 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
     plan = plan_csv(path, delimiter=delimiter, header=header, decimal=decimal, encoding=encoding,
                     na_values=na_values)
     label = _column_name(label_column, plan.names, path)
-    id_name = _column_name(id_column, plan.names, path)
+    id_name = _column_name(id_column, plan.names, path, "id column")
     choices = dict(label_column=label, roles=roles, types=types, id_column=id_name, report=plan.notes)
     extra = {"delimiter": plan.delimiter, "has_header": plan.has_header}
     read = _chunked_columns(plan)
@@ -294,7 +294,7 @@ def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None,
     path = Path(path)
     plan = plan_csv(path, **plan_options)
     label = _column_name(label_column, plan.names, path)
-    id_name = _column_name(id_column, plan.names, path)
+    id_name = _column_name(id_column, plan.names, path, "id column")
     fixed, first_table, offset = None, None, 0
     for frame in _chunks_once(plan, max(1, int(chunk_rows))):
         lines = plan.lines[offset:offset + len(frame)]
@@ -373,7 +373,7 @@ def read_excel_table(path, *, sheet=None, header: str = "yes", na_values=(), lab
     lines = np.arange(len(frame), dtype=np.int64) + (2 if has_header else 1)
     table = table_from_frame(frame, lines, where=f"{path.name} (sheet {quote(sheet)})", name=path.stem,
                              source=str(path), label_column=_column_name(label_column, names, path), roles=roles,
-                             types=types, id_column=_column_name(id_column, names, path), report=[])
+                             types=types, id_column=_column_name(id_column, names, path, "id column"), report=[])
     return ReadResult(table, f"sheet {quote(sheet)}", {"sheet": sheet, "sheets": sheets})
 
 
@@ -396,7 +396,7 @@ def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict |
     lines = np.arange(1, len(frame) + 1, dtype=np.int64)
     table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path),
                              label_column=_column_name(label_column, names, path), roles=roles, types=types,
-                             id_column=_column_name(id_column, names, path), report=[])
+                             id_column=_column_name(id_column, names, path, "id column"), report=[])
     return ReadResult(table, "Parquet", {})
 
 
@@ -422,7 +422,7 @@ def preview_table(path, max_rows: int = 100, **options) -> ReadResult:
         lines = np.arange(len(frame), dtype=np.int64) + (2 if plan.has_header else 1)
     table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path), report=plan.notes,
                              label_column=_column_name(options.pop("label_column", None), plan.names, path),
-                             id_column=_column_name(options.pop("id_column", None), plan.names, path), **options)
+                             id_column=_column_name(options.pop("id_column", None), plan.names, path, "id column"), **options)
     return ReadResult(table, plan.detail, {"delimiter": plan.delimiter, "has_header": plan.has_header,
                                            "encoding": plan.encoding})
 

@@ -211,7 +211,9 @@ def quote(name: str) -> str:
     return f"'{name}'"
 
 
-def resolve_column(ref, names: list[str], path: Path) -> int:
+def resolve_column(ref, names: list[str], path: Path, what: str = "label column") -> int:
+    """The position of column ``ref`` (a name, any case, or a 0-based index) among ``names``;
+    ``what`` names the option in the message (``label column``, ``id column``)."""
     n = len(names)
     if isinstance(ref, str):
         if ref in names:
@@ -226,8 +228,8 @@ def resolve_column(ref, names: list[str], path: Path) -> int:
                             f"{', '.join(quote(c) for c in names)}.") from None
     if -n <= ref < n:
         return ref % n
-    raise DataError(f"Label column index {ref} is out of range: {path.name} has {n} column(s), "
-                    f"indices 0 to {n - 1}.")
+    raise DataError(f"{what[:1].upper()}{what[1:]} index {ref} is out of range: {path.name} has {n} "
+                    f"column(s), indices 0 to {n - 1}.")
 
 
 # --------------------------------------------------------------------------------------

@@ -213,6 +213,12 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
             else:
                 self.landmarks_ = geodesics.choose_landmarks(m, n_landmarks, p["random_state"])
                 S, Dg = geodesics.from_landmarks(G, self.landmarks_, sub)
+        if not np.any(S):  # every geodesic is 0: the map would be all zeros, which says nothing
+            raise DataError(f"Every {'distance in the matrix' if precomputed else 'geodesic distance'} between "
+                            f"the {m:,} points is 0 (they are all at the same place), so Isomap has nothing to "
+                            "map and would write a map of zeros: check the data"
+                            + (" (a distance matrix of zeros is usually a mistake)." if precomputed else
+                               " (every row is the same)."))
         L = S.shape[0]
         row_mean = S.mean(axis=1)
         grand = float(row_mean.mean())

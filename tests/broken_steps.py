@@ -1,0 +1,75 @@
+"""Deliberately broken third-party preparation steps in a plugin folder, for the isolation tests
+(tests/cli/test_cli_isolated_steps.py, tests/session/test_isolated_steps.py)."""
+import os
+import textwrap
+
+STEP_PLUGIN = '''
+import ctypes
+import os
+
+from manifold_studio.algorithms.preprocessing import Preprocessor
+from manifold_studio.hookspecs import hookimpl
+
+
+class _Step(Preprocessor):
+    params = ()
+    help = "A deliberately broken preparation step for the isolation tests."
+
+    def _fit(self, X):
+        with open(os.environ["CLI_STEP_PID_FILE"], "w") as fh:
+            fh.write(str(os.getpid()))
+        self.crash()
+        self.scale_ = 2.0
+
+    def _transform(self, X):
+        how = os.environ.get("STEP_CRASH_IN_TRANSFORM")
+        if how == "segv":
+            ctypes.string_at(0)
+        elif how == "exit7":
+            os._exit(7)
+        return X * 2.0
+
+    def crash(self):
+        pass
+
+
+class Doubles(_Step):
+    id, name = "tp_double", "Doubles every value"
+
+
+class Segfault(_Step):
+    id, name = "tp_segv", "Segfaults in fit"
+
+    def crash(self):
+        ctypes.string_at(0)
+
+
+class Exit7(_Step):
+    id, name = "tp_exit7", "Calls os._exit(7) in fit"
+
+    def crash(self):
+        os._exit(7)
+
+
+@hookimpl
+def register_preprocessors():
+    return [Doubles, Segfault, Exit7]
+'''
+
+
+def step_env(tmp_path):
+    """The command's environment: a plugin folder under ``tmp_path`` holding STEP_PLUGIN."""
+    folder = tmp_path / "plugins" / "tp-steps"
+    folder.mkdir(parents=True)
+    (folder / "tp_steps_plugin.py").write_text(textwrap.dedent(STEP_PLUGIN))
+    di = folder / "tp_steps-1.0.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: tp-steps\nVersion: 1.0\n")
+    (di / "entry_points.txt").write_text("[manifold_studio.plugins]\ntp_steps = tp_steps_plugin\n")
+    e = dict(os.environ)
+    e.update({"MANIFOLD_STUDIO_PLUGIN_DIR": str(tmp_path / "plugins"),
+              "MANIFOLD_STUDIO_RECOVERY_DIR": str(tmp_path / "recovery"),
+              "CLI_STEP_PID_FILE": str(tmp_path / "step.pid")})
+    for var in ("MANIFOLD_STUDIO_PLUGIN_SETTINGS", "MANIFOLD_STUDIO_DISABLE_PLUGINS", "MANIFOLD_STUDIO_DEBUG"):
+        e.pop(var, None)
+    return e
