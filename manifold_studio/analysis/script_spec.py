@@ -40,10 +40,14 @@ class NothingToExport(ManifoldStudioError):
     """The session has no finished run to reproduce."""
 
 
+def _safe(text) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in str(text))
+
+
 def run_output_name(run) -> str:
-    """The file stem of a run's outputs: ``run3_isomap`` (letters, digits, ``-`` and ``_`` only)."""
-    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in str(run.algorithm_id))
-    return f"run{int(run.id)}_{safe}"
+    """The file stem of a run's outputs: ``run3_isomap`` (ASCII letters, digits, ``-`` and ``_``
+    only, whatever a tampered project put in the run's id or algorithm id: never a path)."""
+    return f"run{_safe(run.id)}_{_safe(run.algorithm_id)}"
 
 
 def run_chain(run) -> list[tuple[str, dict]]:
