@@ -51,6 +51,7 @@ from manifold_studio.files.model_file import (
     short_text,
     unpack_estimator,
 )
+from manifold_studio.files.project_state import chain_document, read_chain
 from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
 from manifold_studio.files.schemas import PROJECT, short
 from manifold_studio.files.source_file import with_digest
@@ -190,6 +191,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
                      "dataset": e.dataset} for e in session.history],
         "view_settings": _jsonable(view_settings or {}),
         "analyses": {},
+        **chain_document(session),
     }
     for key, (document, named) in (analyses or {}).items():
         meta["analyses"][key] = {"document": _jsonable(document),
@@ -298,6 +300,7 @@ class _ProjectReader:
             self.problems.append(f"The report could not be restored: {exc}")
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
+        read_chain(session, meta, self.problems, self.path.name)
         analyses = self.analyses(meta.get("analyses") or {})
         return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
 
@@ -488,6 +491,7 @@ def apply_project(session: Session, contents: ProjectContents) -> dict:
         session.add_run(run)
     session.set_current_run(loaded.current_run_id)
     session.report = loaded.report
+    session.restore_chain(loaded.chain)
     session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
                 f"{len(loaded.runs)} run(s)")
     for problem in contents.problems:
