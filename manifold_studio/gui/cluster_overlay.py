@@ -29,6 +29,7 @@ from manifold_studio.analysis.cluster_tasks import (
     estimator_centres,
     map_centres,
 )
+from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.render.map_coords import as_map_xy
 
@@ -72,6 +73,8 @@ class ClusterOverlay(QObject):
             view.add_toolbar_widget(self.mode_combo)
             view.runShown.connect(lambda _run: self.refresh())
             view.redrawn.connect(self._recolour)
+        if hasattr(window, "bridge"):
+            window.bridge.event.connect(self._on_session_event)
 
     @classmethod
     def for_window(cls, window) -> "ClusterOverlay":
@@ -89,23 +92,29 @@ class ClusterOverlay(QObject):
     def labels_note(self, run) -> str:
         return run.meta.get("cut", {}).get("note", "") if run is not None and run.cut_labels is not None else ""
 
-    def set_labels(self, run, labels, note: str = "", **cut) -> None:
-        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels). They
-        become the run's ``cut_labels`` (exported and saved); ``note`` and ``cut`` (e.g. height,
-        n_clusters) go to ``run.meta["cut"]``."""
-        if labels is None:
-            run.cut_labels = None
-            run.meta.pop("cut", None)
-        else:
-            labels = np.asarray(labels)
-            if run.labels is not None and labels.shape != run.labels.shape:
-                raise ValueError(f"{labels.shape[0]} labels for a run of {run.labels.shape[0]} points")
-            run.cut_labels = labels
-            run.meta["cut"] = {"note": note, **cut}
+    def set_labels(self, run, labels, note: str = "", **cut) -> bool:
+        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels): a
+        session command (``session.set_cut``, undoable) making them the run's ``cut_labels``
+        (shown, exported, saved, reported); ``note`` and ``cut`` (height, n_clusters) go to
+        ``run.meta["cut"]``. Refused with a message (nothing changed) when the run's data set
+        was removed; returns whether the cut was made."""
+        try:
+            self.window.session.set_cut(run.id, labels, note, **cut)
+        except ManifoldStudioError as exc:
+            self.window.report_error(f"Could not cut run #{run.id}: {exc}", log=False)
+            return False
+        return True
+
+    def _on_session_event(self, event) -> None:
+        if event.kind == "cut_changed" and event.run is not None:
+            self._cut_changed(event.run)
+
+    def _cut_changed(self, run) -> None:
+        """A run's cut changed (here, by Edit ▸ Undo, by a script): the map shows it, its title
+        names the cut's n_clusters, and the views of the partition follow (labelsChanged)."""
         view = self.window.map_view
-        if view is not None and view.run is run:
-            view.set_run_labels(self.labels_for(run))
-            self.refresh()
+        if view is not None and view.run is run:  # the title, the colours and the centres of the cut
+            view.show_run(run, self.window.session.datasets.get(run.dataset_name))
         self.labelsChanged.emit(run)
 
     # -- which map ------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.session.state import cut_height_for
 
 MAX_LEAF_LABELS = 40
 
@@ -44,16 +45,8 @@ def _linkage(run):
     return Z if Z.ndim == 2 and Z.shape[0] >= 1 and Z.shape[1] == 4 else None
 
 
-def height_for(Z: np.ndarray, k: int) -> float:
-    """A cut height that gives ``k`` clusters: midway between the merge heights around it."""
-    hs = np.sort(Z[:, 2])
-    L = hs.size + 1
-    k = int(min(max(k, 1), L))
-    if k == 1:
-        return float(hs[-1] * 1.05 + 1e-12)
-    upper = hs[L - k]
-    lower = hs[L - k - 1] if L - k - 1 >= 0 else 0.0
-    return float((lower + upper) / 2.0)
+#: a cut height that gives k clusters (the session's, so the window and scripts cut alike)
+height_for = cut_height_for
 
 
 def leaf_positions(Z: np.ndarray, max_leaves: int = DENDROGRAM_MAX_LEAVES) -> np.ndarray:
@@ -165,6 +158,8 @@ class DendrogramView(ResultView):
         self.cut_line.hide()
         self.plot.addItem(self.cut_line)
         self.cut_line.sigPositionChanged.connect(self._line_moving)
+        if window is not None and getattr(window, "map_view", None) is not None:
+            ClusterOverlay.for_window(window).labelsChanged.connect(self._follow_cut)
         self.cut_line.sigPositionChangeFinished.connect(lambda _l: self.apply_cut())
         top = QHBoxLayout()
         top.addWidget(self.cut_label, 1)
@@ -311,13 +306,16 @@ class DendrogramView(ResultView):
         h = max(self.cut_height, 0.0)
         labels = cut_labels(self.Z, h, leaves=self.leaves, leaf_labels=run.labels)
         k = int(np.unique(labels).size)
-        if run.labels is not None and np.array_equal(labels, run.labels):
-            ClusterOverlay.for_window(self.window).set_labels(run, None)
-            self.reset_button.setEnabled(False)
+        overlay = ClusterOverlay.for_window(self.window)
+        own = run.labels is not None and np.array_equal(labels, run.labels)
+        if own:
+            ok = run.cut_labels is None or overlay.set_labels(run, None)
         else:
-            ClusterOverlay.for_window(self.window).set_labels(
-                run, labels, f"dendrogram cut at {h:.4g} ({k} clusters)", height=h, n_clusters=k)
-            self.reset_button.setEnabled(True)
+            ok = overlay.set_labels(run, labels, f"dendrogram cut at {h:.4g} ({k} clusters)", height=h, n_clusters=k)
+        if not ok:  # refused (said why): the line goes back to the run's partition
+            self._follow_cut(run)
+            return None
+        self.reset_button.setEnabled(not own)
         self._line_moving()
         self.window.show_status(f"Dendrogram cut at {h:.4g}: {k} clusters (map recoloured, no refit).")
         return labels
@@ -326,10 +324,19 @@ class DendrogramView(ResultView):
         run = self.run
         if run is None or self.Z is None:
             return
-        ClusterOverlay.for_window(self.window).set_labels(run, None)
+        if run.cut_labels is not None:
+            ClusterOverlay.for_window(self.window).set_labels(run, None)
+        self._follow_cut(run)
+
+    def _follow_cut(self, run) -> None:
+        """Put the line where the run's partition is cut (its cut's height, else its own k):
+        after a cut made elsewhere (Edit ▸ Undo, a script) or refused."""
+        if run is not self.run or self.Z is None:
+            return
+        saved = run.meta.get("cut", {}).get("height") if run.cut_labels is not None else None
         k = int(np.unique(run.labels).size) if run.labels is not None else 1
         self.cut_line.blockSignals(True)
-        self.cut_line.setValue(height_for(self.Z, k))
+        self.cut_line.setValue(float(saved) if saved is not None else height_for(self.Z, k))
         self.cut_line.blockSignals(False)
         self._line_moving()
-        self.reset_button.setEnabled(False)
+        self.reset_button.setEnabled(run.cut_labels is not None)

@@ -227,3 +227,21 @@ class FeatureView(ResultView):
         ds = self.dataset
         names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
         return ds.X, list(names)
+
+    def prepared_features(self):
+        """(X, column names, data-set row of each row of X, caption) of what the view draws: the
+        prepared data of the run shown (``session.prepared_data``: its data set through its
+        preparation chain) when it is a run of this data set with a chain, else the data set's
+        own features ("raw data, 13 columns")."""
+        run, ds, session = self.run, self.dataset, self.session
+        if run is not None and ds is not None and session is not None and run.succeeded \
+                and run.source_run is None and run.dataset_name == ds.name and run.meta.get("chain"):
+            try:
+                prepared = session.prepared_data(run.id)
+            except ManifoldStudioError:
+                pass  # the run's chain cannot be recomputed: the raw features, said so
+            else:
+                rows = run.point_index if run.rows is not None else np.arange(prepared.X.shape[0])
+                return prepared.X, list(prepared.columns), rows, f"run #{run.id}'s prepared data: {prepared.caption}"
+        X, names = self.feature_matrix()
+        return X, names, np.arange(X.shape[0]), f"raw data, {len(names)} columns"
