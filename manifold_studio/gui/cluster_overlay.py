@@ -101,7 +101,7 @@ class ClusterOverlay(QObject):
         try:
             self.window.session.set_cut(run.id, labels, note, **cut)
         except ManifoldStudioError as exc:
-            self.window.report_error(f"Could not cut run #{run.id}: {exc}", log=False)
+            self.window.report_error(f"Could not cut run #{run.id}: {exc}")
             return False
         return True
 
