@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manifold_studio.algorithms.pipeline import make_pipeline
+from manifold_studio.analysis.cluster_tasks import cut_labels, n_clusters_at
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.session.chain import chain_text, dataset_columns
 from manifold_studio.session.commands import Command, SetChain, SetCut, normal_chain
@@ -127,8 +129,6 @@ class AnalysisState:
         """Cut run ``run_id``'s tree (its ``linkage_matrix_``) into ``n_clusters`` clusters or at
         ``height``: the run's labels become the cut's (no refit). Cutting at the run's own number
         of clusters with no height brings its own labels back."""
-        from manifold_studio.analysis.cluster_tasks import cut_labels, n_clusters_at
-
         run = self.run_by_id(run_id)
         if run.dataset_name not in self.datasets:
             SetCut(self, run_id, None, None)  # raises the clear message
@@ -201,8 +201,6 @@ class AnalysisState:
 
 def _chain_only(chain, ds):
     """A pipeline of the preparation steps alone, bound to the columns of ``ds``."""
-    from manifold_studio.algorithms.pipeline import make_pipeline
-
     pipe = make_pipeline(*chain)
     names, cats = dataset_columns(ds)
     return pipe.bind_columns(names, cats)
