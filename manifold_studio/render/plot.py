@@ -431,10 +431,11 @@ def check_plot_option(path: str | None, size_text: str | None) -> tuple[int, int
     return parse_size(size_text) if size_text is not None else DEFAULT_SIZE
 
 
-def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapPlot:
+def run_map(result, kind: str, algorithm_id: str, dataset, params: dict, prepared=None) -> MapPlot:
     """What ``run ... --plot`` draws: an embedding's first two coordinates coloured by the data's
-    labels; cluster or predicted labels on the data's 2-D PCA map (on its first two columns
-    only when no PCA can be computed)."""
+    labels; cluster or predicted labels on the 2-D PCA map of what the run was fitted on
+    (``prepared`` = (matrix, caption) after a preparation chain, else the data's own; on its first
+    two columns only when no PCA can be computed)."""
     result = np.asarray(result)
     params_text = ", ".join(f"{k}={v}" for k, v in params.items())
     title = f"{algorithm_id} on {dataset.name} ({dataset.n_samples:,} points)"
@@ -445,10 +446,11 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
         labels, legend = dataset.labels, dataset.label_name or "label"
     else:
         labels, legend = result, "predicted" if kind == "classification" else "cluster"
-        try:  # the data's own PCA map, as the window draws it
-            xy, ratio = pca_map(dataset.X, 2)
+        try:  # the PCA map of what the run was fitted on, as the window draws it
+            xy, ratio = pca_map(dataset.X if prepared is None else prepared[0], 2)
             axes = (*(f"PC{i + 1} ({r:.0%} of the variance)" for i, r in enumerate(ratio)), "", "")[:2]
-            title += ", drawn on the data's PCA map"
+            title += (", drawn on the data's PCA map" if prepared is None else
+                      f", drawn on the PCA map of the prepared data ({prepared[1]})")
         except (ManifoldStudioError, ValueError, np.linalg.LinAlgError):
             xy = dataset.dense(cols=slice(0, 2))
             axes = (names[0], names[1] if len(names) > 1 else "")
@@ -457,8 +459,8 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict) -> MapP
 
 
 def plot_run(path: str, size: tuple[int, int], result, kind: str, algorithm_id: str, dataset,
-             params: dict) -> str:
+             params: dict, prepared=None) -> str:
     """``run ... --plot``: draw the run's map to ``path``; returns a line for the console."""
-    plot = run_map(result, kind, algorithm_id, dataset, params)
+    plot = run_map(result, kind, algorithm_id, dataset, params, prepared)
     save_map(path, plot, *size)
     return f"drew the map ({len(plot.xy):,} points, {size[0]} × {size[1]} px) to {path}"

@@ -154,3 +154,24 @@ def test_project_naming_a_step_not_installed_keeps_the_chain_and_says_so(wine, t
     assert contents.session.missing_steps() == ["no_such_step"]
     with pytest.raises(Exception, match="no_such_step"):
         contents.session.run("kmeans", n_clusters=3)
+
+
+def test_cli_plot_of_a_chained_clustering_is_the_pca_of_the_prepared_data(tmp_path, capsys):
+    from manifold_studio.analysis.feature_stats import pca_map
+    from manifold_studio.cli.main import main
+
+    svg = tmp_path / "map.svg"
+    rc = main(["run", "kmeans", "--data", "sample:wine", "--prep", "standardize", "-p", "n_clusters=3",
+               "random_state=0", "--out", str(tmp_path / "k.csv"), "--plot", str(svg)])
+    assert rc == 0, capsys.readouterr().err
+    text = svg.read_text()
+    assert "drawn on the PCA map of the prepared data (standardize, 13 columns)" in text
+    from manifold_studio import load_data
+    from manifold_studio.render.plot import run_map
+
+    wine = load_data("sample:wine")
+    Z = sklearn_pre.StandardScaler().fit_transform(wine.X)
+    plot = run_map(np.arange(178) % 3, "clustering", "kmeans", wine, {}, (Z, "standardize, 13 columns"))
+    np.testing.assert_allclose(plot.xy, pca_map(Z, 2)[0], atol=1e-12)
+    ratio = pca_map(Z, 2)[1][0]
+    assert plot.axis_names[0] == f"PC1 ({ratio:.0%} of the variance)"
