@@ -16,6 +16,7 @@ sklearn_pre = pytest.importorskip("sklearn.preprocessing")
 sklearn_decomp = pytest.importorskip("sklearn.decomposition")
 
 from PySide6.QtCore import Qt  # noqa: E402
+from scipy.cluster import hierarchy  # noqa: E402
 
 from manifold_studio.analysis.compare_clusterings import compare_on_dataset  # noqa: E402
 from manifold_studio.gui.undo import remove_dataset  # noqa: E402
@@ -141,3 +142,22 @@ def test_cut_changes_title_export_project_and_undo(qtbot, make_window, host, tmp
     assert "which was removed" in w.statusBar().currentMessage()
     np.testing.assert_array_equal(run.cut_labels, cut)
     assert run.meta["cut"]["n_clusters"] == 4
+
+
+def test_a_chosen_k_cuts_the_run_through_the_session(qtbot, make_window, host):
+    w = make_window(host)
+    w.session.load("sample:wine")
+    run = _run(qtbot, w, "hierarchical", n_clusters=3, method="ward")
+    dend = w.views["dendrogram"]
+    qtbot.waitUntil(lambda: dend.result is not None and dend.run is run, timeout=15_000)
+    assert dend.k_spin.value() == 3 and dend.k_spin.maximum() == 178
+    dend.k_spin.setValue(5)  # a chosen k
+    Zl = run.estimator.linkage_matrix_
+    expected = hierarchy.fcluster(Zl, 5, criterion="maxclust")
+    assert sklearn_metrics.adjusted_rand_score(run.cut_labels, expected) == pytest.approx(1.0)
+    assert run.meta["cut"]["n_clusters"] == 5 and "n_clusters=5," in w.map_view.title_label.text()
+    assert hierarchy.fcluster(Zl, dend.cut_height, criterion="distance").max() == 5  # the line follows
+    w.undo_stack.undo()
+    assert run.cut_labels is None and dend.k_spin.value() == 3
+    dend.k_spin.setValue(3)
+    assert run.cut_labels is None

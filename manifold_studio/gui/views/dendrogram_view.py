@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout
 from scipy.cluster import hierarchy
 
 from manifold_studio.analysis.cluster_tasks import (
@@ -28,6 +28,7 @@ from manifold_studio.analysis.cluster_tasks import (
     dendrogram_task,
     n_clusters_at,
 )
+from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
@@ -161,8 +162,17 @@ class DendrogramView(ResultView):
         if window is not None and getattr(window, "map_view", None) is not None:
             ClusterOverlay.for_window(window).labelsChanged.connect(self._follow_cut)
         self.cut_line.sigPositionChangeFinished.connect(lambda _l: self.apply_cut())
+        self.k_spin = QSpinBox()
+        self.k_spin.setObjectName("dendrogram_k")
+        self.k_spin.setPrefix("k = ")
+        self.k_spin.setRange(1, 2)
+        self.k_spin.setKeyboardTracking(False)
+        self.k_spin.setToolTip("Cut the tree into this many clusters (no refit): the run's labels become "
+                               "the cut's, for the map, the title, the export, the project and the report.")
+        self.k_spin.valueChanged.connect(self.cut_into)
         top = QHBoxLayout()
         top.addWidget(self.cut_label, 1)
+        top.addWidget(self.k_spin)
         top.addWidget(self.reset_button)
         #: drawn leaf (0 = leftmost) of each point of the run; share of each leaf's rows selected
         self.leaf_of_point = np.zeros(0, dtype=np.intp)
@@ -245,6 +255,7 @@ class DendrogramView(ResultView):
         self.cut_line.show()
         self._line_moving()
         self.reset_button.setEnabled(bool(h))
+        self._show_k(run)
 
     def _failed(self, message) -> None:
         self._draw(None)
@@ -328,6 +339,27 @@ class DendrogramView(ResultView):
             ClusterOverlay.for_window(self.window).set_labels(run, None)
         self._follow_cut(run)
 
+    def cut_into(self, k: int) -> np.ndarray | None:
+        """A chosen k: cut the run's tree into ``k`` clusters (``session.cut``, undoable); the
+        line moves to the cut's height. Returns the run's labels shown after it."""
+        run = self.run
+        if run is None or self.Z is None or self.window is None:
+            return None
+        shown = run.shown_labels
+        if shown is not None and np.unique(shown).size == int(k):
+            return shown
+        own = run.labels is not None and np.unique(run.labels).size == int(k)
+        try:
+            if own and self.leaves == "points":
+                self.window.session.set_cut(run.id, None)
+            else:
+                self.window.session.cut(run.id, n_clusters=int(k))
+        except ManifoldStudioError as exc:  # the data set was removed, a bad k: said, nothing changed
+            self.window.report_error(f"Could not cut run #{run.id}: {exc}")
+            self._follow_cut(run)
+            return None
+        return run.shown_labels
+
     def _follow_cut(self, run) -> None:
         """Put the line where the run's partition is cut (its cut's height, else its own k):
         after a cut made elsewhere (Edit ▸ Undo, a script) or refused."""
@@ -340,3 +372,13 @@ class DendrogramView(ResultView):
         self.cut_line.blockSignals(False)
         self._line_moving()
         self.reset_button.setEnabled(run.cut_labels is not None)
+        self._show_k(run)
+
+    def _show_k(self, run) -> None:
+        """The k box: the number of clusters shown, from 1 to the tree's leaves."""
+        shown = run.shown_labels if run is not None else None
+        self.k_spin.blockSignals(True)
+        self.k_spin.setRange(1, max(int(self.Z.shape[0]) + 1, 2) if self.Z is not None else 2)
+        if shown is not None:
+            self.k_spin.setValue(int(np.unique(shown).size))
+        self.k_spin.blockSignals(False)
