@@ -161,3 +161,28 @@ def test_a_chosen_k_cuts_the_run_through_the_session(qtbot, make_window, host):
     assert run.cut_labels is None and dend.k_spin.value() == 3
     dend.k_spin.setValue(3)
     assert run.cut_labels is None
+
+
+def test_feature_views_offer_the_run_prepared_columns_and_say_so(qtbot, make_window, host):
+    w = make_window(host)
+    w.session.load("sample:wine")
+    ds = w.session.dataset()
+    w.preparation_panel.add_step("standardize")
+    run = _run(qtbot, w, "kmeans", n_clusters=3, random_state=0)
+    Z = sklearn_pre.StandardScaler().fit_transform(ds.X)
+    j = list(ds.feature_names).index("proline")
+    view = w.views["distribution"]
+    view.show_run(run, ds)
+    view.redraw()
+    name = f"#{run.id} prepared proline"
+    assert name in [c.name for c in view.columns]
+    np.testing.assert_allclose(view.values(name), Z[:, j], atol=1e-12)
+    view.column_combo.setCurrentText(name)
+    view.redraw()
+    qtbot.waitUntil(lambda: view.result is not None and view.result.column == name, timeout=10_000)
+    assert f"run #{run.id}'s prepared data: standardize, 13 columns" in view.info.text()
+    # a run without a chain adds no prepared column
+    plain = w.session.run("kmeans", chain=[], n_clusters=3, random_state=0)
+    view.show_run(plain, ds)
+    view.redraw()
+    assert not any(" prepared " in c.name for c in view.columns)
