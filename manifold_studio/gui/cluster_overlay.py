@@ -198,21 +198,8 @@ class ClusterOverlay(QObject):
             self._show(run, CentresResult(np.flatnonzero(present), as_map_xy(centres[present]), "fitted",
                                           f"centres of the clustering of run #{map_run.id}'s map"))
             return
-        session = self.window.session
-        dataset = session.datasets.get(run.dataset_name)
-        can_project = (self.mode == AUTO and map_run is not None and map_run is not run
-                       and run.source_run is None and map_run.source_run is None
-                       and map_run.estimator is not None and hasattr(map_run.estimator, "extend")
-                       and np.array_equal(map_run.point_index, run.point_index))
-        if can_project:
-            kwargs = dict(mode=PROJECTED, extend=map_run.estimator.extend, map_name=f"run #{map_run.id}'s map")
-            if own and centres is not None and dataset is not None and centres.shape[1] == dataset.n_features:
-                kwargs["centres"] = centres
-            elif dataset is not None:
-                kwargs["raw_X"] = dataset.X[run.point_index]
-            else:
-                can_project = False
-        if not can_project:
+        kwargs = self._projection(run, map_run, own, centres)
+        if kwargs is None:
             self._show(run, map_centres(labels, view.xy, mode=MEAN))
             return
         self.latest.start(
@@ -220,6 +207,38 @@ class ClusterOverlay(QObject):
             on_success=lambda res, run=run: self._show(run, res),
             on_failure=lambda msg, detail, run=run: self._show(run, map_centres(labels, view.xy, mode=MEAN)),
             **kwargs)
+
+    def _projection(self, run, map_run, own: bool, centres) -> dict | None:
+        """How to project ``run``'s centres onto ``map_run``'s map (``map_centres`` arguments), or
+        None (then each centre is the mean map position of its points). Only in the space both
+        were fitted in: the data set's columns, or the same prepared columns (a map run with the
+        same chain: its final step's extend, on the run's prepared data)."""
+        if not (self.mode == AUTO and map_run is not None and map_run is not run and run.source_run is None
+                and map_run.source_run is None and map_run.estimator is not None
+                and np.array_equal(map_run.point_index, run.point_index)):
+            return None
+        chain = run.meta.get("chain")
+        if chain != map_run.meta.get("chain"):  # fitted on other columns: no common space
+            return None
+        extend = getattr(getattr(map_run.estimator, "final", None) if chain else map_run.estimator, "extend", None)
+        if extend is None:
+            return None
+        if chain:
+            try:
+                X = self.window.session.prepared_data(run.id).X
+            except ManifoldStudioError:
+                return None
+        else:
+            dataset = self.window.session.datasets.get(run.dataset_name)
+            if dataset is None:
+                return None
+            X = dataset.X[run.point_index]
+        kwargs = dict(mode=PROJECTED, extend=extend, map_name=f"run #{map_run.id}'s map")
+        if own and centres is not None and centres.shape[1] == X.shape[1]:
+            kwargs["centres"] = centres
+        else:
+            kwargs["raw_X"] = X
+        return kwargs
 
     def _show(self, run, result: CentresResult | None) -> None:
         view = self.window.map_view

@@ -186,3 +186,21 @@ def test_feature_views_offer_the_run_prepared_columns_and_say_so(qtbot, make_win
     view.show_run(plain, ds)
     view.redraw()
     assert not any(" prepared " in c.name for c in view.columns)
+
+
+def test_a_chained_clustering_is_drawn_on_a_map_of_the_same_prepared_data_with_its_centres(qtbot, make_window, host):
+    w = make_window(host)
+    w.session.load("sample:wine")
+    raw_map = _run(qtbot, w, "pca", n_components=2)  # a map of the raw data: not what k-means will see
+    w.preparation_panel.add_step("standardize")
+    std_map = _run(qtbot, w, "pca", n_components=2)
+    run = _run(qtbot, w, "kmeans", n_clusters=3, random_state=0)
+    view, overlay = w.map_view, w.cluster_overlay
+    qtbot.waitUntil(lambda: view.run is run and len(view.xy) == 178, timeout=10_000)
+    assert view.map_run_for(run) is std_map and raw_map is not std_map
+    np.testing.assert_allclose(view.xy, std_map.embedding, atol=1e-12)
+    qtbot.waitUntil(lambda: overlay.centres_run is run and overlay.centres is not None and not overlay.busy,
+                    timeout=10_000)
+    centres = run.estimator.final.cluster_centers_  # in the standardized columns
+    expected = std_map.estimator.final.extend(centres)
+    np.testing.assert_allclose(overlay.centres.xy, expected[overlay.centres.labels], atol=1e-9)
