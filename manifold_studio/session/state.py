@@ -107,8 +107,11 @@ class AnalysisState:
         return self.execute(SetChain(self, chain, text))
 
     def restore_chain(self, chain) -> None:
-        """Set the chain without a command (a project being opened: nothing to undo)."""
+        """Set the chain without a command: a project being opened, whose state starts a new
+        history (the commands done before it are forgotten)."""
         self._chain = normal_chain(chain)
+        self._done.clear()
+        self._undone.clear()
         self.notify_kind("chain_changed")
 
     def missing_steps(self, chain=None) -> list[str]:
@@ -174,14 +177,17 @@ class AnalysisState:
                             "cannot be recomputed; bring the data set back (Edit ▸ Undo, or load it again).")
         ds = self.dataset(run.dataset_name)
         chain = normal_chain(run.meta.get("chain") if isinstance(run.meta, dict) else None)
-        key = (id(ds.X), id(run.estimator), id(run.rows))
+        for gone in [i for i in self._prepared if i not in self.runs]:  # removed runs
+            del self._prepared[gone]
+        key = (ds.X, run.estimator, run.rows, run.meta.get("chain"))  # recomputed when one is replaced
         hit = self._prepared.get(run.id)
-        if hit is not None and hit[0] == key:
+        if hit is not None and all(a is b for a, b in zip(hit[0], key)):
             return hit[1]
         X, _ = self.training_data(run)
         names = list(ds.feature_names or [f"x{j}" for j in range(ds.n_features)])
         if not chain:
-            result = PreparedData(X, names, f"raw data, {len(names)} columns", [])
+            what = "the distance matrix" if ds.distance_matrix else "raw data"
+            result = PreparedData(X, names, f"{what}, {X.shape[1]} columns", [])
         else:
             pipe = run.estimator if getattr(run.estimator, "is_fitted", False) \
                 and hasattr(run.estimator, "prepare") else None

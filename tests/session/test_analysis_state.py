@@ -44,6 +44,9 @@ def test_chain_is_a_command_that_undo_reverts_and_the_next_run_fits(wine):
     # the session's chain is a copy: editing it changes nothing
     wine.chain[0][1]["with_std"] = False
     assert wine.chain == [STANDARDIZE]
+    # a project opened restores its chain and starts a new history
+    wine.restore_chain([])
+    assert wine.chain == [] and wine.undo() is None and wine.redo() is None
 
 
 def test_prepared_data_is_the_standardized_matrix_and_the_silhouette_agrees(wine):
@@ -59,11 +62,18 @@ def test_prepared_data_is_the_standardized_matrix_and_the_silhouette_agrees(wine
     row = cmp.row("kmeans", 3)
     assert np.array_equal(row.labels, run.labels)
     assert row.measures["silhouette"] == pytest.approx(ref, abs=1e-12)
-    assert wine.prepared_data(run.id) is wine.prepared_data(run.id)  # kept until the data change
+    first = wine.prepared_data(run.id)
+    assert wine.prepared_data(run.id) is first  # kept while the data set and the model are the same
+    ds.X = ds.X.copy()  # the data set's matrix replaced: recomputed
+    second = wine.prepared_data(run.id)
+    assert second is not first and np.allclose(second.X, first.X, atol=1e-12)
     # a run without a chain: the raw data, said so
     raw = wine.run("kmeans", chain=[], n_clusters=3, random_state=0)
     assert wine.prepared_data(raw.id).caption == "raw data, 13 columns"
     np.testing.assert_array_equal(wine.prepared_data(raw.id).X, ds.X)
+    wine.remove_run(run.id)
+    wine.prepared_data(raw.id)
+    assert run.id not in wine._prepared  # a removed run's matrix is not kept
 
 
 def test_prepared_data_without_a_fitted_model_refits_the_chain_on_the_run_rows(wine):
