@@ -1,6 +1,27 @@
 """Wine in the window (issue 30): the preparation chain is session state saved in the project,
 and the views of a run say and use what it was fitted on; a cut is run state (undoable) that
-the title, the CSV export and the project follow. Driven by pytest-qt on the real main window."""
+the title, the CSV export and the project follow. Driven by pytest-qt on the real main window.
+
+Coherence of two state elements (rows) with their consumers (columns); each cell names the test
+that checks the consumer shows what the state says (``S:`` tests/session/test_analysis_state.py,
+``G:`` this module, ``D:`` tests/gui/test_gui_dendrogram_cut.py):
+
+========  ==========================================  ===========================  ==================  ======================
+state     views                                       save / reopen                CSV export          report / undo
+========  ==========================================  ===========================  ==================  ======================
+chain     map (PCA of the prepared data), silhouette, G: chain_saved_reopened…;    (no chain column)   S: chain_is_a_command…
+          PCA loadings / biplot, prepared columns of  S: project_keeps_the_chain…                      G: wine_standardized…
+          distribution / scatter, cluster centres     (a step not installed: S)                        (Edit ▸ Undo)
+          — G: wine_standardized…, feature_views…,
+          chained_clustering…; CLI --plot: S
+cut       map colours and title (n_clusters=4),       S: project_keeps_the_chain…  G: cut_changes…;    S: cut_is_run_state…
+          dendrogram line and k box                   D                            D                   (report facts, undo);
+          — G: cut_changes…, a_chosen_k…                                                               G: cut_changes…
+========  ==========================================  ===========================  ==================  ======================
+
+Script export and replay of the chain and the cut are covered where they are written (the
+script writer reads ``run.meta["chain"]``, ``run.cut_labels`` and ``run.meta["cut"]``).
+"""
 from __future__ import annotations
 
 import csv
