@@ -30,6 +30,7 @@ from manifold_studio.analysis.cluster_tasks import (
     map_centres,
 )
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.gui.session_undo import install_session_undo
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.render.map_coords import as_map_xy
 
@@ -75,6 +76,7 @@ class ClusterOverlay(QObject):
             view.redrawn.connect(self._recolour)
         if hasattr(window, "bridge"):
             window.bridge.event.connect(self._on_session_event)
+            install_session_undo(window)  # a cut is undoable
 
     @classmethod
     def for_window(cls, window) -> "ClusterOverlay":
