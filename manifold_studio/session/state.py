@@ -157,7 +157,13 @@ class AnalysisState:
         return self.set_cut(run_id, labels, f"dendrogram cut at {height:.4g} ({k} clusters)",
                             height=height, n_clusters=k)
 
-    # -- what a run was fitted on ------------------------------------------------------------------
+    # -- what a run was (or the next run will be) fitted on ------------------------------------------
+    def prepared_dataset(self, dataset_name: str | None = None, chain=None) -> PreparedData:
+        """Data set ``dataset_name`` (default: the current one) through ``chain`` (default: the
+        current chain) fitted on all its rows: what the next run fits on (Choose k computes on it)."""
+        ds = self.dataset(dataset_name)
+        return _prepare_all(normal_chain(self._chain if chain is None else chain), ds)
+
     def prepared_data(self, run_id: int) -> PreparedData:
         """The matrix run ``run_id`` was fitted on, one row per point of the run: its data set's
         rows through its fitted preparation steps (without the final estimator), or the earlier
@@ -203,6 +209,21 @@ class AnalysisState:
             result = PreparedData(prepared, cols, f"{chain_text(chain, brief=True)}, {len(cols)} columns", chain)
         self._prepared[run.id] = (key, result)
         return result
+
+
+def _prepare_all(chain, ds) -> PreparedData:
+    """Data set ``ds`` through ``chain`` fitted on all its rows."""
+    if not chain:
+        names = list(ds.feature_names or [f"x{j}" for j in range(ds.n_features)])
+        return PreparedData(ds.X, names, f"raw data, {len(names)} columns", [])
+    try:
+        pipe = _chain_only(chain, ds).fit(ds.X)
+        X = np.asarray(pipe.prepare(ds.X), dtype=float)
+    except ManifoldStudioError as exc:
+        raise DataError(f"The preparation chain ({chain_text(chain, brief=True)}) cannot run on "
+                        f"'{ds.name}': {exc}") from None
+    cols = list(pipe.columns_out_)
+    return PreparedData(X, cols, f"{chain_text(chain, brief=True)}, {len(cols)} columns", chain)
 
 
 def _chain_only(chain, ds):

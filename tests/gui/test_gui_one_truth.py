@@ -225,3 +225,21 @@ def test_a_chained_clustering_is_drawn_on_a_map_of_the_same_prepared_data_with_i
     centres = run.estimator.final.cluster_centers_  # in the standardized columns
     expected = std_map.estimator.final.extend(centres)
     np.testing.assert_allclose(overlay.centres.xy, expected[overlay.centres.labels], atol=1e-9)
+
+
+def test_choose_k_computes_on_what_the_next_run_fits(qtbot, make_window, host):
+    from manifold_studio.analysis.choose_k import choose_k
+
+    w = make_window(host)
+    w.session.load("sample:wine")
+    w.preparation_panel.add_step("standardize")
+    w.choose_k_action.trigger()
+    tool = w.choose_k_tool
+    tool.start("kmeans", 2, 4)
+    qtbot.waitUntil(lambda: tool.result is not None and not tool.busy, timeout=30_000)
+    Z = sklearn_pre.StandardScaler().fit_transform(w.session.dataset().X)
+    ref = choose_k(Z, range(2, 5), "kmeans", tool._request["params"], validation_fraction=float(tool.validation.value()),
+                   random_state=int(tool.seed.value()))
+    np.testing.assert_allclose(tool.result.silhouette, ref.silhouette, atol=1e-12)
+    assert tool.result.suggested_k == ref.suggested_k
+    assert "proline" not in tool.message.text()  # no scale advice: the chain standardizes

@@ -76,6 +76,19 @@ def test_prepared_data_is_the_standardized_matrix_and_the_silhouette_agrees(wine
     assert run.id not in wine._prepared  # a removed run's matrix is not kept
 
 
+def test_prepared_dataset_is_what_the_next_run_fits(wine):
+    raw = wine.prepared_dataset()
+    assert raw.caption == "raw data, 13 columns" and raw.X is wine.dataset().X
+    wine.set_chain([STANDARDIZE, ("select_columns", {"exclude": ["proline"]})])
+    prepared = wine.prepared_dataset()
+    ds = wine.dataset()
+    keep = [j for j, n in enumerate(ds.feature_names) if n != "proline"]
+    np.testing.assert_allclose(prepared.X, sklearn_pre.StandardScaler().fit_transform(ds.X)[:, keep], atol=1e-12)
+    assert prepared.columns == [ds.feature_names[j] for j in keep] and prepared.caption.endswith(", 12 columns")
+    with pytest.raises(DataError, match=r"cannot run on 'Wine'.*nope"):
+        wine.prepared_dataset(chain=[("select_columns", {"include": ["nope"]})])
+
+
 def test_prepared_data_without_a_fitted_model_refits_the_chain_on_the_run_rows(wine):
     rows = np.arange(0, 178, 2)
     run = wine.run("kmeans", rows=rows, chain=[STANDARDIZE], n_clusters=3, random_state=0)
