@@ -27,6 +27,7 @@ from manifold_studio.cli.prep_options import (
     loading_options,
     parse_prep,
     parse_roles,
+    prepared_matrix,
     roles_for,
     with_chain,
 )
@@ -57,7 +58,6 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.session.chain import chain_text
 from manifold_studio.session.isolated_fit import PluginProcessError, fit_in_subprocess
 from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
 
@@ -341,7 +341,7 @@ def cmd_run(args) -> int:
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params(),
-                       _prepared(est, ds, steps)) if plot_size else ""
+                       prepared_matrix(est, ds, steps)) if plot_size else ""
 
     for warning in getattr(est, "fit_warnings_", None) or ():
         console.note(f"warning: {warning}")
@@ -469,15 +469,6 @@ def loader_options(path: str, source: str, label_column, pairs) -> dict:
             raise UsageError(f"--label-column does not apply to {source} ({owner} has no label column)")
         options[key] = next(p for p in constraints if p.name == key).parse(label_column)
     return options
-
-
-def _prepared(est, ds, steps):
-    """(the data through the fitted chain, "standardize, 13 columns"), or None without a chain:
-    what a clustering's --plot map is the PCA of, as in the window."""
-    if not steps or not hasattr(est, "prepare"):
-        return None
-    X = np.asarray(est.prepare(ds), dtype=float)
-    return X, f"{chain_text(steps, brief=True)}, {X.shape[1]} columns"
 
 
 def _evaluate(args, cls, est, ds, y, console) -> str:

@@ -4,6 +4,7 @@ chain (field ``chain``: ``[[step id, {parameters}], ...]``). Written and read by
 from __future__ import annotations
 
 from manifold_studio.files.model_file import _jsonable
+from manifold_studio.session.model import Session
 
 
 def chain_document(session: Session) -> dict:
