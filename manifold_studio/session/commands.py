@@ -22,6 +22,24 @@ def normal_chain(chain) -> list[tuple[str, dict]]:
     return [(str(step_id), dict(params or {})) for step_id, params in (chain or ())]
 
 
+def require_dataset(session, run) -> None:
+    """Refuse to cut ``run`` when its data set was removed (its labels are left as they are)."""
+    if run.dataset_name not in session.datasets:
+        raise DataError(f"Run #{run.id} was computed on data set '{run.dataset_name}', which was removed: "
+                        "bring it back (Edit ▸ Undo, or load it again) before cutting; the run's labels "
+                        "are unchanged.")
+
+
+def same_partition(a, b) -> bool:
+    """``a`` and ``b`` group the points alike (whatever the cluster numbers)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    pairs = np.unique(np.stack([np.unique(a, return_inverse=True)[1].ravel(),
+                                np.unique(b, return_inverse=True)[1].ravel()]), axis=1).shape[1]
+    return pairs == np.unique(a).size == np.unique(b).size
+
+
 class Command:
     """A reversible change of the session; ``text`` says what it does ("Add standardize")."""
 
@@ -59,10 +77,7 @@ class SetCut(Command):
 
     def __init__(self, session, run_id: int, labels, cut: dict | None, text: str = ""):
         run = session.run_by_id(run_id)
-        if run.dataset_name not in session.datasets:
-            raise DataError(f"Run #{run_id} was computed on data set '{run.dataset_name}', which was removed: "
-                            "bring it back (Edit ▸ Undo, or load it again) before cutting; the run's labels "
-                            "are unchanged.")
+        require_dataset(session, run)
         if labels is not None:
             labels = np.asarray(labels)
             own = run.labels if run.labels is not None else None

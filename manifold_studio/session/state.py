@@ -19,7 +19,14 @@ from manifold_studio.algorithms.pipeline import make_pipeline
 from manifold_studio.analysis.cluster_tasks import cut_labels, n_clusters_at
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.session.chain import chain_text, dataset_columns
-from manifold_studio.session.commands import Command, SetChain, SetCut, normal_chain
+from manifold_studio.session.commands import (
+    Command,
+    SetChain,
+    SetCut,
+    normal_chain,
+    require_dataset,
+    same_partition,
+)
 from manifold_studio.session.records import SessionEvent
 
 #: commands kept for undo
@@ -120,21 +127,28 @@ class AnalysisState:
         return [step for step, _ in (self._chain if chain is None else chain) if step not in installed]
 
     # -- cuts ------------------------------------------------------------------------------------
-    def set_cut(self, run_id: int, labels, note: str = "", **cut) -> Command:
+    def set_cut(self, run_id: int, labels, note: str = "", **cut) -> Command | None:
         """Give run ``run_id`` the partition ``labels`` (None: its own labels again); ``note`` and
-        ``cut`` (``height``, ``n_clusters``) become ``run.meta["cut"]``."""
+        ``cut`` (``height``, ``n_clusters``) become ``run.meta["cut"]``. None (no command) when
+        the run already shows those labels."""
+        run = self.run_by_id(run_id)
+        require_dataset(self, run)
+        if labels is None and run.cut_labels is None:
+            return None
         if labels is not None:
             labels = np.asarray(labels)
             cut.setdefault("n_clusters", int(np.unique(labels).size))
+            if run.cut_labels is not None and np.array_equal(labels, run.cut_labels) \
+                    and run.meta.get("cut", {}).get("height") == cut.get("height"):
+                return None
         return self.execute(SetCut(self, run_id, labels, {"note": note, **cut} if labels is not None else None))
 
-    def cut(self, run_id: int, *, n_clusters: int | None = None, height: float | None = None) -> Command:
+    def cut(self, run_id: int, *, n_clusters: int | None = None, height: float | None = None) -> Command | None:
         """Cut run ``run_id``'s tree (its ``linkage_matrix_``) into ``n_clusters`` clusters or at
-        ``height``: the run's labels become the cut's (no refit). Cutting at the run's own number
-        of clusters with no height brings its own labels back."""
+        ``height``: the run's labels become the cut's (no refit). A cut giving the run's own
+        partition brings its own labels back (no cut)."""
         run = self.run_by_id(run_id)
-        if run.dataset_name not in self.datasets:
-            SetCut(self, run_id, None, None)  # raises the clear message
+        require_dataset(self, run)
         Z = getattr(run.estimator, "linkage_matrix_", None) if run.estimator is not None else None
         if Z is None:
             raise DataError(f"Run #{run_id} ({run.algorithm_id}) has no tree to cut: only a hierarchical "
@@ -154,6 +168,8 @@ class AnalysisState:
         leaves = getattr(run.estimator, "linkage_leaves_", "points")
         labels = cut_labels(Z, height, leaves=leaves, leaf_labels=run.labels)
         k = int(np.unique(labels).size) if leaves == "clusters" else n_clusters_at(Z, height)
+        if run.labels is not None and same_partition(labels, run.labels):  # the run's own clusters
+            return self.set_cut(run_id, None)
         return self.set_cut(run_id, labels, f"dendrogram cut at {height:.4g} ({k} clusters)",
                             height=height, n_clusters=k)
 

@@ -310,26 +310,39 @@ class DendrogramView(ResultView):
         return self.apply_cut()
 
     def apply_cut(self) -> np.ndarray | None:
-        """Recolour the map with the clusters of the current cut (fcluster; no refit)."""
+        """Cut the run's tree at the line's height (``session.cut``: fcluster, no refit, undoable):
+        the run's labels become the cut's, and the map, the title and the views follow."""
         run = self.run
         if run is None or self.Z is None or self.window is None:
             return None
         h = max(self.cut_height, 0.0)
-        labels = cut_labels(self.Z, h, leaves=self.leaves, leaf_labels=run.labels)
-        k = int(np.unique(labels).size)
-        overlay = ClusterOverlay.for_window(self.window)
-        own = run.labels is not None and np.array_equal(labels, run.labels)
-        if own:
-            ok = run.cut_labels is None or overlay.set_labels(run, None)
-        else:
-            ok = overlay.set_labels(run, labels, f"dendrogram cut at {h:.4g} ({k} clusters)", height=h, n_clusters=k)
-        if not ok:  # refused (said why): the line goes back to the run's partition
-            self._follow_cut(run)
+        if not self._cut(run, height=h):
             return None
-        self.reset_button.setEnabled(not own)
+        k = int(np.unique(run.shown_labels).size)
         self._line_moving()
         self.window.show_status(f"Dendrogram cut at {h:.4g}: {k} clusters (map recoloured, no refit).")
-        return labels
+        return run.shown_labels
+
+    def cut_into(self, k: int) -> np.ndarray | None:
+        """A chosen k: cut the run's tree into ``k`` clusters (``session.cut``, undoable); the
+        line moves to the cut's height. Returns the run's labels shown after it."""
+        run = self.run
+        if run is None or self.Z is None or self.window is None:
+            return None
+        if run.shown_labels is not None and np.unique(run.shown_labels).size == int(k):
+            return run.shown_labels
+        return run.shown_labels if self._cut(run, n_clusters=int(k)) else None
+
+    def _cut(self, run, **where) -> bool:
+        """``session.cut(run.id, **where)``; a refusal (the data set was removed) is said and
+        the line goes back to the run's partition."""
+        try:
+            self.window.session.cut(run.id, **where)
+        except ManifoldStudioError as exc:
+            self.window.report_error(f"Could not cut run #{run.id}: {exc}")
+            self._follow_cut(run)
+            return False
+        return True
 
     def reset_cut(self) -> None:
         run = self.run
@@ -338,27 +351,6 @@ class DendrogramView(ResultView):
         if run.cut_labels is not None:
             ClusterOverlay.for_window(self.window).set_labels(run, None)
         self._follow_cut(run)
-
-    def cut_into(self, k: int) -> np.ndarray | None:
-        """A chosen k: cut the run's tree into ``k`` clusters (``session.cut``, undoable); the
-        line moves to the cut's height. Returns the run's labels shown after it."""
-        run = self.run
-        if run is None or self.Z is None or self.window is None:
-            return None
-        shown = run.shown_labels
-        if shown is not None and np.unique(shown).size == int(k):
-            return shown
-        own = run.labels is not None and np.unique(run.labels).size == int(k)
-        try:
-            if own and self.leaves == "points":
-                self.window.session.set_cut(run.id, None)
-            else:
-                self.window.session.cut(run.id, n_clusters=int(k))
-        except ManifoldStudioError as exc:  # the data set was removed, a bad k: said, nothing changed
-            self.window.report_error(f"Could not cut run #{run.id}: {exc}")
-            self._follow_cut(run)
-            return None
-        return run.shown_labels
 
     def _follow_cut(self, run) -> None:
         """Put the line where the run's partition is cut (its cut's height, else its own k):
