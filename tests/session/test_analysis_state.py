@@ -117,6 +117,11 @@ def test_cut_is_run_state_undoable_and_seen_by_title_and_report(wine):
     assert run.cut_labels is None and "cut" not in run.meta and run.params_text().startswith("n_clusters=3,")
     wine.redo()
     assert np.unique(run.cut_labels).size == 4
+    # the same cut again records nothing; a cut into the run's own k brings its own labels back
+    assert wine.cut(run.id, n_clusters=4) is None
+    wine.cut(run.id, n_clusters=3)
+    assert run.cut_labels is None and "cut" not in run.meta
+    assert wine.cut(run.id, n_clusters=3) is None and wine.set_cut(run.id, None) is None
     # a cut at a height gives the clusters of fcluster at that height
     h = float(np.sort(Z[:, 2])[-6])
     wine.cut(run.id, height=h)
