@@ -39,6 +39,8 @@ from manifold_studio.tables.dataset_columns import (
 SYNC_CELLS = 300_000
 #: the name of a prepared column of run #N: "#2 prepared proline"
 PREPARED_PREFIX = "#%d prepared "
+#: a run fitted on some rows offers its prepared columns (spread over every row) up to this size
+MAX_SPREAD_CELLS = 20_000_000
 
 
 def meta_columns(ds) -> list[Column]:
@@ -224,10 +226,15 @@ class FeatureView(ResultView):
             prepared = session.prepared_data(run.id)
         except ManifoldStudioError:
             return []
-        rows = run.point_index if run.rows is not None else None
+        if run.rows is None:  # every row: the columns are views of the prepared matrix (no copy)
+            columns = [prepared.X[:, j] for j in range(prepared.X.shape[1])]
+        elif ds.n_samples * prepared.X.shape[1] <= MAX_SPREAD_CELLS:  # a sample fit: NaN on the other rows
+            columns = [_spread(ds.n_samples, run.rows, prepared.X[:, j]) for j in range(prepared.X.shape[1])]
+        else:
+            return []
         self.prepared_note = f"run #{run.id}'s prepared data: {prepared.caption}"
-        return [Column(f"{PREPARED_PREFIX % run.id}{name}", _spread(ds.n_samples, rows, prepared.X[:, j]),
-                       RESULT, run.id) for j, name in enumerate(prepared.columns)]
+        return [Column(f"{PREPARED_PREFIX % run.id}{name}", values, RESULT, run.id)
+                for name, values in zip(prepared.columns, columns)]
 
     def column_note(self, *names: str) -> str:
         """" (run #2's prepared data: standardize, 13 columns)" when one of ``names`` is a
