@@ -243,3 +243,26 @@ def test_choose_k_computes_on_what_the_next_run_fits(qtbot, make_window, host):
     np.testing.assert_allclose(tool.result.silhouette, ref.silhouette, atol=1e-12)
     assert tool.result.suggested_k == ref.suggested_k
     assert "proline" not in tool.message.text()  # no scale advice: the chain standardizes
+
+
+def test_a_project_chain_with_a_step_not_installed_is_shown_and_blocks_run(qtbot, make_window, host, tmp_path):
+    from manifold_studio.files.project_file import save_project
+    from manifold_studio.session.model import Session
+
+    s = Session(host)
+    s.load("sample:wine")
+    s.restore_chain([STANDARDIZE, ("no_such_step", {})])
+    path = save_project(s, tmp_path / "odd.msproj")
+    w = make_window(host)
+    job = w.project.open_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    wait_idle(qtbot, w)
+    prep = w.preparation_panel
+    assert prep.chain() == [STANDARDIZE, ("no_such_step", {})]  # nothing lost
+    assert prep.list.count() == 2 and prep.list.item(1).text().endswith("no_such_step — not installed")
+    assert "'no_such_step' is not installed" in w.run_blocker()
+    assert not w.run_controls.run_button.isEnabled()
+    assert any("'no_such_step'" in e.message and "not installed" in e.message for e in w.session.history)
+    prep.list.setCurrentRow(1)
+    prep.remove_current()  # removing it lets Run go
+    assert prep.chain() == [STANDARDIZE] and not w.run_blocker()
