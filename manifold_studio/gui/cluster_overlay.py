@@ -50,6 +50,7 @@ class ClusterOverlay(QObject):
         self.window = window
         self.centres: CentresResult | None = None
         self.centres_run = None
+        self._keep_range = None  # (run, view range) to restore when the run is shown again after a cut
         self.latest = LatestJob()
         self._item = None
         view = window.map_view
@@ -116,7 +117,9 @@ class ClusterOverlay(QObject):
         names the cut's n_clusters, and the views of the partition follow (labelsChanged)."""
         view = self.window.map_view
         if view is not None and view.run is run:  # the title, the colours and the centres of the cut
-            view.show_run(run, self.window.session.datasets.get(run.dataset_name))
+            self._keep_range = (run, view.plot_item.getViewBox().viewRange())  # the same points: keep the zoom
+            if run.id != self.window.session.current_run_id:  # (the current run is shown again by the window)
+                view.show_run(run, self.window.session.datasets.get(run.dataset_name))
         self.labelsChanged.emit(run)
 
     # -- which map ------------------------------------------------------------------------------
@@ -174,6 +177,9 @@ class ClusterOverlay(QObject):
         view = self.window.map_view
         run = view.run if view is not None else None
         self.latest.drop()
+        keep, self._keep_range = self._keep_range, None
+        if keep is not None and keep[0] is run:  # shown again after a cut: the zoom stays
+            view.plot_item.setRange(xRange=keep[1][0], yRange=keep[1][1], padding=0.0)
         if run is not None and run.succeeded:
             self._update_map_combo(run)
         else:

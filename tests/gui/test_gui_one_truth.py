@@ -135,7 +135,10 @@ def test_cut_changes_title_export_project_and_undo(qtbot, make_window, host, tmp
     qtbot.waitUntil(lambda: dend.result is not None and dend.run is run, timeout=15_000)
     Zl = run.estimator.linkage_matrix_
     hs = np.sort(Zl[:, 2])
+    vb = w.map_view.plot_item.getViewBox()
+    vb.setRange(xRange=(-1.0, 1.0), yRange=(-1.0, 1.0), padding=0.0)  # zoomed in
     dend.set_cut_height(float(hs[-4] + hs[-3]) / 2)  # 4 clusters
+    np.testing.assert_allclose(vb.viewRange(), [[-1.0, 1.0], [-1.0, 1.0]], atol=1e-9)  # the zoom is kept
     assert np.unique(run.cut_labels).size == 4 and run.meta["cut"]["n_clusters"] == 4
     title = w.map_view.title_label.text()
     assert "n_clusters=4," in title and "n_clusters=3," not in title
