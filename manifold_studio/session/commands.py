@@ -80,7 +80,7 @@ class SetCut(Command):
         require_dataset(session, run)
         if labels is not None:
             labels = np.asarray(labels)
-            own = run.labels if run.labels is not None else None
+            own = run.labels
             if own is None:
                 raise DataError(f"Run #{run_id} ({run.algorithm_id}) has no clusters to cut.")
             if labels.shape != own.shape:
