@@ -26,6 +26,7 @@ from manifold_studio.cli.prep_options import (
     loading_options,
     parse_prep,
     parse_roles,
+    prepared_matrix,
     roles_for,
     with_chain,
 )
@@ -338,7 +339,8 @@ def cmd_run(args) -> int:
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params(),
-                                 {p.name: p.default for p in cls.params}) if plot_size else ""
+                                 {p.name: p.default for p in cls.params},
+                                 prepared_matrix(est, ds, steps)) if plot_size else ""
 
     for warning in getattr(est, "fit_warnings_", None) or ():
         console.note(f"warning: {warning}")

@@ -50,6 +50,7 @@ from manifold_studio.files.model_file import (
     short_text,
     unpack_estimator,
 )
+from manifold_studio.files.project_state import chain_document, read_chain
 from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
 from manifold_studio.files.project_parts import read_analyses, read_report
 from manifold_studio.files.schemas import PROJECT, short
@@ -190,6 +191,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
                      "dataset": e.dataset} for e in session.history],
         "view_settings": _jsonable(view_settings or {}),
         "analyses": {},
+        **chain_document(session),
     }
     for key, (document, named) in (analyses or {}).items():
         meta["analyses"][key] = {"document": _jsonable(document),
@@ -295,6 +297,7 @@ class _ProjectReader:
         session.report = read_report(meta.get("report") or [], self.array, self.problems)
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
+        read_chain(session, meta, self.problems, self.path.name)
         analyses = read_analyses(meta.get("analyses") or {}, self.array, self.problems)
         return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
 
@@ -474,6 +477,7 @@ def apply_project(session: Session, contents: ProjectContents) -> dict:
         session.add_run(run)
     session.set_current_run(loaded.current_run_id)
     session.report = loaded.report
+    session.restore_chain(loaded.chain)
     session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
                 f"{len(loaded.runs)} run(s)")
     for problem in contents.problems:

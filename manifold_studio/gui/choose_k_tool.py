@@ -52,7 +52,8 @@ class ChooseKTool(QWidget):
         idx = self.method_combo.findData("kmeans")
         self.method_combo.setCurrentIndex(max(idx, 0))
         self.input_combo = QComboBox()
-        self.input_combo.setToolTip("Cluster the raw data or the map (embedding) of an earlier run.")
+        self.input_combo.setToolTip("Cluster the data set through the Preparation dock's chain (what Run fits) "
+                                    "or the map (embedding) of an earlier run.")
         self.k_min = QSpinBox()
         self.k_min.setRange(1, 1000)
         self.k_min.setValue(2)
@@ -128,7 +129,7 @@ class ChooseKTool(QWidget):
         keep = self.input_combo.currentData()
         self.input_combo.blockSignals(True)
         self.input_combo.clear()
-        self.input_combo.addItem("raw data", RAW)
+        self.input_combo.addItem("data set (after the Preparation chain)", RAW)
         session = self.window.session
         for r in reversed(list(session.runs.values())):
             if r.succeeded and r.embedding is not None and r.dataset_name == session.current_dataset_name:
@@ -167,14 +168,16 @@ class ChooseKTool(QWidget):
             return None
         source = self.input_combo.currentData()
         source = None if source in (None, RAW) else int(source)
-        try:
+        try:  # what the next run fits on: the data set through the current chain, or a map
             ds = session.dataset()
-            X = ds.X if source is None else session.run_by_id(source).embedding
+            prepared = session.prepared_dataset(ds.name) if source is None else None
+            X = prepared.X if source is None else session.run_by_id(source).embedding
         except Exception as exc:  # noqa: BLE001
             self._say(f"Cannot choose k: {exc}", error=True)
             return None
         params = self._method_params(method)
-        self._request = {"method": method, "source_run": source, "params": params, "dataset": ds.name}
+        self._request = {"method": method, "source_run": source, "params": params, "dataset": ds.name,
+                         "prepared": prepared}
         self._pending_rows: list[dict] = []
         self.rows = []
         self._clear_marks()
@@ -183,7 +186,7 @@ class ChooseKTool(QWidget):
         self.apply_button.setEnabled(False)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        where = "the raw data" if source is None else f"the map of run #{source}"
+        where = f"{ds.name} ({prepared.caption})" if source is None else f"the map of run #{source}"
         self._say(f"Running {method} for k = {k_min}…{k_max} on {where}…")
         self.job = self.window.start_job(
             choose_k, X, range(k_min, k_max + 1), method, params,
@@ -245,16 +248,13 @@ class ChooseKTool(QWidget):
         self.window.show_status(f"Choose k: suggested k = {k}")
 
     def _scale_advice(self):
-        """The scale advice for the raw data the k was chosen on (None on a map, whose axes are
+        """The scale advice for the (prepared) data the k was chosen on (None on a map, whose axes are
         the method's own)."""
         request = getattr(self, "_request", None) or {}
-        if request.get("source_run") is not None:
+        prepared = request.get("prepared")
+        if request.get("source_run") is not None or prepared is None:
             return None
-        try:
-            ds = self.window.session.dataset(request.get("dataset"))
-        except Exception:  # noqa: BLE001 - the data set was removed meanwhile
-            return None
-        return scale_advice(ds.X, ds.feature_names)
+        return scale_advice(prepared.X, prepared.columns)
 
     def _failed(self, message: str, detail: str) -> None:
         self._say(f"Choosing k failed: {message}" + ("; the previous results are kept" if self.result else ""),

@@ -29,6 +29,8 @@ from manifold_studio.analysis.cluster_tasks import (
     estimator_centres,
     map_centres,
 )
+from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.gui.session_undo import install_session_undo
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.render.map_coords import as_map_xy
 
@@ -48,6 +50,7 @@ class ClusterOverlay(QObject):
         self.window = window
         self.centres: CentresResult | None = None
         self.centres_run = None
+        self._keep_range = None  # (run, view range) to restore when the run is shown again after a cut
         self.latest = LatestJob()
         self._item = None
         view = window.map_view
@@ -72,6 +75,9 @@ class ClusterOverlay(QObject):
             view.add_toolbar_widget(self.mode_combo)
             view.runShown.connect(lambda _run: self.refresh())
             view.redrawn.connect(self._recolour)
+        if hasattr(window, "bridge"):
+            window.bridge.event.connect(self._on_session_event)
+            install_session_undo(window)  # a cut is undoable
 
     @classmethod
     def for_window(cls, window) -> "ClusterOverlay":
@@ -89,23 +95,31 @@ class ClusterOverlay(QObject):
     def labels_note(self, run) -> str:
         return run.meta.get("cut", {}).get("note", "") if run is not None and run.cut_labels is not None else ""
 
-    def set_labels(self, run, labels, note: str = "", **cut) -> None:
-        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels). They
-        become the run's ``cut_labels`` (exported and saved); ``note`` and ``cut`` (e.g. height,
-        n_clusters) go to ``run.meta["cut"]``."""
-        if labels is None:
-            run.cut_labels = None
-            run.meta.pop("cut", None)
-        else:
-            labels = np.asarray(labels)
-            if run.labels is not None and labels.shape != run.labels.shape:
-                raise ValueError(f"{labels.shape[0]} labels for a run of {run.labels.shape[0]} points")
-            run.cut_labels = labels
-            run.meta["cut"] = {"note": note, **cut}
+    def set_labels(self, run, labels, note: str = "", **cut) -> bool:
+        """Show ``labels`` for ``run`` instead of its own (None: back to the run's labels): a
+        session command (``session.set_cut``, undoable) making them the run's ``cut_labels``
+        (shown, exported, saved, reported); ``note`` and ``cut`` (height, n_clusters) go to
+        ``run.meta["cut"]``. Refused with a message (nothing changed) when the run's data set
+        was removed; returns whether the cut was made."""
+        try:
+            self.window.session.set_cut(run.id, labels, note, **cut)
+        except ManifoldStudioError as exc:
+            self.window.report_error(f"Could not cut run #{run.id}: {exc}")
+            return False
+        return True
+
+    def _on_session_event(self, event) -> None:
+        if event.kind == "cut_changed" and event.run is not None:
+            self._cut_changed(event.run)
+
+    def _cut_changed(self, run) -> None:
+        """A run's cut changed (here, by Edit ▸ Undo, by a script): the map shows it, its title
+        names the cut's n_clusters, and the views of the partition follow (labelsChanged)."""
         view = self.window.map_view
-        if view is not None and view.run is run:
-            view.set_run_labels(self.labels_for(run))
-            self.refresh()
+        if view is not None and view.run is run:  # the title, the colours and the centres of the cut
+            self._keep_range = (run, view.plot_item.getViewBox().viewRange())  # the same points: keep the zoom
+            if run.id != self.window.session.current_run_id:  # (the current run is shown again by the window)
+                view.show_run(run, self.window.session.datasets.get(run.dataset_name))
         self.labelsChanged.emit(run)
 
     # -- which map ------------------------------------------------------------------------------
@@ -163,6 +177,9 @@ class ClusterOverlay(QObject):
         view = self.window.map_view
         run = view.run if view is not None else None
         self.latest.drop()
+        keep, self._keep_range = self._keep_range, None
+        if keep is not None and keep[0] is run:  # shown again after a cut: the zoom stays
+            view.plot_item.setRange(xRange=keep[1][0], yRange=keep[1][1], padding=0.0)
         if run is not None and run.succeeded:
             self._update_map_combo(run)
         else:
@@ -189,21 +206,8 @@ class ClusterOverlay(QObject):
             self._show(run, CentresResult(np.flatnonzero(present), as_map_xy(centres[present]), "fitted",
                                           f"centres of the clustering of run #{map_run.id}'s map"))
             return
-        session = self.window.session
-        dataset = session.datasets.get(run.dataset_name)
-        can_project = (self.mode == AUTO and map_run is not None and map_run is not run
-                       and run.source_run is None and map_run.source_run is None
-                       and map_run.estimator is not None and hasattr(map_run.estimator, "extend")
-                       and np.array_equal(map_run.point_index, run.point_index))
-        if can_project:
-            kwargs = dict(mode=PROJECTED, extend=map_run.estimator.extend, map_name=f"run #{map_run.id}'s map")
-            if own and centres is not None and dataset is not None and centres.shape[1] == dataset.n_features:
-                kwargs["centres"] = centres
-            elif dataset is not None:
-                kwargs["raw_X"] = dataset.X[run.point_index]
-            else:
-                can_project = False
-        if not can_project:
+        kwargs = self._projection(run, map_run, own, centres)
+        if kwargs is None:
             self._show(run, map_centres(labels, view.xy, mode=MEAN))
             return
         self.latest.start(
@@ -211,6 +215,38 @@ class ClusterOverlay(QObject):
             on_success=lambda res, run=run: self._show(run, res),
             on_failure=lambda msg, detail, run=run: self._show(run, map_centres(labels, view.xy, mode=MEAN)),
             **kwargs)
+
+    def _projection(self, run, map_run, own: bool, centres) -> dict | None:
+        """How to project ``run``'s centres onto ``map_run``'s map (``map_centres`` arguments), or
+        None (then each centre is the mean map position of its points). Only in the space both
+        were fitted in: the data set's columns, or the same prepared columns (a map run with the
+        same chain: its final step's extend, on the run's prepared data)."""
+        if not (self.mode == AUTO and map_run is not None and map_run is not run and run.source_run is None
+                and map_run.source_run is None and map_run.estimator is not None
+                and np.array_equal(map_run.point_index, run.point_index)):
+            return None
+        chain = run.meta.get("chain")
+        if chain != map_run.meta.get("chain"):  # fitted on other columns: no common space
+            return None
+        extend = getattr(getattr(map_run.estimator, "final", None) if chain else map_run.estimator, "extend", None)
+        if extend is None:
+            return None
+        if chain:
+            try:
+                X = self.window.session.prepared_data(run.id).X
+            except ManifoldStudioError:
+                return None
+        else:
+            dataset = self.window.session.datasets.get(run.dataset_name)
+            if dataset is None:
+                return None
+            X = dataset.X[run.point_index]
+        kwargs = dict(mode=PROJECTED, extend=extend, map_name=f"run #{map_run.id}'s map")
+        if own and centres is not None and centres.shape[1] == X.shape[1]:
+            kwargs["centres"] = centres
+        else:
+            kwargs["raw_X"] = X
+        return kwargs
 
     def _show(self, run, result: CentresResult | None) -> None:
         view = self.window.map_view

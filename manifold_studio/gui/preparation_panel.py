@@ -1,5 +1,6 @@
-"""The Preparation panel: a dock between Data and Algorithm holding the chain of preparation
-steps fitted with the next run (``make_pipeline(*steps, estimator)``; see
+"""The Preparation panel: a dock between Data and Algorithm showing and editing the session's
+current preparation chain (``session.chain``, changed through ``session.set_chain`` commands that
+Edit ▸ Undo reverts, saved in the project): the steps fitted with the next run (``make_pipeline(*steps, estimator)``; see
 :meth:`~manifold_studio.session.model.Session.create_run`).
 
 Steps come from the plugin host (``host.preprocessors``); each has its settings form generated
@@ -28,6 +29,7 @@ from manifold_studio.analysis.scales import scale_advice
 from manifold_studio.errors import error_message
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.param_form import ParamForm
+from manifold_studio.gui.session_undo import install_session_undo
 from manifold_studio.session.chain import chain_text, dataset_columns
 
 #: rows used to preview the chain's output columns (the chain is row-wise: rows are unchanged)
@@ -53,7 +55,7 @@ class PreparationPanel(QWidget):
         super().__init__(window)
         self.window = window
         self.host = window.host
-        self._steps: list[list] = []  # [step id, {params}] in order
+        self._current_after: int | None = None  # the row to select once the session's chain changed
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         add_row = QHBoxLayout()
@@ -105,45 +107,86 @@ class PreparationPanel(QWidget):
         lay.addWidget(self.form)
         lay.addStretch(1)
         window.bridge.datasetsChanged.connect(lambda *_: self.refresh())
-        self._update_buttons()
-        self.refresh()
-
-    # -- the chain ------------------------------------------------------------------------
-    def chain(self) -> list[tuple[str, dict]]:
-        """The steps for the next run: ``[(step id, {params}), ...]``."""
-        return [(step_id, dict(params)) for step_id, params in self._steps]
-
-    def set_chain(self, chain) -> None:
-        self._steps = [[str(i), dict(p or {})] for i, p in (chain or ())]
+        window.bridge.event.connect(self._on_session_event)
+        install_session_undo(window)
         self._rebuild_list(len(self._steps) - 1)
+
+    # -- the chain: the session's (changed through its commands, so Edit ▸ Undo reverts it) ----
+    @property
+    def _steps(self) -> list[tuple[str, dict]]:
+        return self.window.session.chain
+
+    def chain(self) -> list[tuple[str, dict]]:
+        """The steps for the next run: the session's current chain ``[(step id, {params}), ...]``."""
+        return self.window.session.chain
+
+    def set_chain(self, chain, text: str = "Set the preparation chain") -> None:
+        self._current_after = len(list(chain or ())) - 1
+        self.window.session.set_chain(chain, text)
 
     def add_step(self, step_id: str | None) -> None:
         if not step_id or step_id not in self.host.preprocessors:
             self.window.report_error(f"No preparation step '{step_id}' is installed.", log=False)
             return
         cls = self.host.preprocessors[step_id]
-        self._steps.append([step_id, {p.name: p.default for p in cls.params}])
-        self._rebuild_list(len(self._steps) - 1)
+        steps = self._steps + [(step_id, {p.name: p.default for p in cls.params})]
+        self._current_after = len(steps) - 1
+        self.window.session.set_chain(steps, f"Add {step_id}")
 
     def remove_current(self) -> None:
         row = self.list.currentRow()
-        if 0 <= row < len(self._steps):
-            del self._steps[row]
-            self._rebuild_list(min(row, len(self._steps) - 1))
+        steps = self._steps
+        if 0 <= row < len(steps):
+            step_id = steps.pop(row)[0]
+            self._current_after = min(row, len(steps) - 1)
+            self.window.session.set_chain(steps, f"Remove {step_id}")
 
     def move_current(self, delta: int) -> None:
         row = self.list.currentRow()
         new = row + delta
-        if 0 <= row < len(self._steps) and 0 <= new < len(self._steps):
-            self._steps[row], self._steps[new] = self._steps[new], self._steps[row]
-            self._rebuild_list(new)
+        steps = self._steps
+        if 0 <= row < len(steps) and 0 <= new < len(steps):
+            steps[row], steps[new] = steps[new], steps[row]
+            self._current_after = new
+            self.window.session.set_chain(steps, f"Move {steps[new][0]} {'up' if delta < 0 else 'down'}")
+
+    def _on_session_event(self, event) -> None:
+        if event.kind == "chain_changed":
+            self._chain_changed()
+
+    def _chain_changed(self) -> None:
+        """The session's chain changed (here, by Edit ▸ Undo, or a project opened): show it."""
+        steps = self._steps
+        shown = [self.list.item(k).data(Qt.ItemDataRole.UserRole) for k in range(self.list.count())]
+        row = self.list.currentRow()
+        if shown == [s for s, _ in steps] and 0 <= row < len(steps) and self._current_after is None \
+                and self.form.values() == steps[row][1]:  # a setting edited here: keep the form as it is
+            self._update_texts()
+            self.refresh()
+            self.chainChanged.emit()
+            return
+        current = self._current_after if self._current_after is not None else min(max(row, 0), len(steps) - 1)
+        self._current_after = None
+        self._rebuild_list(current)
+
+    def _update_texts(self) -> None:
+        for k, (step_id, params) in enumerate(self._steps):
+            item = self.list.item(k)
+            if item is not None:
+                item.setText(self._item_text(k, step_id, params))
+
+    def _item_text(self, k: int, step_id: str, params: dict) -> str:
+        missing = "" if step_id in self.host.preprocessors else " — not installed"
+        return f"{k + 1}. {chain_text([(step_id, self._non_default(step_id, params))])}{missing}"
 
     def _rebuild_list(self, current: int) -> None:
         self.list.blockSignals(True)
         self.list.clear()
         for k, (step_id, params) in enumerate(self._steps):
-            item = QListWidgetItem(f"{k + 1}. {chain_text([(step_id, self._non_default(step_id, params))])}")
-            item.setToolTip(self.host.preprocessors[step_id].help if step_id in self.host.preprocessors else "")
+            item = QListWidgetItem(self._item_text(k, step_id, params))
+            item.setData(Qt.ItemDataRole.UserRole, step_id)
+            item.setToolTip(self.host.preprocessors[step_id].help if step_id in self.host.preprocessors
+                            else f"Step '{step_id}' is not installed: install its plugin or remove it.")
             self.list.addItem(item)
         self.list.blockSignals(False)
         self.list.setCurrentRow(current)
@@ -158,8 +201,9 @@ class PreparationPanel(QWidget):
         return {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
 
     def _show_form(self, row: int) -> None:
-        if 0 <= row < len(self._steps):
-            step_id, params = self._steps[row]
+        steps = self._steps
+        if 0 <= row < len(steps) and steps[row][0] in self.host.preprocessors:
+            step_id, params = steps[row]
             self.form.blockSignals(True)
             self.form.set_params(self.host.preprocessors[step_id].params)
             self.form.set_values(params)
@@ -171,14 +215,12 @@ class PreparationPanel(QWidget):
 
     def _form_changed(self) -> None:
         row = self.list.currentRow()
-        if not (0 <= row < len(self._steps)) or not self.form.is_valid():
+        steps = self._steps
+        if not (0 <= row < len(steps)) or not self.form.is_valid():
             self.refresh()
             return
-        self._steps[row][1] = self.form.values()
-        step_id, params = self._steps[row]
-        self.list.item(row).setText(f"{row + 1}. {chain_text([(step_id, self._non_default(step_id, params))])}")
-        self.refresh()
-        self.chainChanged.emit()
+        steps[row] = (steps[row][0], self.form.values())
+        self.window.session.set_chain(steps, f"Change {steps[row][0]} settings")
 
     def _update_buttons(self) -> None:
         row = self.list.currentRow()
@@ -188,7 +230,12 @@ class PreparationPanel(QWidget):
         self.down_button.setEnabled(has and row < len(self._steps) - 1)
 
     def errors(self) -> str:
-        """Why the chain cannot run ("" when it can): an invalid setting of the shown step."""
+        """Why the chain cannot run ("" when it can): a step that is not installed, an invalid
+        setting of the shown step."""
+        missing = self.window.session.missing_steps()
+        if missing:
+            return (f"Preparation step '{missing[0]}' is not installed: install its plugin or remove it "
+                    "from the chain.")
         errs = self.form.errors()
         row = self.list.currentRow()
         if errs and 0 <= row < len(self._steps):

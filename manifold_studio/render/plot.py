@@ -461,10 +461,12 @@ def params_subtitle(params: dict, defaults: dict | None = None) -> str:
     return " · ".join(f"{k} {_value_text(v)}" for k, v in shown.items()) or "default parameters"
 
 
-def run_map(result, kind: str, algorithm_id: str, dataset, params: dict, defaults: dict | None = None) -> MapPlot:
+def run_map(result, kind: str, algorithm_id: str, dataset, params: dict, defaults: dict | None = None,
+            prepared=None) -> MapPlot:
     """What ``run ... --plot`` draws: an embedding's first two coordinates coloured by the data's
-    labels; cluster or predicted labels on the data's 2-D PCA map (on its first two columns
-    only when no PCA can be computed)."""
+    labels; cluster or predicted labels on the 2-D PCA map of what the run was fitted on
+    (``prepared`` = (matrix, caption) after a preparation chain, else the data's own; on its first
+    two columns only when no PCA can be computed)."""
     result = np.asarray(result)
     params_text = params_subtitle(params, defaults)
     title = f"{algorithm_id} on {dataset.name} ({dataset.n_samples:,} points)"
@@ -475,10 +477,11 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict, default
         labels, legend = dataset.labels, dataset.label_name or "label"
     else:
         labels, legend = result, "predicted" if kind == "classification" else "cluster"
-        try:  # the data's own PCA map, as the window draws it
-            xy, ratio = pca_map(dataset.X, 2)
+        try:  # the PCA map of what the run was fitted on, as the window draws it
+            xy, ratio = pca_map(dataset.X if prepared is None else prepared[0], 2)
             axes = (*(f"PC{i + 1} ({r:.0%} of the variance)" for i, r in enumerate(ratio)), "", "")[:2]
-            title += ", drawn on the data's PCA map"
+            title += (", drawn on the data's PCA map" if prepared is None else
+                      f", drawn on the PCA map of the prepared data ({prepared[1]})")
         except (ManifoldStudioError, ValueError, np.linalg.LinAlgError):
             xy = dataset.dense(cols=slice(0, 2))
             axes = (names[0], names[1] if len(names) > 1 else "")
@@ -487,9 +490,10 @@ def run_map(result, kind: str, algorithm_id: str, dataset, params: dict, default
 
 
 def plot_run(path: str, size: tuple[int, int], result, kind: str, algorithm_id: str, dataset,
-             params: dict, defaults: dict | None = None) -> str:
+             params: dict, defaults: dict | None = None, prepared=None) -> str:
     """``run ... --plot``: draw the run's map to ``path`` (its subtitle: the parameters that
-    differ from ``defaults``); returns a line for the console."""
-    plot = run_map(result, kind, algorithm_id, dataset, params, defaults)
+    differ from ``defaults``; ``prepared``: (matrix, caption) after a chain); returns a line for
+    the console."""
+    plot = run_map(result, kind, algorithm_id, dataset, params, defaults, prepared)
     save_map(path, plot, *size)
     return f"drew the map ({len(plot.xy):,} points, {size[0]} × {size[1]} px) to {path}"

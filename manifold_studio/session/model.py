@@ -47,6 +47,7 @@ from manifold_studio.session.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
 from manifold_studio.session.fitting import extend_estimator
 from manifold_studio.session.run_spec import RunSpec
+from manifold_studio.session.state import AnalysisState
 from manifold_studio.session.records import (
     CANCELLED,
     DONE,
@@ -61,8 +62,9 @@ from manifold_studio.session.records import (
 
 # -- the session ------------------------------------------------------------------------------
 
-class Session:
-    """Data sets, runs and history, with plain-callable observers."""
+class Session(AnalysisState):
+    """Data sets, runs and history, with plain-callable observers; the preparation chain,
+    commands, cuts and prepared data come from :class:`~manifold_studio.session.state.AnalysisState`."""
 
     def __init__(self, host=None):
         self._host = host
@@ -76,6 +78,7 @@ class Session:
         self._estimators: dict[int, object] = {}  # run id -> its unfitted estimator (until it is fitted)
         #: the report: items added from the views, saved in the project
         self.report = Report()
+        self._init_state()
 
     # -- plumbing -------------------------------------------------------------------------
     @property
@@ -394,13 +397,16 @@ class Session:
         return run
 
     def run(self, algorithm_id: str, dataset_name: str | None = None, progress=None, *,
-            rows=None, source_run: int | None = None, **params) -> Run:
-        """Create, fit and record a run synchronously (scripts, tests, the CLI).
+            rows=None, source_run: int | None = None, chain=None, **params) -> Run:
+        """Create, fit and record a run synchronously (scripts, tests, the CLI). ``chain``: the
+        preparation steps (default: the session's current chain, none for an earlier run's map).
 
         A failed fit is recorded (status ``failed``) and its exception re-raised; a
         cancelled fit (``FitCancelled``) is recorded as ``cancelled`` and returned.
         """
-        run = self.create_run(algorithm_id, params, dataset_name, rows=rows, source_run=source_run)
+        if chain is None:
+            chain = self.chain if source_run is None else []
+        run = self.create_run(algorithm_id, params, dataset_name, rows=rows, source_run=source_run, chain=chain)
         try:
             task = self.fit_task(run)
         except Exception as exc:

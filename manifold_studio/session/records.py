@@ -17,7 +17,9 @@ FINISHED_STATUSES = (DONE, FAILED, CANCELLED)
 
 #: event kinds sent to observers
 EVENT_KINDS = ("dataset_added", "dataset_removed", "dataset_changed", "current_dataset", "run_added",
-               "run_updated", "run_removed", "current_run", "extension_added", "log")
+               "run_updated", "run_removed", "current_run", "extension_added", "log",
+               # the analysis state (session.state): the chain, a run's cut, a command done
+               "chain_changed", "cut_changed", "command")
 
 
 @dataclass
@@ -45,6 +47,7 @@ class SessionEvent:
     dataset: str | None = None
     entry: LogEntry | None = None
     extension: "Extension | None" = None
+    command: Any = None  # the Command done ("command" events)
 
 
 @dataclass
@@ -130,12 +133,28 @@ class Run:
             return np.asarray(self.rows)
         return np.arange(self.n_points)
 
+    @property
+    def shown_params(self) -> dict:
+        """The parameters of the partition shown: a cut's ``n_clusters`` replaces the fitted one."""
+        params = dict(self.params)
+        cut = self.meta.get("cut") if self.cut_labels is not None and isinstance(self.meta, dict) else None
+        if isinstance(cut, dict) and cut.get("n_clusters") is not None:
+            params["n_clusters"] = int(cut["n_clusters"])
+        return params
+
     def params_text(self) -> str:
+        """``n_clusters=4, method=ward`` (after a cut: the cut's n_clusters, and where it was cut)."""
         def fmt(v):
             if isinstance(v, tuple):
                 return "(" + ", ".join(str(i) for i in v) + ")"
             return str(v)
-        return ", ".join(f"{k}={fmt(v)}" for k, v in self.params.items())
+        text = ", ".join(f"{k}={fmt(v)}" for k, v in self.shown_params.items())
+        cut = self.meta.get("cut") if self.cut_labels is not None and isinstance(self.meta, dict) else None
+        if isinstance(cut, dict):
+            fitted = self.params.get("n_clusters")
+            where = f"cut at {float(cut['height']):.4g}" if cut.get("height") is not None else "cut"
+            text += f" ({where}" + (f"; fitted with n_clusters={fitted})" if fitted is not None else ")")
+        return text
 
     def title(self) -> str:
         return f"#{self.id} {self.algorithm_id} on {self.dataset_name}"

@@ -216,10 +216,11 @@ def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, 
     p2 = w2.test_score
     # the table, the paired comparison and the ROC come back
     assert p2.comparison is not None and _table_texts(p2.table) == table
-    # with the preparation chain every learner was scored behind (this window's dock has none)
+    # with the preparation chain every learner was scored behind, which the project restores in
+    # the Preparation dock too (issue 30: the chain is session state)
     assert [r.chain for r in p2.comparison.learners] == [r.chain for r in before.learners] != [[]] * 4
-    assert p2.prep_label.text() == ("Preparation: standardize (the Preparation dock now has: none; "
-                                    "Run scores with it)")
+    assert w2.preparation_panel.chain() == w.preparation_panel.chain() != []
+    assert p2.prep_label.text() == "Preparation: standardize"
     assert _table_texts(p2.wins_table) == _table_texts(panel.wins_table)
     assert sorted(p2.roc_view.curves) == sorted(roc)
     for name, item in p2.roc_view.curves.items():

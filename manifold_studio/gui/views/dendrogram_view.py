@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout
 from scipy.cluster import hierarchy
 
 from manifold_studio.analysis.cluster_tasks import (
@@ -28,10 +28,12 @@ from manifold_studio.analysis.cluster_tasks import (
     dendrogram_task,
     n_clusters_at,
 )
+from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.session.state import cut_height_for
 
 MAX_LEAF_LABELS = 40
 
@@ -44,16 +46,8 @@ def _linkage(run):
     return Z if Z.ndim == 2 and Z.shape[0] >= 1 and Z.shape[1] == 4 else None
 
 
-def height_for(Z: np.ndarray, k: int) -> float:
-    """A cut height that gives ``k`` clusters: midway between the merge heights around it."""
-    hs = np.sort(Z[:, 2])
-    L = hs.size + 1
-    k = int(min(max(k, 1), L))
-    if k == 1:
-        return float(hs[-1] * 1.05 + 1e-12)
-    upper = hs[L - k]
-    lower = hs[L - k - 1] if L - k - 1 >= 0 else 0.0
-    return float((lower + upper) / 2.0)
+#: a cut height that gives k clusters (the session's, so the window and scripts cut alike)
+height_for = cut_height_for
 
 
 def leaf_positions(Z: np.ndarray, max_leaves: int = DENDROGRAM_MAX_LEAVES) -> np.ndarray:
@@ -165,9 +159,20 @@ class DendrogramView(ResultView):
         self.cut_line.hide()
         self.plot.addItem(self.cut_line)
         self.cut_line.sigPositionChanged.connect(self._line_moving)
+        if window is not None and getattr(window, "map_view", None) is not None:
+            ClusterOverlay.for_window(window).labelsChanged.connect(self._follow_cut)
         self.cut_line.sigPositionChangeFinished.connect(lambda _l: self.apply_cut())
+        self.k_spin = QSpinBox()
+        self.k_spin.setObjectName("dendrogram_k")
+        self.k_spin.setPrefix("k = ")
+        self.k_spin.setRange(1, 2)
+        self.k_spin.setKeyboardTracking(False)
+        self.k_spin.setToolTip("Cut the tree into this many clusters (no refit): the run's labels become "
+                               "the cut's, for the map, the title, the export, the project and the report.")
+        self.k_spin.valueChanged.connect(self.cut_into)
         top = QHBoxLayout()
         top.addWidget(self.cut_label, 1)
+        top.addWidget(self.k_spin)
         top.addWidget(self.reset_button)
         #: drawn leaf (0 = leftmost) of each point of the run; share of each leaf's rows selected
         self.leaf_of_point = np.zeros(0, dtype=np.intp)
@@ -250,6 +255,7 @@ class DendrogramView(ResultView):
         self.cut_line.show()
         self._line_moving()
         self.reset_button.setEnabled(bool(h))
+        self._show_k(run)
 
     def _failed(self, message) -> None:
         self._draw(None)
@@ -304,32 +310,67 @@ class DendrogramView(ResultView):
         return self.apply_cut()
 
     def apply_cut(self) -> np.ndarray | None:
-        """Recolour the map with the clusters of the current cut (fcluster; no refit)."""
+        """Cut the run's tree at the line's height (``session.cut``: fcluster, no refit, undoable):
+        the run's labels become the cut's, and the map, the title and the views follow."""
         run = self.run
         if run is None or self.Z is None or self.window is None:
             return None
         h = max(self.cut_height, 0.0)
-        labels = cut_labels(self.Z, h, leaves=self.leaves, leaf_labels=run.labels)
-        k = int(np.unique(labels).size)
-        if run.labels is not None and np.array_equal(labels, run.labels):
-            ClusterOverlay.for_window(self.window).set_labels(run, None)
-            self.reset_button.setEnabled(False)
-        else:
-            ClusterOverlay.for_window(self.window).set_labels(
-                run, labels, f"dendrogram cut at {h:.4g} ({k} clusters)", height=h, n_clusters=k)
-            self.reset_button.setEnabled(True)
+        if not self._cut(run, height=h):
+            return None
+        k = int(np.unique(run.shown_labels).size)
         self._line_moving()
         self.window.show_status(f"Dendrogram cut at {h:.4g}: {k} clusters (map recoloured, no refit).")
-        return labels
+        return run.shown_labels
+
+    def cut_into(self, k: int) -> np.ndarray | None:
+        """A chosen k: cut the run's tree into ``k`` clusters (``session.cut``, undoable); the
+        line moves to the cut's height. Returns the run's labels shown after it."""
+        run = self.run
+        if run is None or self.Z is None or self.window is None:
+            return None
+        if run.shown_labels is not None and np.unique(run.shown_labels).size == int(k):
+            return run.shown_labels
+        return run.shown_labels if self._cut(run, n_clusters=int(k)) else None
+
+    def _cut(self, run, **where) -> bool:
+        """``session.cut(run.id, **where)``; a refusal (the data set was removed) is said and
+        the line goes back to the run's partition."""
+        try:
+            self.window.session.cut(run.id, **where)
+        except ManifoldStudioError as exc:
+            self.window.report_error(f"Could not cut run #{run.id}: {exc}")
+            self._follow_cut(run)
+            return False
+        return True
 
     def reset_cut(self) -> None:
         run = self.run
         if run is None or self.Z is None:
             return
-        ClusterOverlay.for_window(self.window).set_labels(run, None)
+        if run.cut_labels is not None:
+            ClusterOverlay.for_window(self.window).set_labels(run, None)
+        self._follow_cut(run)
+
+    def _follow_cut(self, run) -> None:
+        """Put the line where the run's partition is cut (its cut's height, else its own k):
+        after a cut made elsewhere (Edit ▸ Undo, a script) or refused."""
+        if run is not self.run or self.Z is None:
+            return
+        saved = run.meta.get("cut", {}).get("height") if run.cut_labels is not None else None
         k = int(np.unique(run.labels).size) if run.labels is not None else 1
         self.cut_line.blockSignals(True)
-        self.cut_line.setValue(height_for(self.Z, k))
+        self.cut_line.setValue(float(saved) if saved is not None else height_for(self.Z, k))
         self.cut_line.blockSignals(False)
         self._line_moving()
-        self.reset_button.setEnabled(False)
+        self.reset_button.setEnabled(run.cut_labels is not None)
+        self._show_k(run)
+
+    def _show_k(self, run) -> None:
+        """The k box: the number of clusters shown, from 1 to the tree's leaves."""
+        shown = run.shown_labels if run is not None else None
+        self.k_spin.blockSignals(True)
+        self.k_spin.setRange(1, max(int(self.Z.shape[0]) + 1, 2) if self.Z is not None else 2)
+        if shown is not None:
+            self.k_spin.setValue(int(np.unique(shown).size))
+        self.k_spin.blockSignals(False)

@@ -157,7 +157,8 @@ class DistributionView(FeatureView):
         res, coloring = self.result, self.class_coloring()
         name = res.column
         missing = f"; {res.n_missing:,} missing values left out" if res.n_missing else ""
-        self.info.setText(f"<b>{name}</b> of {self.dataset_name} by {len(res.classes)} class(es){missing}.")
+        self.info.setText(f"<b>{name}</b> of {self.dataset_name}{self.column_note(name)} by "
+                          f"{len(res.classes)} class(es){missing}.")
         if self.mode == HISTOGRAM:
             self._draw_histogram(res, coloring)
         else:

@@ -3,7 +3,9 @@ PCA loadings, feature ranking): views of the *current data set*'s columns rather
 
 A :class:`FeatureView` follows the session's current data set (the Data panel's), offers every
 numeric column of :func:`~manifold_studio.tables.dataset_columns.dataset_columns` (features, a
-numeric label column, the result columns of finished runs) and the meta columns of the table the
+numeric label column, the result columns of finished runs), the prepared columns of the run shown
+when it went through a preparation chain (``#2 prepared proline``, from ``session.prepared_data``;
+the caption says so) and the meta columns of the table the
 data set was read from (:func:`meta_columns`), and splits by the data set's labels. It draws lazily: while its dock is hidden (a tab behind another) it only marks
 itself stale and draws when shown; :meth:`redraw` draws at once (tests, export). Its statistics
 (:mod:`manifold_studio.analysis.feature_stats`) are computed by :meth:`compute`: at once for a
@@ -21,11 +23,24 @@ from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.tables.dataset_columns import FEATURE, LABEL, META, Column, dataset_columns, table_columns
+from manifold_studio.tables.dataset_columns import (
+    FEATURE,
+    LABEL,
+    META,
+    RESULT,
+    Column,
+    _spread,
+    dataset_columns,
+    table_columns,
+)
 
 
 #: above this many values (rows × features) the statistics are computed on a worker thread
 SYNC_CELLS = 300_000
+#: the name of a prepared column of run #N: "#2 prepared proline"
+PREPARED_PREFIX = "#%d prepared "
+#: a run fitted on some rows offers its prepared columns (spread over every row) up to this size
+MAX_SPREAD_CELLS = 20_000_000
 
 
 def meta_columns(ds) -> list[Column]:
@@ -71,6 +86,7 @@ class FeatureView(ResultView):
         super().__init__(window, parent)
         self.dataset_name: str | None = None
         self.columns: list = []
+        self.prepared_note = ""  #: what the prepared columns are ("run #2's prepared data: standardize, 13 columns")
         self._stale = True
         self.latest = LatestJob()
         if window is not None and hasattr(window, "bridge"):
@@ -192,9 +208,41 @@ class FeatureView(ResultView):
         else:
             cols = [c for c in dataset_columns(self.session, ds.name)  # metas included
                     if c.numeric or (self.text_labels and c.kind in (LABEL, META))]
+            cols += self.prepared_columns(ds)
             self.columns = [c for c in cols if c.kind == FEATURE] if self.features_only else cols
         self.columns_changed([c.name for c in self.columns])
         self.draw()
+
+    def prepared_columns(self, ds) -> list[Column]:
+        """The prepared columns of the run shown when it went through a preparation chain
+        (``#2 prepared proline``: the run's prepared data, ``session.prepared_data``), for the
+        views of columns (none for the features-only views, which draw the prepared matrix whole)."""
+        self.prepared_note = ""
+        run, session = self.run, self.session
+        if self.features_only or run is None or session is None or not run.succeeded or run.source_run is not None \
+                or run.dataset_name != ds.name or not run.meta.get("chain"):
+            return []
+        try:
+            prepared = session.prepared_data(run.id)
+        except ManifoldStudioError:
+            return []
+        if run.rows is None:  # every row: the columns are views of the prepared matrix (no copy)
+            columns = [prepared.X[:, j] for j in range(prepared.X.shape[1])]
+        elif ds.n_samples * prepared.X.shape[1] <= MAX_SPREAD_CELLS:  # a sample fit: NaN on the other rows
+            columns = [_spread(ds.n_samples, run.rows, prepared.X[:, j]) for j in range(prepared.X.shape[1])]
+        else:
+            return []
+        self.prepared_note = f"run #{run.id}'s prepared data: {prepared.caption}"
+        return [Column(f"{PREPARED_PREFIX % run.id}{name}", values, RESULT, run.id)
+                for name, values in zip(prepared.columns, columns)]
+
+    def column_note(self, *names: str) -> str:
+        """" (run #2's prepared data: standardize, 13 columns)" when one of ``names`` is a
+        prepared column, else ""."""
+        run = self.run
+        prefix = PREPARED_PREFIX % run.id if run is not None else None
+        shown = prefix is not None and self.prepared_note and any(n.startswith(prefix) for n in names)
+        return f" ({self.prepared_note})" if shown else ""
 
     def columns_changed(self, names: list[str]) -> None:
         """Refill the view's column choosers (names of :attr:`columns`)."""
@@ -227,3 +275,21 @@ class FeatureView(ResultView):
         ds = self.dataset
         names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
         return ds.X, list(names)
+
+    def prepared_features(self):
+        """(X, column names, data-set row of each row of X, caption) of what the view draws: the
+        prepared data of the run shown (``session.prepared_data``: its data set through its
+        preparation chain) when it is a run of this data set with a chain, else the data set's
+        own features ("raw data, 13 columns")."""
+        run, ds, session = self.run, self.dataset, self.session
+        if run is not None and ds is not None and session is not None and run.succeeded \
+                and run.source_run is None and run.dataset_name == ds.name and run.meta.get("chain"):
+            try:
+                prepared = session.prepared_data(run.id)
+            except ManifoldStudioError:
+                pass  # the run's chain cannot be recomputed: the raw features, said so
+            else:
+                rows = run.point_index if run.rows is not None else np.arange(prepared.X.shape[0])
+                return prepared.X, list(prepared.columns), rows, f"run #{run.id}'s prepared data: {prepared.caption}"
+        X, names = self.feature_matrix()
+        return X, names, np.arange(X.shape[0]), f"raw data, {len(names)} columns"

@@ -50,6 +50,35 @@ def data_pca_map(view, dataset):
     return result
 
 
+def run_pca_map(view, run, dataset):
+    """(xy of the run's points, axis titles, caption) of the PCA map a run without a map is drawn
+    on: the PCA of the matrix the run was fitted on (``session.prepared_data``: its data set
+    through its fitted preparation chain) — the data set's own PCA map (cached per data set,
+    :func:`data_pca_map`) when the run has no chain. None when it cannot be computed."""
+    session = getattr(view.window, "session", None)
+    chain = run.meta.get("chain") if isinstance(run.meta, dict) else None
+    if not chain or session is None:
+        pca = data_pca_map(view, dataset)
+        return None if pca is None else (pca[0][run.point_index], pca[1], "drawn on the data's PCA map")
+    cache = view.__dict__.setdefault("_run_pca_maps", {})
+    try:
+        prepared = session.prepared_data(run.id)
+    except ManifoldStudioError:
+        return None
+    hit = cache.get(run.id)
+    if hit is not None and hit[0] is prepared.X:
+        return hit[1]
+    try:
+        xy, ratio = pca_map(prepared.X, 2)
+    except (ManifoldStudioError, ValueError, np.linalg.LinAlgError):
+        result = None
+    else:
+        axes = tuple(f"PC{i + 1} ({r:.0%} of the variance)" for i, r in enumerate(ratio))
+        result = (xy, axes + ("",) * (2 - len(axes)), f"drawn on the PCA map of the prepared data ({prepared.caption})")
+    cache[run.id] = (prepared.X, result)
+    return result
+
+
 def fit_to_points(view) -> None:
     """Show the data points' extent (5% margin): computed from the points alone, so
     decorations (cluster centres, extended points, the hover ring, a selection) never widen

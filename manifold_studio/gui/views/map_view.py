@@ -48,7 +48,7 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
-from manifold_studio.gui.views.map_layout import (color_overlays, column_kind, data_pca_map, extension_labels,
+from manifold_studio.gui.views.map_layout import (color_overlays, column_kind, extension_labels, run_pca_map,
                                                   fit_to_points, overlay_item, place_legend)
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
@@ -336,7 +336,8 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
                 return other
         for other in reversed(list(session.runs.values())):
             if other.succeeded and other.embedding is not None and other.dataset_name == run.dataset_name \
-                    and np.array_equal(other.point_index, run.point_index):
+                    and np.array_equal(other.point_index, run.point_index) \
+                    and other.meta.get("chain") == run.meta.get("chain"):  # a map of the same prepared data
                 return other
         return None
 
@@ -348,9 +349,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             k = run.embedding.shape[1] if run.embedding.ndim == 2 else 1
             axes = ("component 1", "component 2" if k > 1 else "")
             return run.embedding, axes, ""
-        pca = data_pca_map(self, dataset) if dataset is not None else None
-        if pca is not None:
-            return pca[0][run.point_index], pca[1], "drawn on the data's PCA map"
+        pca = run_pca_map(self, run, dataset) if dataset is not None else None
+        if pca is not None:  # the PCA of what the run was fitted on (its prepared data)
+            return pca
         if dataset is not None:
             X = dataset.dense(run.point_index, slice(0, 2))
             names = dataset.feature_names or [f"column {i}" for i in range(dataset.n_features)]

@@ -1,5 +1,7 @@
 """PCA loadings and biplot of the data set's features
-(:func:`~manifold_studio.analysis.feature_stats.pca_loadings`, the ``pca`` plugin).
+(:func:`~manifold_studio.analysis.feature_stats.pca_loadings`, the ``pca`` plugin): of the shown
+run's prepared data when it went through a preparation chain (its prepared columns), else of
+the raw features; the caption says which.
 
 - Loadings: for each feature, its loading on PC1 and PC2 (``components_ × sqrt(explained_variance_)``)
   as grouped bars.
@@ -36,6 +38,7 @@ class PcaView(FeatureView):
         self.items: list = []
         self.xy = np.zeros((0, 2))
         self.rows = np.zeros(0, dtype=np.intp)
+        self.drawn_on = ""  #: what the PCA is computed on ("run #2's prepared data: standardize, 13 columns")
         self.info = message_label("PCA loadings and biplot of the features.")
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("pca_mode")
@@ -64,10 +67,13 @@ class PcaView(FeatureView):
         if self.dataset is None:
             self.info.setText("PCA loadings and biplot of the features: load a data set.")
             return self._redraw_items()
-        X, names = self.feature_matrix()
-        self.compute(pca_loadings, X, names, 2, on_done=self._computed, title="PCA loadings")
+        X, names, rows, self.drawn_on = self.prepared_features()
+        self.compute(pca_loadings, X, names, 2, title="PCA loadings",
+                     on_done=lambda result, message, rows=rows: self._computed(result, message, rows))
 
-    def _computed(self, result, message: str) -> None:
+    def _computed(self, result, message: str, rows=None) -> None:
+        if result is not None and rows is not None:  # rows of the matrix -> rows of the data set
+            result.rows = np.asarray(rows)[result.rows]
         self.result = result
         if message:
             self.info.setText(f"No PCA: {message}")
@@ -93,7 +99,7 @@ class PcaView(FeatureView):
         if res is not None:
             k = res.loadings.shape[1]
             ratio = ", ".join(f"PC{i + 1} {r:.1%}" for i, r in enumerate(res.explained_variance_ratio))
-            self.info.setText(f"PCA of the {len(res.names)} features of {self.dataset_name} "
+            self.info.setText(f"PCA of {self.dataset_name}, drawn on {self.drawn_on} "
                               f"({len(res.rows):,} complete rows): {ratio} of the variance.")
             if self.mode == LOADINGS:
                 width = 0.8 / k

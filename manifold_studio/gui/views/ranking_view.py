@@ -182,7 +182,7 @@ class RankingView(FeatureView):
             params = {p.name: p.default for p in step.params}
             params["include"] = list(names)
             rest = [s for s in panel.chain() if s[0] != "select_columns"]
-            panel.set_chain([("select_columns", params), *rest])
+            panel.set_chain([("select_columns", params), *rest], f"Keep the top {k} features")
             line = kept + " — select_columns (include these) is now the first step of the preparation chain."
             self.session.log(line)
             self.window.show_status(line)

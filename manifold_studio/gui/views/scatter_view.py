@@ -78,7 +78,8 @@ class ScatterView(FeatureView):
             self.scatter.setData(xy[:, 0], xy[:, 1], brush=point_brushes(self.class_coloring(), rows))
             left = len(x) - len(self.rows)
             self.info.setText(f"<b>{yname}</b> against <b>{xname}</b> ({len(self.rows):,} rows"
-                              + (f"; {left:,} with a missing value left out" if left else "") + ")")
+                              + (f"; {left:,} with a missing value left out" if left else "") + ")"
+                              + self.column_note(xname, yname))
             self.plot.setLabel("bottom", xname)
             self.plot.setLabel("left", yname)
             self.plot.getPlotItem().autoRange()

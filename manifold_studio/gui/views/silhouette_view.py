@@ -3,8 +3,8 @@ sorted within each cluster, in the cluster colours, with the mean silhouette as 
 
 The silhouettes are computed on a worker thread (:func:`~manifold_studio.analysis.cluster_tasks.silhouette_task`,
 at most ``SILHOUETTE_MAX_POINTS`` points drawn at random) on the data the run was fitted on
-(the raw data, or the map for "cluster this map"), for the labels shown on the map (a dendrogram
-cut recomputes them).
+(``session.prepared_data``: its data set through its preparation chain, or the map for "cluster
+this map"; the caption says which), for the run's labels (a cut recomputes them).
 
 Selection (linked brushing): the bars of selected rows are drawn dark over their cluster colour;
 a rectangle or a lasso on the plot selects the rows of the bars it covers (a range of bars), and
@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout
 
 from manifold_studio.analysis.cluster_tasks import SilhouetteResult, silhouette_task
+from manifold_studio.errors import error_message
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import make_coloring
@@ -116,6 +117,7 @@ class SilhouetteView(ResultView):
         self._bar_xy = np.zeros((0, 2))
         self.bar_rows = np.zeros(0, dtype=np.intp)  #: data-set row of each bar, bottom-up
         self.bar_labels = np.zeros(0)               #: cluster of each bar
+        self.drawn_on = ""  #: what the silhouettes are computed on ("standardize, 13 columns")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.info)
@@ -153,12 +155,13 @@ class SilhouetteView(ResultView):
             self.info.setText("Silhouette of a clustering run: run a clustering method.")
             return
         labels = ClusterOverlay.for_window(self.window).labels_for(run)
-        try:
-            X, _ = self.window.session.training_data(run)
-        except Exception as exc:  # noqa: BLE001 - the data set was removed
+        try:  # what the run was fitted on: its prepared data, or the map it clustered
+            prepared = self.window.session.prepared_data(run.id)
+        except Exception as exc:  # noqa: BLE001 - the data set was removed, the chain cannot run
             self._draw(None)
-            self.info.setText(f"No silhouette: {exc}")
+            self.info.setText(f"No silhouette: {error_message(exc)}")
             return
+        X, self.drawn_on = prepared.X, prepared.caption
         if np.unique(labels).size < 2:
             self._draw(None)
             self.info.setText("The silhouette needs at least two clusters: this partition has one.")
@@ -166,12 +169,11 @@ class SilhouetteView(ResultView):
         self.info.setText(f"Computing the silhouettes of {run.title()}…")
         self.latest.start(
             self.window, silhouette_task, X, labels, title="Silhouette",
-            on_success=lambda res, run=run: self._done(run, res),
+            on_success=lambda res, run=run, on=prepared.caption: self._done(run, res, on),
             on_failure=lambda msg, detail: self._failed(msg))
 
-    def _done(self, run, result: SilhouetteResult) -> None:
+    def _done(self, run, result: SilhouetteResult, src: str) -> None:
         self._draw(result)
-        src = "the map of run #%d" % run.source_run if run.source_run is not None else "the raw data"
         sample = (f" on a random sample of {len(result.values):,} of {result.n_total:,} points"
                   if len(result.values) < result.n_total else "")
         note = ClusterOverlay.for_window(self.window).labels_note(run)
