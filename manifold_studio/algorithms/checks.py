@@ -219,6 +219,12 @@ def check_labels(y, n: int, name: str = "y") -> np.ndarray:
     return arr
 
 
+def draw_seed() -> int:
+    """A fresh seed in [0, 2**31 - 1) from the operating system's entropy: what
+    ``random_state=None`` means; the fit records it so the result can be reproduced."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint32)[0] % (2 ** 31 - 1))
+
+
 def check_random_state(seed) -> np.random.Generator:
     """A numpy Generator from None, an int or a Generator."""
     if isinstance(seed, np.random.Generator):
