@@ -133,12 +133,11 @@ class Algorithm:
                    if not (isinstance(v, type(defaults[k])) and v == defaults[k])]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    def check_params_vs_input(self, n_samples: int, n_features: int) -> list[str]:
-        """What the current parameters cannot do on data of shape (n_samples, n_features), one
-        message per problem ("perplexity must be below n = 150 ..."; empty when they fit). The
-        checks fit makes before fitting (raising DataError), for forms to show before Run:
-        each parameter's ``limit`` (:class:`~manifold_studio.algorithms.params.DataLimit`), then
-        :meth:`_input_problems`. Raises InvalidParameterError for a parameter invalid on its own."""
+    def check_params_vs_input(self, n_samples: int, n_features: int | None) -> list[str]:
+        """What the current parameters cannot do on data of shape (n_samples, n_features) (None:
+        unknown), one message per problem ("perplexity must be below n = 150"; empty when they
+        fit): the checks fit makes first, for forms before Run. Each parameter's ``limit``, then
+        :meth:`_input_problems`; InvalidParameterError for a parameter invalid on its own."""
         return list(self._input_problems(self.validate_params(), n_samples, n_features))
 
     def _input_problems(self, p: dict, n_samples: int, n_features: int) -> list[str]:

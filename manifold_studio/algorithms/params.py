@@ -23,8 +23,8 @@ def _fail(name: str, value: Any, allowed: str):
 
 
 #: the sizes a :class:`DataLimit` can refer to: what each is called in messages
-_SIZES = {"n_samples": ("n", "the number of samples"), "n_features": ("d", "the number of features"),
-          "min": ("min(n, d)", "the smaller of the numbers of samples and features")}
+_SIZES = {"n_samples": ("n", "the number of samples"), "n_features": ("n_features", "the number of features"),
+          "min": ("min(n, n_features)", "the smaller of the numbers of samples and features")}
 
 
 @dataclass(frozen=True)
@@ -44,18 +44,21 @@ class DataLimit:
         if self.of not in _SIZES:
             raise ValueError(f"DataLimit.of must be one of {', '.join(_SIZES)}, not {self.of!r}")
 
-    def bound(self, n_samples: int, n_features: int) -> int:
-        size = {"n_samples": n_samples, "n_features": n_features}.get(self.of, min(n_samples, n_features))
-        return int(size) + self.offset
+    def bound(self, n_samples: int | None, n_features: int | None) -> int | None:
+        """The bound for data of this shape; None when a size it needs is unknown (None)."""
+        sizes = {"n_samples": n_samples, "n_features": n_features}
+        size = sizes.get(self.of) if self.of in sizes else (
+            None if None in (n_samples, n_features) else min(n_samples, n_features))
+        return None if size is None else int(size) + self.offset
 
-    def problem(self, name: str, value, n_samples: int, n_features: int) -> str:
+    def problem(self, name: str, value, n_samples: int | None, n_features: int | None) -> str:
         bound = self.bound(n_samples, n_features)
-        if value < bound or (not self.strict and value == bound):
+        if bound is None or value < bound or (not self.strict and value == bound):
             return ""
         symbol, meaning = _SIZES[self.of]
         size = bound - self.offset
         if self.of == "min":
-            symbol = f"min(n, d) = min({n_samples}, {n_features})"
+            symbol = f"min(n, n_features) = min({n_samples}, {n_features})"
         where = f"{symbol} = {size}" if not self.offset else f"{symbol} {'+' if self.offset > 0 else '-'} " \
                                                              f"{abs(self.offset)} = {bound}"
         text = f"{value:g}" if isinstance(value, float) else str(value)
@@ -390,9 +393,11 @@ def validate_params(constraints: Sequence[Param], values: dict) -> dict:
     return {name: by_name[name].validate(v) for name, v in values.items()}
 
 
-def data_problems(constraints: Sequence[Param], values: dict, n_samples: int, n_features: int) -> list[str]:
+def data_problems(constraints: Sequence[Param], values: dict, n_samples: int | None,
+                  n_features: int | None) -> list[str]:
     """The :class:`DataLimit` problems of (validated) ``values`` on data of shape
-    (n_samples, n_features): one message per parameter out of bounds, empty when all fit."""
+    (n_samples, n_features): one message per parameter out of bounds, empty when all fit. A size
+    given as None is unknown (a form before a preparation chain has run): its limits are skipped."""
     return [msg for p in constraints if (msg := p.data_problem(values.get(p.name), n_samples, n_features))]
 
 

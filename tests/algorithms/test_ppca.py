@@ -169,7 +169,7 @@ def test_nan_refused_unless_em():
 
 
 def test_too_many_components():
-    with pytest.raises(DataError, match=r"n_components=8 is too large.*below d = 8.*noise variance"):
+    with pytest.raises(DataError, match=r"n_components=8 is too large.*below n_features = 8.*noise variance"):
         ms.get_algorithm("ppca", n_components=8).fit(_data())
 
 
