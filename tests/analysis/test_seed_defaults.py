@@ -58,7 +58,7 @@ def test_every_stochastic_method_defaults_to_a_fixed_seed_and_says_so():
         assert seed.validate(None) is None and seed.validate(7) == 7   # None still means "draw one"
 
 
-def test_test_and_score_gives_the_same_figures_twice_and_from_the_command_line(breast_cancer, tmp_path):
+def _api_twice(breast_cancer) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the short MLP warns that it did not converge
         first = _figures(compare_learners(FAST, breast_cancer, cv=3))
@@ -66,6 +66,16 @@ def test_test_and_score_gives_the_same_figures_twice_and_from_the_command_line(b
     for key, values in first.items():
         np.testing.assert_array_equal(values, second[key], err_msg=str(key))
     assert np.all(np.isfinite(first[("svm", "log_loss")]))   # Platt probabilities, seeded by random_state
+    return first
+
+
+def test_test_and_score_gives_the_same_figures_twice(breast_cancer):
+    _api_twice(breast_cancer)
+
+
+@pytest.mark.slow
+def test_score_in_a_fresh_process_gives_the_api_figures(breast_cancer, tmp_path):
+    first = _api_twice(breast_cancer)
     cli = _cli_figures(tmp_path, CLI_FAST)
     for key, value in cli.items():
         assert value == pytest.approx(float(np.mean(first[key])), rel=1e-12, abs=1e-15), key
