@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from manifold_studio.algorithms.checks import (
-    check_data, check_labels, check_n_features, check_sparse_data, draw_seed, is_sparse,
+    check_data, check_labels, check_n_features, check_sparse_data, fix_seed, is_sparse,
     register_sparse_method, sparse_refusal,
 )
 from manifold_studio.algorithms.labels import class_label_vector, encode_labels
@@ -134,20 +134,16 @@ class Algorithm:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def check_params_vs_input(self, n_samples: int, n_features: int | None) -> list[str]:
-        """What the current parameters cannot do on data of shape (n_samples, n_features) (None:
-        unknown), one message per problem ("perplexity must be below n = 150"; empty when they
-        fit): the checks fit makes first, for forms before Run. Each parameter's ``limit``, then
-        :meth:`_input_problems`; InvalidParameterError for a parameter invalid on its own."""
+        """Problems of the parameters on data of this shape ("perplexity must be below n = 150"...)."""
         return list(self._input_problems(self.validate_params(), n_samples, n_features))
 
     def _input_problems(self, p: dict, n_samples: int, n_features: int) -> list[str]:
-        """The parameters' ``limit`` problems; extend (calling super) for rules a limit cannot say."""
+        """The parameters' ``limit`` problems (a size may be None); extend, calling super, for others."""
         return data_problems(self.params, p, n_samples, n_features)
 
     # -- fitting ------------------------------------------------------------------
     def fit(self, X, y=None, progress=None):
-        """Fit on ``X`` (n, d); returns ``self``. ``progress`` may be None. ``random_state=None``
-        draws a seed, kept (as every seed used) in ``random_state_used_``."""
+        """Fit on ``X`` (n, d); returns ``self``; the seed used (or drawn) is ``random_state_used_``."""
         self._p = self.validate_params()
         X = self._check_training_data(X)
         if problems := self._input_problems(self._p, *X.shape):
@@ -157,10 +153,8 @@ class Algorithm:
         progress = as_progress(progress)
         start = time.perf_counter()
         self._reset_fitted()
-        if "random_state" in self._p:
-            if self._p["random_state"] is None:
-                self._p["random_state"] = draw_seed()
-            self.random_state_used_ = self._p["random_state"]
+        if (seed := fix_seed(self._p)) is not None:
+            self.random_state_used_ = seed
         self._fit(X, y, progress)
         self.n_features_in_ = X.shape[1]
         if getattr(self, "_float32_input", False):

@@ -86,8 +86,7 @@ class ProjectContents:
     problems: list
     #: analysis results saved with the project: key -> (document, arrays)
     analyses: dict = field(default_factory=dict)
-    #: the settings forms' values per method, {algorithm id: {parameter: value}} (see form_values_field)
-    form_values: dict = field(default_factory=dict)
+    form_values: dict = field(default_factory=dict)   #: the forms' values per method (files/form_values.py)
 
 
 def _array(value) -> np.ndarray | None:
