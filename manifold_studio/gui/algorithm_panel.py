@@ -43,6 +43,7 @@ class AlgorithmPanel(QWidget):
         self._shown = ""   # the algorithm whose form is shown
         #: the "fit on" chooser (raw data or an earlier map), set by the clustering tools
         self.input_selector = None
+        self._checked = None   # (method, values, shape) -> problems of the last data check
         self.tree = QTreeWidget()
         self.tree.setObjectName("algorithm_tree")
         self.tree.setHeaderHidden(True)
@@ -235,16 +236,23 @@ class AlgorithmPanel(QWidget):
         return ds.n_samples, (None if self.window.preparation_chain() else ds.n_features)
 
     def _check_against_data(self, values: dict) -> list[str]:
+        """The shown method's ``check_params_vs_input`` on the input's shape (kept until the
+        method, a value or the shape changes: Run's state asks often)."""
         cls = self.window.host.algorithms.get(self._shown)
         shape = self.input_shape()
         if cls is None or shape is None:
             return []
+        key = (cls, repr(sorted(values.items())), shape)
+        if self._checked is not None and self._checked[0] == key:
+            return list(self._checked[1])
         try:
-            return cls(**values).check_params_vs_input(*shape)
-        except ManifoldStudioError:
-            raise
+            problems = cls(**values).check_params_vs_input(*shape)
+        except ManifoldStudioError as exc:
+            problems = [error_message(exc)]
         except Exception:  # noqa: BLE001 - a plugin's own check failing: the fit will say why
-            return []
+            problems = []
+        self._checked = (key, list(problems))
+        return problems
 
     def _on_current(self, item, _previous=None):
         algo_id = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else ""
