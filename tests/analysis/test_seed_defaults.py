@@ -106,6 +106,23 @@ def test_a_random_seed_is_drawn_recorded_and_reproduces_the_fit(breast_cancer):
     assert restored.random_state_used_ == first.random_state_used_   # saved with the model
 
 
+def test_test_and_score_records_the_seeds_a_random_learner_drew(breast_cancer):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = compare_learners([("mlp", {"hidden_layer_sizes": (4,), "max_iter": 5, "random_state": None})],
+                             breast_cancer, cv=2)
+    (r,) = c.learners
+    seeds = [int(n.rsplit(" ", 1)[1]) for n in r.notes if "random_state=None drew seed" in n]
+    assert len(seeds) == 2 and [n.split(":")[1].strip() for n in r.notes] == ["fold 1", "fold 2"]
+    X, y = breast_cancer.X, breast_cancer.labels
+    test = c.folds[0][1]                       # the first fold: refit its training part with its seed
+    train = np.setdiff1d(np.arange(len(y)), test)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = ms.get_algorithm("mlp", hidden_layer_sizes=(4,), max_iter=5, random_state=seeds[0]).fit(X[train], y[train])
+    np.testing.assert_array_equal(again.predict(X[test]), c.classes[r.predictions[0][test]])
+
+
 @pytest.mark.slow
 def test_default_mlp_and_svm_agree_across_api_runs_and_the_command_line(breast_cancer, tmp_path):
     """Every parameter at its default (the issue's case: 0.979 then 0.972 before)."""
