@@ -238,8 +238,6 @@ PROJECT = {
     "current_run": Field(("int", "null")),
     "history": Field(("list",), items=_HISTORY),
     "view_settings": Field(("dict",)),
-    # the settings forms' values per method: algorithm id -> {parameter: value}
-    "form_values": Field(("dict",)),
     "report": Field(("list",), items=_REPORT_ITEM),
     # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
     "analyses": Field(("dict",)),
