@@ -57,14 +57,17 @@ class DataLimit:
             return ""
         symbol, meaning = _SIZES[self.of]
         size = bound - self.offset
+        meaning += "" if self.of == "min" else " of the data"
         if self.of == "min":
             symbol = f"min(n, n_features) = min({n_samples}, {n_features})"
-        where = f"{symbol} = {size}" if not self.offset else f"{symbol} {'+' if self.offset > 0 else '-'} " \
-                                                             f"{abs(self.offset)} = {bound}"
+        if self.offset:   # "n - 2 = 8 (n = 10, the number of samples of the data)"
+            where, meaning = f"{symbol} {'+' if self.offset > 0 else '-'} {abs(self.offset)} = {bound}", \
+                f"{symbol} = {size}, {meaning}"
+        else:
+            where = f"{symbol} = {size}"
         text = f"{value:g}" if isinstance(value, float) else str(value)
         return (f"{name}={text} is too large: {name} must be {'below' if self.strict else 'at most'} "
-                f"{where} ({meaning}{'' if self.of == 'min' else ' of the data'})"
-                + (f": {self.why}." if self.why else "."))
+                f"{where} ({meaning})" + (f": {self.why}." if self.why else "."))
 
     def describe(self) -> str:
         symbol = _SIZES[self.of][0] + (f" {'+' if self.offset > 0 else '-'} {abs(self.offset)}" if self.offset else "")
@@ -419,6 +422,11 @@ def n_neighbors_param(help: str, default: int = 10, *, limit: DataLimit | None =
 
 #: at most one cluster per sample
 AT_MOST_N = DataLimit("n_samples")
+#: neighbours of a point among the n - 1 others
+BELOW_N = DataLimit("n_samples", strict=True, why="a point has only n - 1 other points")
+#: output dimensions of a spectral method that discards the constant eigenvector (LLE, eigenmaps)
+SPECTRAL_SKIP_ONE = DataLimit("n_samples", offset=-2, why="the constant eigenvector is discarded and "
+                                                          "at most n - 1 eigenvectors are usable")
 
 
 def n_clusters_param(default: int, help: str, *, allow_none: bool = False) -> Int:

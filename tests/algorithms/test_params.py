@@ -108,7 +108,7 @@ def test_data_limits_are_checked_by_one_public_method_and_by_fit():
     # the declaration, for third-party plugins too
     limit = Float("ratio", 1.0, low=0.0, limit=DataLimit("n_samples", strict=True, offset=-1, why="a reason"))
     assert data_problems((limit,), {"ratio": 9.0}, 10, 2) == [
-        "ratio=9 is too large: ratio must be below n - 1 = 9 (the number of samples of the data): a reason."]
+        "ratio=9 is too large: ratio must be below n - 1 = 9 (n = 10, the number of samples of the data): a reason."]
     assert data_problems((limit,), {"ratio": 8.5}, 10, 2) == []
     assert limit.to_dict()["limit"] == "< n - 1"
     with pytest.raises(ValueError, match="DataLimit.of"):
