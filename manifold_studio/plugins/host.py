@@ -265,12 +265,13 @@ class PluginHost:
         try:
             self.pm.check_pending()
             return False
-        except pluggy.PluginValidationError as exc:
-            if exc.plugin is not plugin:  # cannot happen: each plugin is checked when registered
-                raise
+        except pluggy.PluginValidationError:
+            pass   # this plugin's unknown hooks, or another's registered around the host: see below
         specs = sorted(n for n, h in vars(self.pm.hook).items() if not n.startswith("_") and h.has_spec())
         unknown = sorted(n for n, h in vars(self.pm.hook).items() if not n.startswith("_") and not h.has_spec()
                          and any(i.plugin is plugin and not i.optionalhook for i in h.get_hookimpls()))
+        if not unknown:
+            return False
         self.pm.unregister(plugin)
         notes = []
         for hook in unknown:
