@@ -24,13 +24,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from manifold_studio.algorithms.checks import (
-    check_data, check_labels, check_n_features, check_sparse_data, is_sparse, register_sparse_method,
-    sparse_refusal,
+    check_data, check_labels, check_n_features, check_sparse_data, fix_seed, is_sparse,
+    register_sparse_method, sparse_refusal,
 )
 from manifold_studio.algorithms.labels import class_label_vector, encode_labels
 from manifold_studio.algorithms.output import OutputNamesMixin
 from manifold_studio.algorithms.docstrings import with_parameters
-from manifold_studio.algorithms.params import Param, validate_params
+from manifold_studio.algorithms.params import Param, data_problems, validate_params
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.state_schema import Fitted, StateError, declared_state, spec_for
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
@@ -133,16 +133,28 @@ class Algorithm:
                    if not (isinstance(v, type(defaults[k])) and v == defaults[k])]
         return f"{type(self).__name__}({', '.join(changed)})"
 
+    def check_params_vs_input(self, n_samples: int, n_features: int | None) -> list[str]:
+        """Problems of the parameters on data of this shape ("perplexity must be below n = 150"...)."""
+        return list(self._input_problems(self.validate_params(), n_samples, n_features))
+
+    def _input_problems(self, p: dict, n_samples: int, n_features: int) -> list[str]:
+        """The parameters' ``limit`` problems (a size may be None); extend, calling super, for others."""
+        return data_problems(self.params, p, n_samples, n_features)
+
     # -- fitting ------------------------------------------------------------------
     def fit(self, X, y=None, progress=None):
-        """Fit on ``X`` (n, d); returns ``self``. ``progress`` may be None."""
+        """Fit on ``X`` (n, d); returns ``self``; the seed used (or drawn) is ``random_state_used_``."""
         self._p = self.validate_params()
         X = self._check_training_data(X)
+        if problems := self._input_problems(self._p, *X.shape):
+            raise DataError(f"{self.name or type(self).__name__}: " + " ".join(problems))
         if self.requires_labels:
             y = self._check_labels(y, X.shape[0])
         progress = as_progress(progress)
         start = time.perf_counter()
         self._reset_fitted()
+        if (seed := fix_seed(self._p)) is not None:
+            self.random_state_used_ = seed
         self._fit(X, y, progress)
         self.n_features_in_ = X.shape[1]
         if getattr(self, "_float32_input", False):
@@ -276,6 +288,8 @@ class Algorithm:
         out = {}
         if hasattr(self, "fit_time_"):
             out["fit_time_s"] = round(self.fit_time_, 4)
+        if getattr(self, "random_state_used_", None) is not None:
+            out["random_state_used"] = int(self.random_state_used_)
         return out
 
     def fitted_state(self) -> dict[str, Any]:

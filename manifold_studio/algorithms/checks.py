@@ -219,6 +219,23 @@ def check_labels(y, n: int, name: str = "y") -> np.ndarray:
     return arr
 
 
+def draw_seed() -> int:
+    """A fresh seed in [0, 2**31 - 1) from the operating system's entropy: what
+    ``random_state=None`` means; the fit records it so the result can be reproduced."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint32)[0] % (2 ** 31 - 1))
+
+
+def fix_seed(params: dict) -> int | None:
+    """The seed of validated parameters with a ``random_state`` (None without one): a drawn seed
+    (:func:`draw_seed`) replaces ``random_state=None`` in ``params``, so the fit uses, and can
+    record, the seed that reproduces it."""
+    if "random_state" not in params:
+        return None
+    if params["random_state"] is None:
+        params["random_state"] = draw_seed()
+    return params["random_state"]
+
+
 def check_random_state(seed) -> np.random.Generator:
     """A numpy Generator from None, an int or a Generator."""
     if isinstance(seed, np.random.Generator):

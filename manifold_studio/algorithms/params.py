@@ -22,6 +22,58 @@ def _fail(name: str, value: Any, allowed: str):
     raise InvalidParameterError(f"Invalid value {value!r} for parameter '{name}': allowed {allowed}.")
 
 
+#: the sizes a :class:`DataLimit` can refer to: what each is called in messages
+_SIZES = {"n_samples": ("n", "the number of samples"), "n_features": ("n_features", "the number of features"),
+          "min": ("min(n, n_features)", "the smaller of the numbers of samples and features")}
+
+
+@dataclass(frozen=True)
+class DataLimit:
+    """An upper bound of a numeric parameter set by the data's shape: ``value < size + offset``
+    (``strict``) or ``value <= size + offset``, where ``size`` is ``"n_samples"``,
+    ``"n_features"`` or ``"min"`` (the smaller of the two). Declared on the parameter
+    (``Float("perplexity", 30.0, ..., limit=DataLimit("n_samples", strict=True))``), checked by
+    ``Algorithm.check_params_vs_input`` before each fit and by the settings form before Run."""
+
+    of: str = "n_samples"
+    strict: bool = False
+    offset: int = 0
+    why: str = ""   #: the reason, said after the rule
+
+    def __post_init__(self):
+        if self.of not in _SIZES:
+            raise ValueError(f"DataLimit.of must be one of {', '.join(_SIZES)}, not {self.of!r}")
+
+    def bound(self, n_samples: int | None, n_features: int | None) -> int | None:
+        """The bound for data of this shape; None when a size it needs is unknown (None)."""
+        sizes = {"n_samples": n_samples, "n_features": n_features}
+        size = sizes.get(self.of) if self.of in sizes else (
+            None if None in (n_samples, n_features) else min(n_samples, n_features))
+        return None if size is None else int(size) + self.offset
+
+    def problem(self, name: str, value, n_samples: int | None, n_features: int | None) -> str:
+        bound = self.bound(n_samples, n_features)
+        if bound is None or value < bound or (not self.strict and value == bound):
+            return ""
+        symbol, meaning = _SIZES[self.of]
+        size = bound - self.offset
+        meaning += "" if self.of == "min" else " of the data"
+        if self.of == "min":
+            symbol = f"min(n, n_features) = min({n_samples}, {n_features})"
+        if self.offset:   # "n - 2 = 8 (n = 10, the number of samples of the data)"
+            where, meaning = f"{symbol} {'+' if self.offset > 0 else '-'} {abs(self.offset)} = {bound}", \
+                f"{symbol} = {size}, {meaning}"
+        else:
+            where = f"{symbol} = {size}"
+        text = f"{value:g}" if isinstance(value, float) else str(value)
+        return (f"{name}={text} is too large: {name} must be {'below' if self.strict else 'at most'} "
+                f"{where} ({meaning})" + (f": {self.why}." if self.why else "."))
+
+    def describe(self) -> str:
+        symbol = _SIZES[self.of][0] + (f" {'+' if self.offset > 0 else '-'} {abs(self.offset)}" if self.offset else "")
+        return f"{'<' if self.strict else '<='} {symbol}"
+
+
 @dataclass(frozen=True)
 class Param:
     """Base constraint. Subclasses implement :meth:`_check` and :meth:`_parse`."""
@@ -31,6 +83,9 @@ class Param:
     help: str = ""
     allow_none: bool = False
     label: str = ""  # display label; derived from name when empty
+    #: a bound set by the data's shape (perplexity below n, n_clusters at most n...), checked by
+    #: :meth:`data_problem` before a fit and shown by forms before Run
+    limit: "DataLimit | None" = None
 
     # -- public API -------------------------------------------------------------
     @property
@@ -69,10 +124,20 @@ class Param:
         text = self._describe()
         return text + (" or none" if self.allow_none else "")
 
+    def data_problem(self, value: Any, n_samples: int, n_features: int) -> str:
+        """Why ``value`` cannot be used on data of this shape ("" when it can, or when the
+        parameter has no :attr:`limit`)."""
+        if self.limit is None or value is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return ""
+        return self.limit.problem(self.name, value, n_samples, n_features)
+
     def to_dict(self) -> dict:
         """JSON-friendly description (for forms, docs and `manifold-studio list`)."""
-        return {"name": self.name, "type": type(self).__name__, "default": self.default,
-                "help": self.help, "allowed": self.describe(), "allow_none": self.allow_none}
+        d = {"name": self.name, "type": type(self).__name__, "default": self.default,
+             "help": self.help, "allowed": self.describe(), "allow_none": self.allow_none}
+        if self.limit is not None:
+            d["limit"] = self.limit.describe()
+        return d
 
     # -- to override --------------------------------------------------------------
     def _check(self, value):  # pragma: no cover - abstract
@@ -266,6 +331,12 @@ class AnyOf(Param):
                 continue
         raise ValueError(text)
 
+    def data_problem(self, value, n_samples, n_features):
+        """Only a count is bounded by the data (a fraction such as 0.95 is not)."""
+        if isinstance(value, float) and not value.is_integer():
+            return ""
+        return super().data_problem(value, n_samples, n_features)
+
     def _describe(self):
         parts = []
         for opt in self.options:
@@ -325,23 +396,43 @@ def validate_params(constraints: Sequence[Param], values: dict) -> dict:
     return {name: by_name[name].validate(v) for name, v in values.items()}
 
 
+def data_problems(constraints: Sequence[Param], values: dict, n_samples: int | None,
+                  n_features: int | None) -> list[str]:
+    """The :class:`DataLimit` problems of (validated) ``values`` on data of shape
+    (n_samples, n_features): one message per parameter out of bounds, empty when all fit. A size
+    given as None is unknown (a form before a preparation chain has run): its limits are skipped."""
+    return [msg for p in constraints if (msg := p.data_problem(values.get(p.name), n_samples, n_features))]
+
+
 # -- parameters many algorithms declare --------------------------------------------------
 # One definition of each common parameter's name, type and allowed range; each algorithm
 # gives its own default and help text (what the parameter means for that method).
 
-def n_components_param(default: int = 2, help: str = "Number of output dimensions.") -> Int:
-    """``n_components``: a positive number of output dimensions (or of mixture components)."""
-    return Int("n_components", default, help, low=1)
+def n_components_param(default: int = 2, help: str = "Number of output dimensions.", *,
+                       limit: DataLimit | None = None) -> Int:
+    """``n_components``: a positive number of output dimensions (or of mixture components);
+    ``limit``: its bound by the data (e.g. ``DataLimit("n_features")``)."""
+    return Int("n_components", default, help, low=1, limit=limit)
 
 
-def n_neighbors_param(help: str, default: int = 10) -> Int:
-    """``n_neighbors``: a positive number of nearest neighbours."""
-    return Int("n_neighbors", default, help, low=1)
+def n_neighbors_param(help: str, default: int = 10, *, limit: DataLimit | None = None) -> Int:
+    """``n_neighbors``: a positive number of nearest neighbours (``limit``: its bound by the data)."""
+    return Int("n_neighbors", default, help, low=1, limit=limit)
+
+
+#: at most one cluster per sample
+AT_MOST_N = DataLimit("n_samples")
+#: neighbours of a point among the n - 1 others
+BELOW_N = DataLimit("n_samples", strict=True, why="a point has only n - 1 other points")
+#: output dimensions of a spectral method that discards the constant eigenvector (LLE, eigenmaps)
+SPECTRAL_SKIP_ONE = DataLimit("n_samples", offset=-2, why="the constant eigenvector is discarded and "
+                                                          "at most n - 1 eigenvectors are usable")
 
 
 def n_clusters_param(default: int, help: str, *, allow_none: bool = False) -> Int:
-    """``n_clusters``: a positive number of clusters (``allow_none`` where another rule decides)."""
-    return Int("n_clusters", default, help, low=1, allow_none=allow_none)
+    """``n_clusters``: a positive number of clusters, at most the number of samples
+    (``allow_none`` where another rule decides)."""
+    return Int("n_clusters", default, help, low=1, allow_none=allow_none, limit=AT_MOST_N)
 
 
 def n_init_param(default: int, help: str) -> Int:
@@ -359,6 +450,17 @@ def tol_param(default: float, help: str) -> Float:
     return Float("tol", default, help, low=0.0, log=True)
 
 
-def random_state_param(help: str) -> Int:
-    """``random_state``: a seed (a non-negative integer) or None for a different seed every run."""
-    return Int("random_state", None, help, low=0, allow_none=True)
+#: the fixed seed every stochastic method starts from, so that Run twice gives the same numbers
+DEFAULT_SEED = 0
+
+#: said in every seed's help: the default and what none means
+SEED_NOTE = (" The default, 0, gives the same result on every run, in the window, the command line and "
+             "scripts (unlike scikit-learn, whose default draws); none draws a new seed at each fit, "
+             "recorded with the run as random_state_used.")
+
+
+def random_state_param(help: str, default: int | None = DEFAULT_SEED) -> Int:
+    """``random_state``: a seed (a non-negative integer; default :data:`DEFAULT_SEED`) or None,
+    the explicit choice of a new seed at each fit (the fit records the seed it drew as
+    ``random_state_used_``)."""
+    return Int("random_state", default, help.rstrip() + SEED_NOTE, low=0, allow_none=True)

@@ -375,6 +375,9 @@ class _Scorer:
             return
         if missing:
             self.notes.append(f"{self.name}: {label}: scored{lacking}")
+        final = getattr(est, "final", None) or est   # a pipeline's classifier
+        if getattr(final, "random_state", 0) is None and getattr(final, "random_state_used_", None) is not None:
+            self.notes.append(f"{self.name}: {label}: random_state=None drew seed {final.random_state_used_}")
         truth, mt = y_idx[test], self.metrics
         mt["fit_time"][f], mt["predict_time"][f] = fit_time, predict_time
         self.pred[repeat, test] = pred

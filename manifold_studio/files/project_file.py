@@ -38,6 +38,7 @@ from manifold_studio import __version__
 from manifold_studio.data import MISSING_POLICIES, Dataset
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.files.bounded import out_of_memory
+from manifold_studio.files.form_values import form_values_field, read_form_values
 from manifold_studio.files.model_file import (
     ModelFileError,
     _jsonable,
@@ -86,6 +87,7 @@ class ProjectContents:
     problems: list
     #: analysis results saved with the project: key -> (document, arrays)
     analyses: dict = field(default_factory=dict)
+    form_values: dict = field(default_factory=dict)   #: the forms' values per method (files/form_values.py)
 
 
 def _array(value) -> np.ndarray | None:
@@ -117,11 +119,12 @@ def _put_matrix(arrays: dict, key: str, X) -> dict:
 
 
 def save_project(session: Session, path, view_settings: dict | None = None,
-                 analyses: dict | None = None) -> Path:
+                 analyses: dict | None = None, form_values: dict | None = None) -> Path:
     """Write ``session`` (and the GUI's ``view_settings``) to ``path``; returns the path.
 
     ``analyses``: results kept with the project, ``{key: (document, {name: array})}`` (a key
-    is a plain name such as ``evaluation/3``; the document must be JSON-able)."""
+    is a plain name such as ``evaluation/3``; the document must be JSON-able). ``form_values``:
+    the settings forms' values per method (:func:`form_values_field`)."""
 
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
@@ -190,6 +193,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
         "history": [{"time": e.time, "level": e.level, "message": e.message, "run_id": e.run_id,
                      "dataset": e.dataset} for e in session.history],
         "view_settings": _jsonable(view_settings or {}),
+        "form_values": form_values_field(form_values),
         "analyses": {},
         **chain_document(session),
     }
@@ -299,7 +303,8 @@ class _ProjectReader:
         session.current_run_id = current if current in session.runs else None
         read_chain(session, meta, self.problems, self.path.name)
         analyses = read_analyses(meta.get("analyses") or {}, self.array, self.problems)
-        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses)
+        return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses,
+                               read_form_values(meta.get("form_values"), self.problems))
 
     def dataset_rows(self, ds: Dataset, d: dict, field: str) -> None:
         """Format 2's row ids, table (roles, meta columns) and source file of data set ``ds``;

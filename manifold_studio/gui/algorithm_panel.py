@@ -1,7 +1,15 @@
-"""The algorithm panel: plugins grouped by kind, the selected one's help and generated form."""
+"""The algorithm panel: plugins grouped by kind, the selected one's help and generated form.
+
+The form's values are remembered per method (as Orange's context settings): change a parameter,
+pick another method and come back, the value is still there; :meth:`AlgorithmPanel.remembered_values`
+and :meth:`AlgorithmPanel.restore_values` carry them through a project. The form checks its values
+against the data Run would fit on (``Algorithm.check_params_vs_input``: "perplexity must be below
+n = 150") and keeps Run off until they fit.
+"""
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -17,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.algorithms.base import KINDS
+from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
 from manifold_studio.gui.param_form import ParamForm
 
 KIND_TITLES = {"embedding": "Dimensionality reduction", "clustering": "Clustering",
@@ -29,6 +38,12 @@ class AlgorithmPanel(QWidget):
     def __init__(self, window, parent=None):
         super().__init__(parent)
         self.window = window
+        #: algorithm id -> the values set in its form that differ from the defaults
+        self._remembered: dict[str, dict[str, Any]] = {}
+        self._shown = ""   # the algorithm whose form is shown
+        #: the "fit on" chooser (raw data or an earlier map), set by the clustering tools
+        self.input_selector = None
+        self._checked = None   # (method, values, shape) -> problems of the last data check
         self.tree = QTreeWidget()
         self.tree.setObjectName("algorithm_tree")
         self.tree.setHeaderHidden(True)
@@ -67,6 +82,8 @@ class AlgorithmPanel(QWidget):
 
         self._populate()
         self.tree.currentItemChanged.connect(self._on_current)
+        self.form.set_data_check(self._check_against_data)
+        window.bridge.datasetsChanged.connect(self.form.refresh_data_check)
 
     def _populate(self):
         algos = self.window.host.algorithms
@@ -148,9 +165,100 @@ class AlgorithmPanel(QWidget):
         """Validated parameter values (raises InvalidParameterError with the reason)."""
         return self.form.values()
 
+    # -- form values remembered per method --------------------------------------------------
+    def _remember(self) -> None:
+        """Keep the shown form's valid values that differ from their defaults."""
+        if not self._shown:
+            return
+        kept = {}
+        for p in self.form.params:
+            editor = self.form.editors.get(p.name)
+            if editor is None or not editor.isEnabled() or editor.error():
+                continue
+            value = editor.value()
+            if value != p.default:
+                kept[p.name] = list(value) if isinstance(value, tuple) else value
+        self._remembered[self._shown] = kept
+
+    def remembered_values(self) -> dict[str, dict[str, Any]]:
+        """``{algorithm id: {parameter: value}}``: every method's settings that differ from the
+        defaults (JSON values), the shown form's included; what a project saves."""
+        self._remember()
+        return {k: dict(v) for k, v in self._remembered.items() if v}
+
+    def restore_values(self, values: dict) -> list[str]:
+        """Replace the remembered settings (from :meth:`remembered_values`, e.g. a project) and
+        show the current method's. A value its parameter refuses is dropped and named in the
+        returned notes; settings of a method that is not installed are kept (saved again)."""
+        notes, kept = [], {}
+        for algo_id, params in (values or {}).items():
+            if not isinstance(params, dict):
+                notes.append(f"{algo_id}: the saved settings are not a table of values; ignored.")
+                continue
+            cls = self.window.host.algorithms.get(algo_id)
+            constraints = cls.param_constraints() if cls is not None else None
+            good = {}
+            for name, value in params.items():
+                try:
+                    if constraints is not None:
+                        if name not in constraints:
+                            raise InvalidParameterError(f"{algo_id} has no parameter '{name}'")
+                        constraints[name].validate(value)
+                    good[name] = value
+                except InvalidParameterError as exc:
+                    notes.append(f"{algo_id}: {error_message(exc)} (the saved value was dropped)")
+            kept[str(algo_id)] = good
+        self._remembered = kept
+        self._show_remembered()
+        return notes
+
+    def _show_remembered(self) -> None:
+        self.form.reset()
+        for name, value in self._remembered.get(self._shown, {}).items():
+            editor = self.form.editors.get(name)
+            if editor is not None:
+                try:
+                    editor.set_value(value)
+                except InvalidParameterError:
+                    continue
+
+    # -- checks against the data -------------------------------------------------------------
+    def input_shape(self) -> tuple[int, int | None] | None:
+        """(n_samples, n_features) of what Run fits on: the chosen map, or the current data set
+        (n_features None when a preparation chain may change the columns); None without data."""
+        session = self.window.session
+        ds = session.current_dataset
+        if ds is None:
+            return None
+        source = self.input_selector.source_run() if self.input_selector is not None else None
+        if source is not None and source in session.runs and session.runs[source].embedding is not None:
+            return tuple(session.runs[source].embedding.shape)
+        return ds.n_samples, (None if self.window.preparation_chain() else ds.n_features)
+
+    def _check_against_data(self, values: dict) -> list[str]:
+        """The shown method's ``check_params_vs_input`` on the input's shape (kept until the
+        method, a value or the shape changes: Run's state asks often)."""
+        cls = self.window.host.algorithms.get(self._shown)
+        shape = self.input_shape()
+        if cls is None or shape is None:
+            return []
+        key = (cls, repr(sorted(values.items())), shape)
+        if self._checked is not None and self._checked[0] == key:
+            return list(self._checked[1])
+        try:
+            problems = cls(**values).check_params_vs_input(*shape)
+        except ManifoldStudioError as exc:
+            problems = [error_message(exc)]
+        except Exception:  # noqa: BLE001 - a plugin's own check failing: the fit will say why
+            problems = []
+        self._checked = (key, list(problems))
+        return problems
+
     def _on_current(self, item, _previous=None):
         algo_id = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else ""
         cls = self.window.host.algorithms.get(algo_id) if algo_id else None
+        self._remember()
+        self._shown = algo_id if cls is not None else ""
         if cls is None:
             self.help_label.setText("Pick an algorithm.")
             self.form.set_params(())
@@ -159,4 +267,5 @@ class AlgorithmPanel(QWidget):
             self.help_label.setText(f"<b>{html.escape(cls.name)}</b> <small>({kind}, <code>{cls.id}</code>)</small>"
                                     f"<br>{html.escape(cls.help)}")
             self.form.set_params(cls.params)
+            self._show_remembered()
         self.algorithmChanged.emit(algo_id or "")

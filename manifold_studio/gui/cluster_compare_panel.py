@@ -91,7 +91,9 @@ class ClusterComparePanel(ComparisonJob, QWidget):
                     "(its number of clusters is set by k).",
             copy_tooltip="Add another entry of the highlighted method with its own settings "
                          "(e.g. Ward and average linkage).",
-            fixed=lambda a: {cluster_count_param(window.host.algorithm_class(a)): "Set by k from / to."})
+            fixed=lambda a: {cluster_count_param(window.host.algorithm_class(a)): "Set by k from / to.",
+                             **({"random_state": "Set by Seed below: one seed for every method."}
+                                if "random_state" in window.host.algorithm_class(a).param_constraints() else {})})
         self.k_from, self.k_to = QSpinBox(), QSpinBox()
         for spin, value in ((self.k_from, 2), (self.k_to, 8)):
             spin.setRange(2, 100_000)

@@ -92,12 +92,15 @@ class MethodList(QWidget):
                 if self.list.item(i).checkState() == Qt.CheckState.Checked]
 
     def specs(self, names) -> list[tuple[str, dict]]:
-        """``[(algorithm id, settings)]`` of entries ``names``; a ManifoldStudioError names the
-        invalid setting (prefixed with the entry's name)."""
+        """``[(algorithm id, settings)]`` of entries ``names``, without the parameters the tool
+        sets itself (``fixed``); a ManifoldStudioError names the invalid setting (prefixed with
+        the entry's name)."""
         out = []
         for n in names:
+            algo = self._algo_of[n]
+            fixed = self.fixed(algo) if self.fixed is not None else {}
             try:
-                out.append((self._algo_of[n], self._form_of[n].values()))
+                out.append((algo, {k: v for k, v in self._form_of[n].values().items() if k not in fixed}))
             except ManifoldStudioError as exc:
                 raise InvalidParameterError(f"{n}: {error_message(exc)}") from None
         return out

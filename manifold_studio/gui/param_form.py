@@ -13,7 +13,9 @@ IntTuple, AnyOf, allow_none, others    line edit validated by ``Param.parse``
 
 The help text and the allowed values are the tooltip; a value the constraint refuses is shown
 in red with the constraint's own message under the field, and :meth:`ParamForm.values` raises
-until it is fixed, so a run is never started with an invalid value. Loader options use the
+until it is fixed, so a run is never started with an invalid value. A check of the values against
+the data (:meth:`ParamForm.set_data_check`, e.g. "perplexity must be below n = 150") is shown
+in red under the form and counted in :meth:`ParamForm.errors`, so Run stays off until it passes. Loader options use the
 same form. A new kind of constraint needs nothing here (it gets a validated line edit); a
 better widget for it can be added with :func:`register_editor`.
 """
@@ -46,7 +48,7 @@ from manifold_studio.algorithms.params import (
     Param,
     validate_params,
 )
-from manifold_studio.errors import InvalidParameterError
+from manifold_studio.errors import InvalidParameterError, ManifoldStudioError, error_message
 
 INT_LIMIT = 2_147_483_647
 
@@ -268,7 +270,19 @@ class ParamForm(QWidget):
         self.editors: dict[str, ParamEditor] = {}
         self.error_labels: dict[str, QLabel] = {}
         self._valid = True
-        self._form = QFormLayout(self)
+        self._data_check: Callable[[dict], list[str]] | None = None
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        fields = QWidget()
+        outer.addWidget(fields)
+        #: the data-dependent problems of the values (see set_data_check), in red under the fields
+        self.data_label = QLabel("")
+        self.data_label.setObjectName("param_data_problems")
+        self.data_label.setWordWrap(True)
+        self.data_label.setStyleSheet("color: #b00020;")
+        self.data_label.hide()
+        outer.addWidget(self.data_label)
+        self._form = QFormLayout(fields)
         self._form.setContentsMargins(0, 0, 0, 0)
         self._form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.set_params(params)
@@ -318,6 +332,7 @@ class ParamForm(QWidget):
         editor.input_widget.setStyleSheet("border: 1px solid #b00020;" if msg else "")
 
     def _refresh_validity(self) -> None:
+        self._show_data_problems()
         valid = not self.errors()
         if valid != self._valid:
             self._valid = valid
@@ -328,7 +343,39 @@ class ParamForm(QWidget):
         return self.editors[name]
 
     def errors(self) -> dict[str, str]:
-        return {name: msg for name, ed in self.editors.items() if (msg := ed.error())}
+        """Each field's error ({name: message}); when every field is valid, the data check's
+        problems (keyed ``"data 1"``, ``"data 2"``...)."""
+        out = {name: msg for name, ed in self.editors.items() if (msg := ed.error())}
+        return out or {f"data {i}": msg for i, msg in enumerate(self.data_problems(), 1)}
+
+    def set_data_check(self, check: Callable[[dict], list[str]] | None) -> None:
+        """Check the (valid) values against the data: ``check(values) -> [problem, ...]``, e.g.
+        ``lambda v: estimator_class(**v).check_params_vs_input(n, d)``; None: no check."""
+        self._data_check = check
+        self.refresh_data_check()
+
+    def data_problems(self) -> list[str]:
+        """The data check's problems of the current values (empty while a field is invalid:
+        that error is said first)."""
+        if self._data_check is None:
+            return []
+        try:
+            values = self.values()
+        except InvalidParameterError:
+            return []
+        try:
+            return [str(m) for m in self._data_check(values)]
+        except ManifoldStudioError as exc:   # a rule between parameters (e.g. min_dist > spread)
+            return [error_message(exc)]
+
+    def refresh_data_check(self) -> None:
+        """Check again (the data changed) and update the message and the validity."""
+        self._refresh_validity()
+
+    def _show_data_problems(self) -> None:
+        problems = self.data_problems()
+        self.data_label.setText("\n".join(problems))
+        self.data_label.setVisible(bool(problems))
 
     def is_valid(self) -> bool:
         return not self.errors()

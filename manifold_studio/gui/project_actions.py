@@ -118,10 +118,11 @@ class ProjectActions:
             return None
         settings = self.view_settings()
         analyses = self.analyses()
+        form_values = w.algorithm_panel.remembered_values()
 
         def task(progress=None):
             progress.checkpoint(0.0, f"Saving {path.name}")
-            save_project(w.session, path, settings, analyses)
+            save_project(w.session, path, settings, analyses, form_values)
             progress.checkpoint(1.0, f"Saved {path.name}")
             return path
 
@@ -162,6 +163,8 @@ class ProjectActions:
                 return
             self.path = path
             w.setWindowTitle(f"Manifold Studio — {path.name}")
+            for note in w.algorithm_panel.restore_values(contents.form_values):
+                w.session.log(f"Opening {path.name}: {note}", "warning")
             self.apply_view_settings(settings)
             self.restore_analyses(contents.analyses)
             damaged = len(contents.problems)

@@ -86,7 +86,9 @@ class ScorePanel(ComparisonJob, QWidget):
         self.fraction_spin.setRange(0.05, 0.9)
         self.fraction_spin.setSingleStep(0.05)
         self.fraction_spin.setValue(0.3)
-        self.seed_spin = seed_spin_box("Seed of the folds (scikit-learn's StratifiedKFold with this random_state).")
+        self.seed_spin = seed_spin_box("Seed of the folds (scikit-learn's StratifiedKFold with this random_state). "
+                                       "Each learner's own seed (random_state) is in its settings, 0 by default: "
+                                       "the same settings give the same figures on every run and in 'score'.")
         self.scheme_combo.currentIndexChanged.connect(lambda _i: self._scheme_changed())
         self.prep_label = message_label("")
         self.prep_label.setObjectName("test_score_preparation")

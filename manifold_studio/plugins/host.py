@@ -22,6 +22,7 @@ retry, and the application starts without it. The import itself is still time-bo
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -246,6 +247,8 @@ class PluginHost:
                 raise
             self._fail(name, "import", exc)
             return None
+        if self._refuse_unknown_hooks(plugin, name):
+            return None
         info = PluginInfo(name=name, distribution=distribution, builtin=builtin)
         self.plugins[name] = info
         self._collect(plugin, name, "register_algorithms", self._add_algorithm, info.algorithms)
@@ -253,6 +256,31 @@ class PluginHost:
         self._collect(plugin, name, "register_samples", self._add_sample, info.samples)
         self._collect(plugin, name, "register_preprocessors", self._add_preprocessor, info.preprocessors)
         return info
+
+    def _refuse_unknown_hooks(self, plugin, name: str) -> bool:
+        """pluggy's ``check_pending()`` after registering ``plugin``: a hook implementation whose
+        name matches no hook specification (a misspelling such as ``register_algorithm``) would
+        never be called, so the plugin is unregistered and recorded as a failure naming each such
+        hook and the nearest real one. Returns whether it was refused."""
+        try:
+            self.pm.check_pending()
+            return False
+        except pluggy.PluginValidationError:
+            pass   # this plugin's unknown hooks, or another's registered around the host: see below
+        specs = sorted(n for n, h in vars(self.pm.hook).items() if not n.startswith("_") and h.has_spec())
+        unknown = sorted(n for n, h in vars(self.pm.hook).items() if not n.startswith("_") and not h.has_spec()
+                         and any(i.plugin is plugin and not i.optionalhook for i in h.get_hookimpls()))
+        if not unknown:
+            return False
+        self.pm.unregister(plugin)
+        notes = []
+        for hook in unknown:
+            near = difflib.get_close_matches(hook, specs, n=1)
+            notes.append(f"'{hook}'" + (f" (did you mean '{near[0]}'?)" if near else ""))
+        self.failures.append(PluginFailure(
+            name, "import", f"unknown hook {', '.join(notes)}: no such hook specification, so it would never "
+            f"be called; the plugin was not loaded. Hooks are: {', '.join(specs)}.", quarantined=True))
+        return True
 
     def _collect(self, plugin, name: str, hook_name: str, add: Callable, record: list) -> None:
         hook = getattr(self.pm.hook, hook_name)

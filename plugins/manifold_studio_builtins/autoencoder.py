@@ -33,7 +33,7 @@ from manifold_studio.algorithms.neural_net import (
     FeedForwardNetwork, NoImprovement, batches_per_checkpoint, make_optimizer, train_epoch,
 )
 from manifold_studio.algorithms.params import (
-    max_iter_param, n_components_param, random_state_param, tol_param,
+    DataLimit, max_iter_param, n_components_param, random_state_param, tol_param,
 )
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError, FitCancelled
@@ -78,7 +78,7 @@ class Autoencoder(EmbeddingAlgorithm):
     }
 
     params = (
-        n_components_param(),
+        n_components_param(limit=DataLimit("n_features", why="a code wider than the input compresses nothing")),
         IntTuple("hidden_layer_sizes", (64, 64), "Units of the encoder's hidden layers, mirrored in the "
                  "decoder; the default's two relu layers each way can unroll the S-curve and the swiss "
                  "roll (empty: the code is a linear map of the input, PCA's subspace).",

@@ -19,7 +19,7 @@ import numpy as np
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
-    max_iter_param, n_components_param, n_init_param, random_state_param, tol_param,
+    AT_MOST_N, max_iter_param, n_components_param, n_init_param, random_state_param, tol_param,
 )
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
@@ -108,7 +108,7 @@ class GaussianMixture(ClusteringAlgorithm):
     }
 
     params = (
-        n_components_param(3, "Number of Gaussian components (clusters)."),
+        n_components_param(3, "Number of Gaussian components (clusters).", limit=AT_MOST_N),
         Choice("covariance_type", "full",
                "Shape of each component: 'full' (own covariance matrix: any ellipsoid), 'diag' "
                "(axis-aligned ellipsoid) or 'spherical' (a single variance per component).",

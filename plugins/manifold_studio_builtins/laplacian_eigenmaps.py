@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms import Choice, Float
-from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
+from manifold_studio.algorithms.params import AT_MOST_N, SPECTRAL_SKIP_ONE, n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import normalised_heat_kernel
 from manifold_studio.algorithms.neighbors import (
     knn_graph, metric_param, neighbor_rows, neighbors_param,
@@ -92,8 +92,9 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
 
     params = (
         n_neighbors_param("Size of each point's neighbourhood, the point itself included (as "
-                          "scikit-learn's SpectralEmbedding): linked to its n_neighbors - 1 nearest others."),
-        n_components_param(),
+                          "scikit-learn's SpectralEmbedding): linked to its n_neighbors - 1 nearest others.",
+                          limit=AT_MOST_N),
+        n_components_param(limit=SPECTRAL_SKIP_ONE),
         Float("sigma", None, "Heat-kernel width (same unit as the data); empty: the median distance "
               "between linked neighbours.", low=0.0, low_open=True, allow_none=True, log=True),
         Choice("normalization", "random_walk", "'random_walk': Belkin–Niyogi coordinates D^-1/2 v "

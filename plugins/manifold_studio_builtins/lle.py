@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms import Float
-from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
+from manifold_studio.algorithms.params import BELOW_N, SPECTRAL_SKIP_ONE, n_components_param, n_neighbors_param
 from manifold_studio.algorithms.neighbors import METRICS, knn_query, metric_param, neighbor_rows, neighbors_param
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.spectral import EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem
@@ -94,8 +94,8 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
 
     params = (
         n_neighbors_param("Number of nearest neighbours that reconstruct each point (the point "
-                          "itself not counted, as scikit-learn)."),
-        n_components_param(),
+                          "itself not counted, as scikit-learn).", limit=BELOW_N),
+        n_components_param(limit=SPECTRAL_SKIP_ONE),
         Float("reg", 1e-3, "Regularisation of the local Gram matrices, in proportion to their trace "
               "(keeps duplicated points and many neighbours workable; finite).", low=0.0, log=True),
         metric_param(tuple(m for m in METRICS if m != "precomputed")),

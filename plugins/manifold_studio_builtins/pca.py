@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from manifold_studio.algorithms import AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int
-from manifold_studio.algorithms.params import random_state_param
+from manifold_studio.algorithms.params import DataLimit, random_state_param
 from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.pca_solvers import SOLVERS, SPARSE_SOLVERS, principal_axes, project
 from manifold_studio.algorithms.state_schema import Fitted
@@ -92,7 +92,8 @@ class PCA(EmbeddingAlgorithm):
               "How many components to keep: a count (1, 2, 3, ...) or a fraction of the variance "
               "to explain (e.g. 0.95 keeps as many components as needed to explain 95%).",
               options=(Int("n_components", 2, low=1),
-                       Float("n_components", 0.95, low=0.0, high=1.0, low_open=True, high_open=True))),
+                       Float("n_components", 0.95, low=0.0, high=1.0, low_open=True, high_open=True)),
+              limit=DataLimit("min")),
         Bool("whiten", False,
              "Sphered coordinates: divide each coordinate by the standard deviation along its axis, "
              "so every output dimension has unit variance."),

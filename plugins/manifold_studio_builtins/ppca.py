@@ -19,7 +19,7 @@ import numpy as np
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.params import (
-    max_iter_param, n_components_param, random_state_param, tol_param,
+    DataLimit, max_iter_param, n_components_param, random_state_param, tol_param,
 )
 from manifold_studio.algorithms.pca_solvers import SOLVERS, fix_signs, principal_axes
 from manifold_studio.algorithms.ppca_em import em, impute, posterior
@@ -92,7 +92,10 @@ class PPCA(EmbeddingAlgorithm):
     }
 
     params = (
-        n_components_param(2, "Latent dimension: number of principal axes kept."),
+        n_components_param(2, "Latent dimension: number of principal axes kept.",
+                           limit=DataLimit("min", why="as scikit-learn's PCA (method='em' needs one "
+                                           "direction more: its noise variance is the mean of the "
+                                           "discarded eigenvalues)")),
         Choice("method", "closed_form",
                "'closed_form': the exact maximum-likelihood solution from an eigendecomposition. "
                "'em': expectation-maximisation, which accepts missing values (NaN).",

@@ -11,7 +11,9 @@ from manifold_studio.algorithms.neighbors import (
     METRICS, PhaseTimer, check_precomputed, make_index, metric_param, neighbors_param, neighbour_summary,
     unit_rows,
 )
-from manifold_studio.algorithms.params import AnyOf, max_iter_param, n_components_param, random_state_param
+from manifold_studio.algorithms.params import (
+    AnyOf, DataLimit, max_iter_param, n_components_param, random_state_param,
+)
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.algorithms.tsne_affinities import (exact_affinities, n_affinity_neighbours,
@@ -119,7 +121,8 @@ class TSNE(EmbeddingAlgorithm):
     params = (
         Float("perplexity", 30.0, "Effective number of neighbours of each point (must be less than "
               "the number of points, as scikit-learn; below 1 each point keeps about one neighbour).",
-              low=0.0, low_open=True, log=True),
+              low=0.0, low_open=True, log=True, limit=DataLimit("n_samples", strict=True, why="as scikit-learn; from n - 1 on "
+                                                 "the affinities are uniform; typical values are 5 to 50")),
         n_components_param(2, "Number of output dimensions (the fft method needs 2)."),
         Float("early_exaggeration", 12.0, "Factor multiplying the affinities during the first "
               "n_iter_early iterations (forms tight, well separated clusters).", low=1.0),

@@ -123,7 +123,7 @@ def test_model_round_trip_and_bad_input(plane, tmp_path):
     np.testing.assert_allclose(again.extend(plane[:7]), ae.extend(plane[:7]), atol=1e-12)
     np.testing.assert_allclose(again.inverse_transform(ae.embedding_[:3]), ae.inverse_transform(ae.embedding_[:3]),
                                atol=1e-12)
-    with pytest.raises(DataError, match="n_components=20 is larger than the 10 feature"):
+    with pytest.raises(DataError, match="n_components=20 is too large: n_components must be at most n_features = 10"):
         ms.get_algorithm("autoencoder", n_components=20).fit(plane)
 
 

@@ -135,7 +135,7 @@ def test_tsne_n_iter_is_the_number_of_iterations_run_and_perplexity_below_n():
     rec = CancelAfter(15)
     stopped = ms.get_algorithm("tsne", perplexity=10, max_iter=200, random_state=0).fit(X, progress=rec)
     assert stopped.stopped_early_ and 0 < stopped.n_iter_ < 200
-    with pytest.raises(DataError, match="less than the number of points, 60"):
+    with pytest.raises(DataError, match="perplexity=60 is too large: perplexity must be below n = 60"):
         ms.get_algorithm("tsne", perplexity=60).fit(X)
 
 

@@ -75,3 +75,41 @@ def test_data_beyond_double_precision_squares_is_refused_by_every_algorithm(scal
             continue
         with pytest.raises(DataError, match=match):
             ms.get_algorithm(algorithm_id).fit(X)
+
+
+# -- data-dependent checks (issue 30: exposed so the form can show them before Run) ------------------
+
+def test_data_limits_are_checked_by_one_public_method_and_by_fit():
+    import numpy as np
+
+    import manifold_studio as ms
+    from manifold_studio.algorithms.params import DataLimit, data_problems
+    from manifold_studio.errors import DataError
+
+    X = np.random.default_rng(0).normal(size=(150, 4))
+    tsne = ms.get_algorithm("tsne", perplexity=200.0)
+    (msg,) = tsne.check_params_vs_input(150, 4)
+    assert "perplexity must be below n = 150" in msg and "perplexity=200" in msg
+    with pytest.raises(DataError) as err:   # fit runs the same check, first, with the same words
+        tsne.fit(X)
+    assert msg in str(err.value)
+    assert ms.get_algorithm("tsne", perplexity=149.0).check_params_vs_input(150, 4) == []
+    # one message per parameter out of bounds; sizes that are unknown (None) are skipped
+    assert ms.get_algorithm("kmeans", n_clusters=151).check_params_vs_input(150, 4) == [
+        "n_clusters=151 is too large: n_clusters must be at most n = 150 (the number of samples of the data)."]
+    assert ms.get_algorithm("kmeans", n_clusters=150).check_params_vs_input(150, 4) == []
+    assert "at most n_features = 4" in ms.get_algorithm("autoencoder", n_components=5).check_params_vs_input(150, 4)[0]
+    assert ms.get_algorithm("autoencoder", n_components=5).check_params_vs_input(150, None) == []
+    pca = ms.get_algorithm("pca", n_components=5)
+    assert "min(n, n_features) = min(150, 4) = 4" in pca.check_params_vs_input(150, 4)[0]
+    assert ms.get_algorithm("pca", n_components=0.9).check_params_vs_input(150, 4) == []   # a fraction
+    with pytest.raises(ms.InvalidParameterError):   # a value invalid on its own is said as such
+        ms.get_algorithm("tsne", perplexity=-1.0).check_params_vs_input(150, 4)
+    # the declaration, for third-party plugins too
+    limit = Float("ratio", 1.0, low=0.0, limit=DataLimit("n_samples", strict=True, offset=-1, why="a reason"))
+    assert data_problems((limit,), {"ratio": 9.0}, 10, 2) == [
+        "ratio=9 is too large: ratio must be below n - 1 = 9 (n = 10, the number of samples of the data): a reason."]
+    assert data_problems((limit,), {"ratio": 8.5}, 10, 2) == []
+    assert limit.to_dict()["limit"] == "< n - 1"
+    with pytest.raises(ValueError, match="DataLimit.of"):
+        DataLimit("rows")

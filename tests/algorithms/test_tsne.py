@@ -184,7 +184,7 @@ def test_partial_maps_are_published_and_cancel_keeps_the_current_map(blobs, monk
 def test_bad_input_is_refused_with_a_clear_message(blobs):
     X, _ = blobs
     # scikit-learn's bound: perplexity < n_samples
-    with pytest.raises(DataError, match=r"less than the number of points, 10"):
+    with pytest.raises(DataError, match=r"perplexity=10 is too large: perplexity must be below n = 10"):
         TSNE(perplexity=10).fit(X[:10])
     with pytest.raises(DataError, match="4"):
         TSNE(perplexity=1.5).fit(X[:3])

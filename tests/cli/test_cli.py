@@ -340,7 +340,7 @@ BAD_RUNS = {
     "not NAME=VALUE": (["run", "pca", "--data", "sample:iris", "--param", "n_components", "--out", "{out}"],
                        ["--param expects NAME=VALUE"]),
     "n_components too large": (["run", "pca", "--data", "sample:iris", "--param", "n_components=7",
-                                "--out", "{out}"], ["n_components=7", "at most 4"]),
+                                "--out", "{out}"], ["n_components=7", "at most min(n, n_features) = min(150, 4) = 4"]),
     "missing file": (["run", "pca", "--data", "{empty}.nothere", "--out", "{out}"], ["file not found"]),
     "empty file": (["run", "pca", "--data", "{empty}", "--out", "{out}"], ["empty.csv", "empty"]),
     "text in the only column": (["run", "pca", "--data", "{text}", "--out", "{out}"],

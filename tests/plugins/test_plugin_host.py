@@ -81,8 +81,27 @@ def register_algorithms():
     return [FakePCA]
 '''
 
+MISSPELLED_HOOK = '''
+from manifold_studio.hookspecs import hookimpl
+from manifold_studio.algorithms import EmbeddingAlgorithm
+
+class Misspelled(EmbeddingAlgorithm):
+    id = "misspelled_hook_algo"
+    name = "Registered through a misspelled hook"
+    help = "Never reachable: its hook is register_algorithm, not register_algorithms."
+    def _fit(self, X, y, progress):
+        self.embedding_ = X
+    def _extend(self, X):
+        return X
+
+@hookimpl
+def register_algorithm():
+    return [Misspelled]
+'''
+
 MODULES = {
     "thirdparty_good": GOOD,
+    "thirdparty_misspelled_hook": MISSPELLED_HOOK,
     "thirdparty_broken_import": BROKEN_IMPORT,
     "thirdparty_raising_hook": RAISING_HOOK,
     "thirdparty_invalid_return": INVALID_RETURN,
@@ -92,7 +111,7 @@ MODULES = {
 
 @pytest.fixture
 def third_party(tmp_path, monkeypatch):
-    """Install a fake 'thirdparty-plugins' distribution with five entry points."""
+    """Install a fake 'thirdparty-plugins' distribution with six entry points."""
     for name, code in MODULES.items():
         (tmp_path / f"{name}.py").write_text(textwrap.dedent(code))
     dist = tmp_path / "thirdparty_plugins-1.0.dist-info"
@@ -188,3 +207,35 @@ def test_register_object_directly():
     host.register(Plugin(), name="object_plugin")
     (fail,) = host.failures
     assert fail.plugin == "object_plugin" and "bad object plugin" in fail.error
+
+
+def test_misspelled_hook_is_refused_naming_it_and_others_load(third_party):
+    host = PluginHost().discover()
+    (fail,) = _failures(host, "thirdparty_misspelled_hook")
+    assert fail.quarantined and fail.stage == "import"   # refused by its import probe
+    assert "unknown hook 'register_algorithm' (did you mean 'register_algorithms'?)" in fail.error
+    assert "thirdparty_misspelled_hook" not in host.plugins
+    assert "misspelled_hook_algo" not in host.algorithms
+    assert "first_columns" in host.algorithms and "pca" in host.algorithms
+    host.pm.check_pending()   # nothing unknown is left registered
+
+
+def test_plugin_with_a_good_and_a_misspelled_hook_is_refused_whole():
+    host = PluginHost()
+    seen = []
+
+    class Plugin:
+        @plugins.hookspecs.hookimpl
+        def register_samples(self):
+            seen.append("called")
+            return []
+
+        @plugins.hookspecs.hookimpl
+        def register_preprocesors(self):
+            return []
+
+    assert host.register(Plugin(), name="half_right") is None
+    (fail,) = host.failures
+    assert "'register_preprocesors' (did you mean 'register_preprocessors'?)" in fail.error
+    assert not seen and "half_right" not in host.plugins
+    assert host.pm.get_plugin("half_right") is None
