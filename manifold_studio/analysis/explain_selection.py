@@ -5,7 +5,7 @@
   pooled standard deviation, ``ddof=1``) and the two-sided Mann–Whitney U p-value
   (``scipy.stats.mannwhitneyu``, asymptotic with tie and continuity correction) or, with
   ``test='ks'``, the two-sample Kolmogorov–Smirnov p-value (``scipy.stats.ks_2samp``).
-- Categorical column (text, labels): one row per category — its share in each group, the odds
+- Categorical column (text, booleans, the label column, a run's clusters or predicted classes): one row per category — its share in each group, the odds
   ratio of being in the category for the selection against the other group (0.5 added to every
   cell when one is empty, Haldane–Anscombe), and Fisher's exact p-value when a cell of the 2 × 2
   table expects fewer than 5 rows, the chi-square test (Yates-corrected) otherwise.
@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
+from manifold_studio.tables.dataset_columns import LABEL, RESULT
 from manifold_studio.tables.search import factorize, is_numeric
 
 #: rows per group used by the tests (a seeded random sample beyond)
@@ -33,6 +35,8 @@ TEST_ROWS = 50_000
 #: categories of a column listed at most
 MAX_CATEGORIES = 30
 MANN_WHITNEY, KS = "mann-whitney", "ks"
+#: result columns holding a run's labels (``#3 kmeans cluster``, ``#4 svm predicted``)
+RESULT_LABEL_SUFFIXES = (" cluster", " predicted")
 FISHER, CHI2 = "fisher", "chi-square"
 _LOG_OR_TO_D = np.sqrt(3.0) / np.pi
 
@@ -120,6 +124,14 @@ def _numeric_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
     return float(stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue)
 
 
+def is_categorical(col, values: np.ndarray) -> bool:
+    """Text, booleans, label columns and a run's cluster / predicted class are categories."""
+    if not is_numeric(values) or values.dtype.kind == "b":
+        return True
+    kind = getattr(col, "kind", "")
+    return kind == LABEL or (kind == RESULT and str(col.name).endswith(RESULT_LABEL_SUFFIXES))
+
+
 def _category_rows(name, values, rows_a, rows_b, factors) -> list[ExplainRow]:
     codes = factors.codes
     ca, cb = codes[rows_a], codes[rows_b]
@@ -188,12 +200,12 @@ def explain(columns, selected, other=None, *, test: str = MANN_WHITNEY, random_s
     rng = np.random.default_rng(random_state)
     sa, sb = _sample(rows_a, rng), _sample(rows_b, rng)
     factors_of = factors_of or (lambda col: factorize(col.values))
+    progress = as_progress(progress)
     out: list[ExplainRow] = []
     for j, col in enumerate(columns):
-        if progress is not None:
-            progress(j / len(columns), f"Explain: {col.name}")
+        progress.checkpoint(j / len(columns), f"Explain: {col.name}")
         values = np.asarray(col.values)
-        if is_numeric(values) and values.dtype.kind != "b":
+        if not is_categorical(col, values):
             v = values.astype(float, copy=False)
             a, b = v[rows_a], v[rows_b]
             a, b = a[np.isfinite(a)], b[np.isfinite(b)]

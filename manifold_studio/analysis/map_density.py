@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import fftconvolve
 
+from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
 
 #: grid nodes each way
@@ -271,3 +272,30 @@ def contour_segments(grid: DensityGrid, level: float) -> np.ndarray:
         for a, b in segs:
             pieces.append(np.stack([edge_points(a, jj, ii), edge_points(b, jj, ii)], axis=1))
     return np.concatenate(pieces) if pieces else np.zeros((0, 2, 2))
+
+
+@dataclass
+class DensityLayers:
+    """What the map's density layer draws: the density of all points (shading), its contour
+    lines at ``masses`` and, per class, the contour lines of the class's own density."""
+
+    grid: DensityGrid
+    masses: tuple
+    levels: np.ndarray
+    segments: list            # per mass: (m, 2, 2) segments
+    class_segments: dict      # class code -> per mass: segments
+
+
+def density_layers(xy, *, factor: float = 1.0, codes=None, masses=MASS_LEVELS, size: int = GRID,
+                   progress=None) -> DensityLayers:
+    """The density layer of a map (all points; per class too when ``codes`` are given)."""
+    masses = tuple(float(m) for m in masses)
+    grid = kde_grid(xy, factor=factor, size=size)
+    levels = contour_levels(grid, masses)
+    segments = [contour_segments(grid, lv) for lv in levels]
+    per_class = {}
+    if codes is not None:
+        for c, g in class_density_grids(xy, codes, factor=factor, size=size).items():
+            as_progress(progress).checkpoint(0.5, f"Density of class {c}")
+            per_class[c] = [contour_segments(g, lv) for lv in contour_levels(g, masses)]
+    return DensityLayers(grid, masses, levels, segments, per_class)

@@ -121,7 +121,7 @@ def feature_texts(codes, groups, columns, count: int = 3, random_state: int = 0)
     n = codes.shape[0]
     keep = np.arange(n) if n <= 4 * FEATURE_ROWS else np.sort(rng.choice(n, 4 * FEATURE_ROWS, replace=False))
     sub_codes = codes[keep]
-    sub_cols = [_Sub(c.name, np.asarray(c.values)[keep]) for c in columns]
+    sub_cols = [NamedValues(c.name, np.asarray(c.values)[keep]) for c in columns]
     out = []
     for g in groups:
         sel = sub_codes == g
@@ -133,7 +133,9 @@ def feature_texts(codes, groups, columns, count: int = 3, random_state: int = 0)
 
 
 @dataclass
-class _Sub:
+class NamedValues:
+    """A column for :func:`~manifold_studio.analysis.explain_selection.explain`: a name and its values."""
+
     name: str
     values: np.ndarray
 

@@ -343,6 +343,8 @@ def search(text: str, columns, n: int, mode: str = AUTO, factors_of=None) -> Mat
         try:
             tree = parse(text)
         except SearchError:
+            if not _text_columns(columns) or re.search(r"[<>=!]", text):
+                raise  # meant as a condition (or nothing else to search): say where it breaks
             tree = None
         known = {c.name.casefold() for c in columns}
         if tree is not None and tree[0] != "column" and any(
