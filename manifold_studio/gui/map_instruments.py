@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtWidgets import QTabWidget
+from PySide6.QtWidgets import QScrollArea, QTabWidget
 
 from manifold_studio.analysis.map_neighbours import IndexCache
 from manifold_studio.gui.views.density_layer import DensityLayer
@@ -54,6 +54,9 @@ def install_map_instruments(window) -> MapInstruments | None:
     tabs.addTab(neighbours.list, "Neighbours")
     tabs.addTab(inverse, "Decode")
     neighbours.shown.connect(lambda _nb: tabs.setCurrentWidget(neighbours.list))
-    window.add_dock("map_instruments", "Map instruments", tabs, area="bottom")
+    scroll = QScrollArea()  # the dock never forces the window's other views smaller
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(tabs)
+    window.add_dock("map_instruments", "Map instruments", scroll, area="bottom")
     window.map_instruments = MapInstruments(search, density, labels, neighbours, explain, inverse, tabs, cache)
     return window.map_instruments
