@@ -15,8 +15,10 @@ Rows are ranked by the absolute effect: d for numbers, and for categories the lo
 converted to the same scale (``log OR · √3 / π``, Chinn 2000), so both kinds compare.
 
 The means and shares use every row. The tests use at most :data:`TEST_ROWS` rows per group (a
-seeded random sample beyond that): with 50,000 rows each the tests already detect differences
-far below any practical size, and 100,000 selected rows × 50 columns stay under a second.
+seeded random sample beyond that): with 20,000 rows each they detect a standardized difference of
+0.03 (far below any practical size), and 100,000 selected rows × 50 columns stay under a second.
+Against the rest, the other group's mean and variance come from the column's totals minus the
+selection's (one pass over the column, no copy of the other rows).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from manifold_studio.tables.dataset_columns import LABEL, RESULT
 from manifold_studio.tables.search import factorize, is_numeric
 
 #: rows per group used by the tests (a seeded random sample beyond)
-TEST_ROWS = 50_000
+TEST_ROWS = 20_000
 #: categories of a column listed at most
 MAX_CATEGORIES = 30
 MANN_WHITNEY, KS = "mann-whitney", "ks"
@@ -98,13 +100,44 @@ def benjamini_hochberg(p) -> np.ndarray:
 def smd(a: np.ndarray, b: np.ndarray) -> float:
     """Cohen's d of ``a`` against ``b`` (pooled standard deviation, ddof=1); 0 when both are
     constant and equal, ±inf when constant and different."""
-    na, nb = a.size, b.size
-    if na < 1 or nb < 1:
+    if a.size < 1 or b.size < 1:
         return np.nan
-    diff = a.mean() - b.mean()
+    return _smd_from(a.mean(), a.var(ddof=1) if a.size > 1 else 0.0, a.size,
+                     b.mean(), b.var(ddof=1) if b.size > 1 else 0.0, b.size)
+
+
+def _numeric_effect(v: np.ndarray, rows_a, rows_b, rest: bool) -> tuple[float, float, float]:
+    """(d, mean of a, mean of b) over the finite values; with ``rest`` (b = every row not in a)
+    b's moments are the column's minus a's."""
+    a = v[rows_a]
+    a = a[np.isfinite(a)]
+    if not rest:
+        b = v[rows_b]
+        b = b[np.isfinite(b)]
+        return smd(a, b), _mean(a), _mean(b)
+    every = v if np.isfinite(v.sum()) else v[np.isfinite(v)]  # NaN / inf would make the sum so
+    n_b = every.size - a.size
+    if a.size == 0 or n_b <= 0:
+        return np.nan, _mean(a), np.nan
+    centre = float(every.mean())
+    dev_all = every - centre
+    da = a - centre
+    sum_b = float(dev_all.sum()) - float(da.sum())
+    ss_b = float(dev_all @ dev_all) - float(da @ da)
+    mean_b = centre + sum_b / n_b
+    var_b = max(ss_b - sum_b * sum_b / n_b, 0.0) / (n_b - 1) if n_b > 1 else 0.0
+    return _smd_from(a.mean(), a.var(ddof=1) if a.size > 1 else 0.0, a.size, mean_b, var_b, n_b), \
+        float(a.mean()), mean_b
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else np.nan
+
+
+def _smd_from(mean_a, var_a, na, mean_b, var_b, nb) -> float:
+    diff = mean_a - mean_b
     dof = na + nb - 2
-    pooled = np.sqrt(((na - 1) * a.var(ddof=1 if na > 1 else 0) + (nb - 1) * b.var(ddof=1 if nb > 1 else 0))
-                     / dof) if dof > 0 else 0.0
+    pooled = np.sqrt(((na - 1) * var_a + (nb - 1) * var_b) / dof) if dof > 0 else 0.0
     if pooled == 0:
         return 0.0 if diff == 0 else float(np.sign(diff) * np.inf)
     return float(diff / pooled)
@@ -207,13 +240,10 @@ def explain(columns, selected, other=None, *, test: str = MANN_WHITNEY, random_s
         values = np.asarray(col.values)
         if not is_categorical(col, values):
             v = values.astype(float, copy=False)
-            a, b = v[rows_a], v[rows_b]
-            a, b = a[np.isfinite(a)], b[np.isfinite(b)]
             ta, tb = v[sa], v[sb]
             p = _numeric_p(ta[np.isfinite(ta)], tb[np.isfinite(tb)], test)
-            out.append(ExplainRow(col.name, "numeric", smd(a, b), p, test=test,
-                                  mean_a=float(a.mean()) if a.size else np.nan,
-                                  mean_b=float(b.mean()) if b.size else np.nan))
+            d, mean_a, mean_b = _numeric_effect(v, rows_a, rows_b, against == "the rest")
+            out.append(ExplainRow(col.name, "numeric", d, p, test=test, mean_a=mean_a, mean_b=mean_b))
         else:
             out.extend(_category_rows(col.name, values, rows_a, rows_b, factors_of(col)))
     q = benjamini_hochberg([r.p for r in out])

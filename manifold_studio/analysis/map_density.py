@@ -65,14 +65,32 @@ def check_points(xy, what: str = "density") -> np.ndarray:
     if xy.ndim != 2 or xy.shape[1] < 2:
         raise DataError(f"The map {what} needs 2-D coordinates (n, 2), got shape {xy.shape}.")
     xy = xy[:, :2]
-    xy = xy[np.isfinite(xy).all(axis=1)]
+    finite = np.isfinite(xy)
+    if not finite.all():
+        xy = xy[finite.all(axis=1)]
     if xy.shape[0] < 3:
         raise DataError(f"The map {what} needs at least 3 points with coordinates; this map has "
                         f"{xy.shape[0]}.")
-    if np.ptp(xy[:, 0]) == 0 and np.ptp(xy[:, 1]) == 0:
-        raise DataError(f"The map {what} cannot be estimated: all {xy.shape[0]} points are at the same "
-                        "place (no spread to choose a bandwidth from).")
     return xy
+
+
+def _columns(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Contiguous x and y columns (reductions over a column of an (n, 2) array are slow)."""
+    return np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+
+
+def _refuse_one_place(px, py, what: str = "density") -> None:
+    if px.min() == px.max() and py.min() == py.max():
+        raise DataError(f"The map {what} cannot be estimated: all {px.size} points are at the same "
+                        "place (no spread to choose a bandwidth from).")
+
+
+def _covariance(px: np.ndarray, py: np.ndarray) -> np.ndarray:
+    """The sample covariance (ddof=1) of two columns, as ``np.cov``."""
+    dx, dy = px - px.mean(), py - py.mean()
+    n1 = px.size - 1
+    cxy = float(dx @ dy) / n1
+    return np.array([[float(dx @ dx) / n1, cxy], [cxy, float(dy @ dy) / n1]])
 
 
 def scott_covariance(xy: np.ndarray, factor: float = 1.0, weights: np.ndarray | None = None) -> np.ndarray:
@@ -83,7 +101,7 @@ def scott_covariance(xy: np.ndarray, factor: float = 1.0, weights: np.ndarray | 
         raise InvalidParameterError(f"Bandwidth factor {factor!r}: use a positive number (1 = Scott's rule).")
     if weights is None:
         n_eff = xy.shape[0]
-        cov = np.cov(xy, rowvar=False)
+        cov = _covariance(*_columns(xy))
     else:
         w = weights / weights.sum()
         n_eff = 1.0 / np.sum(w ** 2)
@@ -95,35 +113,41 @@ def scott_covariance(xy: np.ndarray, factor: float = 1.0, weights: np.ndarray | 
     return cov
 
 
-def _extent(xy: np.ndarray, cov: np.ndarray, extent=None):
+def _extent(px, py, cov: np.ndarray, extent=None):
     if extent is not None:
         (x0, x1), (y0, y1) = extent
         return float(x0), float(x1), float(y0), float(y1)
-    sd = np.sqrt(np.diag(cov))
-    lo = xy.min(axis=0) - PAD_SD * sd
-    hi = xy.max(axis=0) + PAD_SD * sd
-    return float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])
+    sx, sy = PAD_SD * np.sqrt(np.diag(cov))
+    return float(px.min() - sx), float(px.max() + sx), float(py.min() - sy), float(py.max() + sy)
 
 
-def linear_binning(xy: np.ndarray, x: np.ndarray, y: np.ndarray, weights=None) -> np.ndarray:
-    """Weights (ny, nx) of the points on the grid nodes ``x`` × ``y``: each point's weight is
-    split between its four surrounding nodes in proportion to the opposite areas (points outside
-    the grid are left out)."""
+def linear_binning(px: np.ndarray, py: np.ndarray, x: np.ndarray, y: np.ndarray, weights=None,
+                   all_inside: bool = False) -> np.ndarray:
+    """Weights (ny, nx) of the points (``px``, ``py``) on the grid nodes ``x`` × ``y``: each
+    point's weight is split between its four surrounding nodes in proportion to the opposite
+    areas (points outside the grid are left out; ``all_inside``: the caller knows there are none)."""
     nx, ny = len(x), len(y)
-    fx = (xy[:, 0] - x[0]) / (x[1] - x[0])
-    fy = (xy[:, 1] - y[0]) / (y[1] - y[0])
-    inside = (fx >= 0) & (fx <= nx - 1) & (fy >= 0) & (fy <= ny - 1)
-    fx, fy = fx[inside], fy[inside]
-    w = np.ones(fx.shape[0]) if weights is None else np.asarray(weights, dtype=float)[inside]
+    fx = (px - x[0]) * (1.0 / (x[1] - x[0]))
+    fy = (py - y[0]) * (1.0 / (y[1] - y[0]))
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    if not all_inside:
+        inside = (fx >= 0) & (fx <= nx - 1) & (fy >= 0) & (fy <= ny - 1)
+        fx, fy = fx[inside], fy[inside]
+        w = None if w is None else w[inside]
     ix = np.minimum(fx.astype(np.intp), nx - 2)
     iy = np.minimum(fy.astype(np.intp), ny - 2)
     tx, ty = fx - ix, fy - iy
+    ux, uy = 1.0 - tx, 1.0 - ty
+    if w is not None:
+        uy *= w
+        ty *= w
     base = iy * nx + ix
     size = nx * ny
-    out = (np.bincount(base, w * (1 - tx) * (1 - ty), size)
-           + np.bincount(base + 1, w * tx * (1 - ty), size)
-           + np.bincount(base + nx, w * (1 - tx) * ty, size)
-           + np.bincount(base + nx + 1, w * tx * ty, size))
+    out = np.bincount(base, ux * uy, size)
+    out += np.bincount(base + 1, tx * uy, size)
+    base += nx
+    out += np.bincount(base, ux * ty, size)
+    out += np.bincount(base + 1, tx * ty, size)
     return out.reshape(ny, nx)
 
 
@@ -148,16 +172,18 @@ def kde_grid(xy, *, factor: float = 1.0, size: int = GRID, extent=None, weights=
     plus :data:`PAD_SD` kernel deviations); ``covariance``: a kernel covariance to use instead
     of Scott's rule (several classes on one bandwidth)."""
     xy = check_points(xy)
+    px, py = _columns(xy)
+    _refuse_one_place(px, py)
     size = int(size)
     if size < 8:
         raise InvalidParameterError(f"Density grid size {size}: use at least 8 nodes each way.")
     cov = scott_covariance(xy, factor, weights) if covariance is None else np.asarray(covariance, float)
-    x0, x1, y0, y1 = _extent(xy, cov, extent)
+    x0, x1, y0, y1 = _extent(px, py, cov, extent)
     if not (x1 > x0 and y1 > y0):
         raise InvalidParameterError(f"Density extent ({x0}, {x1}) x ({y0}, {y1}) is empty.")
     x = np.linspace(x0, x1, size)
     y = np.linspace(y0, y1, size)
-    binned = linear_binning(xy, x, y, weights)
+    binned = linear_binning(px, py, x, y, weights, all_inside=extent is None)
     total = float(xy.shape[0] if weights is None else np.sum(weights))
     k = _kernel(cov, x[1] - x[0], y[1] - y[0], binned.shape)
     dens = fftconvolve(binned, k, mode="same") / total
@@ -169,11 +195,12 @@ def class_density_grids(xy, codes, *, factor: float = 1.0, size: int = GRID) -> 
     """One density per class code (each integrating to 1, each with its own Scott bandwidth),
     all on the grid of the whole map; classes with fewer than 3 distinct-place points are left out."""
     xy_all = check_points(xy)
+    px, py = _columns(xy_all)
+    _refuse_one_place(px, py)
     xy = np.asarray(xy, dtype=float)[:, :2]
     codes = np.asarray(codes)
     ok = np.isfinite(xy).all(axis=1)
-    cov_all = scott_covariance(xy_all, factor)
-    extent = _extent(xy_all, cov_all, None)
+    extent = _extent(px, py, scott_covariance(xy_all, factor), None)
     out = {}
     for c in np.unique(codes[ok]):
         pts = xy[ok & (codes == c)]

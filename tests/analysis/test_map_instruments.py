@@ -298,3 +298,40 @@ def test_finer_labels_replace_coarse_ones_when_zoomed(wine):
     cols = wine_columns(wine)
     words = ml.feature_texts(wine.labels.astype(int), [1], cols[:-1])
     assert words[0] and all(w.split()[0] in ("high", "low") for w in words[0].split(", "))
+
+
+# -- cross-filters ---------------------------------------------------------------------------------
+def test_cross_filter_counts_match_numpy_on_the_rows_of_the_other_filters(wine):
+    from manifold_studio.analysis.cross_filter import BINS, CrossFilter
+
+    cols = wine_columns(wine)
+    frame = pd.DataFrame({c.name: c.values for c in cols})
+    cf = CrossFilter(wine.n_samples)
+    cf.add("alcohol", frame["alcohol"].to_numpy())
+    cf.add("hue", frame["hue"].to_numpy())
+    cf.add("cls", frame["cls"].to_numpy())
+    cf.set_range("alcohol", 13.5, 12.5)            # either order
+    cf.set_categories("cls", [cf.chart("cls").labels.index("1"), cf.chart("cls").labels.index("2")])
+    totals, filtered, passing = cf.counts()
+    in_alcohol = frame["alcohol"].between(12.5, 13.5)
+    in_cls = frame["cls"].isin(["1", "2"])
+    np.testing.assert_array_equal(passing, (in_alcohol & in_cls).to_numpy())
+    np.testing.assert_array_equal(cf.passing(), passing)
+    hue_edges = np.linspace(frame["hue"].min(), frame["hue"].max(), BINS + 1)
+    np.testing.assert_array_equal(totals[1], np.histogram(frame["hue"], hue_edges)[0])
+    np.testing.assert_array_equal(filtered[1], np.histogram(frame["hue"][in_alcohol & in_cls], hue_edges)[0])
+    alc_edges = np.linspace(frame["alcohol"].min(), frame["alcohol"].max(), BINS + 1)
+    np.testing.assert_array_equal(filtered[0], np.histogram(frame["alcohol"][in_cls], alc_edges)[0])
+    labels = cf.chart("cls").labels
+    expect = frame["cls"][in_alcohol].value_counts()
+    assert {labels[i]: int(c) for i, c in enumerate(filtered[2]) if c} == expect.to_dict()
+    cf.toggle_category("cls", labels.index("2"))
+    assert cf.chart("cls").filter == frozenset({labels.index("1")})
+    cf.clear()
+    assert not cf.active and cf.passing().all()
+    with pytest.raises(InvalidParameterError, match="categorical: filter it by categories"):
+        cf.set_range("cls", 0, 1)
+    with pytest.raises(InvalidParameterError, match="no chart of column 'nope'"):
+        cf.set_range("nope", 0, 1)
+    with pytest.raises(DataError, match="all missing"):
+        cf.add("empty", np.full(wine.n_samples, np.nan))
