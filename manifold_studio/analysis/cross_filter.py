@@ -49,13 +49,15 @@ class Chart:
         return allowed[self.codes]
 
 
-def make_chart(name: str, values, bins: int = BINS) -> Chart:
+def make_chart(name: str, values, bins: int = BINS, categorical: bool | None = None) -> Chart:
     """A chart of one column: numeric (bins of equal width over its finite range) unless the
-    column holds text."""
+    column holds text or ``categorical`` says so (a label column of numbers)."""
     values = np.asarray(values)
     if values.ndim != 1:
         raise DataError(f"Cross-filter: column '{name}' must be one value per row.")
-    if is_numeric(values) and values.dtype.kind != "b":
+    if categorical is None:
+        categorical = not is_numeric(values) or values.dtype.kind == "b"
+    if not categorical:
         v = values.astype(float, copy=False)
         finite = np.isfinite(v)
         if not finite.any():
@@ -87,10 +89,10 @@ class CrossFilter:
     n: int
     charts: list = field(default_factory=list)
 
-    def add(self, name: str, values) -> Chart:
+    def add(self, name: str, values, categorical: bool | None = None) -> Chart:
         if any(c.name == name for c in self.charts):
             raise InvalidParameterError(f"Cross-filter: column '{name}' is charted already.")
-        chart = make_chart(name, values)
+        chart = make_chart(name, values, categorical=categorical)
         if chart.codes.size != self.n:
             raise DataError(f"Cross-filter: column '{name}' has {chart.codes.size} values for {self.n} rows.")
         self.charts.append(chart)

@@ -174,3 +174,31 @@ def test_inverse_map_decodes_like_pca_and_walks(qtbot, make_window, host):
     assert inv.table.columnCount() == 1 + inv.steps.value()
     w.session.run("kmeans")
     assert "cannot decode" in inv.status_text() or "decodes" in inv.status_text()
+
+
+def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    strip = mi.cross_filter
+    strip.add_chart("alcohol")
+    strip.add_chart("cultivar")   # at once: both charts arrive
+    qtbot.waitUntil(lambda: "alcohol" in strip.plots and "cultivar" in strip.plots, timeout=10_000)
+    alcohol = ds.X[:, ds.feature_names.index("alcohol")]
+    heights = strip.plots["alcohol"]["all"].opts["height"]
+    np.testing.assert_array_equal(heights, np.histogram(alcohol, np.asarray(strip.filter.chart("alcohol").labels))[0])
+    assert not strip.veil.isVisible()
+    strip.plots["alcohol"]["region"].setRegion((12.0, 13.0))
+    qtbot.waitUntil(lambda: strip.passing is not None, timeout=5_000)
+    labels = strip.filter.chart("cultivar").labels
+    strip.filter.toggle_category("cultivar", labels.index("1"))
+    strip.update_counts()
+    expected = (alcohol >= 12.0) & (alcohol <= 13.0) & (ds.labels.astype(str) == "1")
+    np.testing.assert_array_equal(strip.passing, expected)
+    assert strip.veil.isVisible() and strip.marks._n == expected.sum()
+    cultivar_bars = strip.plots["cultivar"]["pass"].opts["height"]
+    in_range = ds.labels[(alcohol >= 12.0) & (alcohol <= 13.0)].astype(str)
+    assert cultivar_bars[labels.index("1")] == (in_range == "1").sum() and cultivar_bars.sum() == expected.sum()
+    strip.select_filtered()
+    np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
+    strip.clear_filters()
+    assert strip.passing is None and not strip.veil.isVisible()
