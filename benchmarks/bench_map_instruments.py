@@ -13,7 +13,9 @@ one text column (the blob's name). Each figure is the median of ``--repeat`` run
   10 features; the index build is reported once) and their map positions;
 - search over all columns: an expression over numeric columns and a text "contains";
 - labels at a new zoom: ``place_labels`` of the map's label candidates at a new scale (groups and
-  texts are computed once, in the background, and reported);
+  texts are computed once, in the background, and reported), then with the text items updated;
+- one brush update: a cross-filter of 5 charts recounted after a new range on one of them, and
+  the map's marks of the passing points rebuilt (Qt offscreen);
 - explain: 100,000 selected rows × 50 columns against the 900,000 others.
 
 Results go to benchmarks/results/bench_map_instruments.txt (or --out).
@@ -41,6 +43,7 @@ from manifold_studio.tables.search import factorize  # noqa: E402
 
 TARGETS_MS = {"density recompute": 300, "contours": 300, "neighbour query + positions": 50,
               "search expression (all rows)": 200, "search text contains": 200, "labels at a new zoom": 200,
+              "one brush update of map and charts": 100, "labels at a new zoom (with the text items)": 200,
               "explain 100,000 selected x 50 columns": 1000}
 
 
@@ -131,6 +134,47 @@ def main(argv=None):
     scales = iter(np.geomspace(5, 500, 100))
     t, kept = timed(lambda: ml.place_labels(cands, (next(scales),) * 2), args.repeat)
     row("labels at a new zoom", t, f"{len(kept)} shown")
+
+    # -- Qt items (offscreen): what the GUI thread does after the numbers ----------------------
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    from manifold_studio.analysis.cross_filter import CrossFilter
+    from manifold_studio.gui.views.selection_items import MarkedPointsItem
+
+    app = QApplication.instance() or QApplication([])
+    plot = pg.PlotWidget()
+    plot.resize(1200, 900)
+    marks = MarkedPointsItem((20, 60, 160))
+    plot.addItem(marks)
+    cf = CrossFilter(n)
+    for j in range(4):
+        cf.add(f"x{j + 1}", cols[j].values)
+    cf.add("name", names)
+    lows = iter(np.linspace(-15, -5, 100))
+
+    def brush():
+        lo = next(lows)
+        cf.set_range("x1", lo, lo + 15)
+        _tot, _fil, passing = cf.counts()
+        marks.set_points(xy[passing])
+        return int(passing.sum())
+    t, n_pass = timed(brush, args.repeat)
+    row("one brush update of map and charts", t, f"5 charts, {n_pass:,} rows pass")
+    texts = [pg.TextItem("") for _ in range(len(cands))]
+    for item in texts:
+        plot.addItem(item)
+
+    def relabel():
+        kept = ml.place_labels(cands, (next(scales),) * 2)
+        for item, i in zip(texts, kept):
+            item.setText(cands[i].text)
+            item.setPos(cands[i].x, cands[i].y)
+        return kept
+    t, kept = timed(relabel, args.repeat)
+    row("labels at a new zoom (with the text items)", t, f"{len(kept)} shown")
+    app.processEvents()
 
     sel = np.zeros(n, dtype=bool)
     sel[rng.choice(n, 100_000, replace=False)] = True

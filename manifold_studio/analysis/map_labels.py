@@ -25,6 +25,7 @@ from scipy import ndimage
 from manifold_studio.analysis.explain_selection import distinguishing_features, explain
 from manifold_studio.analysis.map_density import DensityGrid, contour_levels, kde_grid
 from manifold_studio.errors import DataError
+from manifold_studio.tables.search import factorize
 
 #: a finer label appears once its group spans this many screen pixels
 MIN_GROUP_PX = 60.0
@@ -95,21 +96,22 @@ def group_geometry(xy, codes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 def majority_texts(codes, groups, values) -> list[str]:
-    """For each group: its most frequent value of the categorical ``values`` with its share."""
+    """For each group: its most frequent value of the categorical ``values`` with its share
+    (missing values left out)."""
     codes = np.asarray(codes)
     values = np.asarray(values)
     if values.shape[0] != codes.shape[0]:
         raise DataError(f"Labels: {values.shape[0]} category values for {codes.shape[0]} points.")
-    _cats, inv = np.unique(values.astype(str), return_inverse=True)
+    f = factorize(values)
     out = []
     for g in groups:
-        v = inv[codes == g]
+        v = f.codes[(codes == g) & (f.codes >= 0)]
         if not v.size:
             out.append("")
             continue
         counts = np.bincount(v)
         top = int(np.argmax(counts))
-        out.append(f"{_cats[top]} ({100 * counts[top] / v.size:.0f} %)")
+        out.append(f"{f.texts[top]} ({100 * counts[top] / v.size:.0f} %)")
     return out
 
 
