@@ -202,3 +202,40 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
     strip.clear_filters()
     assert strip.passing is None and not strip.veil.isVisible()
+
+
+def test_instruments_are_saved_with_the_project_and_added_to_the_report(qtbot, make_window, host, tmp_path):
+    from gui_helpers import wait_idle
+
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    mi.density.slider.setValue(150)
+    mi.density.box.setChecked(True)
+    mi.search.edit.setText("hue < 1")
+    mi.search.run()
+    mi.cross_filter.add_chart("alcohol")
+    qtbot.waitUntil(lambda: "alcohol" in mi.cross_filter.plots and mi.density.result is not None, timeout=10_000)
+    mi.cross_filter.filter.set_range("alcohol", 12.0, 13.0)
+    w.selection.select(ds.name, np.arange(40))
+    mi.explain.run()
+    qtbot.waitUntil(lambda: mi.explain.result is not None, timeout=10_000)
+    mi.tabs.setCurrentWidget(mi.explain)
+    item = mi.tabs.report_item("wine explained", None)
+    facts = dict(item.facts)
+    assert item.title == "Map instruments — Explain selection"
+    assert facts["compared"].startswith("40 selected rows") and len(item.facts) > 5
+    added = w.report_actions.add_view("map_instruments", caption="wine explained")
+    assert added is not None and added.image is not None and dict(added.facts) == facts
+    path = tmp_path / "instruments.msproj"
+    job = w.project.save_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    w2 = make_window(host)
+    job = w2.project.open_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    wait_idle(qtbot, w2)
+    mi2 = w2.map_instruments
+    assert mi2.density.box.isChecked() and mi2.density.slider.value() == 150
+    assert mi2.search.edit.text() == "hue < 1"
+    qtbot.waitUntil(lambda: "alcohol" in mi2.cross_filter.plots, timeout=10_000)
+    assert mi2.cross_filter.filter.chart("alcohol").filter == (12.0, 13.0)
+    assert mi2.settings()["cross_filter"] == mi.settings()["cross_filter"]

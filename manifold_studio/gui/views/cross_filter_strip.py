@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QGraphicsRectItem, QHBoxLayout, QLabel,
 
 from manifold_studio.analysis.cross_filter import CrossFilter, make_chart
 from manifold_studio.analysis.explain_selection import is_categorical
+from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.views.selection_items import MarkedPointsItem
 
@@ -38,6 +39,8 @@ class CrossFilterStrip(QWidget):
         self.dataset_name = None
         self.plots: dict = {}
         self.passing: np.ndarray | None = None
+        #: filters to apply when their chart arrives (a restored project)
+        self.pending: dict = {}
         self.column_combo = QComboBox()
         self.column_combo.setMinimumContentsLength(14)
         self.add_button = QPushButton("Add chart")
@@ -104,10 +107,25 @@ class CrossFilterStrip(QWidget):
                               title="Cross-filter chart", foreground=False, on_success=self._chart_ready,
                               on_failure=lambda m, _d: self.status.setText(m))
 
+    def restore(self, charts: list[dict]) -> None:
+        """Chart these columns again with their filters ([{"column", "filter"}], as saved)."""
+        for entry in charts:
+            self.pending[entry["column"]] = entry.get("filter")
+            self.add_chart(entry["column"])
+
     def _chart_ready(self, chart):
         if self.filter is None or chart.codes.size != self.filter.n or chart.name in self.plots:
             return
         self.filter.charts.append(chart)
+        saved = self.pending.pop(chart.name, None)
+        if isinstance(saved, list) and saved:
+            try:
+                if chart.kind == "numeric" and len(saved) == 2:
+                    self.filter.set_range(chart.name, *saved)
+                elif chart.kind == "categorical":
+                    self.filter.set_categories(chart.name, saved)
+            except (ManifoldStudioError, TypeError, ValueError) as exc:
+                self.status.setText(f"The saved filter of '{chart.name}' was not applied: {error_message(exc)}")
         plot = self.layout_widget.addPlot(title=chart.name)
         plot.setMenuEnabled(False)
         plot.setMouseEnabled(x=False, y=False)
@@ -115,7 +133,8 @@ class CrossFilterStrip(QWidget):
         entry = {"plot": plot, "all": None, "pass": None, "region": None}
         if chart.kind == "numeric":
             edges = np.asarray(chart.labels)
-            region = pg.LinearRegionItem(values=(edges[0], edges[-1]), brush=pg.mkBrush(255, 160, 0, 50))
+            shown = chart.filter if chart.filter is not None else (edges[0], edges[-1])
+            region = pg.LinearRegionItem(values=shown, brush=pg.mkBrush(255, 160, 0, 50))
             region.sigRegionChanged.connect(lambda r, name=chart.name: self._brushed(name, r))
             plot.addItem(region)
             entry["region"] = region
