@@ -67,6 +67,7 @@ class InversePanel(QWidget):
         lay.addWidget(self.image)
         lay.addLayout(self.strip)
         lay.addWidget(self.table, 1)
+        lay.addStretch(0)
         self.a_button.clicked.connect(lambda: self.set_end(0))
         self.b_button.clicked.connect(lambda: self.set_end(1))
         self.walk_button.clicked.connect(self.walk)
@@ -121,6 +122,8 @@ class InversePanel(QWidget):
             w = self.strip.takeAt(0).widget()
             if w is not None:
                 w.deleteLater()
+        self.table.setVisible(shape is None)
+        self.layout().setStretch(self.layout().count() - 1, 0 if shape is None else 1)
         if shape is not None:
             self.table.setRowCount(0)
             if len(rows) == 1:
