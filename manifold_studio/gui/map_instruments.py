@@ -109,7 +109,7 @@ class MapInstruments:
         self.apply_settings(doc if isinstance(doc, dict) else {})
 
     def apply_settings(self, doc: dict) -> None:
-        """Apply :meth:`settings` (unknown or invalid entries are ignored)."""
+        """Apply :meth:`settings` (missing, unknown or invalid entries leave things as they are)."""
         def part(key):
             value = doc.get(key)
             return value if isinstance(value, dict) else {}
@@ -119,27 +119,33 @@ class MapInstruments:
             if i >= 0:
                 combo.setCurrentIndex(i)
 
-        d = part("density")
-        self.density.slider.setValue(int(d.get("bandwidth", self.density.slider.value())))
-        self.density.per_class.setChecked(bool(d.get("per_class", False)))
-        self.density.fade.setChecked(bool(d.get("fade", False)))
-        self.density.box.setChecked(bool(d.get("on", False)))
-        lab = part("labels")
+        def check(box, group, key):
+            if isinstance(group.get(key), bool):
+                box.setChecked(group[key])
+
+        def number(spin, group, key):
+            value = group.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                spin.setValue(value)
+
+        d, lab, nb, ex, s = part("density"), part("labels"), part("neighbours"), part("explain"), part("search")
+        number(self.density.slider, d, "bandwidth")
+        check(self.density.per_class, d, "per_class")
+        check(self.density.fade, d, "fade")
+        check(self.density.box, d, "on")
         choose(self.labels.groups_combo, lab.get("groups"))
         choose(self.labels.text_combo, lab.get("text"))
-        self.labels.box.setChecked(bool(lab.get("on", False)))
-        nb = part("neighbours")
-        self.neighbours.k_spin.setValue(int(nb.get("k", self.neighbours.k_spin.value())))
-        self.neighbours.box.setChecked(bool(nb.get("on", False)))
-        if isinstance(nb.get("row"), int) and nb.get("on"):
+        check(self.labels.box, lab, "on")
+        number(self.neighbours.k_spin, nb, "k")
+        check(self.neighbours.box, nb, "on")
+        if isinstance(nb.get("row"), int) and nb.get("on") is True:
             self.neighbours.show_row(nb["row"])
-        ex = part("explain")
         choose(self.explain.against, ex.get("against"))
         choose(self.explain.test, ex.get("test"))
-        s = part("search")
         choose(self.search.mode, s.get("mode"))
-        self.search.edit.setText(str(s.get("text", "")))
-        self.search.run()
+        if isinstance(s.get("text"), str):
+            self.search.edit.setText(s["text"])
+            self.search.run()
         charts = doc.get("cross_filter")
         if isinstance(charts, list):
             self.cross_filter.restore([c for c in charts if isinstance(c, dict) and isinstance(c.get("column"), str)])

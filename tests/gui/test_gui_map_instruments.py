@@ -2,8 +2,11 @@
 its numbers against an independent computation (pandas query, scipy, brute force, PCA)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
+import pyqtgraph as pg
 import pytest
 from scipy import stats
 from scipy.spatial.distance import cdist
@@ -12,9 +15,10 @@ from gui_helpers import discovered_host
 
 pytest.importorskip("pytestqt")
 
+from PySide6.QtCore import Qt  # noqa: E402
+
 from manifold_studio.analysis.map_density import kde_grid  # noqa: E402
 from manifold_studio.gui.views.density_layer import DENSITY_COLOR_KEY  # noqa: E402
-from manifold_studio.gui.views.map_encoding import COLUMN_PREFIX  # noqa: E402
 from manifold_studio.gui.views.neighbour_layer import FAITHFUL_COLOR_KEY  # noqa: E402
 
 WINDOW_DIALOGS = False
@@ -23,7 +27,7 @@ WINDOW_SIZE = (1300, 850)
 
 @pytest.fixture(scope="module")
 def host():
-    return discovered_host(("pca", "kmeans"), ("wine",))
+    return discovered_host(("pca", "mds"), ("wine",))
 
 
 def _window(qtbot, make_window, host, sample="wine", algo="pca"):
@@ -88,15 +92,17 @@ def test_colour_by_local_density_and_faithfulness(qtbot, make_window, host):
     trust = view.color_labels
     assert trust.shape == (len(view.xy),) and 0 <= trust.min() and trust.max() <= 1
     assert view.run.summary["local_trustworthiness_k10"] == pytest.approx(trust.mean(), abs=1e-4)
-    assert COLUMN_PREFIX  # the computed options sit beside the column entries
 
 
 def test_neighbours_of_a_clicked_point_are_the_brute_force_ones(qtbot, make_window, host):
     w, mi = _window(qtbot, make_window, host)
     ds = w.session.current_dataset
     mi.neighbours.box.setChecked(True)
-    mi.neighbours.show_row(5)
+    vb = w.map_view.plot_item.getViewBox()
+    scene_pos = vb.mapViewToScene(pg.Point(*w.map_view.xy[5]))   # a click on row 5's point
+    mi.neighbours._clicked(SimpleNamespace(button=lambda: Qt.MouseButton.LeftButton, scenePos=lambda: scene_pos))
     qtbot.waitUntil(lambda: mi.neighbours.result is not None, timeout=20_000)
+    assert mi.neighbours.result.row == 5
     nb = mi.neighbours.result
     d = cdist(ds.X[5:6], ds.X)[0]
     d[5] = np.inf
@@ -172,8 +178,10 @@ def test_inverse_map_decodes_like_pca_and_walks(qtbot, make_window, host):
     inv.set_end(1, (10.0, 5.0))
     inv.walk()
     assert inv.table.columnCount() == 1 + inv.steps.value()
-    w.session.run("kmeans")
-    assert "cannot decode" in inv.status_text() or "decodes" in inv.status_text()
+    w.session.run("mds")   # classical MDS has no inverse: it says so, and decoding draws nothing
+    assert w.map_view.run.algorithm_id == "mds"
+    assert "cannot decode" in inv.status_text()
+    assert inv.decode_at(0.0, 0.0) is None and "cannot decode" in inv.status.text()
 
 
 def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, host):
@@ -204,6 +212,28 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     assert strip.passing is None and not strip.veil.isVisible()
 
 
+def test_settings_round_trip_in_one_window(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    mi.density.slider.setValue(150)
+    mi.labels.text_combo.setCurrentIndex(1)
+    mi.neighbours.k_spin.setValue(7)
+    mi.search.edit.setText("hue < 1")
+    saved = mi.settings()
+    mi.density.slider.setValue(60)
+    mi.labels.text_combo.setCurrentIndex(0)
+    mi.neighbours.k_spin.setValue(3)
+    mi.search.edit.setText("")
+    mi.apply_settings(saved)
+    assert mi.settings() == saved
+    mi.density.per_class.setChecked(True)
+    mi.apply_settings({"density": "nonsense", "labels": {"groups": 12, "on": "yes"},
+                       "neighbours": {"k": "7"}, "cross_filter": [{"column": 3}]})
+    after = mi.settings()   # invalid entries are ignored, missing ones leave things as they are
+    assert after["density"] == {**saved["density"], "per_class": True}
+    assert after["labels"] == saved["labels"] and after["neighbours"] == saved["neighbours"]
+
+
+@pytest.mark.slow
 def test_instruments_are_saved_with_the_project_and_added_to_the_report(qtbot, make_window, host, tmp_path):
     from gui_helpers import wait_idle
 

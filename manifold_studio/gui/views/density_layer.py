@@ -42,7 +42,7 @@ class DensityLayer(QObject):
         self.result: DensityLayers | None = None
         self.items: list = []
         self.latest = LatestJob()
-        self._point_density = (None, None)   # (xy it belongs to, values)
+        self._point_density = (None, None)   # ((xy, factor) it belongs to, values)
         self._density_job = LatestJob()
         self.box = QCheckBox("Density")
         self.box.setObjectName("density_layer")
@@ -58,8 +58,8 @@ class DensityLayer(QObject):
         self.fade = QCheckBox("fade points")
         self.fade.setToolTip("Draw the shading above the points so that they fade under it.")
         self.box.toggled.connect(self.refresh)
-        self.slider.sliderReleased.connect(self.refresh)
-        self.slider.valueChanged.connect(lambda _v: None if self.slider.isSliderDown() else self.refresh())
+        self.slider.sliderReleased.connect(self._bandwidth_changed)
+        self.slider.valueChanged.connect(lambda _v: None if self.slider.isSliderDown() else self._bandwidth_changed())
         self.per_class.toggled.connect(self.refresh)
         self.fade.toggled.connect(self._place)
         view.runShown.connect(lambda _run: self.refresh())
@@ -85,6 +85,11 @@ class DensityLayer(QObject):
             codes = None if codes is None else codes[vis]
         per_class = self.per_class.isChecked() and codes is not None and view.coloring.mode != "continuous"
         return xy, (codes if per_class else None)
+
+    def _bandwidth_changed(self):
+        self.refresh()
+        if (self.view.color_combo.currentData() or "") == DENSITY_COLOR_KEY:
+            self.view.encoding.changed.emit()   # colour by density follows the bandwidth
 
     def _maybe_refresh(self):
         key = (id(self.view.xy), id(self.view.visible), id(self.view.coloring))
@@ -153,7 +158,8 @@ class DensityLayer(QObject):
         """The density at each drawn point (None while it is computed: the map is redrawn
         when it is ready)."""
         xy = self.view.xy
-        if self._point_density[0] is xy:
+        key = self._point_density[0]
+        if key is not None and key[0] is xy and key[1] == self.factor:
             return self._point_density[1]
         if len(xy) >= 3:
             self._density_job.start(self.window, _point_density_task, xy, self.factor,
@@ -162,11 +168,11 @@ class DensityLayer(QObject):
         return None
 
     def _density_ready(self, result):
-        xy, values = result
+        xy, factor, values = result
         if xy is self.view.xy:
-            self._point_density = (xy, values)
+            self._point_density = ((xy, factor), values)
             self.view.encoding.changed.emit()  # redraw with the values
 
 
 def _point_density_task(xy, factor, progress=None):
-    return xy, point_density(xy, factor=factor)
+    return xy, factor, point_density(xy, factor=factor)
