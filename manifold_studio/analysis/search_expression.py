@@ -2,7 +2,7 @@
 
 Three modes:
 
-- ``contains`` — a case-insensitive substring of any text or label column;
+- ``contains`` — a case-insensitive substring of any text column or of the label column;
 - ``regex`` — a regular expression (Python ``re``, case-insensitive) over the same columns;
 - ``expression`` — a condition on the columns, e.g. ``alcohol > 13 and hue < 1``.
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manifold_studio.tables.dataset_columns import LABEL
 from manifold_studio.tables.search import SearchError, factorize, is_numeric
 
 CONTAINS, REGEX, EXPRESSION, AUTO = "contains", "regex", "expression", "auto"
@@ -294,7 +295,9 @@ def evaluate(text: str, columns, n: int) -> Match:
 
 
 def _text_columns(columns):
-    return [c for c in columns if not is_numeric(c.values)]
+    """The columns text search looks in: text columns and the label column (its values as text,
+    numbers included, as the data table's search)."""
+    return [c for c in columns if getattr(c, "kind", "") == LABEL or not is_numeric(c.values)]
 
 
 def text_search(text: str, columns, n: int, *, regex: bool = False, factors_of=None) -> Match:

@@ -113,6 +113,8 @@ def test_text_and_regex_search_and_auto_mode():
     assert se.search("x >= 4", cols, 6).mode == se.EXPRESSION
     auto = se.search("alpha", cols, 6)
     assert auto.mode == se.CONTAINS and auto.count == 2
+    numbered = [Column("x", np.arange(4.0), FEATURE), Column("kind", np.array([1, 2, 12, 3]), LABEL)]
+    assert se.search("2", numbered, 4, mode=se.CONTAINS).mask.tolist() == [0, 1, 1, 0]  # labels as text
 
 
 @pytest.mark.parametrize("query, pattern", [

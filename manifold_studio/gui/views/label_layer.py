@@ -75,6 +75,8 @@ class LabelLayer(QObject):
         for w in (self.box, self.groups_combo, self.text_combo):
             (w.toggled if isinstance(w, QCheckBox) else w.currentIndexChanged).connect(self.refresh)
         view.runShown.connect(lambda _run: self.refresh())
+        view.redrawn.connect(self._maybe_refresh)
+        self._drawn_for = None
         view.plot_item.getViewBox().sigRangeChanged.connect(self.place)
 
     def widget(self):
@@ -96,7 +98,16 @@ class LabelLayer(QObject):
             columns = [ml.NamedValues(names[j], ds.X[rows, j]) for j in range(ds.n_features)]
         return view.xy, codes, majority, columns
 
+    def _key(self):
+        return id(self.view.xy), id(self.view.coloring)
+
+    def _maybe_refresh(self):
+        """After a redraw: new groups only when the points or the colouring changed."""
+        if self.box.isChecked() and self._key() != self._drawn_for:
+            self.refresh()
+
     def refresh(self, *_):
+        self._drawn_for = self._key()
         self.clear()
         if not self.box.isChecked() or len(self.view.xy) < 3:
             self.latest.drop()

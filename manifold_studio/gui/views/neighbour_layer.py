@@ -23,7 +23,7 @@ FAITHFUL_COLOR_KEY = "faithfulness"
 TRUST_K = 10
 Z_NEIGHBOURS = 25
 #: above this many values a sparse data set is not densified for neighbours
-MAX_DENSE_VALUES = 200_000_000
+MAX_DENSE_VALUES = 50_000_000
 
 
 def feature_space(dataset, run):
