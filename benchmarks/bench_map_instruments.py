@@ -18,7 +18,9 @@ one text column (the blob's name). Each figure is the median of ``--repeat`` run
   the map's marks of the passing points rebuilt (Qt offscreen);
 - explain: 100,000 selected rows × 50 columns against the 900,000 others.
 
-Results go to benchmarks/results/bench_map_instruments.txt (or --out).
+With ``--window`` each instrument is also driven in a real window on the same map: the time to
+its result and the event loop's longest stall meanwhile. Results go to
+benchmarks/results/bench_map_instruments.txt (or --out).
 """
 from __future__ import annotations
 
@@ -68,6 +70,9 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_map_instruments.txt"))
+    ap.add_argument("--window", action="store_true",
+                    help="also measure the instruments in a real window: time to result and the event loop's "
+                         "longest stall while each works")
     args = ap.parse_args(argv)
     n = args.n
     rng = np.random.default_rng(0)
@@ -180,8 +185,60 @@ def main(argv=None):
     sel[rng.choice(n, 100_000, replace=False)] = True
     t, res = timed(lambda: explain(cols[:50], sel), 1)
     row("explain 100,000 selected x 50 columns", t, f"top: {res.rows[0].feature} d={res.rows[0].effect:.2f}")
+    if args.window:
+        window_rows(app, n, X[:, :10], y, lines)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def window_rows(app, n, X, y, lines) -> None:
+    """Each instrument in a real main window on an ``n``-point map: seconds to its result and the
+    longest stall of the event loop meanwhile (a 10 ms timer, :mod:`benchmarks.stall_meter`)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from stall_meter import StallMeter, spin_until
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.gui.main_window import MainWindow
+    from manifold_studio.session.records import DONE, Run
+
+    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
+    w.resize(1400, 900)
+    w.show()
+    name = w.session.add_dataset(Dataset(f"map{n}", X, y))
+    w.session.add_run(Run(10_000, "pca", {}, name, kind="embedding", algorithm_name="given points", status=DONE,
+                          embedding=np.ascontiguousarray(X[:, :2])), make_current=True)
+    spin_until(lambda: False, 1.0)
+    mi, view = w.map_instruments, w.map_view
+
+    def measure(label, start, done, timeout=120.0):
+        meter = StallMeter().start()
+        t0 = time.perf_counter()
+        start()
+        ok = spin_until(done, timeout)
+        took = time.perf_counter() - t0
+        meter.stop()
+        lines.append(f"[window] {label:38s} {1000 * took:9.0f} ms to the result{'' if ok else ' (TIMED OUT)'}; "
+                     f"longest event-loop stall {meter.max_stall_ms():.0f} ms")
+        print(lines[-1], flush=True)
+
+    measure("density layer on", lambda: mi.density.box.setChecked(True), lambda: mi.density.result is not None)
+    measure("colour by local density", lambda: view.color_combo.setCurrentIndex(view.color_combo.findData("density")),
+            lambda: view._color_name == "local density (map)")
+    measure("search x3 > 1 and x7 < 0", lambda: (mi.search.edit.setText("x3 > 1 and x7 < 0"), mi.search.run()),
+            lambda: mi.search.match is not None)
+    mi.neighbours.box.setChecked(True)
+    measure("neighbours (index build + query)", lambda: mi.neighbours.show_row(7), lambda: mi.neighbours.result is not None)
+    mi.neighbours.result = None
+    measure("neighbours (cached index)", lambda: mi.neighbours.show_row(11), lambda: mi.neighbours.result is not None)
+    measure("labels on", lambda: mi.labels.box.setChecked(True), lambda: bool(mi.labels.shown))
+    w.selection.select(name, np.arange(0, n, 10))
+    measure("explain 10 % selected", mi.explain.run, lambda: mi.explain.result is not None)
+    mi.cross_filter.add_chart("x1")
+    measure("cross-filter chart", lambda: None, lambda: "x1" in mi.cross_filter.plots)
+    measure("cross-filter brush", lambda: mi.cross_filter.plots["x1"]["region"].setRegion((-5.0, 5.0)),
+            lambda: mi.cross_filter.passing is not None)
+    w.shutdown()
+    w.close()
 
 
 if __name__ == "__main__":

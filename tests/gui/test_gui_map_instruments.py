@@ -47,7 +47,7 @@ def test_search_marks_the_rows_pandas_query_finds(qtbot, make_window, host):
     frame = pd.DataFrame(ds.X, columns=ds.feature_names)
     expected = frame.eval("alcohol > 13 and hue < 1").to_numpy()
     np.testing.assert_array_equal(mi.search.match.mask, expected)
-    assert mi.search.marks.isVisible() and mi.search.marks._n == expected.sum()
+    assert mi.search.marks.isVisible() and mi.search.marks.count == expected.sum()
     assert mi.search.count.text().startswith(f"{expected.sum()} matches")
     mi.search.select()
     np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
@@ -202,7 +202,7 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     strip.update_counts()
     expected = (alcohol >= 12.0) & (alcohol <= 13.0) & (ds.labels.astype(str) == "1")
     np.testing.assert_array_equal(strip.passing, expected)
-    assert strip.veil.isVisible() and strip.marks._n == expected.sum()
+    assert strip.veil.isVisible() and strip.marks.count == expected.sum()
     cultivar_bars = strip.plots["cultivar"]["pass"].opts["height"]
     in_range = ds.labels[(alcohol >= 12.0) & (alcohol <= 13.0)].astype(str)
     assert cultivar_bars[labels.index("1")] == (in_range == "1").sum() and cultivar_bars.sum() == expected.sum()
@@ -269,3 +269,22 @@ def test_instruments_are_saved_with_the_project_and_added_to_the_report(qtbot, m
     qtbot.waitUntil(lambda: "alcohol" in mi2.cross_filter.plots, timeout=10_000)
     assert mi2.cross_filter.filter.chart("alcohol").filter == (12.0, 13.0)
     assert mi2.settings()["cross_filter"] == mi.settings()["cross_filter"]
+
+
+def test_many_marks_are_drawn_as_one_image_of_the_marked_cells(qtbot, make_window, host, monkeypatch):
+    from manifold_studio.gui.views import mark_layer
+
+    monkeypatch.setattr(mark_layer, "FEW_POINTS", 10)   # wine's 178 points stand in for a million
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    mi.search.edit.setText("hue < 1")
+    mi.search.run()
+    qtbot.waitUntil(lambda: mi.search.match is not None, timeout=10_000)
+    marks = mi.search.marks
+    expected = ds.X[:, ds.feature_names.index("hue")] < 1
+    assert marks.count == expected.sum() > 10
+    assert marks.image.isVisible() and not marks.points.isVisible()
+    (x0, x1), (y0, y1) = w.map_view.plot_item.getViewBox().viewRange()
+    xy = w.map_view.xy
+    inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+    assert marks.image.total() == (expected & inside).sum()   # every marked point in the view, once

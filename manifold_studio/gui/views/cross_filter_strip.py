@@ -18,7 +18,7 @@ from manifold_studio.analysis.cross_filter import CrossFilter, make_chart
 from manifold_studio.analysis.explain_selection import is_categorical
 from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
-from manifold_studio.gui.views.selection_items import MarkedPointsItem
+from manifold_studio.gui.views.mark_layer import MarkLayer
 
 UPDATE_MS = 30
 ALL_BRUSH, PASS_BRUSH = (200, 200, 200), (40, 90, 190)
@@ -69,11 +69,8 @@ class CrossFilterStrip(QWidget):
         self.veil.setPen(pg.mkPen(None))
         self.veil.setZValue(Z_VEIL)
         self.veil.setVisible(False)
-        self.marks = MarkedPointsItem(PASS_COLOR)
-        self.marks.setZValue(Z_PASS)
-        self.marks.setVisible(False)
+        self.marks = MarkLayer(view, PASS_COLOR, Z_PASS)
         view.plot.addItem(self.veil, ignoreBounds=True)
-        view.plot.addItem(self.marks, ignoreBounds=True)
         view.runShown.connect(lambda _run: self._dataset_changed())
         view.redrawn.connect(self.draw_map)
         view.plot_item.getViewBox().sigRangeChanged.connect(self._fit_veil)
@@ -213,13 +210,12 @@ class CrossFilterStrip(QWidget):
         rows = self.view.rows
         if self.passing is None or not len(rows) or rows.max() >= self.passing.size:
             self.veil.setVisible(False)
-            self.marks.setVisible(False)
+            self.marks.set_mask(None)
             return
         hit = self.passing[rows]
         if self.view.visible is not None:
             hit = hit & self.view.visible
-        self.marks.set_points(self.view.xy[hit])
-        self.marks.setVisible(bool(hit.any()))
+        self.marks.set_mask(hit)
         self._fit_veil()
         self.veil.setVisible(True)
 

@@ -23,6 +23,8 @@ from manifold_studio.gui.worker import LatestJob
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
 SPARK_W, SPARK_H, SPARK_BINS = 90, 22, 16
+#: rows per group behind a small distribution plot
+SPARK_ROWS = 50_000
 SEL_COLOR, OTHER_COLOR = QColor(255, 120, 0, 200), QColor(120, 120, 120, 160)
 AGAINST_REST, AGAINST_B = "rest", "b"
 
@@ -56,6 +58,25 @@ def spark_pixmap(ha: np.ndarray, hb: np.ndarray) -> QPixmap:
                               bh), color)
     p.end()
     return pm
+
+
+def explain_task(session, name, cache: ColumnCache, selected, other, test, progress=None):
+    """(Explanation, sparkline heights per row) on a worker thread: the columns, the ranking and
+    the small distributions are all computed off the GUI thread."""
+    cols = cache.get(session, name)
+    res = explain(cols, selected, other, test=test, progress=progress)
+    by_name = {c.name: c for c in cols}
+    n = len(cols[0].values)
+    rows_b = np.asarray(other) if other is not None else np.setdiff1d(np.arange(n), selected)
+    rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
+    rows_a = np.asarray(selected)
+    rows_a, rows_b = (np.sort(rng.choice(r, SPARK_ROWS, replace=False)) if r.size > SPARK_ROWS else r
+                      for r in (rows_a, rows_b))
+    sparks = []
+    for r in res.rows:
+        col = by_name.get(r.feature)
+        sparks.append(None if col is None else spark_heights(r, col.values, rows_a, rows_b))
+    return res, sparks
 
 
 def _fmt(v) -> str:
@@ -125,10 +146,9 @@ class ExplainPanel(QWidget):
         if self.against.currentData() == AGAINST_B and other is None:
             self.status.setText("Keep a selection as B first (Keep as B).")
             return
-        cols = self.columns.get(self.window.session, name)
         self.status.setText(f"Explaining {len(selected):,} rows…")
-        self.latest.start(self.window, explain, cols, selected, other, test=self.test.currentData(),
-                          title="Explain selection", on_success=self.show_result,
+        self.latest.start(self.window, explain_task, self.window.session, name, self.columns, selected, other,
+                          self.test.currentData(), title="Explain selection", on_success=self.show_result,
                           on_failure=lambda message, _detail: self.failed(message))
 
     def failed(self, message: str):
@@ -137,13 +157,10 @@ class ExplainPanel(QWidget):
         self.export_button.setEnabled(False)
         self.status.setText(message)
 
-    def show_result(self, res: Explanation):
+    def show_result(self, result) -> None:
+        """Fill the table with an :func:`explain_task` result ((Explanation, sparkline heights))."""
+        res, sparks = result
         self.result = res
-        name = self._name()
-        cols = {c.name: c for c in self.columns.get(self.window.session, name)} if name else {}
-        selected = self.window.selection.rows(name) if name else np.zeros(0, np.intp)
-        other = self.b_rows if res.against == "selection B" else np.setdiff1d(
-            np.arange(len(next(iter(cols.values())).values)) if cols else np.zeros(0, np.intp), selected)
         self.table.setRowCount(len(res.rows))
         for i, r in enumerate(res.rows):
             values = (r.feature, r.category, r.effect, r.mean_a, r.mean_b, r.odds_ratio, r.test, r.p, r.q)
@@ -153,9 +170,8 @@ class ExplainPanel(QWidget):
                     item.setData(Qt.ItemDataRole.UserRole, float(v))
                 self.table.setItem(i, j, item)
             spark = QTableWidgetItem("")
-            col = cols.get(r.feature)
-            if col is not None and other is not None:
-                spark.setIcon(QIcon(spark_pixmap(*spark_heights(r, col.values, selected, other))))
+            if sparks[i] is not None:
+                spark.setIcon(QIcon(spark_pixmap(*sparks[i])))
             self.table.setItem(i, len(values), spark)
         self.table.resizeColumnsToContents()
         notes = " ".join(res.notes)

@@ -52,6 +52,22 @@ def label_candidates(xy, colour_codes, majority_values, feature_columns, groups:
     return out
 
 
+def labels_task(ds, rows, xy, codes, color_labels, groups: str, text: str, progress=None):
+    """:func:`label_candidates` with its inputs gathered on the worker thread: the majority
+    values (the data labels of the drawn rows, else the colour's values) and the feature columns
+    of the drawn rows."""
+    majority = None
+    if ds is not None and ds.labels is not None and len(rows) and rows.max() < ds.n_samples:
+        majority = ds.labels[rows]
+    elif color_labels is not None:
+        majority = color_labels
+    columns = []
+    if text == TEXT_FEATURES and ds is not None and not ds.is_sparse and not ds.distance_matrix:
+        names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
+        columns = [ml.NamedValues(names[j], ds.X[rows, j]) for j in range(ds.n_features)]
+    return label_candidates(xy, codes, majority, columns, groups, text, progress=progress)
+
+
 class LabelLayer(QObject):
     placed = Signal(list)
 
@@ -83,20 +99,10 @@ class LabelLayer(QObject):
         return group(self.box, self.groups_combo, self.text_combo)
 
     def _inputs(self):
-        view, ds = self.view, self.view.dataset
-        rows = view.rows
+        view = self.view
         c = view.coloring
         codes = c.codes if c is not None and c.mode != "continuous" else None
-        majority = None
-        if ds is not None and ds.labels is not None and len(rows) and rows.max() < ds.n_samples:
-            majority = ds.labels[rows]
-        elif view.color_labels is not None:
-            majority = view.color_labels
-        columns = []
-        if ds is not None and not ds.is_sparse and not ds.distance_matrix:
-            names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
-            columns = [ml.NamedValues(names[j], ds.X[rows, j]) for j in range(ds.n_features)]
-        return view.xy, codes, majority, columns
+        return view.dataset, view.rows, view.xy, codes, view.color_labels
 
     def _key(self):
         return id(self.view.xy), id(self.view.coloring)
@@ -112,10 +118,9 @@ class LabelLayer(QObject):
         if not self.box.isChecked() or len(self.view.xy) < 3:
             self.latest.drop()
             return
-        xy, codes, majority, columns = self._inputs()
-        self.latest.start(self.window, label_candidates, xy, codes, majority, columns,
-                          self.groups_combo.currentData(), self.text_combo.currentData(),
-                          title="Map labels", on_success=self._ready, on_failure=self._failed)
+        self.latest.start(self.window, labels_task, *self._inputs(), self.groups_combo.currentData(),
+                          self.text_combo.currentData(), title="Map labels", on_success=self._ready,
+                          on_failure=self._failed)
 
     def _failed(self, message, _detail):
         status = getattr(self.window, "show_status", None)

@@ -1,7 +1,7 @@
 """The map's search box (issue 31): one text searched over every column of the shown data set
 (:func:`~manifold_studio.analysis.search_expression.search`: text contains, regular expression
 or a numeric expression such as ``alcohol > 13 and hue < 1``), on a worker thread. Matches on
-the map are marked (one-colour points on top), their count is shown, and *Select* makes them
+the map are marked (one-colour points on top, :mod:`.mark_layer`), their count is shown, and *Select* makes them
 the selection."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton
 from manifold_studio.analysis.search_expression import AUTO, CONTAINS, EXPRESSION, REGEX, Match, search
 from manifold_studio.gui.flow_layout import group
 from manifold_studio.gui.views.map_encoding import ColumnCache
-from manifold_studio.gui.views.selection_items import MarkedPointsItem
+from manifold_studio.gui.views.mark_layer import MarkLayer
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.tables.search import factorize
 
@@ -35,8 +35,11 @@ class FactorCache:
         return hit[1]
 
 
-def search_task(text, columns, n, mode, factors, progress=None) -> Match:
-    return search(text, columns, n, mode, factors_of=factors)
+def search_task(text, session, name, cache: ColumnCache, mode, factors, progress=None) -> Match:
+    """The search on a worker thread (the columns are gathered there too: a million rows of
+    result columns take a while)."""
+    cols = cache.get(session, name)
+    return search(text, cols, session.datasets[name].n_samples, mode, factors_of=factors)
 
 
 class SearchBox(QObject):
@@ -50,10 +53,7 @@ class SearchBox(QObject):
         self.columns = ColumnCache()
         self.factors = FactorCache()
         self.latest = LatestJob()
-        self.marks = MarkedPointsItem(MATCH_COLOR)
-        self.marks.setZValue(Z_MATCHES)
-        self.marks.setVisible(False)
-        view.plot.addItem(self.marks, ignoreBounds=True)
+        self.marks = MarkLayer(view, MATCH_COLOR, Z_MATCHES)
         self.edit = QLineEdit()
         self.edit.setObjectName("map_search")
         self.edit.setPlaceholderText("search: text, /regex/ or alcohol > 13 and hue < 1")
@@ -93,9 +93,8 @@ class SearchBox(QObject):
             self._show(None, "")
             return
         session = getattr(self.window, "session", None)
-        cols = self.columns.get(session, name)
-        n = session.datasets[name].n_samples
-        self.latest.start(self.window, search_task, text, cols, n, self.mode.currentData(), self.factors,
+        self.latest.start(self.window, search_task, text, session, name, self.columns, self.mode.currentData(),
+                          self.factors,
                           title="Search", on_success=self._done, on_failure=self._failed)
 
     def _failed(self, message, _detail):
@@ -119,13 +118,12 @@ class SearchBox(QObject):
         """Mark the matches among the drawn points."""
         rows = self.view.rows
         if self.match is None or not len(rows) or rows.max() >= self.match.mask.size:
-            self.marks.setVisible(False)
+            self.marks.set_mask(None)
             return
         hit = self.match.mask[rows]
         if self.view.visible is not None:
             hit &= self.view.visible
-        self.marks.set_points(self.view.xy[hit])
-        self.marks.setVisible(bool(hit.any()))
+        self.marks.set_mask(hit)
 
     def select(self):
         name = self._dataset_name()
