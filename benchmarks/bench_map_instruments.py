@@ -218,7 +218,8 @@ def window_rows(app, n, X, y, lines) -> None:
         took = time.perf_counter() - t0
         meter.stop()
         lines.append(f"[window] {label:38s} {1000 * took:9.0f} ms to the result{'' if ok else ' (TIMED OUT)'}; "
-                     f"longest event-loop stall {meter.max_stall_ms():.0f} ms")
+                     f"longest event-loop stall {meter.max_stall_ms():.0f} ms (worst, with the main thread's "
+                     f"CPU in it: {meter.worst(2)})")
         print(lines[-1], flush=True)
 
     measure("density layer on", lambda: mi.density.box.setChecked(True), lambda: mi.density.result is not None)
