@@ -75,10 +75,11 @@ class ProjectActions:
     def _analysis_owners(self) -> list:
         """The tools whose results are saved in the project (``project_analyses()`` /
         ``restore_analyses(dict)``): the classification panel (every run's evaluation) and
-        Test & Score and Compare clusterings (the comparisons)."""
+        Test & Score and Compare clusterings (the comparisons), the map instruments (their settings)."""
         w = self.window
         return [o for o in (getattr(w, "classification_panel", None), getattr(w, "test_score", None),
-                            getattr(w, "compare_clusterings", None)) if o is not None]
+                            getattr(w, "compare_clusterings", None), getattr(w, "map_instruments", None))
+                if o is not None]
 
     def analyses(self) -> dict:
         out = {}

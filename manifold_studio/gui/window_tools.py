@@ -19,6 +19,7 @@ from manifold_studio.gui import export
 from manifold_studio.gui import extend_panel
 from manifold_studio.gui import help_pages
 from manifold_studio.gui import image_points
+from manifold_studio.gui import map_instruments
 from manifold_studio.gui import missing_values
 from manifold_studio.gui import plugin_manager_dialog
 from manifold_studio.gui import preparation_panel
@@ -82,6 +83,7 @@ TOOLS = (
     (classification_panel.install_classification, 'Classification group, evaluation, Classify this map'),
     (image_points.install_image_points, 'images on hover, thumbnails instead of dots'),
     (selection_overlay.install_selection, 'Pan / Rectangle / Lasso on the map; the selection highlighted'),
+    (map_instruments.install_map_instruments, 'map search, density, labels, neighbours; Map instruments dock'),
     (selection_actions.install_selection_actions, 'Selection menu + map context menu: subset, label, extend'),
     (project_actions.install_project_actions, 'File ▸ Open project / Save project'),
     (autosave.install_autosave, 'recovery file every few minutes, restored after a crash'),

@@ -401,8 +401,27 @@ class MapEncodingMixin:
         if cols is self._shown_columns:
             return
         self._shown_columns = cols
-        fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES, cols)
+        fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES + self._source_entries(), cols)
         self.encoding.set_size_columns([c.name for c in cols if c.numeric])
+
+    # -- computed colour options added by tools (issue 31: local density, map faithfulness) -----
+    def add_color_source(self, key: str, text: str, values) -> None:
+        """A colour option computed by a tool: ``values()`` gives one number per drawn point,
+        or None while it is not ready (the labels colour the map meanwhile)."""
+        if not hasattr(self, "_color_sources"):
+            self._color_sources = {}
+        self._color_sources[key] = (text, values)
+        fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES + self._source_entries(),
+                         self._shown_columns or [])
+
+    def _source_entries(self) -> tuple:
+        return tuple((text, key) for key, (text, _fn) in getattr(self, "_color_sources", {}).items())
+
+    def color_source_values(self, mode: str):
+        """(values, title) of the computed colour option ``mode``, or None."""
+        source = getattr(self, "_color_sources", {}).get(mode)
+        values = source[1]() if source is not None else None
+        return None if values is None else (values, source[0])
 
     def _column_values(self, name: str):
         """Values of data-set column ``name`` for the drawn points (None if unknown / rows differ)."""

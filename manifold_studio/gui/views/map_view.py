@@ -370,6 +370,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
     def _current_labels(self):
         """(values per drawn point, title, cache key) of the colour source."""
         mode = self.color_combo.currentData() or ""
+        computed = self.color_source_values(mode)  # a tool's colour option (issue 31)
+        if computed is not None:
+            return computed[0], computed[1], f"{COLUMN_PREFIX}{mode}#{id(computed[0])}"
         if mode.startswith(COLUMN_PREFIX):
             name = mode[len(COLUMN_PREFIX):]
             values = self._column_values(name)

@@ -1,0 +1,183 @@
+"""Neighbours in the original space on the map (issue 31): with *Neighbours* on, a click on a
+point highlights its k nearest neighbours in the prepared feature space (rings and lines from the
+point) and lists them with their distances. The neighbour index of the data set is built once,
+on a worker thread, and reused (:class:`~manifold_studio.analysis.map_neighbours.IndexCache`);
+a distance-matrix data set answers from its distances. "How faithful is the map here" is a colour
+option: the local trustworthiness of each point; its mean goes in the run's summary.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QListWidget, QSpinBox
+
+from manifold_studio.analysis.map_neighbours import (
+    IndexCache, Neighbours, distance_row_neighbours, map_faithfulness, original_neighbours,
+)
+from manifold_studio.errors import DataError
+from manifold_studio.gui.flow_layout import group
+from manifold_studio.gui.worker import LatestJob
+
+FAITHFUL_COLOR_KEY = "faithfulness"
+TRUST_K = 10
+Z_NEIGHBOURS = 25
+#: above this many values a sparse data set is not densified for neighbours
+MAX_DENSE_VALUES = 50_000_000
+
+
+def feature_space(dataset, run):
+    """The matrix the neighbours are searched in: the run's prepared data (its preparation
+    steps applied) or the data set's features; the cache key says which."""
+    if dataset.distance_matrix:
+        return None, None
+    if dataset.is_sparse and dataset.n_samples * dataset.n_features > MAX_DENSE_VALUES:
+        raise DataError(f"Data set '{dataset.name}' is sparse with {dataset.n_samples:,} × "
+                        f"{dataset.n_features:,} values: too large to search neighbours densely.")
+    X = dataset.dense()
+    est = getattr(run, "estimator", None)
+    prep = getattr(est, "preparation", None) if est is not None else None
+    if prep and run is not None and (run.rows is None or len(run.rows) == dataset.n_samples):
+        X = np.asarray(est.prepare(X), dtype=float)
+        return X, (dataset.name, id(dataset.X), run.id)
+    return X, (dataset.name, id(dataset.X), None)
+
+
+def neighbours_task(cache: IndexCache, dataset, run, row: int, k: int, progress=None) -> Neighbours:
+    if dataset.distance_matrix:
+        return distance_row_neighbours(dataset.X, row, k)
+    X, key = feature_space(dataset, run)
+    return original_neighbours(cache.get(key, X, progress=progress), row, k)
+
+
+def faithfulness_task(cache: IndexCache, dataset, run, xy, rows, progress=None):
+    if len(rows) != dataset.n_samples or not np.array_equal(rows, np.arange(dataset.n_samples)):
+        raise DataError("Map faithfulness needs a map of every row of the data set (this map shows "
+                        f"{len(rows):,} of {dataset.n_samples:,}).")
+    if dataset.distance_matrix:
+        return xy, map_faithfulness(None, xy, TRUST_K, distances=dataset.X)
+    X, key = feature_space(dataset, run)
+    return xy, map_faithfulness(cache.get(key, X, progress=progress), xy, TRUST_K, progress=progress)
+
+
+class NeighbourLayer(QObject):
+    #: neighbours were shown (Neighbours)
+    shown = Signal(object)
+
+    def __init__(self, window, view, cache: IndexCache):
+        super().__init__(view)
+        self.window, self.view, self.cache = window, view, cache
+        self.result: Neighbours | None = None
+        self.latest = LatestJob()
+        self._trust = (None, None)
+        self._trust_job = LatestJob()
+        self.box = QCheckBox("Neighbours")
+        self.box.setObjectName("neighbour_layer")
+        self.box.setToolTip("Click a point: its k nearest neighbours in the original (prepared) feature "
+                            "space are highlighted and listed with their distances.")
+        self.k_spin = QSpinBox()
+        self.k_spin.setRange(1, 100)
+        self.k_spin.setValue(10)
+        self.k_spin.setPrefix("k=")
+        self.list = QListWidget()
+        self.lines = pg.PlotCurveItem(pen=pg.mkPen(200, 30, 30, 200, width=1.5), connect="pairs")
+        self.rings = pg.ScatterPlotItem(size=11, pen=pg.mkPen(200, 30, 30, width=2), brush=None)
+        self.centre = pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen("k"), brush=pg.mkBrush(200, 30, 30))
+        for item in (self.lines, self.rings, self.centre):
+            item.setZValue(Z_NEIGHBOURS)
+            view.plot.addItem(item, ignoreBounds=True)
+        self.box.toggled.connect(lambda on: None if on else self.clear())
+        self.k_spin.valueChanged.connect(lambda _k: self.result and self.show_row(self.result.row))
+        view.plot.scene().sigMouseClicked.connect(self._clicked)
+        view.runShown.connect(lambda _run: self.clear())
+        view.add_color_source(FAITHFUL_COLOR_KEY, f"map faithfulness (k={TRUST_K})", self.faithfulness_values)
+
+    def widget(self):
+        return group(self.box, self.k_spin)
+
+    def _clicked(self, ev):
+        if not self.box.isChecked() or ev.button() != Qt.MouseButton.LeftButton:
+            return
+        vb = self.view.plot_item.getViewBox()
+        if not vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        p = vb.mapSceneToView(ev.scenePos())
+        i = self.view.nearest_point(p.x(), p.y())
+        if i >= 0:
+            self.show_row(int(self.view.rows[i]))
+
+    def show_row(self, row: int) -> None:
+        """Find and show the neighbours of data-set ``row`` (on a worker thread)."""
+        ds = self.view.dataset
+        if ds is None:
+            return
+        self.latest.start(self.window, neighbours_task, self.cache, ds, self.view.run, row,
+                          self.k_spin.value(), title="Neighbours", on_success=self._draw,
+                          on_failure=self._failed)
+
+    def _failed(self, message, _detail):
+        self.clear()
+        self.list.addItem(f"Neighbours: {message}")
+        status = getattr(self.window, "show_status", None)
+        if status is not None:
+            status(f"Neighbours: {message}")
+
+    def map_positions(self, rows: np.ndarray) -> np.ndarray:
+        """Positions on the map of data-set ``rows`` (NaN for rows not drawn)."""
+        view_rows = self.view.rows
+        top = int(max(view_rows.max(initial=-1), rows.max(initial=-1))) + 1
+        where = np.full(top, -1, dtype=np.intp)
+        where[view_rows] = np.arange(len(view_rows))
+        idx = where[rows]
+        out = np.full((len(rows), 2), np.nan)
+        out[idx >= 0] = self.view.xy[idx[idx >= 0]]
+        return out
+
+    def _draw(self, nb: Neighbours):
+        self.result = nb
+        centre = self.map_positions(np.array([nb.row]))[0]
+        pos = self.map_positions(nb.rows)
+        ok = np.isfinite(pos).all(axis=1)
+        self.centre.setData(pos=[centre] if np.isfinite(centre).all() else [])
+        self.rings.setData(pos=pos[ok])
+        if np.isfinite(centre).all() and ok.any():
+            pairs = np.empty((2 * int(ok.sum()), 2))
+            pairs[0::2] = centre
+            pairs[1::2] = pos[ok]
+            self.lines.setData(pairs[:, 0], pairs[:, 1], connect="pairs")
+        else:
+            self.lines.setData([], [])
+        ids = self.view.dataset.row_ids if self.view.dataset is not None else None
+        self.list.clear()
+        self.list.addItem(f"row {ids[nb.row] if ids is not None else nb.row}: {len(nb.rows)} nearest")
+        for r, d in zip(nb.rows, nb.distances):
+            self.list.addItem(f"  {ids[r] if ids is not None else r}   distance {d:.4g}")
+        self.shown.emit(nb)
+
+    def clear(self):
+        self.result = None
+        self.lines.setData([], [])
+        self.rings.setData(pos=np.zeros((0, 2)))
+        self.centre.setData(pos=np.zeros((0, 2)))
+        self.list.clear()
+
+    # -- colour by map faithfulness -------------------------------------------------------
+    def faithfulness_values(self):
+        xy = self.view.xy
+        if self._trust[0] is xy:
+            return self._trust[1]
+        ds = self.view.dataset
+        if ds is not None and len(xy) > TRUST_K + 1:
+            self._trust_job.start(self.window, faithfulness_task, self.cache, ds, self.view.run, xy,
+                                  self.view.rows, title="Map faithfulness", on_success=self._trust_ready,
+                                  on_failure=self._failed)
+        return None
+
+    def _trust_ready(self, result):
+        xy, values = result
+        if xy is self.view.xy:
+            self._trust = (xy, values)
+            run = self.view.run
+            if run is not None and isinstance(getattr(run, "summary", None), dict):
+                run.summary[f"local_trustworthiness_k{TRUST_K}"] = round(float(np.mean(values)), 4)
+            self.view.encoding.changed.emit()

@@ -1,0 +1,290 @@
+"""The map instruments in the real window (issue 31): what each draws, checked on its items, and
+its numbers against an independent computation (pandas query, scipy, brute force, PCA)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+import pytest
+from scipy import stats
+from scipy.spatial.distance import cdist
+
+from gui_helpers import discovered_host
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from manifold_studio.analysis.map_density import kde_grid  # noqa: E402
+from manifold_studio.gui.views.density_layer import DENSITY_COLOR_KEY  # noqa: E402
+from manifold_studio.gui.views.neighbour_layer import FAITHFUL_COLOR_KEY  # noqa: E402
+
+WINDOW_DIALOGS = False
+WINDOW_SIZE = (1300, 850)
+
+
+@pytest.fixture(scope="module")
+def host():
+    return discovered_host(("pca", "mds"), ("wine",))
+
+
+def _window(qtbot, make_window, host, sample="wine", algo="pca"):
+    w = make_window(host)
+    w.session.load(f"sample:{sample}")
+    w.session.run(algo)
+    assert len(w.map_view.xy) == w.session.current_dataset.n_samples
+    return w, w.map_instruments
+
+
+def test_search_marks_the_rows_pandas_query_finds(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    mi.search.edit.setText("alcohol > 13 and hue < 1")
+    mi.search.run()
+    qtbot.waitUntil(lambda: mi.search.match is not None, timeout=10_000)
+    frame = pd.DataFrame(ds.X, columns=ds.feature_names)
+    expected = frame.eval("alcohol > 13 and hue < 1").to_numpy()
+    np.testing.assert_array_equal(mi.search.match.mask, expected)
+    assert mi.search.marks.isVisible() and mi.search.marks.count == expected.sum()
+    assert mi.search.count.text().startswith(f"{expected.sum()} matches")
+    mi.search.select()
+    np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
+    mi.search.edit.setText("alcohol >")
+    mi.search.run()
+    qtbot.waitUntil(lambda: "Position" in mi.search.count.text(), timeout=10_000)
+    assert not mi.search.marks.isVisible()
+
+
+def test_density_layer_draws_shading_and_contours(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    mi.density.box.setChecked(True)
+    qtbot.waitUntil(lambda: mi.density.result is not None, timeout=10_000)
+    res = mi.density.result
+    ref = stats.gaussian_kde(w.map_view.xy.T)
+    np.testing.assert_allclose(res.grid.at(w.map_view.xy), ref(w.map_view.xy.T), rtol=0.03)
+    image, curves = mi.density.items[0], mi.density.items[1:]
+    assert image.image.shape == res.grid.values.shape and image in w.map_view.plot_item.items
+    assert len(curves) == len(res.levels)
+    x, y = curves[1].getData()
+    np.testing.assert_allclose(res.grid.at(np.c_[x, y]), res.levels[1], rtol=0.05)
+    z_below = image.zValue()
+    mi.density.fade.setChecked(True)
+    assert image.zValue() > z_below
+    mi.density.per_class.setChecked(True)
+    qtbot.waitUntil(lambda: mi.density.result is not None and bool(mi.density.result.class_segments), timeout=10_000)
+    assert len(mi.density.result.class_segments) == 3
+    mi.density.box.setChecked(False)
+    assert not mi.density.items
+
+
+def test_colour_by_local_density_and_faithfulness(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    view = w.map_view
+    view.color_combo.setCurrentIndex(view.color_combo.findData(DENSITY_COLOR_KEY))
+    qtbot.waitUntil(lambda: view._color_name == "local density (map)", timeout=10_000)
+    expected = kde_grid(view.xy).at(view.xy)
+    np.testing.assert_allclose(view.color_labels, expected)
+    assert view.coloring.mode == "continuous"
+    view.color_combo.setCurrentIndex(view.color_combo.findData(FAITHFUL_COLOR_KEY))
+    qtbot.waitUntil(lambda: view._color_name.startswith("map faithfulness"), timeout=20_000)
+    trust = view.color_labels
+    assert trust.shape == (len(view.xy),) and 0 <= trust.min() and trust.max() <= 1
+    assert view.run.summary["local_trustworthiness_k10"] == pytest.approx(trust.mean(), abs=1e-4)
+
+
+def test_neighbours_of_a_clicked_point_are_the_brute_force_ones(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    mi.neighbours.box.setChecked(True)
+    vb = w.map_view.plot_item.getViewBox()
+    scene_pos = vb.mapViewToScene(pg.Point(*w.map_view.xy[5]))   # a click on row 5's point
+    mi.neighbours._clicked(SimpleNamespace(button=lambda: Qt.MouseButton.LeftButton, scenePos=lambda: scene_pos))
+    qtbot.waitUntil(lambda: mi.neighbours.result is not None, timeout=20_000)
+    assert mi.neighbours.result.row == 5
+    nb = mi.neighbours.result
+    d = cdist(ds.X[5:6], ds.X)[0]
+    d[5] = np.inf
+    np.testing.assert_array_equal(np.sort(nb.rows), np.sort(np.argsort(d)[:10]))
+    np.testing.assert_allclose(nb.distances, d[nb.rows])
+    x, y = mi.neighbours.lines.getData()
+    assert len(x) == 20 and np.allclose(np.c_[x[0::2], y[0::2]], w.map_view.xy[5])
+    np.testing.assert_allclose(np.c_[x[1::2], y[1::2]], w.map_view.xy[nb.rows])
+    assert mi.neighbours.list.count() == 11
+    assert mi.index_cache is mi.neighbours.cache and len(mi.index_cache) == 1
+
+
+def test_explain_panel_ranks_features_like_scipy(qtbot, make_window, host, tmp_path):
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    panel = mi.explain
+    panel.run()
+    qtbot.waitUntil(lambda: "no row is selected" in panel.status.text(), timeout=10_000)
+    sel = np.flatnonzero(ds.labels.astype(str) == "1")
+    w.selection.select(ds.name, sel)
+    panel.run()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=10_000)
+    top = panel.result.rows[0]
+    rest = np.setdiff1d(np.arange(ds.n_samples), sel)
+    numeric = [r for r in panel.result.rows if r.feature in ds.feature_names]
+    assert {r.kind for r in panel.result.rows if r.feature == "cultivar"} == {"categorical"}
+    assert len(numeric) == ds.n_features
+    for r in numeric:
+        j = ds.feature_names.index(r.feature)
+        assert r.p == pytest.approx(stats.mannwhitneyu(ds.X[sel, j], ds.X[rest, j]).pvalue)
+    assert panel.table.rowCount() == len(panel.result.rows)
+    assert panel.table.item(0, 0).text() == top.feature
+    assert not panel.table.item(0, 9).icon().isNull()
+    out = tmp_path / "explain.csv"
+    panel.export_csv(str(out))
+    frame = pd.read_csv(out)
+    assert len(frame) == len(panel.result.rows) and frame["feature"][0] == top.feature
+    w.selection.select(ds.name, np.arange(ds.n_samples))
+    panel.run()
+    qtbot.waitUntil(lambda: "all 178 rows are selected" in panel.status.text(), timeout=10_000)
+
+
+def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    mi.labels.box.setChecked(True)
+    qtbot.waitUntil(lambda: bool(mi.labels.candidates) and bool(mi.labels.shown), timeout=20_000)
+    shown = [mi.labels.items[i] for i in range(len(mi.labels.shown))]
+    assert all(item.isVisible() for item in shown)
+    texts = {item.toPlainText() for item in shown}
+    assert texts and all("%" in t for t in texts)
+    rects = [item.mapRectToScene(item.boundingRect()) for item in shown]
+    for a in range(len(rects)):
+        for b in range(a + 1, len(rects)):
+            assert not rects[a].intersects(rects[b])
+    vb = w.map_view.plot_item.getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    vb.setRange(xRange=(x0 * 50, x1 * 50), yRange=(y0 * 50, y1 * 50), padding=0)
+    assert len(mi.labels.shown) <= len(shown)
+
+
+def test_inverse_map_decodes_like_pca_and_walks(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    run = w.map_view.run
+    inv = mi.inverse
+    assert "decodes" in inv.status_text()
+    row = inv.decode_at(1.0, -2.0)
+    codes = np.zeros((1, run.embedding.shape[1]))
+    codes[0, :2] = (1.0, -2.0)
+    codes[0, 2:] = run.embedding[:, 2:].mean(axis=0)
+    np.testing.assert_allclose(row, run.estimator.inverse_transform(codes)[0])
+    assert inv.table.rowCount() == w.session.current_dataset.n_features
+    inv.set_end(0, (0.0, 0.0))
+    inv.set_end(1, (10.0, 5.0))
+    inv.walk()
+    assert inv.table.columnCount() == 1 + inv.steps.value()
+    w.session.run("mds")   # classical MDS has no inverse: it says so, and decoding draws nothing
+    assert w.map_view.run.algorithm_id == "mds"
+    assert "cannot decode" in inv.status_text()
+    assert inv.decode_at(0.0, 0.0) is None and "cannot decode" in inv.status.text()
+
+
+def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    strip = mi.cross_filter
+    strip.add_chart("alcohol")
+    strip.add_chart("cultivar")   # at once: both charts arrive
+    qtbot.waitUntil(lambda: "alcohol" in strip.plots and "cultivar" in strip.plots, timeout=10_000)
+    alcohol = ds.X[:, ds.feature_names.index("alcohol")]
+    heights = strip.plots["alcohol"]["all"].opts["height"]
+    np.testing.assert_array_equal(heights, np.histogram(alcohol, np.asarray(strip.filter.chart("alcohol").labels))[0])
+    assert not strip.veil.isVisible()
+    strip.plots["alcohol"]["region"].setRegion((12.0, 13.0))
+    qtbot.waitUntil(lambda: strip.passing is not None, timeout=5_000)
+    labels = strip.filter.chart("cultivar").labels
+    strip.filter.toggle_category("cultivar", labels.index("1"))
+    strip.update_counts()
+    expected = (alcohol >= 12.0) & (alcohol <= 13.0) & (ds.labels.astype(str) == "1")
+    np.testing.assert_array_equal(strip.passing, expected)
+    assert strip.veil.isVisible() and strip.marks.count == expected.sum()
+    cultivar_bars = strip.plots["cultivar"]["pass"].opts["height"]
+    in_range = ds.labels[(alcohol >= 12.0) & (alcohol <= 13.0)].astype(str)
+    assert cultivar_bars[labels.index("1")] == (in_range == "1").sum() and cultivar_bars.sum() == expected.sum()
+    strip.select_filtered()
+    np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
+    strip.clear_filters()
+    assert strip.passing is None and not strip.veil.isVisible()
+
+
+def test_settings_round_trip_in_one_window(qtbot, make_window, host):
+    w, mi = _window(qtbot, make_window, host)
+    mi.density.slider.setValue(150)
+    mi.labels.text_combo.setCurrentIndex(1)
+    mi.neighbours.k_spin.setValue(7)
+    mi.search.edit.setText("hue < 1")
+    saved = mi.settings()
+    mi.density.slider.setValue(60)
+    mi.labels.text_combo.setCurrentIndex(0)
+    mi.neighbours.k_spin.setValue(3)
+    mi.search.edit.setText("")
+    mi.apply_settings(saved)
+    assert mi.settings() == saved
+    mi.density.per_class.setChecked(True)
+    mi.apply_settings({"density": "nonsense", "labels": {"groups": 12, "on": "yes"},
+                       "neighbours": {"k": "7"}, "cross_filter": [{"column": 3}]})
+    after = mi.settings()   # invalid entries are ignored, missing ones leave things as they are
+    assert after["density"] == {**saved["density"], "per_class": True}
+    assert after["labels"] == saved["labels"] and after["neighbours"] == saved["neighbours"]
+
+
+@pytest.mark.slow
+def test_instruments_are_saved_with_the_project_and_added_to_the_report(qtbot, make_window, host, tmp_path):
+    from gui_helpers import wait_idle
+
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    mi.density.slider.setValue(150)
+    mi.density.box.setChecked(True)
+    mi.search.edit.setText("hue < 1")
+    mi.search.run()
+    mi.cross_filter.add_chart("alcohol")
+    qtbot.waitUntil(lambda: "alcohol" in mi.cross_filter.plots and mi.density.result is not None, timeout=10_000)
+    mi.cross_filter.filter.set_range("alcohol", 12.0, 13.0)
+    w.selection.select(ds.name, np.arange(40))
+    mi.explain.run()
+    qtbot.waitUntil(lambda: mi.explain.result is not None, timeout=10_000)
+    mi.tabs.setCurrentWidget(mi.explain)
+    item = mi.tabs.report_item("wine explained", None)
+    facts = dict(item.facts)
+    assert item.title == "Map instruments — Explain selection"
+    assert facts["compared"].startswith("40 selected rows") and len(item.facts) > 5
+    added = w.report_actions.add_view("map_instruments", caption="wine explained")
+    assert added is not None and added.image is not None and dict(added.facts) == facts
+    path = tmp_path / "instruments.msproj"
+    job = w.project.save_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    w2 = make_window(host)
+    job = w2.project.open_project(path)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    wait_idle(qtbot, w2)
+    mi2 = w2.map_instruments
+    assert mi2.density.box.isChecked() and mi2.density.slider.value() == 150
+    assert mi2.search.edit.text() == "hue < 1"
+    qtbot.waitUntil(lambda: "alcohol" in mi2.cross_filter.plots, timeout=10_000)
+    assert mi2.cross_filter.filter.chart("alcohol").filter == (12.0, 13.0)
+    assert mi2.settings()["cross_filter"] == mi.settings()["cross_filter"]
+
+
+def test_many_marks_are_drawn_as_one_image_of_the_marked_cells(qtbot, make_window, host, monkeypatch):
+    from manifold_studio.gui.views import mark_layer
+
+    monkeypatch.setattr(mark_layer, "FEW_POINTS", 10)   # wine's 178 points stand in for a million
+    w, mi = _window(qtbot, make_window, host)
+    ds = w.session.current_dataset
+    mi.search.edit.setText("hue < 1")
+    mi.search.run()
+    qtbot.waitUntil(lambda: mi.search.match is not None, timeout=10_000)
+    marks = mi.search.marks
+    expected = ds.X[:, ds.feature_names.index("hue")] < 1
+    assert marks.count == expected.sum() > 10
+    assert marks.image.isVisible() and not marks.points.isVisible()
+    (x0, x1), (y0, y1) = w.map_view.plot_item.getViewBox().viewRange()
+    xy = w.map_view.xy
+    inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+    assert marks.image.total() == (expected & inside).sum()   # every marked point in the view, once
