@@ -6,10 +6,11 @@ with its ``cut(n_clusters=..., height=...)`` method (the built-in hierarchical c
 one), from its fitted linkage:
 
 - :func:`cut_arguments` — ``{"height": h}`` or ``{"n_clusters": k}`` from the run's record;
-- :func:`extend_cut` — the cut's clusters for new points: each joins the cut cluster whose
-  training points are nearest as the clustering's own extension measures it (the centroid
-  in the space the clustering was fitted in, after the preparation chain; with
-  ``metric="precomputed"`` the linkage distance to the cluster's points).
+- :func:`extend_cut` — the cut's clusters for new points: a row identical to a training row
+  keeps that row's cluster of the cut (so replaying the training file gives the cut exactly);
+  any other joins the cut cluster whose training points are nearest as the clustering's own
+  extension measures it (the centroid in the space the clustering was fitted in, after the
+  preparation chain; with ``metric="precomputed"`` the linkage distance to the cluster's points).
 """
 from __future__ import annotations
 
@@ -55,4 +56,9 @@ def extend_cut(run, train_X, new_X) -> np.ndarray | None:
         new = np.asarray(new, dtype=float)
         return np.argmin(np.column_stack([reduce(new[:, labels == c], axis=1) for c in range(k)]), axis=1)
     centres = np.stack([train[labels == c].mean(axis=0) for c in range(k)])
-    return assign_nearest(new, centres)[0]
+    out = assign_nearest(new, centres)[0]
+    same = final.training_rows(new) if callable(getattr(final, "training_rows", None)) else None
+    if same is not None:   # a training row keeps its cluster of the cut
+        hit = same >= 0
+        out[hit] = labels[same[hit]]
+    return out

@@ -38,6 +38,7 @@ from scipy.spatial.distance import squareform
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
 from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.row_keys import match_rows, row_keys
 from manifold_studio.algorithms.kmeans_core import assign_nearest, count_distinct_rows, kmeans
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError, InvalidParameterError
@@ -265,6 +266,8 @@ class HierarchicalClustering(ClusteringAlgorithm):
         "cluster_sizes_": Fitted(shape=("n_clusters_",), kinds="iu"),
         "linkage_matrix_": Fitted(shape=(None, 4)),
         "labels_": Fitted(shape=(None,), kinds="iu"),
+        # a key per training row: a new point identical to a training point gets its cluster
+        "row_keys_": Fitted(shape=(None,), kinds="u"),
     }
 
     #: on a distance matrix (metric='precomputed') Ward's inertia has no meaning: average linkage
@@ -334,6 +337,7 @@ class HierarchicalClustering(ClusteringAlgorithm):
         if precomputed:
             progress.checkpoint(1.0, f"{K} clusters")
             return
+        self.row_keys_ = row_keys(X)
         sums = np.zeros((K, X.shape[1]))
         for j in range(X.shape[1]):  # loop over features
             sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=K)
@@ -377,9 +381,23 @@ class HierarchicalClustering(ClusteringAlgorithm):
         tags.input_tags.positive_only = self.metric == "precomputed"
         return tags
 
+    def training_rows(self, X) -> np.ndarray:
+        """For each row of ``X``, the index of the identical training row, else -1 (a "new"
+        point identical to a training point is that point, as the thesis' section 5.1 reads it)."""
+        self.check_is_fitted("training_rows")
+        keys = getattr(self, "row_keys_", None)
+        if keys is None or self._p["metric"] == "precomputed":
+            return np.full(np.asarray(X).shape[0], -1, dtype=np.intp)
+        return match_rows(keys, X)
+
     def _extend(self, X):
         if self._p["metric"] != "precomputed":
-            return assign_nearest(X, self.cluster_centers_)[0]
+            labels = assign_nearest(X, self.cluster_centers_)[0]
+            # a training point keeps its own cluster (the nearest centre may be another's)
+            same = self.training_rows(X)
+            hit = same >= 0
+            labels[hit] = np.asarray(self.labels_)[same[hit]]
+            return labels
         # X: distances to the training points; the linkage distance to each cluster
         reduce = {"single": np.min, "complete": np.max, "average": np.mean}[self._p["method"]]
         link = np.column_stack([reduce(X[:, self.labels_ == c], axis=1) for c in range(self.n_clusters_)])

@@ -181,3 +181,24 @@ def test_precomputed_refusals(blobs):
         HierarchicalClustering(method="average", metric="precomputed").fit(-D)
     with pytest.raises(InvalidParameterError, match="metric"):
         HierarchicalClustering(method="average", metric="cosine").fit(X)
+
+
+def test_training_points_extend_to_their_own_cluster_and_the_model_file_keeps_it(tmp_path):
+    # the nearest centroid can be another cluster's for points on a border; a "new" point that
+    # is a training point is that point (thesis section 5.1), so it keeps its own cluster
+    from manifold_studio.algorithms.row_keys import match_rows, row_keys
+    from manifold_studio.files.model_file import load_model, save_model
+    X = np.random.default_rng(3).normal(size=(200, 3))
+    est = ms.get_algorithm("hierarchical", method="single", n_clusters=4).fit(X)
+    centroid = np.argmin(((X[:, None] - est.cluster_centers_[None]) ** 2).sum(-1), axis=1)
+    assert (centroid != est.labels_).any()           # single linkage: some are nearer another centre
+    np.testing.assert_array_equal(est.extend(X), est.labels_)
+    np.testing.assert_array_equal(est.extend(X[7:8]), est.labels_[7:8])   # sample-wise
+    moved = X + 1e-9
+    np.testing.assert_array_equal(est.extend(moved), est.extend(moved[::-1])[::-1])
+    assert (est.training_rows(moved) == -1).all()
+    keys = row_keys(X)
+    assert np.unique(keys).size == 200 and (match_rows(keys, X) == np.arange(200)).all()
+    assert match_rows(keys, -0.0 * np.ones((1, 3)) + X[:1] * 0 + X[:1])[0] == 0
+    back = load_model(save_model(est, tmp_path / "h.msmodel"))
+    np.testing.assert_array_equal(back.extend(X), est.labels_)

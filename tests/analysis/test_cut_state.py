@@ -117,13 +117,20 @@ def test_a_cut_at_4_clusters_reaches_the_project_the_script_and_replay(tmp_path)
     with open(tmp_path / "out" / f"{run_output_name(run)}.csv", newline="") as f:
         got = [int(r[0]) for r in list(csv.reader(f))[1:]]
     np.testing.assert_array_equal(got, labels)
-    # replay: each row joins the nearest of the cut's 4 centroids in the standardized space
+    # replay of the training file: every row is a training row and keeps its cluster of the cut
     result = replay(proj, data, tmp_path / "replayed")
     replayed = np.loadtxt(result.outputs[0][1], delimiter=",", skiprows=1, usecols=1).astype(int)
-    Z = (iris.X - iris.X.mean(0)) / iris.X.std(0)
+    np.testing.assert_array_equal(replayed, labels)
+    # new rows (moved a little): each joins the nearest of the cut's 4 centroids in the
+    # standardized space
+    moved = iris.X + 0.01
+    other = _write_csv(tmp_path / "moved.csv", moved, iris.labels, iris.feature_names)
+    result = replay(proj, other, tmp_path / "moved")
+    replayed = np.loadtxt(result.outputs[0][1], delimiter=",", skiprows=1, usecols=1).astype(int)
+    mean, std = iris.X.mean(0), iris.X.std(0)
+    Z = (iris.X - mean) / std
     centres = np.stack([Z[labels == c].mean(0) for c in range(4)])
-    np.testing.assert_array_equal(replayed, assign_nearest(Z, centres)[0])
-    assert np.unique(replayed).size == 4 and np.mean(replayed == labels) > 0.95
+    np.testing.assert_array_equal(replayed, assign_nearest((moved - mean) / std, centres)[0])
 
 
 def test_replay_of_separated_groups_gives_the_cut_labels_exactly(tmp_path):
