@@ -8,7 +8,6 @@ The GUI only builds the arguments and draws what comes back.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ from manifold_studio.extend.quality import extension_quality
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.model_file import load_model_with_metadata
 from manifold_studio.plugins.host import get_host
+from manifold_studio.session.fitting import ExtendResult, extend_estimator
 from manifold_studio.session.records import FitOutcome
 from manifold_studio.tables.distance_matrix import read_distances_to
 
@@ -86,34 +86,11 @@ def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, 
 
 # -- extend -------------------------------------------------------------------------------------
 
-@dataclass
-class ExtendResult:
-    """What an extension job returns to the GUI."""
-
-    values: np.ndarray
-    time_s: float
-    dataset: Dataset | None = None   #: a data set loaded by the job (None: an existing one)
-    rows: np.ndarray | None = None
-    #: the file's name when its rows were too many to keep as a data set
-    label: str = ""
-    #: (correct, total) of a classifier against the file's labels
-    correct: tuple[int, int] | None = None
-    notes: list[str] | None = None
-
-
-def _check_features(estimator, X: np.ndarray, what: str) -> None:
-    expected = getattr(estimator, "n_features_in_", None)
-    if expected is not None and X.shape[1] != expected:
-        raise DataError(f"{what} has {X.shape[1]} column(s) but the model was fitted on {expected}: "
-                        "extend it to data with the same columns as the training data.")
-
-
-def extend_task(estimator, X: np.ndarray, rows=None, what: str = "The data", progress=None) -> ExtendResult:
-    """Extend a fitted estimator to ``X`` (chunked, with progress and cancel)."""
-    X = np.asarray(X, dtype=float)
-    _check_features(estimator, X, what)
+def extend_task(estimator, X, rows=None, what: str = "The data", progress=None) -> ExtendResult:
+    """Extend a fitted estimator to ``X`` (chunked, with progress and cancel): the session's one
+    extension path (:func:`~manifold_studio.session.fitting.extend_estimator`; sparse stays sparse)."""
     start = time.perf_counter()
-    values = np.asarray(estimator.extend(X, progress=progress))
+    values = extend_estimator(estimator, X, progress, what=what)
     return ExtendResult(values, time.perf_counter() - start, None, rows)
 
 

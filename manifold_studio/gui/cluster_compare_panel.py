@@ -349,7 +349,7 @@ class ClusterComparePanel(ComparisonJob, QWidget):
         return view_item("Compare clusterings", caption, png, facts)
 
     def add_to_report(self):
-        actions = getattr(self.window, "report_actions", None)
+        actions = self.window.report_actions
         if actions is None:
             return None
         return actions.add_view("compare_clusterings")

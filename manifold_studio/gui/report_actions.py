@@ -225,7 +225,7 @@ class ReportActions:
 
     def _preparation(self) -> list:
         """The Preparation dock's steps (the chain the next run will fit), or none."""
-        panel = getattr(self.window, "preparation_panel", None)
+        panel = self.window.preparation_panel
         return panel.chain() if panel is not None else []
 
     def _added(self, item):
@@ -246,8 +246,8 @@ class ReportActions:
         return self.dialog
 
     def _title(self) -> str:
-        project = getattr(self.window, "project", None)
-        path = getattr(project, "path", None)
+        project = self.window.project
+        path = project.path if project is not None else None
         return f"Manifold Studio report — {path.stem}" if path else "Manifold Studio report"
 
     def save_html(self, path):

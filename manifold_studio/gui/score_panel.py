@@ -106,7 +106,7 @@ class ScorePanel(ComparisonJob, QWidget):
         self.confusion_view = LearnerConfusion(on_select=self.select_rows)
         self._layout()
         self._scheme_changed()
-        prep = getattr(window, "preparation_panel", None)
+        prep = window.preparation_panel
         if prep is not None:
             prep.chainChanged.connect(self.show_preparation)
         self.show_preparation()
@@ -225,7 +225,7 @@ class ScorePanel(ComparisonJob, QWidget):
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
                   "Tick at least one classifier." if not names else "")
         chain = self.chain()
-        prep_panel = getattr(self.window, "preparation_panel", None)
+        prep_panel = self.window.preparation_panel
         if not reason and prep_panel is not None and prep_panel.errors():
             reason = prep_panel.errors()
         learners = []
