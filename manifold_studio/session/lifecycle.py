@@ -195,11 +195,13 @@ def preview_of(session, run_id: int, result) -> Preview | None:
         return Preview(run, "curve", result)
     if not isinstance(result, np.ndarray) or result.ndim != 2 or result.shape[0] == 0:
         return None
-    rows = np.asarray(run.rows) if run.rows is not None else np.arange(result.shape[0])
+    ds = session.datasets.get(run.dataset_name)
+    if ds is None:
+        return None
+    rows = np.asarray(run.rows) if run.rows is not None else np.arange(ds.n_samples)
     if len(rows) != result.shape[0]:
         return None
-    ds = session.datasets.get(run.dataset_name)
     labels = None
-    if ds is not None and ds.labels is not None and len(ds.labels) > int(rows.max()):
+    if ds.labels is not None and len(ds.labels) > int(rows.max()):
         labels = np.asarray(ds.labels)[rows]
     return Preview(run, "map", result, rows, labels)
