@@ -313,6 +313,10 @@ class ScorePanel(ComparisonJob, QWidget):
         doc, arrays = saved
         self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
 
+    def report_blocker(self) -> str:
+        """Why *Add to report* cannot add this dock yet ("" when it can)."""
+        return "" if self.comparison is not None else "Nothing to report: run Test & Score first."
+
     def report_item(self, caption: str = "", png: bytes | None = None):
         """The report item of this dock (*Add to report*): the data set, the preparation chain,
         the scheme and each learner's settings and main figures, with the dock as shown."""

@@ -177,6 +177,18 @@ class FeatureView(ResultView):
         self._hook_dock()
         QTimer.singleShot(0, self._draw_if_stale)  # once laid out: is it the chosen tab?
 
+    def ensure_drawn(self) -> None:
+        """Draw now if stale, on screen or not (*Add to report* of a tab behind another)."""
+        if self._stale:
+            self.redraw()
+
+    def report_blocker(self) -> str:
+        if self.current_dataset() is None:
+            return f"{self.title} shows a data set's columns: load a data set first."
+        if self.busy:
+            return f"{self.title} is still computing: add it once it is drawn."
+        return ""
+
     def _draw_if_stale(self) -> None:
         if self._stale and self.on_screen():
             self.redraw()

@@ -82,6 +82,14 @@ class MapPreviewMixin:
             self.previewing_run = None
             self._cache_axes(False)
 
+    def report_blocker(self) -> str:
+        """Why the map cannot be added to the report ("" when it draws points)."""
+        if not len(self.xy):
+            return "The map draws nothing yet: load data or run an algorithm first."
+        if self.previewing_run is not None:
+            return "The map shows a running fit's intermediate result: add it once the run is done."
+        return ""
+
     # -- private ----------------------------------------------------------------------------------
     def _begin_preview(self, run) -> None:
         self.previewing_run = run.id
