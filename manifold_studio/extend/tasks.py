@@ -1,5 +1,7 @@
-"""Qt-free tasks behind the GUI's out-of-sample tools (Extend, hold-out, fit on a sample,
-extension quality report).
+"""Qt-free tasks behind the GUI's out-of-sample tools (extend to a file, hold-out, fit on a
+sample, extension quality report). Extending a run to a loaded data set is the session's spec
+(:func:`manifold_studio.session.lifecycle.prepare_extension`); every path extends through
+:func:`manifold_studio.session.fitting.extend_estimator`.
 
 Nothing here imports Qt: each function is a plain callable taking ``progress=`` that the GUI
 hands to a worker thread (``window.start_job``) and that a script or a test can call directly.
@@ -26,7 +28,7 @@ from manifold_studio.session.fitting import ExtendResult, extend_estimator
 from manifold_studio.session.records import FitOutcome
 from manifold_studio.tables.distance_matrix import read_distances_to
 
-__all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "load_distances_and_extend", "ExtendResult",
+__all__ = ["holdout_split", "sample_fit_task", "load_and_extend", "load_distances_and_extend", "ExtendResult",
            "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
 
 
@@ -86,14 +88,6 @@ def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, 
 
 # -- extend -------------------------------------------------------------------------------------
 
-def extend_task(estimator, X, rows=None, what: str = "The data", progress=None) -> ExtendResult:
-    """Extend a fitted estimator to ``X`` (chunked, with progress and cancel): the session's one
-    extension path (:func:`~manifold_studio.session.fitting.extend_estimator`; sparse stays sparse)."""
-    start = time.perf_counter()
-    values = extend_estimator(estimator, X, progress, what=what)
-    return ExtendResult(values, time.perf_counter() - start, None, rows)
-
-
 #: a file whose rows take more than this is extended without being kept as a data set
 KEEP_DATA_MB = 512.0
 
@@ -125,8 +119,9 @@ def load_distances_and_extend(source: str, estimator, training: Dataset, host=No
         options.setdefault("missing", "keep")   # a gap is reported by name, not silently dropped
     read = load_data(str(source), host, SubProgress(progress, 0.0, 0.2), loader=loader, **options)
     new = read_distances_to(read, training, name)
-    res = extend_task(estimator, new.X, None, name, SubProgress(progress, 0.2, 1.0))
-    return ExtendResult(res.values, res.time_s, new, None, name)
+    start = time.perf_counter()
+    values = extend_estimator(estimator, new.X, SubProgress(progress, 0.2, 1.0), what=name)
+    return ExtendResult(values, time.perf_counter() - start, new, None, name)
 
 
 def _training_feature_names(estimator) -> list[str] | None:

@@ -22,14 +22,13 @@ sparse matrix sparse for the methods that take one.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from manifold_studio.algorithms.curves import TrainingCurve
-from manifold_studio.algorithms.progress import FitCancelled
-from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError
 from manifold_studio.session.fitting import ExtendResult, extend_estimator
 from manifold_studio.session.records import DONE, FitOutcome, Run
 
@@ -120,7 +119,7 @@ class ExtendSpec:
     rows: np.ndarray | None = None
     dataset_name: str | None = None
     what: str = "The data"
-    label: str = field(default="")
+    label: str = ""
 
     def __call__(self, progress=None) -> ExtendResult:
         start = time.perf_counter()
