@@ -11,8 +11,15 @@ Structure (for engineers adding features):
 - ``window.views``    result views by id, created from :func:`.window_tools.all_views`; each gets
                       ``show_run(run, dataset)`` whenever the current run changes
 - ``window.add_dock`` put any tool widget in a dock; ``window.menus``: menus by name ("file", ...)
+- every other part (``window.preparation_panel``, ``window.export``, ``window.report_actions``, ...)
+  is declared in :meth:`MainWindow._declare_parts`, the one list of what the window is made of,
+  and filled in by the installers of :data:`.window_tools.TOOLS`; code reads ``window.part``
+  directly (no ``getattr`` probes)
 
-Everything heavy goes through a job; slots only read results and update widgets.
+Runs, extensions and previews follow one lifecycle (:mod:`manifold_studio.session.lifecycle`):
+the session creates the spec, the window runs it on a worker thread and relays progress, partial
+results (to each view's public ``show_partial``) and Cancel. Everything heavy goes through a job;
+slots only read results and update widgets.
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Runs started from the main window: why Run is blocked, starting a fit as a job, and the
-fit's partial results, success, failure and cancellation recorded in the session. A mixin of
-:class:`~manifold_studio.gui.main_window.MainWindow` (it uses the window's session, panels,
-``start_job``, ``report_error``, ``show_status`` and ``runFinished``)."""
+"""Runs started from the main window: why Run is blocked, and running the session's fit spec
+(:func:`manifold_studio.session.lifecycle.prepare_fit`) as a job, relaying its partial results,
+success, failure and cancellation back to the spec (which records them in the session). A mixin
+of :class:`~manifold_studio.gui.main_window.MainWindow` (it uses the window's session, panels,
+``start_job``, ``report_error``, ``show_status`` and ``runFinished``). ``Session.run`` runs the
+same spec synchronously (scripts, the command line)."""
 from __future__ import annotations
 
 from manifold_studio.errors import error_message
@@ -39,7 +41,7 @@ class RunActions:
 
         ``rows``: fit on these rows of the data set only (e.g. a hold-out split).
         ``make_task(run)``: build the Qt-free task instead of ``session.fit_task(run)``; it must
-        return a :class:`~manifold_studio.session.model.FitOutcome` (e.g. "fit on a sample, extend to all").
+        return a :class:`~manifold_studio.session.records.FitOutcome` (e.g. "fit on a sample, extend to all").
         ``source_run``: fit on the embedding of this earlier run ("cluster this map"); when the
         algorithm comes from the panel (``algorithm_id`` None) it defaults to the panel's input."""
         if self.fit_job is not None and not self.fit_job.finished:

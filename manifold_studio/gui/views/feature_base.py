@@ -72,6 +72,7 @@ class FeatureView(ResultView):
         self.dataset_name: str | None = None
         self.columns: list = []
         self._stale = True
+        self._dock_hooked = False
         self.latest = LatestJob()
         if window is not None and hasattr(window, "bridge"):
             window.bridge.datasetsChanged.connect(self.refresh)
@@ -161,9 +162,9 @@ class FeatureView(ResultView):
 
     def _hook_dock(self) -> None:
         """Draw a stale view when its dock's tab is chosen (the dock exists after the view)."""
-        if getattr(self, "_dock_hooked", False) or self.window is None:
+        if self._dock_hooked or self.window is None:
             return
-        dock = getattr(self.window, "docks", {}).get(f"view:{self.view_id}")
+        dock = self.window.docks.get(f"view:{self.view_id}")
         if dock is not None:
             dock.visibilityChanged.connect(self._dock_visibility)
             self._dock_hooked = True
