@@ -137,40 +137,28 @@ class MainWindow(RunActions, QMainWindow):
         menus) is built by ``_build_*``; the tools of :data:`.window_tools.TOOLS` fill in the rest,
         in that order, each setting the attributes listed under its installer. Code reads a part
         as ``window.part`` (None only while the window is being built), never by probing."""
-        # _build_panels
-        self.data_panel = self.algorithm_panel = self.run_controls = None
-        self.run_log = self.message_log = None
-        # _build_menus
+        # _build_panels, _build_menus
+        self.data_panel = self.algorithm_panel = self.run_controls = self.run_log = self.message_log = None
         self.run_action = None
-        # install_preparation
-        self.preparation_panel = None
-        # install_clustering_tools
+        # install_preparation, install_clustering_tools, install_distance_matrices
+        self.preparation_panel = self.distance_matrices = None
         self.cluster_overlay = self.input_selector = self.cluster_map_action = None
         self.choose_k_tool = self.choose_k_action = None
-        # install_distance_matrices
-        self.distance_matrices = None
-        # install_classification
-        self.classification_panel = self.classify_map_action = None
-        # install_image_points
-        self.image_points = None
-        # install_selection, install_selection_actions
+        # install_classification, install_image_points, install_selection, install_selection_actions
+        self.classification_panel = self.classify_map_action = self.image_points = None
         self.map_selection = self.selection_actions = None
-        # install_project_actions, install_autosave, install_missing_values
+        # install_project_actions, install_autosave, install_missing_values, install_plugin_manager
         self.project = self.autosave = self.missing_values = None
-        # install_plugin_manager
         self.plugin_manager_dialog = self.plugin_manager_action = None
-        # install_scatter3d
-        self.scatter3d_action = None
-        # install_export, install_data_table, install_recent_files
-        self.export = self.data_table = self.recent = None
+        # install_scatter3d, install_export, install_data_table, install_recent_files
+        self.scatter3d_action = self.export = self.data_table = self.recent = None
         # install_test_score, install_compare_clusterings
         self.test_score = self.test_score_action = None
         self.compare_clusterings = self.compare_clusterings_action = None
         # install_undo (the stack is made on first use: a panel may push before the menu exists)
         self.undo_stack = self.undo_action = self.redo_action = None
-        # install_report
+        # install_report, install_help_pages
         self.report_actions = None
-        # install_help_pages
         self.shortcuts_dialog = self.methods_dialog = None
         self.shortcuts_action = self.methods_action = self.zoom_action = None
         # install_preferences (last: restores the saved layout once every dock exists)
