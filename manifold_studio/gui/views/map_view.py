@@ -306,7 +306,7 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
             return None
         if run.embedding is not None:
             return run
-        session = getattr(self.window, "session", None)
+        session = self.window.session if self.window is not None else None
         if session is None:
             return None
         for rid in (run.meta.get("map_run"), run.source_run):
