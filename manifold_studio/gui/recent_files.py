@@ -137,7 +137,7 @@ class RecentFiles(QObject):
             self.window.report_error(f"{Path(path).name} no longer exists ({path}); it was removed "
                                      "from the recent list. Nothing loaded has changed.")
             return None
-        if kind == "files" and path in self.distance_matrices.paths() and hasattr(self.window, "distance_matrices"):
+        if kind == "files" and path in self.distance_matrices.paths() and self.window.distance_matrices is not None:
             return self.window.distance_matrices.open_file(path)
         if kind == "files":
             return self.window.open_file(path)

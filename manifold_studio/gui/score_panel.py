@@ -192,7 +192,7 @@ class ScorePanel(ComparisonJob, QWidget):
     # -- the preparation chain -------------------------------------------------------------------
     def chain(self) -> list[tuple[str, dict]]:
         """The Preparation dock's steps: every learner is scored behind them."""
-        return self.window.preparation_chain() if hasattr(self.window, "preparation_chain") else []
+        return self.window.preparation_chain()
 
     def learner(self, algo: str, params: dict, chain, ds):
         """A learner as a run would fit it: classifier ``algo`` with ``params``, behind the

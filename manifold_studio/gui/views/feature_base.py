@@ -74,7 +74,7 @@ class FeatureView(ResultView):
         self._stale = True
         self._dock_hooked = False
         self.latest = LatestJob()
-        if window is not None and hasattr(window, "bridge"):
+        if window is not None:
             window.bridge.datasetsChanged.connect(self.refresh)
             window.bridge.runChanged.connect(self._run_changed)
 
@@ -91,7 +91,7 @@ class FeatureView(ResultView):
         lay.addWidget(self.info)
         lay.addLayout(top)
         self.selection_overlay = None
-        if selection is not None and self.window is not None and hasattr(self.window, "selection"):
+        if selection is not None and self.window is not None:
             self.selection_overlay = selection()
             lay.addWidget(self.selection_overlay.bar)
         lay.addWidget(body, 1)
@@ -120,7 +120,7 @@ class FeatureView(ResultView):
         thread has computed it; ``on_done(None, message)`` when it fails with a clear message."""
         self.latest.drop()
         ds = self.dataset
-        if ds is None or ds.X.size <= SYNC_CELLS or not hasattr(self.window, "start_job"):
+        if ds is None or ds.X.size <= SYNC_CELLS or self.window is None:
             try:
                 result = fn(*args, **kwargs)
             except ManifoldStudioError as exc:
