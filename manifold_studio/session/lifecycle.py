@@ -141,7 +141,7 @@ def fitted_run(session, run_id: int) -> Run:
 def prepare_extension(session, run_id: int, dataset_name: str | None = None, rows=None, *,
                       what: str | None = None) -> ExtendSpec:
     """The spec extending run ``run_id`` to data set ``dataset_name`` (default: the current one),
-    its ``rows`` or all of them. A distance-matrix run extends to its own held-out rows: their
+    its ``rows`` or all of them. A distance-matrix run extends to rows of its own data set: their
     distances to the fitted items. Dense or sparse, the data set's X goes to the model as it is."""
     run = fitted_run(session, run_id)
     ds = session.dataset(dataset_name)
@@ -149,11 +149,12 @@ def prepare_extension(session, run_id: int, dataset_name: str | None = None, row
     if rows is not None and rows.size and (rows.min() < 0 or rows.max() >= ds.n_samples):
         raise DataError(f"The rows to extend to must be indices between 0 and {ds.n_samples - 1} of '{ds.name}'.")
     if ds.distance_matrix and run.source_run is None:
-        if ds.name != run.dataset_name or rows is None or run.rows is None:
+        if ds.name != run.dataset_name:
             raise DataError(f"Cannot extend run #{run.id} to '{ds.name}': a distance matrix extends only to its "
-                            "own held-out rows; for new points use Extend to a file… (their distances to the "
+                            "own rows; for new points use Extend to a file… (their distances to the "
                             "fitted items).")
-        X = ds.X[np.ix_(rows, np.asarray(run.rows))]
+        fitted = np.arange(ds.n_samples) if run.rows is None else np.asarray(run.rows)
+        X = ds.X[np.ix_(np.arange(ds.n_samples) if rows is None else rows, fitted)]
     else:
         X = ds.X if rows is None else ds.X[rows]
     n = X.shape[0]

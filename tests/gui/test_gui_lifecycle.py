@@ -17,7 +17,7 @@ pytest.importorskip("pytestqt")
 
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.gui.fit_partials import route_partial, router_for  # noqa: E402
-from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit  # noqa: E402
+from manifold_studio.session.lifecycle import prepare_extension  # noqa: E402
 from manifold_studio.session.model import Session  # noqa: E402
 from manifold_studio.session.records import DONE  # noqa: E402
 
@@ -67,22 +67,6 @@ def test_sparse_data_extends_in_the_window_as_in_the_session(qtbot, make_window,
     assert ext.dataset_name == "new" and len(ext.values) == 25
     np.testing.assert_allclose(np.asarray(ext.values, dtype=float), np.asarray(expected, dtype=float))
     assert w.session.runs[run.id].extensions == [ext]
-
-
-def test_script_and_window_share_one_fit_path(host):
-    """``prepare_fit`` + ``run_fit`` (what the window runs on a worker, here synchronously) records
-    the same run as the window would, and a spec that cannot be built is recorded as failed."""
-    s = _session(host)
-    run = run_fit(prepare_fit(s, "pca", {"n_components": 2}, "train"))
-    assert run.status == DONE and run.embedding.shape == (60, 2)
-    ext = prepare_extension(s, run.id, "new")
-    assert sp.issparse(ext.X)  # never densified on the way
-    values = ext(None).values
-    np.testing.assert_allclose(values, run.estimator.extend(s.dataset("new").X))
-    unlabelled = Dataset("nolabels", np.random.default_rng(0).normal(size=(20, 3)))
-    s.add_dataset(unlabelled)
-    job = prepare_fit(s, "perceptron", {}, "nolabels")
-    assert job.failed and job.run.status == "failed" and "needs labels" in job.run.error
 
 
 def test_a_partial_result_reaches_the_map_through_its_public_method(qtbot, make_window, host):

@@ -353,10 +353,9 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
             values = self._column_values(name)
             if values is not None:
                 return values, name, mode
-            status = getattr(self.window, "show_status", None)
-            if status is not None and len(self.xy):
-                status(f"Column '{name}' is not available for these points (its run was removed?): "
-                       "coloured by the labels instead.")
+            if self.window is not None and len(self.xy):
+                self.window.show_status(f"Column '{name}' is not available for these points (its run was "
+                                        "removed?): coloured by the labels instead.")
             mode = COLOR_DATA
         if mode == COLOR_RUN and self._run_labels is not None:
             return self._run_labels, "cluster / class", COLOR_RUN
