@@ -5,7 +5,9 @@ The session says what a partial result is (:func:`~manifold_studio.session.lifec
 - a "curve" (a classifier's loss or mistakes per epoch) → the training curve view's
   ``show_partial``, its dock raised so the user sees it live;
 - a "map" (an (n, k) intermediate embedding, e.g. t-SNE iterations) → ``MapView.show_partial``,
-  the map's public partial-result API (:mod:`manifold_studio.gui.views.map_preview`).
+  the map's public partial-result API (:mod:`manifold_studio.gui.views.map_preview`);
+- "labels" (a clustering's step, e.g. k-means) → ``MapView.show_partial_labels``: the map of the
+  same points recoloured.
 
 Previews that arrive faster than they can be drawn are coalesced: only the newest of each kind
 is drawn, at most every max(50 ms, 3 × the last drawing time), so a fit that publishes often
@@ -93,5 +95,9 @@ def draw_partial(window, run_id: int, result) -> None:
             return
         view.show_partial(run, preview.value)
         return
-    if window.map_view is not None:
+    if window.map_view is None:
+        return
+    if preview.kind == "labels":
+        window.map_view.show_partial_labels(run, preview.value, preview.rows)
+    else:
         window.map_view.show_partial(run, preview.value, window.session.datasets.get(run.dataset_name))

@@ -174,8 +174,9 @@ def prepare_extension_to(session, run_id: int, X, *, what: str = "The data") -> 
 @dataclass(frozen=True)
 class Preview:
     """What a partial result of a running fit shows: ``kind`` "curve" (a classifier's training
-    curve: ``value`` is the TrainingCurve) or "map" (an intermediate (n, k) embedding of the run's
-    points: ``value``; ``rows`` of the data set, their ``labels`` or None)."""
+    curve: ``value`` is the TrainingCurve), "map" (an intermediate (n, k) embedding of the run's
+    points: ``value``; ``rows`` of the data set, their ``labels`` or None) or "labels" (a
+    clustering's intermediate labels of its points, e.g. a k-means step: ``value``, ``rows``)."""
 
     run: Run
     kind: str
@@ -186,21 +187,28 @@ class Preview:
 
 def preview_of(session, run_id: int, result) -> Preview | None:
     """The preview of ``result``, published by run ``run_id`` while it runs; None when the run
-    ended, was removed, or ``result`` is nothing a view can show (not a curve, not an (n, k)
-    array of the run's points)."""
+    ended, was removed, or ``result`` is nothing a view can show (not a curve, an (n, k) array
+    or a dict with the ``labels`` of the run's n points)."""
     run = session.runs.get(run_id)
     if run is None or run.finished:
         return None
     if isinstance(result, TrainingCurve):
         return Preview(run, "curve", result)
-    if not isinstance(result, np.ndarray) or result.ndim != 2 or result.shape[0] == 0:
+    kind = "map"
+    if isinstance(result, dict) and isinstance(result.get("labels"), np.ndarray):  # a clustering's step
+        kind, result = "labels", result["labels"]
+        if result.ndim != 1:
+            return None
+    elif not isinstance(result, np.ndarray) or result.ndim != 2:
         return None
     ds = session.datasets.get(run.dataset_name)
-    if ds is None:
+    if ds is None or result.shape[0] == 0:
         return None
     rows = np.asarray(run.rows) if run.rows is not None else np.arange(ds.n_samples)
     if len(rows) != result.shape[0]:
         return None
+    if kind == "labels":
+        return Preview(run, "labels", result, rows)
     labels = None
     if ds.labels is not None and len(ds.labels) > int(rows.max()):
         labels = np.asarray(ds.labels)[rows]

@@ -99,3 +99,40 @@ def test_a_partial_result_reaches_the_map_through_its_public_method(qtbot, make_
     assert np.array_equal(view.xy, frames[-1])
     assert not any(e.level == "warning" for e in w.session.history)
     w.session.cancel_run(run.id)
+
+
+def test_k_means_steps_recolour_the_map_of_the_same_points(qtbot, make_window, host):
+    w = make_window(host, _session(host), initial_algorithm=None)
+    X = np.vstack([np.random.default_rng(5).normal(c, 0.3, size=(40, 2)) for c in (0.0, 3.0, 6.0)])
+    w.session.add_dataset(Dataset("blobs", X))
+    w.run_algorithm("pca", {"n_components": 2}, "blobs")
+    wait_last_run(qtbot, w, DONE)
+    wait_idle(qtbot, w)
+    view = w.map_view
+    steps = []
+    original = view.show_partial_labels
+
+    def counting(run, labels, rows):
+        shown = original(run, labels, rows)
+        steps.append((shown, np.array(labels), view.coloring.codes.copy()))
+        return shown
+
+    view.show_partial_labels = counting
+    run = w.session.create_run("kmeans", {"n_clusters": 3, "random_state": 0}, "blobs")
+    w.session.start_run(run.id)
+    step = np.repeat([2, 0, 1], 40)
+    route_partial(w, run.id, {"labels": step, "iteration": 1})
+    assert steps and steps[0][0]  # drawn at once: the first preview of a run
+    _shown, labels, codes = steps[0]
+    # the colours partition the points as the step's labels do
+    assert len({(a, b) for a, b in zip(labels, codes)}) == 3 == len(set(codes))
+    assert view.previewing_run == run.id and "running" in view.title_label.text()
+    w.session.cancel_run(run.id)
+    w.show_run(w.session.current_run)
+    assert view.previewing_run is None
+    # a real k-means fit in the window publishes its steps to the same method
+    steps.clear()
+    w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0, "n_init": 1}, "blobs")
+    done = wait_last_run(qtbot, w, DONE)
+    assert steps and all(shown for shown, _l, _c in steps)
+    assert view.previewing_run is None and np.array_equal(view.color_labels, done.labels)

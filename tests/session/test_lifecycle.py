@@ -122,6 +122,9 @@ def test_preview_of_says_what_a_partial_result_shows(host):
     np.testing.assert_array_equal(p.labels, s.dataset("dense").labels[:20])
     assert preview_of(s, run.id, np.zeros((50, 2))) is None  # not the run's points
     assert preview_of(s, run.id, {"centers": 1}) is None       # nothing a view draws
+    step = preview_of(s, run.id, {"labels": np.arange(20) % 3, "iteration": 2})  # a k-means step
+    assert step.kind == "labels" and list(step.value) == list(np.arange(20) % 3) and len(step.rows) == 20
+    assert preview_of(s, run.id, {"labels": np.zeros(7, dtype=int)}) is None
     curve = TrainingCurve("loss", np.arange(2), {"loss": np.array([1.0, 0.5])})
     assert preview_of(s, run.id, curve).kind == "curve"
     s.cancel_run(run.id)
