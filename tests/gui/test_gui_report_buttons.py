@@ -146,6 +146,9 @@ def test_a_view_that_draws_nothing_yet_is_not_added_blank(qtbot, win):
     dock.raise_()
     qtbot.waitUntil(dock.isVisible, timeout=5_000)
     assert w.views["reconstruction"].series is None  # not computed: an empty plot
+    w.report_actions.refresh_buttons()
+    button = w.report_actions.buttons["view:reconstruction"]
+    assert not button.isEnabled() and "press Compute first" in button.toolTip()  # greyed, saying why
     assert w.report_actions.add_view("view:reconstruction", caption="x") is None
     assert "draws nothing yet" in w.statusBar().currentMessage() and len(w.session.report) == 0
 
