@@ -332,9 +332,24 @@ class FeatureRanking:
         return self.order(key, descending=key not in ("anova_p", "missing_share"))[:k]
 
 
+#: a sparse matrix is densified for the ranking up to this many values (rows × columns)
+MAX_DENSE_RANKING_CELLS = 20_000_000
+
+
+def _dense_for_ranking(X) -> np.ndarray:
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse
+        n, d = X.shape
+        if n * d > MAX_DENSE_RANKING_CELLS:
+            raise DataError(f"The feature ranking of a sparse {n:,} × {d:,} matrix would need it dense "
+                            f"({n * d:,} values, more than {MAX_DENSE_RANKING_CELLS:,}): keep fewer columns first.")
+        return np.asarray(X.toarray(), dtype=float)
+    return np.asarray(X, dtype=float)
+
+
 def feature_ranking(X, labels=None, names=None) -> FeatureRanking:
-    """:class:`FeatureRanking` of the columns of ``X`` against ``labels`` (may be None)."""
-    X = np.asarray(X, dtype=float)
+    """:class:`FeatureRanking` of the columns of ``X`` against ``labels`` (may be None). A sparse
+    ``X`` is ranked when its dense copy stays under :data:`MAX_DENSE_RANKING_CELLS` values."""
+    X = _dense_for_ranking(X)
     d = X.shape[1]
     names = list(names) if names is not None else [f"x{j + 1}" for j in range(d)]
     f, p, mi = np.full(d, np.nan), np.full(d, np.nan), np.full(d, np.nan)

@@ -1,5 +1,7 @@
-"""Qt-free tasks behind the GUI's out-of-sample tools (Extend, hold-out, fit on a sample,
-extension quality report).
+"""Qt-free tasks behind the GUI's out-of-sample tools (extend to a file, hold-out, fit on a
+sample, extension quality report). Extending a run to a loaded data set is the session's spec
+(:func:`manifold_studio.session.lifecycle.prepare_extension`); every path extends through
+:func:`manifold_studio.session.fitting.extend_estimator`.
 
 Nothing here imports Qt: each function is a plain callable taking ``progress=`` that the GUI
 hands to a worker thread (``window.start_job``) and that a script or a test can call directly.
@@ -8,7 +10,6 @@ The GUI only builds the arguments and draws what comes back.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +24,11 @@ from manifold_studio.extend.quality import extension_quality
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.files.model_file import load_model_with_metadata
 from manifold_studio.plugins.host import get_host
+from manifold_studio.session.fitting import ExtendResult, extend_estimator
 from manifold_studio.session.records import FitOutcome
 from manifold_studio.tables.distance_matrix import read_distances_to
 
-__all__ = ["holdout_split", "sample_fit_task", "extend_task", "load_and_extend", "load_distances_and_extend", "ExtendResult",
+__all__ = ["holdout_split", "sample_fit_task", "load_and_extend", "load_distances_and_extend", "ExtendResult",
            "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
 
 
@@ -86,37 +88,6 @@ def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, 
 
 # -- extend -------------------------------------------------------------------------------------
 
-@dataclass
-class ExtendResult:
-    """What an extension job returns to the GUI."""
-
-    values: np.ndarray
-    time_s: float
-    dataset: Dataset | None = None   #: a data set loaded by the job (None: an existing one)
-    rows: np.ndarray | None = None
-    #: the file's name when its rows were too many to keep as a data set
-    label: str = ""
-    #: (correct, total) of a classifier against the file's labels
-    correct: tuple[int, int] | None = None
-    notes: list[str] | None = None
-
-
-def _check_features(estimator, X: np.ndarray, what: str) -> None:
-    expected = getattr(estimator, "n_features_in_", None)
-    if expected is not None and X.shape[1] != expected:
-        raise DataError(f"{what} has {X.shape[1]} column(s) but the model was fitted on {expected}: "
-                        "extend it to data with the same columns as the training data.")
-
-
-def extend_task(estimator, X: np.ndarray, rows=None, what: str = "The data", progress=None) -> ExtendResult:
-    """Extend a fitted estimator to ``X`` (chunked, with progress and cancel)."""
-    X = np.asarray(X, dtype=float)
-    _check_features(estimator, X, what)
-    start = time.perf_counter()
-    values = np.asarray(estimator.extend(X, progress=progress))
-    return ExtendResult(values, time.perf_counter() - start, None, rows)
-
-
 #: a file whose rows take more than this is extended without being kept as a data set
 KEEP_DATA_MB = 512.0
 
@@ -148,8 +119,9 @@ def load_distances_and_extend(source: str, estimator, training: Dataset, host=No
         options.setdefault("missing", "keep")   # a gap is reported by name, not silently dropped
     read = load_data(str(source), host, SubProgress(progress, 0.0, 0.2), loader=loader, **options)
     new = read_distances_to(read, training, name)
-    res = extend_task(estimator, new.X, None, name, SubProgress(progress, 0.2, 1.0))
-    return ExtendResult(res.values, res.time_s, new, None, name)
+    start = time.perf_counter()
+    values = extend_estimator(estimator, new.X, SubProgress(progress, 0.2, 1.0), what=name)
+    return ExtendResult(values, time.perf_counter() - start, new, None, name)
 
 
 def _training_feature_names(estimator) -> list[str] | None:

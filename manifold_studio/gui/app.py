@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     sample = None if args.no_sample else (args.sample or startup_sample())
     window = MainWindow(initial_sample=sample, initial_algorithm=args.algorithm)
     handler = install_excepthook(window)
-    if args.size or not getattr(window, "layout_restored", False):
+    if args.size or not window.layout_restored:
         window.resize(*_parse_size(args.size or "1280x800"))
     window.show()
     if not args.screenshot:

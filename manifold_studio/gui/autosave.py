@@ -52,14 +52,14 @@ class Autosave(QObject):
     def save_now(self):
         """Write the recovery file in the background (returns the Job, or None if nothing to save)."""
         w = self.window
-        if getattr(w, "_shut_down", False) or not w.session.datasets:
+        if w._shut_down or not w.session.datasets:
             return None
         if self.job is not None and not self.job.finished:
             self._again = True
             return None
         snap = snapshot(w.session)
-        settings = w.project.view_settings() if getattr(w, "project", None) else {}
-        analyses = w.project.analyses() if getattr(w, "project", None) else {}
+        settings = w.project.view_settings() if w.project is not None else {}
+        analyses = w.project.analyses() if w.project is not None else {}
 
         def done(path):
             self.saved.emit(path)

@@ -335,6 +335,10 @@ class ClusterComparePanel(ComparisonJob, QWidget):
         return w.run_algorithm(row.algorithm, dict(row.params), self.dataset_name)
 
     # -- report ----------------------------------------------------------------------------------
+    def report_blocker(self) -> str:
+        """Why *Add to report* cannot add this dock yet ("" when it can)."""
+        return "" if self.comparison is not None else "Nothing to report: run a comparison of clusterings first."
+
     def report_item(self, caption: str = "", png: bytes | None = None):
         """The report item of this view: the table and plot as shown, and the best k of each
         measure for each method (File ▸ Report uses it through *Add to report*)."""
@@ -351,7 +355,7 @@ class ClusterComparePanel(ComparisonJob, QWidget):
         return view_item("Compare clusterings", caption, png, facts)
 
     def add_to_report(self):
-        actions = getattr(self.window, "report_actions", None)
+        actions = self.window.report_actions
         if actions is None:
             return None
         return actions.add_view("compare_clusterings")

@@ -81,7 +81,7 @@ class ClusterOverlay(QObject):
 
     @classmethod
     def for_window(cls, window) -> "ClusterOverlay":
-        overlay = getattr(window, "cluster_overlay", None)
+        overlay = window.cluster_overlay
         if overlay is None:
             overlay = cls(window)
             window.cluster_overlay = overlay

@@ -37,7 +37,7 @@ class DistanceMatrices:
         panel.algorithmChanged.connect(lambda _id: self.lock_form())
         panel.form.changed.connect(self.lock_form)
         window.bridge.datasetsChanged.connect(self.update)
-        selector = getattr(panel, "input_selector", None)
+        selector = window.input_selector
         if selector is not None:
             selector.combo.currentIndexChanged.connect(lambda _i: self.update())
         self.update()
@@ -62,7 +62,7 @@ class DistanceMatrices:
     def active_dataset(self):
         """The current data set when it is a distance matrix that the next run fits (None otherwise)."""
         ds = self.window.session.current_dataset
-        selector = getattr(self.window.algorithm_panel, "input_selector", None)
+        selector = self.window.input_selector
         if ds is None or not ds.distance_matrix or (selector is not None and selector.source_run() is not None):
             return None
         return ds
@@ -129,7 +129,7 @@ class DistanceMatrices:
 
 def distance_blocker(window, algorithm_id: str) -> str:
     """Why Run cannot fit ``algorithm_id`` on the current distance matrix ("" when it can)."""
-    tools = getattr(window, "distance_matrices", None)
+    tools = window.distance_matrices
     return tools.blocker(algorithm_id) if tools is not None else ""
 
 

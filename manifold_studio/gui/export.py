@@ -482,7 +482,7 @@ class ExportActions(QObject):
 
 def install_export(window) -> ExportActions:
     """File ▸ Export (images, CSV, clipboard) and the map's right-click "Export image…" (once)."""
-    if isinstance(getattr(window, "export", None), ExportActions):
+    if isinstance(window.export, ExportActions):
         return window.export
     window.export = ExportActions(window)
     return window.export

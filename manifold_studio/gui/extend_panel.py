@@ -33,9 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.algorithms.labels import same_labels
-from manifold_studio.errors import DataError, error_message
+from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.extend.tasks import (
-    extend_task,
     holdout_split,
     load_and_extend,
     load_distances_and_extend,
@@ -46,6 +45,7 @@ from manifold_studio.gui.data_panel import LoaderOptionsDialog
 from manifold_studio.gui.model_file_actions import ModelFileActions
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label, say, seed_spin_box
+from manifold_studio.session.lifecycle import prepare_extension
 
 HELDOUT, DATASET = "heldout", "dataset"
 
@@ -294,18 +294,12 @@ class ExtendPanel(ModelFileActions, ResultView):
         except DataError as exc:
             self._say(error_message(exc), error=True)
             return None
-        X = ds.X if rows is None else ds.X[np.asarray(rows)]
-        if ds.distance_matrix and run.source_run is None:   # the rows' distances to the fitted items
-            if ds.name != run.dataset_name or rows is None or run.rows is None:
-                self._fail(f"Cannot extend run #{run.id} to '{ds.name}': a distance matrix extends only to its own "
-                           "held-out rows; for new points use Extend to a file… (their distances to the fitted items).")
-                return None
-            X = ds.X[np.ix_(np.asarray(rows), np.asarray(run.rows))]
-        what = f"Data set '{ds.name}'"
-        task = functools.partial(extend_task, run.estimator, X, rows, what)
-        label = f"{ds.name} ({X.shape[0]:,} points)" if rows is None else \
-            f"held-out rows of {ds.name} ({X.shape[0]:,} points)"
-        return self._start(task, run, label, dataset_name=ds.name)
+        try:
+            spec = prepare_extension(self.session, run.id, ds.name, rows)
+        except ManifoldStudioError as exc:
+            self._fail(error_message(exc))
+            return None
+        return self._start(spec, run, spec.label, dataset_name=ds.name)
 
     def choose_file(self):
         host = self.window.host

@@ -229,14 +229,14 @@ def open_methods(window, algorithm_id: str | None = None) -> MethodsDialog:
 
 
 def zoom_to_fit(window) -> None:
-    view = getattr(window, "map_view", None)
+    view = window.map_view
     if view is not None:
         view.fit_to_points()
 
 
 def install_help_pages(window) -> None:
     """Help ▸ Keyboard shortcuts, Help ▸ Methods and View ▸ Zoom to fit (Ctrl+0). Idempotent."""
-    if getattr(window, "shortcuts_action", None) is not None:
+    if window.shortcuts_action is not None:
         return
     help_menu = window.menus["help"]
     first = help_menu.actions()[0] if help_menu.actions() else None

@@ -11,8 +11,15 @@ Structure (for engineers adding features):
 - ``window.views``    result views by id, created from :func:`.window_tools.all_views`; each gets
                       ``show_run(run, dataset)`` whenever the current run changes
 - ``window.add_dock`` put any tool widget in a dock; ``window.menus``: menus by name ("file", ...)
+- every other part (``window.preparation_panel``, ``window.export``, ``window.report_actions``, ...)
+  is declared in :meth:`MainWindow._declare_parts`, the one list of what the window is made of,
+  and filled in by the installers of :data:`.window_tools.TOOLS`; code reads ``window.part``
+  directly (no ``getattr`` probes)
 
-Everything heavy goes through a job; slots only read results and update widgets.
+Runs, extensions and previews follow one lifecycle (:mod:`manifold_studio.session.lifecycle`):
+the session creates the spec, the window runs it on a worker thread and relays progress, partial
+results (to each view's public ``show_partial``) and Cancel. Everything heavy goes through a job;
+slots only read results and update widgets.
 """
 from __future__ import annotations
 
@@ -87,6 +94,8 @@ class MainWindow(RunActions, QMainWindow):
         self.views: dict = {}
         self.docks: dict[str, QDockWidget] = {}
         self.menus: dict = {}
+        self._laid_out = False
+        self._declare_parts()
 
         self.setWindowTitle("Manifold Studio")
         self.setAcceptDrops(True)
@@ -123,6 +132,43 @@ class MainWindow(RunActions, QMainWindow):
                                  f"(no sample plugin provides it).", "warning")
 
     # -- construction -------------------------------------------------------------------------
+    def _declare_parts(self) -> None:
+        """Every part of the window, declared here and nowhere else. The core (panels, views,
+        menus) is built by ``_build_*``; the tools of :data:`.window_tools.TOOLS` fill in the rest,
+        in that order, each setting the attributes listed under its installer. Code reads a part
+        as ``window.part`` (None only while the window is being built), never by probing."""
+        # _build_panels, _build_menus
+        self.data_panel = self.algorithm_panel = self.run_controls = self.run_log = self.message_log = None
+        self.run_action = None
+        # install_preparation, install_clustering_tools, install_distance_matrices
+        self.preparation_panel = self.distance_matrices = None
+        self.cluster_overlay = self.input_selector = self.cluster_map_action = None
+        self.choose_k_tool = self.choose_k_action = None
+        # install_classification, install_image_points, install_selection, install_selection_actions
+        self.classification_panel = self.classify_map_action = self.image_points = None
+        self.map_selection = self.selection_actions = None
+        # install_project_actions, install_autosave, install_missing_values, install_plugin_manager
+        self.project = self.autosave = self.missing_values = None
+        self.plugin_manager_dialog = self.plugin_manager_action = None
+        # install_scatter3d, install_export, install_data_table, install_recent_files
+        self.scatter3d_action = self.export = self.data_table = self.recent = None
+        # install_test_score, install_compare_clusterings
+        self.test_score = self.test_score_action = None
+        self.compare_clusterings = self.compare_clusterings_action = None
+        # install_undo (the stack is made on first use: a panel may push before the menu exists)
+        self.undo_stack = self.undo_action = self.redo_action = None
+        # install_report, install_help_pages
+        self.report_actions = None
+        self.shortcuts_dialog = self.methods_dialog = None
+        self.shortcuts_action = self.methods_action = self.zoom_action = None
+        # install_preferences (last: restores the saved layout once every dock exists)
+        self.settings_store = self.preferences = self.preferences_action = self.preferences_dialog = None
+        self._preferences_watcher = None
+        self.layout_restored = False
+        # the previews of a running fit (made on the first one)
+        self.partial_router = None
+        self.map_instruments = None           # gui.map_instruments: search, density, explain, ...
+
     def _build_panels(self):
         self.data_panel = DataPanel(self)
         self.algorithm_panel = AlgorithmPanel(self)
@@ -424,7 +470,7 @@ class MainWindow(RunActions, QMainWindow):
 
     def showEvent(self, event):
         super().showEvent(event)
-        if not getattr(self, "_laid_out", False):
+        if not self._laid_out:
             self._laid_out = True
             self._initial_layout()
 

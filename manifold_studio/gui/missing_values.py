@@ -30,10 +30,10 @@ def missing_blocker(window, algorithm_id: str) -> str:
     n = missing_count(ds)
     if not n:
         return ""
-    selector = getattr(window.algorithm_panel, "input_selector", None)
+    selector = window.input_selector
     if selector is not None and selector.source_run() is not None:
         return ""  # fitted on a map: no missing values there
-    if any(step_id == "impute" for step_id, _ in getattr(window, "preparation_chain", list)()):
+    if any(step_id == "impute" for step_id, _ in window.preparation_chain()):
         return ""  # the chain fills them before the algorithm sees them
     try:
         est = window.host.algorithm_class(algorithm_id)(**window.algorithm_panel.values())

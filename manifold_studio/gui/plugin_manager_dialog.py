@@ -176,7 +176,7 @@ class PluginManagerDialog(QDialog):
             self._say("Only plugins installed in the plugin folder can be uninstalled here "
                       "(built-in plugins can be disabled; pip ones are removed with pip).", error=True)
             return False
-        confirm = getattr(self.window, "dialogs", True) if confirm is None else confirm
+        confirm = self.window.dialogs if confirm is None else confirm
         if confirm and QMessageBox.question(self, "Uninstall plugin", f"Uninstall {r.distribution} {r.version}?") \
                 != QMessageBox.StandardButton.Yes:
             return False
@@ -190,7 +190,7 @@ class PluginManagerDialog(QDialog):
 
     def _apply(self, text: str) -> None:
         """Reload the plugins into the window (unless busy) and say whether a restart is needed."""
-        if getattr(self.window, "busy", False):  # never swap plugins under a running fit
+        if self.window.busy:  # never swap plugins under a running fit
             self._say(f"{text}. A computation is running: the change takes effect when it has finished.")
             self._pending = text
             QTimer.singleShot(300, self, self._retry)
@@ -199,9 +199,8 @@ class PluginManagerDialog(QDialog):
 
         host = reload_host()
         self.window.host = host
-        if getattr(self.window, "session", None) is not None:
-            self.window.session._host = host
-        panel = getattr(self.window, "algorithm_panel", None)
+        self.window.session._host = host
+        panel = self.window.algorithm_panel
         if panel is not None:
             current = panel.algorithm_id
             panel._populate()
@@ -240,7 +239,7 @@ def _escape(text: str) -> str:
 
 
 def open_plugin_manager(window) -> PluginManagerDialog:
-    dlg = getattr(window, "plugin_manager_dialog", None)
+    dlg = window.plugin_manager_dialog
     if dlg is None:
         dlg = window.plugin_manager_dialog = PluginManagerDialog(window)
     else:

@@ -61,7 +61,7 @@ def open_settings(path=None) -> QSettings:
 
 def settings_of(window) -> QSettings:
     """The settings store shared by every desktop-habit tool of ``window`` (made on first use)."""
-    store = getattr(window, "settings_store", None)
+    store = window.settings_store
     if store is None:
         store = window.settings_store = open_settings()
     return store
@@ -174,7 +174,7 @@ class Preferences(QObject):
 def apply_map_settings(window, values: dict) -> None:
     """Point size and colour map on the central map (through ``map_view.apply_settings`` when
     the map offers it, else its size box)."""
-    view = getattr(window, "map_view", None)
+    view = window.map_view
     if view is None:
         return
     if hasattr(view, "apply_settings"):
@@ -185,7 +185,7 @@ def apply_map_settings(window, values: dict) -> None:
 
 def map_settings(window) -> dict:
     """The point size and colour map the map uses now (only those it has)."""
-    view = getattr(window, "map_view", None)
+    view = window.map_view
     if view is None:
         return {}
     if hasattr(view, "settings"):
@@ -307,7 +307,7 @@ def install_preferences(window, settings: QSettings | None = None) -> Preference
     """Preferences of ``window``: applied now, Edit ▸ Preferences… (Ctrl+,), layout saved on
     close and restored now. Call it last in ``MainWindow.__init__`` (every dock exists then).
     Idempotent."""
-    existing = getattr(window, "preferences", None)
+    existing = window.preferences
     if existing is not None:
         return existing
     if settings is not None:

@@ -77,8 +77,7 @@ class ProjectActions:
         ``restore_analyses(dict)``): the classification panel (every run's evaluation) and
         Test & Score and Compare clusterings (the comparisons), the map instruments (their settings)."""
         w = self.window
-        return [o for o in (getattr(w, "classification_panel", None), getattr(w, "test_score", None),
-                            getattr(w, "compare_clusterings", None), getattr(w, "map_instruments", None))
+        return [o for o in (w.classification_panel, w.test_score, w.compare_clusterings, w.map_instruments)
                 if o is not None]
 
     def analyses(self) -> dict:

@@ -77,7 +77,7 @@ class RecentFiles(QObject):
         self.files.changed.connect(self.rebuild_menu)
         self.projects.changed.connect(self.rebuild_menu)
         window.datasetLoaded.connect(self._on_dataset_loaded)
-        project = getattr(window, "project", None)
+        project = window.project
         if project is not None and hasattr(project, "path_listeners"):
             project.path_listeners.append(self._on_project_path)
         self.rebuild_menu()
@@ -137,7 +137,7 @@ class RecentFiles(QObject):
             self.window.report_error(f"{Path(path).name} no longer exists ({path}); it was removed "
                                      "from the recent list. Nothing loaded has changed.")
             return None
-        if kind == "files" and path in self.distance_matrices.paths() and hasattr(self.window, "distance_matrices"):
+        if kind == "files" and path in self.distance_matrices.paths() and self.window.distance_matrices is not None:
             return self.window.distance_matrices.open_file(path)
         if kind == "files":
             return self.window.open_file(path)
@@ -159,7 +159,7 @@ def _insert_in_file_menu(window, menu: QMenu) -> None:
 
 def install_recent_files(window) -> RecentFiles:
     """File ▸ Open recent, fed by loaded files and opened/saved projects. Idempotent."""
-    existing = getattr(window, "recent", None)
+    existing = window.recent
     if existing is not None:
         return existing
     window.recent = RecentFiles(window, settings_of(window))

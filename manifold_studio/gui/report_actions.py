@@ -8,9 +8,13 @@ and in the title bar of every view's dock (:class:`ViewTitleBar`, one mechanism 
 listed when the menu opens, plus "the view with the focus" on Ctrl+Shift+R and "the current
 data set") and in the map's right-click menu. A feature view (a view of the data set's columns)
 adds a data item of its data set (with the Preparation dock's steps); any other view a run item
-of the current run. The figure is the view rendered to PNG by
-:func:`manifold_studio.gui.export.render_view` (the code File ▸ Export uses), as it is when added;
-a view that draws nothing yet (one colour all over) is not added, and says so. The model is Qt-free
+of the current run. The report renders from state: the view is drawn from what it shows (a
+feature view behind another tab draws first, :meth:`ResultView.ensure_drawn`) and rendered off
+screen at :data:`FIGURE_SIZE` by :func:`manifold_studio.gui.export.render_view` (the code File ▸
+Export uses), whether its tab is visible or not. A view with nothing to show cannot be added: its
+button is greyed and its tooltip says why (``report_blocker()``); one that still renders one colour
+all over is refused with the same kind of message. Items are added without a caption; captions
+are edited in File ▸ Report… (the caption field under the list), not in a box on every add. The model is Qt-free
 (:mod:`manifold_studio.analysis.report`, kept in ``session.report`` and saved in the project);
 the HTML file is written by a job; the PDF is the same HTML laid out by QTextDocument and
 printed to a QPdfWriter (main thread: Qt's text layout needs it).
@@ -21,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, QUrl
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, QTimer, QUrl
 from PySide6.QtGui import QAction, QFont, QImage, QKeySequence, QPageSize, QPdfWriter, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
     QFileDialog,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
+    QLineEdit,
     QListWidget,
     QMenu,
     QPushButton,
@@ -53,6 +57,8 @@ PDF_DPI, PDF_TEXT_PT = 150, 10
 #: docks that hold controls, not a view: no *Add to report* button
 NOT_VIEWS = (*PANEL_DOCKS, "preparation")
 BUTTON_TEXT = "Add to report"
+BUTTON_TIP = ("Add this view, as it is now, to the report (File ▸ Report; its caption is edited there). "
+              "Ctrl+Shift+R adds the view with the keyboard focus.")
 
 
 def report_button(actions: "ReportActions", key: str) -> QToolButton:
@@ -61,8 +67,7 @@ def report_button(actions: "ReportActions", key: str) -> QToolButton:
     button.setText(BUTTON_TEXT)
     button.setObjectName("add_to_report")
     button.setAutoRaise(True)
-    button.setToolTip("Add this view, as it is now, to the report (File ▸ Report). "
-                      "Ctrl+Shift+R adds the view with the keyboard focus.")
+    button.setToolTip(BUTTON_TIP)
     button.clicked.connect(lambda _=False: actions.add_view(key))
     return button
 
@@ -126,6 +131,7 @@ class ReportActions:
         file_menu = window.menus["file"]
         quit_action = next((a for a in file_menu.actions() if a.text().replace("&", "") == "Quit"), None)
         file_menu.insertMenu(quit_action, self.menu)
+        self.map_menu_action = None
         map_view = window.map_view
         if map_view is not None and hasattr(map_view, "plot_item"):
             self.map_menu_action = map_view.plot_item.getViewBox().menu.addAction("Add to report")
@@ -133,6 +139,14 @@ class ReportActions:
         #: view key -> its *Add to report* button
         self.buttons: dict[str, QToolButton] = {}
         self.install_buttons()
+        # the buttons follow the state: greyed, with the reason, while a view has nothing to show
+        self._refresh_timer = QTimer(window)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.timeout.connect(self.refresh_buttons)
+        for signal in (window.bridge.currentRunChanged, window.bridge.runChanged, window.jobs.jobEnded):
+            signal.connect(lambda *_: self._refresh_timer.start(0))
+        window.bridge.datasetsChanged.connect(lambda: self._refresh_timer.start(0))
+        self.refresh_buttons()
 
     def install_buttons(self) -> None:
         """Give the map's toolbar and every view dock's title bar an *Add to report* button
@@ -152,6 +166,27 @@ class ReportActions:
     def report(self) -> Report:
         return self.window.session.report
 
+    def _found(self, key: str):
+        """(title, widget) of open view ``key``, or None."""
+        return next(((t, wd) for k, t, wd in self.window.export.views() if k == key), None)
+
+    def blocker(self, key: str) -> str:
+        """Why view ``key`` cannot be added to the report now ("" when it can)."""
+        found = self._found(key)
+        if found is None:
+            return f"There is no open view '{key}' to add to the report."
+        check = getattr(found[1], "report_blocker", None)  # views and tools that can be empty say so
+        return check() if callable(check) else ""
+
+    def refresh_buttons(self) -> None:
+        """Grey each *Add to report* button whose view has nothing to show; its tooltip says why."""
+        for key, button in self.buttons.items():
+            reason = self.blocker(key) if self._found(key) is not None else ""
+            button.setEnabled(not reason)
+            button.setToolTip(reason or BUTTON_TIP)
+        if self.map_menu_action is not None and "map" in self.buttons:
+            self.map_menu_action.setEnabled(self.buttons["map"].isEnabled())
+
     def _fill_menu(self) -> None:
         """One *Add to report* entry per open view (views open and close)."""
         self.menu.clear()
@@ -164,27 +199,25 @@ class ReportActions:
             act.triggered.connect(lambda _=False, key=key: self.add_view(key))
 
     # -- adding -------------------------------------------------------------------------------
-    def _caption(self, title: str) -> str | None:
-        if not self.window.dialogs:
-            return ""
-        text, ok = QInputDialog.getText(self.window, "Add to report", f"Caption for “{title}”:")
-        return text if ok else None
-
-    def add_view(self, key: str | None, caption: str | None = None):
-        """Add view ``key`` (None: the one with the focus) as it is now; returns the item or None."""
+    def add_view(self, key: str | None, caption: str = ""):
+        """Add view ``key`` (None: the one with the focus) as its state draws it, at
+        :data:`FIGURE_SIZE`, visible or not; returns the item, or None (said why)."""
         w = self.window
-        export = w.export
-        key = key or export.current_view()
-        found = next(((t, wd) for k, t, wd in export.views() if k == key), None)
-        if found is None:
-            w.report_error(f"There is no open view '{key}' to add to the report.")
+        key = key or w.export.current_view()
+        found = self._found(key)
+        reason = self.blocker(key)
+        if found is None or reason:
+            w.report_error(reason, log=False)
             return None
         title, widget = found
-        if caption is None:
-            caption = self._caption(title)
-            if caption is None:
-                return None
         try:
+            ensure = getattr(widget, "ensure_drawn", None)  # a lazy view draws its state first
+            if callable(ensure):
+                ensure()
+            reason = self.blocker(key)  # e.g. its statistics went to a worker thread
+            if reason:
+                w.report_error(reason, log=False)
+                return None
             picture = render_view(widget, ".png", *FIGURE_SIZE, view_title(widget))
             if _blank(picture):
                 w.report_error(f"The view '{title}' draws nothing yet (compute or choose what it shows "
@@ -212,25 +245,22 @@ class ReportActions:
             return None
         return self._added(item)
 
-    def add_dataset(self, caption: str | None = None):
+    def add_dataset(self, caption: str = ""):
         ds = self.window.session.current_dataset
         if ds is None:
             self.window.report_error("No data set is loaded: load a file or a sample first.")
             return None
-        if caption is None:
-            caption = self._caption(ds.name)
-            if caption is None:
-                return None
         return self._added(data_item(ds, caption, preparation=self._preparation()))
 
     def _preparation(self) -> list:
         """The Preparation dock's steps (the chain the next run will fit), or none."""
-        panel = getattr(self.window, "preparation_panel", None)
+        panel = self.window.preparation_panel
         return panel.chain() if panel is not None else []
 
     def _added(self, item):
         self.report.add(item)
-        self.window.show_status(f"Added to the report ({len(self.report)} item(s)): {item.title}")
+        self.window.show_status(f"Added to the report ({len(self.report)} item(s)): {item.title}. "
+                                "Edit its caption in File ▸ Report….")
         if self.dialog is not None:
             self.dialog.refresh()
         return item
@@ -246,8 +276,8 @@ class ReportActions:
         return self.dialog
 
     def _title(self) -> str:
-        project = getattr(self.window, "project", None)
-        path = getattr(project, "path", None)
+        project = self.window.project
+        path = project.path if project is not None else None
         return f"Manifold Studio report — {path.stem}" if path else "Manifold Studio report"
 
     def save_html(self, path):
@@ -309,12 +339,21 @@ class ReportDialog(QDialog):
         self.setWindowTitle("Report")
         self.resize(560, 420)
         self.list = QListWidget()
+        #: the selected item's caption, edited here (saved as typed)
+        self.caption_edit = QLineEdit()
+        self.caption_edit.setObjectName("report_caption")
+        self.caption_edit.setPlaceholderText("Caption of the selected item")
+        self.caption_edit.textEdited.connect(self._caption_typed)
         lay = QVBoxLayout(self)
         lay.addWidget(self.list, 1)
+        caption_row = QHBoxLayout()
+        caption_row.addWidget(QLabel("Caption:"))
+        caption_row.addWidget(self.caption_edit, 1)
+        lay.addLayout(caption_row)
         row = QHBoxLayout()
         self.buttons = {}
         for key, text, slot in (("up", "Move up", lambda: self.move(-1)), ("down", "Move down", lambda: self.move(1)),
-                                ("caption", "Caption…", self.edit_caption), ("remove", "Remove", self.remove),
+                                ("remove", "Remove", self.remove),
                                 ("html", "Save as HTML…", lambda: self.save("html")),
                                 ("pdf", "Save as PDF…", lambda: self.save("pdf"))):
             b = self.buttons[key] = QPushButton(text)
@@ -327,11 +366,17 @@ class ReportDialog(QDialog):
     def report(self) -> Report:
         return self.actions.report
 
+    @staticmethod
+    def _line(i: int, item) -> str:
+        fig = " [figure]" if item.image is not None else ""
+        return f"{i + 1}. {item.title}{fig}" + (f" — {item.caption}" if item.caption else "")
+
     def refresh(self, select: int | None = None) -> None:
         self.list.clear()
         for i, item in enumerate(self.report.items):
-            fig = " [figure]" if item.image is not None else ""
-            self.list.addItem(f"{i + 1}. {item.title}{fig}" + (f" — {item.caption}" if item.caption else ""))
+            self.list.addItem(self._line(i, item))
+        if select is None and self.list.count():
+            select = self.list.count() - 1  # the item added last: its caption is typed next
         if select is not None and 0 <= select < self.list.count():
             self.list.setCurrentRow(select)
         self._enable()
@@ -341,7 +386,8 @@ class ReportDialog(QDialog):
         self.buttons["up"].setEnabled(row > 0)
         self.buttons["down"].setEnabled(0 <= row < n - 1)
         self.buttons["remove"].setEnabled(row >= 0)
-        self.buttons["caption"].setEnabled(row >= 0)
+        self.caption_edit.setEnabled(0 <= row < n)
+        self.caption_edit.setText(self.report.items[row].caption if 0 <= row < n else "")
         for key in ("html", "pdf"):
             self.buttons[key].setEnabled(n > 0)
 
@@ -358,17 +404,20 @@ class ReportDialog(QDialog):
             self.report.remove(row)
             self.refresh(min(row, len(self.report) - 1))
 
-    def edit_caption(self, text: str | None = None) -> None:
+    def edit_caption(self, text: str) -> None:
+        """Set the selected item's caption to ``text`` (what typing in the caption field does)."""
         row = self.list.currentRow()
         if row < 0:
             return
-        item = self.report.items[row]
-        if text is None:
-            text, ok = QInputDialog.getText(self, "Caption", f"Caption for “{item.title}”:", text=item.caption)
-            if not ok:
-                return
-        item.caption = text
-        self.refresh(row)
+        self.caption_edit.setText(text)
+        self._caption_typed(text)
+
+    def _caption_typed(self, text: str) -> None:
+        row = self.list.currentRow()
+        if 0 <= row < len(self.report):
+            item = self.report.items[row]
+            item.caption = text
+            self.list.item(row).setText(self._line(row, item))
 
     def save(self, kind: str) -> None:
         filt = "HTML page (*.html)" if kind == "html" else "PDF document (*.pdf)"

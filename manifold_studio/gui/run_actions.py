@@ -1,13 +1,16 @@
-"""Runs started from the main window: why Run is blocked, starting a fit as a job, and the
-fit's partial results, success, failure and cancellation recorded in the session. A mixin of
-:class:`~manifold_studio.gui.main_window.MainWindow` (it uses the window's session, panels,
-``start_job``, ``report_error``, ``show_status`` and ``runFinished``)."""
+"""Runs started from the main window: why Run is blocked, and running the session's fit spec
+(:func:`manifold_studio.session.lifecycle.prepare_fit`) as a job, relaying its partial results,
+success, failure and cancellation back to the spec (which records them in the session). A mixin
+of :class:`~manifold_studio.gui.main_window.MainWindow` (it uses the window's session, panels,
+``start_job``, ``report_error``, ``show_status`` and ``runFinished``). ``Session.run`` runs the
+same spec synchronously (scripts, the command line)."""
 from __future__ import annotations
 
 from manifold_studio.errors import error_message
 from manifold_studio.gui.distance_matrix_actions import distance_blocker
 from manifold_studio.gui.fit_partials import route_partial
 from manifold_studio.gui.missing_values import missing_blocker
+from manifold_studio.session.lifecycle import prepare_fit
 
 
 class RunActions:
@@ -23,10 +26,10 @@ class RunActions:
         errors = self.algorithm_panel.form.errors()
         if errors:
             return next(iter(errors.values()))
-        prep = getattr(self, "preparation_panel", None)
+        prep = self.preparation_panel
         if prep is not None and prep.errors():
             return prep.errors()
-        panel = getattr(self, "classification_panel", None)
+        panel = self.classification_panel
         return (distance_blocker(self, algo) or (panel.blocker(algo) if panel is not None else "")
                 or missing_blocker(self, algo))
 
@@ -38,7 +41,7 @@ class RunActions:
 
         ``rows``: fit on these rows of the data set only (e.g. a hold-out split).
         ``make_task(run)``: build the Qt-free task instead of ``session.fit_task(run)``; it must
-        return a :class:`~manifold_studio.session.model.FitOutcome` (e.g. "fit on a sample, extend to all").
+        return a :class:`~manifold_studio.session.records.FitOutcome` (e.g. "fit on a sample, extend to all").
         ``source_run``: fit on the embedding of this earlier run ("cluster this map"); when the
         algorithm comes from the panel (``algorithm_id`` None) it defaults to the panel's input."""
         if self.fit_job is not None and not self.fit_job.finished:
@@ -53,37 +56,33 @@ class RunActions:
         except Exception as exc:  # noqa: BLE001 - an unknown id: say why, start nothing
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
-        panel = getattr(self, "classification_panel", None)
+        panel = self.classification_panel
         if panel is not None and not panel.confirm_run(algo, cls):
             return None
         try:
             if params is None:
                 params = self.algorithm_panel.values()
-            selector = getattr(self.algorithm_panel, "input_selector", None)
+            selector = self.input_selector
             if source_run is None and algorithm_id is None and selector is not None and rows is None:
                 source_run = selector.source_run()
-            chain = self.preparation_chain() if source_run is None else []
-            run = self.session.create_run(cls, params, dataset_name, rows=rows, source_run=source_run,
-                                          chain=chain)
+            job = prepare_fit(self.session, cls, params, dataset_name, rows=rows, source_run=source_run,
+                              chain=self.preparation_chain() if source_run is None else [],
+                              isolated=self.run_controls.isolated_for(algo, cls), make_task=make_task)
         except Exception as exc:  # noqa: BLE001 - invalid input: say why, start nothing
             self.report_error(f"Cannot run {algo}: {error_message(exc)}")
             return None
-        try:
-            # a chained run fits the pipeline in this process (the isolated child builds a bare algorithm)
-            isolated = self.run_controls.isolated_for(algo, cls) and "chain" not in run.meta
-            task = self.session.fit_task(run, isolated=isolated) if make_task is None else make_task(run)
-        except Exception as exc:  # noqa: BLE001
-            self.session.fail_run(run.id, exc)
-            self.report_error(f"Run #{run.id} failed: {error_message(exc)}", log=False)
+        run = job.run
+        if job.failed:  # recorded as failed by the session
+            self.report_error(f"Run #{run.id} failed: {error_message(job.error)}", log=False)
             self.runFinished.emit(run)
             return run
-        self.session.start_run(run.id)
+        job.start()
         rid = run.id
         self.fit_job = self.start_job(
-            task, title=f"Fitting {algo}",
-            on_success=lambda outcome, rid=rid: self._fit_done(rid, outcome),
-            on_failure=lambda msg, detail, rid=rid: self._fit_failed(rid, msg, detail),
-            on_cancel=lambda rid=rid: self._fit_cancelled(rid))
+            job.spec, title=f"Fitting {algo}",
+            on_success=lambda outcome, job=job: self._fit_done(job, outcome),
+            on_failure=lambda msg, detail, job=job: self._fit_failed(job, msg, detail),
+            on_cancel=lambda job=job: self._fit_cancelled(job))
         self.fit_job.run_id = rid  # the run's duration is what the window reports for it
         self.fit_job.partial.connect(lambda result, rid=rid: self._fit_partial(rid, result))
         self.show_status(f"Running {run.title()}…", 0)
@@ -91,30 +90,30 @@ class RunActions:
 
     def preparation_chain(self) -> list[tuple[str, dict]]:
         """The Preparation panel's steps for the next run (none without the panel)."""
-        prep = getattr(self, "preparation_panel", None)
+        prep = self.preparation_panel
         return prep.chain() if prep is not None else []
 
     def _fit_partial(self, run_id: int, result) -> None:
         """An intermediate result of a running fit: a training curve or a map preview."""
         route_partial(self, run_id, result)
 
-    def _fit_done(self, run_id: int, outcome) -> None:
-        run = self.session.complete_run(run_id, outcome)
+    def _fit_done(self, job, outcome) -> None:
+        run = job.finish(outcome)
         self.show_status(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s "
                          f"({run.n_points:,} points)")
         self.runFinished.emit(run)
 
-    def _fit_failed(self, run_id: int, message: str, detail: str) -> None:
-        run = self.session.fail_run(run_id, message, detail)
+    def _fit_failed(self, job, message: str, detail: str) -> None:
+        run = job.fail(message, detail)
         self.show_run(self.session.current_run)  # drop any intermediate preview
         self.report_error(f"Run {run.title()} failed: {message}" + (
             "; the previous result is still shown" if self.session.current_run else ""), detail, log=False)
         self.runFinished.emit(run)
 
-    def _fit_cancelled(self, run_id: int) -> None:
-        run = self.session.cancel_run(run_id)
+    def _fit_cancelled(self, job) -> None:
+        run = job.cancel()
         if self.fit_job is not None and self.fit_job.abandoned:
-            self.session.log(self.fit_job.message, "warning", run_id=run_id)
+            self.session.log(self.fit_job.message, "warning", run_id=run.id)
         self.show_run(self.session.current_run)  # drop any intermediate preview
         self.show_status(f"Run {run.title()} cancelled.")
         self.runFinished.emit(run)

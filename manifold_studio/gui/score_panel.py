@@ -108,7 +108,7 @@ class ScorePanel(ComparisonJob, QWidget):
         self.confusion_view = LearnerConfusion(on_select=self.select_rows)
         self._layout()
         self._scheme_changed()
-        prep = getattr(window, "preparation_panel", None)
+        prep = window.preparation_panel
         if prep is not None:
             prep.chainChanged.connect(self.show_preparation)
         self.show_preparation()
@@ -194,7 +194,7 @@ class ScorePanel(ComparisonJob, QWidget):
     # -- the preparation chain -------------------------------------------------------------------
     def chain(self) -> list[tuple[str, dict]]:
         """The Preparation dock's steps: every learner is scored behind them."""
-        return self.window.preparation_chain() if hasattr(self.window, "preparation_chain") else []
+        return self.window.preparation_chain()
 
     def learner(self, algo: str, params: dict, chain, ds):
         """A learner as a run would fit it: classifier ``algo`` with ``params``, behind the
@@ -227,7 +227,7 @@ class ScorePanel(ComparisonJob, QWidget):
                   f"Data set '{ds.name}' has no labels: Test & Score needs a label column." if ds.labels is None else
                   "Tick at least one classifier." if not names else "")
         chain = self.chain()
-        prep_panel = getattr(self.window, "preparation_panel", None)
+        prep_panel = self.window.preparation_panel
         if not reason and prep_panel is not None and prep_panel.errors():
             reason = prep_panel.errors()
         learners = []
@@ -314,6 +314,10 @@ class ScorePanel(ComparisonJob, QWidget):
             return
         doc, arrays = saved
         self.show_comparison(comparison_from_record(doc, arrays), doc.get("dataset"))
+
+    def report_blocker(self) -> str:
+        """Why *Add to report* cannot add this dock yet ("" when it can)."""
+        return "" if self.comparison is not None else "Nothing to report: run Test & Score first."
 
     def report_item(self, caption: str = "", png: bytes | None = None):
         """The report item of this dock (*Add to report*): the data set, the preparation chain,

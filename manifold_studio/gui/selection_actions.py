@@ -20,8 +20,6 @@ disabled while nothing is selected, and say "Select points first" when called an
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -35,12 +33,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from manifold_studio.errors import error_message
-from manifold_studio.extend.tasks import extend_task
+from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.undo import push_label
 from manifold_studio.session import annotate
 from manifold_studio.session import selection as ops
 from manifold_studio.session.annotate import writable_columns
+from manifold_studio.session.lifecycle import prepare_extension
 
 SELECT_FIRST = "Select points first: drag a rectangle or a lasso on the map (Rectangle / Lasso in its toolbar)."
 #: at most this many existing classes are offered in the label dialog
@@ -244,7 +242,7 @@ class SelectionActions(QObject):
 
     def where(self, name: str) -> str:
         """Where the selection was made, for the provenance line."""
-        run = getattr(self.window.map_view, "run", None)
+        run = self.window.map_view.run
         if run is not None and run.dataset_name == name:
             return f"selected on the map of run #{run.id}"
         return "selected"
@@ -319,7 +317,7 @@ class SelectionActions(QObject):
     # -- extend ---------------------------------------------------------------------------------
     def fitted_run(self):
         """The map's run when it has a fitted model that can extend, else None."""
-        run = getattr(self.window.map_view, "run", None)
+        run = self.window.map_view.run
         if run is None or not run.succeeded or run.estimator is None or not hasattr(run.estimator, "extend"):
             return None
         return run
@@ -342,10 +340,14 @@ class SelectionActions(QObject):
             self.window.report_error("The selection is already being extended: wait for it or cancel it.", log=False)
             return None
         ext_name = f"selection of {len(rows):,} rows of {ds.name}"
-        task = functools.partial(extend_task, run.estimator, ds.X[rows], rows, f"The selection of {ds.name}")
+        try:
+            spec = prepare_extension(self.session, run.id, ds.name, rows, what=f"The selection of {ds.name}")
+        except ManifoldStudioError as exc:
+            self.window.report_error(f"Cannot extend run #{run.id} to the {ext_name}: {error_message(exc)}", log=False)
+            return None
         rid, dname = run.id, ds.name
         self.job = self.window.start_job(
-            task, title=f"Extending run #{rid} to the {ext_name}",
+            spec, title=f"Extending run #{rid} to the {ext_name}",
             on_success=lambda res: self._extended(rid, dname, ext_name, res),
             on_failure=lambda msg, detail: self.window.report_error(
                 f"Could not extend run #{rid} to the {ext_name}: {msg}", detail),

@@ -21,7 +21,7 @@ UNDO_LIMIT = 20
 
 def undo_stack(window) -> QUndoStack:
     """``window.undo_stack`` (made on first use, so panels may push before the menu exists)."""
-    stack = getattr(window, "undo_stack", None)
+    stack = window.undo_stack
     if stack is None:
         stack = window.undo_stack = QUndoStack(window)
         stack.setUndoLimit(UNDO_LIMIT)
@@ -77,7 +77,7 @@ class RemoveDatasetCommand(_SessionCommand):
     def _redo(self) -> None:
         session = self.window.session
         self.was_current = session.current_dataset_name == self.name
-        selection = getattr(self.window, "selection", None)
+        selection = self.window.selection
         self.selected = selection.rows(self.name) if selection is not None else None
         session.remove_dataset(self.name)
         self.window.show_status(f"Removed data set {self.name} (Edit ▸ Undo brings it back).")
@@ -88,7 +88,7 @@ class RemoveDatasetCommand(_SessionCommand):
         if other is not None and other is not self.dataset:
             raise ValueError(f"another data set named '{self.name}' was loaded since; remove or rename it first")
         session.add_dataset(self.dataset, replace=True, make_current=self.was_current)
-        selection = getattr(self.window, "selection", None)
+        selection = self.window.selection
         if selection is not None and self.selected is not None and len(self.selected):
             selection.select(self.name, self.selected)
         self.window.show_status(f"Data set {self.name} is back.")
@@ -109,7 +109,7 @@ class LabelCommand(_SessionCommand):
             raise ValueError(f"data set '{self.name}' was removed since")
         for attr, value in state.items():
             setattr(ds, attr, value)
-        actions = getattr(self.window, "selection_actions", None)
+        actions = self.window.selection_actions
         if actions is not None:
             actions.dataset_edited(self.name)
         else:
@@ -160,7 +160,7 @@ def install_undo(window) -> QUndoStack:
     """Edit ▸ Undo (Ctrl+Z) / Redo (Ctrl+Shift+Z, Ctrl+Y) over ``window.undo_stack``. Idempotent."""
 
     stack = undo_stack(window)
-    if getattr(window, "undo_action", None) is not None:
+    if window.undo_action is not None:
         return stack
     undo = window.undo_action = stack.createUndoAction(window, "&Undo")
     undo.setShortcut(QKeySequence.StandardKey.Undo)
@@ -174,7 +174,7 @@ def install_undo(window) -> QUndoStack:
     menu.insertAction(first, redo)
     if first is not None:
         menu.insertSeparator(first)
-    project = getattr(window, "project", None)
+    project = window.project
     if project is not None and hasattr(project, "path_listeners"):
         project.path_listeners.append(lambda _path, what: what == "opened" and stack.clear())
     return stack

@@ -5,7 +5,9 @@ write a module with an ``install_xxx(window)`` function (it adds actions, docks 
 through the window's public seams: ``window.menus``, ``window.add_dock``,
 ``window.map_view.add_toolbar_widget``, ``window.bridge`` signals) and put it in :data:`TOOLS` —
 before ``install_help_pages`` (so its keys are listed) and before ``install_preferences``, which
-must stay last: it restores the saved window layout once every dock exists.
+must stay last: it restores the saved window layout once every dock exists. The attributes a tool
+sets on the window are declared (None until it runs) in ``MainWindow._declare_parts``: add yours
+there under its installer.
 """
 from __future__ import annotations
 

@@ -38,7 +38,6 @@ from manifold_studio.analysis.report import Report
 from manifold_studio.data import Dataset
 from manifold_studio.errors import (
     DataError,
-    FitCancelled,
     ManifoldStudioError,
     error_message,
 )
@@ -46,6 +45,7 @@ from manifold_studio.plugins.host import get_host
 from manifold_studio.session.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
 from manifold_studio.session.fitting import extend_estimator
+from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.state import AnalysisState
 from manifold_studio.session.records import (
@@ -406,21 +406,8 @@ class Session(AnalysisState):
         """
         if chain is None:
             chain = self.chain if source_run is None else []
-        run = self.create_run(algorithm_id, params, dataset_name, rows=rows, source_run=source_run, chain=chain)
-        try:
-            task = self.fit_task(run)
-        except Exception as exc:
-            self.fail_run(run.id, exc)
-            raise
-        self.start_run(run.id)
-        try:
-            outcome = task(progress=progress)
-        except FitCancelled:
-            return self.cancel_run(run.id)
-        except Exception as exc:
-            self.fail_run(run.id, exc)
-            raise
-        return self.complete_run(run.id, outcome)
+        return run_fit(prepare_fit(self, algorithm_id, params, dataset_name, rows=rows, source_run=source_run,
+                                   chain=chain), progress)  # the window runs the same spec on a worker thread
 
     # -- extension ------------------------------------------------------------------------
     def extend_task(self, run_id: int, X) -> Callable[..., np.ndarray]:
@@ -443,8 +430,5 @@ class Session(AnalysisState):
 
     def extend(self, run_id: int, dataset_name: str | None = None, rows=None, progress=None) -> Extension:
         """Synchronously extend a run to a data set (or some of its rows) and record it."""
-        ds = self.dataset(dataset_name)
-        X = ds.X if rows is None else ds.X[np.asarray(rows)]
-        start = time.perf_counter()
-        values = self.extend_task(run_id, X)(progress=progress)
-        return self.add_extension(run_id, values, ds.name, rows=rows, time_s=time.perf_counter() - start)
+        spec = prepare_extension(self, run_id, dataset_name, rows)  # the window's Extend runs the same spec
+        return spec.record(spec(progress))

@@ -98,7 +98,7 @@ def _drawn(png: bytes) -> int:
 
 def test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order(qtbot, win, monkeypatch):
     w, actions = win, win.report_actions
-    monkeypatch.setattr(actions, "_caption", lambda title: f"about {title}")
+    monkeypatch.setattr("PySide6.QtWidgets.QInputDialog.getText", lambda *a, **k: pytest.fail("no modal caption box"))
     _run_tools(qtbot, w)
     keys = ["map"] + [f"view:{cls.view_id}" for cls in VIEWS if cls.view_id != "map"] + list(TOOL_VIEWS)
     assert not set(keys) & set(NOT_VIEWS)
@@ -110,7 +110,9 @@ def test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order(qt
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
         assert len(w.session.report) == before + 1, (key, w.statusBar().currentMessage())
         item = w.session.report.items[-1]
-        assert item.caption == f"about {title}" and title in item.title, (key, item.title)
+        assert item.caption == "" and title in item.title, (key, item.title)
+        actions.show_dialog().edit_caption(f"about {title}")  # captions are written in the report
+        assert item.caption == f"about {title}"
         assert item.image is not None
         if _drawn(item.image) < 500:
             blank.append(key)
@@ -144,6 +146,9 @@ def test_a_view_that_draws_nothing_yet_is_not_added_blank(qtbot, win):
     dock.raise_()
     qtbot.waitUntil(dock.isVisible, timeout=5_000)
     assert w.views["reconstruction"].series is None  # not computed: an empty plot
+    w.report_actions.refresh_buttons()
+    button = w.report_actions.buttons["view:reconstruction"]
+    assert not button.isEnabled() and "press Compute first" in button.toolTip()  # greyed, saying why
     assert w.report_actions.add_view("view:reconstruction", caption="x") is None
     assert "draws nothing yet" in w.statusBar().currentMessage() and len(w.session.report) == 0
 

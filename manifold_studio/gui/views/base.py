@@ -64,6 +64,15 @@ class ResultView(QWidget):
     def clear(self) -> None:
         self.show_run(None, None)
 
+    # -- the report ---------------------------------------------------------------------------------
+    def report_blocker(self) -> str:
+        """Why *Add to report* cannot add this view now ("" when it can): it shows nothing yet."""
+        return "" if self.run is not None else f"{self.title} shows nothing yet: run a method first."
+
+    def ensure_drawn(self) -> None:
+        """Draw what the state says now, even off screen (a view that draws lazily overrides it):
+        *Add to report* renders the view whether its tab is visible or not."""
+
     # -- a view's own job (for views with a Compute / Cancel button) ------------------------------
     @property
     def busy(self) -> bool:

@@ -37,7 +37,7 @@ class ConfusionView(ResultView):
 
     def show_run(self, run, dataset) -> None:
         super().show_run(run, dataset)
-        panel = getattr(self.window, "classification_panel", None)
+        panel = self.window.classification_panel if self.window is not None else None
         self.show_result(run, panel.result_for(run) if panel is not None and run is not None else None)
 
     @property

@@ -139,7 +139,7 @@ class CorrelationView(FeatureView):
 
     def show_pair(self, pair) -> None:
         """Show the pair (x column, y column) in the window's scatter plot view."""
-        scatter = getattr(self.window, "views", {}).get("scatter") if self.window is not None else None
+        scatter = self.window.views.get("scatter") if self.window is not None else None
         if pair is None or scatter is None:
             return
         dock = self.window.docks.get("view:scatter")

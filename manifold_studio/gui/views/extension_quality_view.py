@@ -193,6 +193,11 @@ class ExtensionQualityView(ResultView):
             return 0
 
     # -- compute --------------------------------------------------------------------------
+    def report_blocker(self) -> str:
+        if self.run is None or self.report is None:
+            return f"{self.title} draws nothing yet: press Compute first."
+        return ""
+
     def _update_enabled(self) -> None:
         ok = self.run is not None and self.applies_to(self.run)
         self.compute_button.setEnabled(ok and not self.busy)

@@ -88,8 +88,9 @@ class FeatureView(ResultView):
         self.columns: list = []
         self.prepared_note = ""  #: what the prepared columns are ("run #2's prepared data: standardize, 13 columns")
         self._stale = True
+        self._dock_hooked = False
         self.latest = LatestJob()
-        if window is not None and hasattr(window, "bridge"):
+        if window is not None:
             window.bridge.datasetsChanged.connect(self.refresh)
             window.bridge.runChanged.connect(self._run_changed)
 
@@ -106,7 +107,7 @@ class FeatureView(ResultView):
         lay.addWidget(self.info)
         lay.addLayout(top)
         self.selection_overlay = None
-        if selection is not None and self.window is not None and hasattr(self.window, "selection"):
+        if selection is not None and self.window is not None:
             self.selection_overlay = selection()
             lay.addWidget(self.selection_overlay.bar)
         lay.addWidget(body, 1)
@@ -135,7 +136,7 @@ class FeatureView(ResultView):
         thread has computed it; ``on_done(None, message)`` when it fails with a clear message."""
         self.latest.drop()
         ds = self.dataset
-        if ds is None or ds.X.size <= SYNC_CELLS or not hasattr(self.window, "start_job"):
+        if ds is None or ds.X.size <= SYNC_CELLS or self.window is None:
             try:
                 result = fn(*args, **kwargs)
             except ManifoldStudioError as exc:
@@ -177,9 +178,9 @@ class FeatureView(ResultView):
 
     def _hook_dock(self) -> None:
         """Draw a stale view when its dock's tab is chosen (the dock exists after the view)."""
-        if getattr(self, "_dock_hooked", False) or self.window is None:
+        if self._dock_hooked or self.window is None:
             return
-        dock = getattr(self.window, "docks", {}).get(f"view:{self.view_id}")
+        dock = self.window.docks.get(f"view:{self.view_id}")
         if dock is not None:
             dock.visibilityChanged.connect(self._dock_visibility)
             self._dock_hooked = True
@@ -192,6 +193,18 @@ class FeatureView(ResultView):
         super().showEvent(event)
         self._hook_dock()
         QTimer.singleShot(0, self._draw_if_stale)  # once laid out: is it the chosen tab?
+
+    def ensure_drawn(self) -> None:
+        """Draw now if stale, on screen or not (*Add to report* of a tab behind another)."""
+        if self._stale:
+            self.redraw()
+
+    def report_blocker(self) -> str:
+        if self.current_dataset() is None:
+            return f"{self.title} shows a data set's columns: load a data set first."
+        if self.busy:
+            return f"{self.title} is still computing: add it once it is drawn."
+        return ""
 
     def _draw_if_stale(self) -> None:
         if self._stale and self.on_screen():

@@ -395,7 +395,7 @@ class MapEncodingMixin:
             self._refresh_columns(dataset_name)
 
     def _refresh_columns(self, dataset_name) -> None:
-        session = getattr(self.window, "session", None)
+        session = self.window.session if self.window is not None else None
         self._dataset_name = dataset_name
         cols = self._columns.get(session, dataset_name)
         if cols is self._shown_columns:
@@ -425,7 +425,7 @@ class MapEncodingMixin:
 
     def _column_values(self, name: str):
         """Values of data-set column ``name`` for the drawn points (None if unknown / rows differ)."""
-        session = getattr(self.window, "session", None)
+        session = self.window.session if self.window is not None else None
         col = self._columns.find(session, self._dataset_name, name)
         top, every_row = self._rows_info()
         if col is None or top < 0 or top >= len(col.values):

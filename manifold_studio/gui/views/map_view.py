@@ -51,6 +51,7 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
 from manifold_studio.gui.views.map_layout import (color_overlays, column_kind, extension_labels, run_pca_map,
                                                   fit_to_points, overlay_item, place_legend)
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
+from manifold_studio.gui.views.map_preview import MapPreviewMixin
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
@@ -67,7 +68,7 @@ DENSITY_DELAY_MS = 40
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
+class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
     view_id = "map"
     title = "Map"
     area = "central"
@@ -246,32 +247,10 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
         color_overlays(self)
         self.legend.setVisible(bool(self.legend.items))
 
-    def show_partial(self, run, values, dataset=None) -> bool:
-        """Preview an intermediate embedding published by a running fit (``progress.partial``).
-        Returns False (and draws nothing) when ``values`` is not an (n, k) array for the run's points."""
-        values = np.asarray(values) if isinstance(values, np.ndarray) else None
-        if values is None or values.ndim != 2 or values.shape[0] == 0:
-            return False
-        rows = run.rows if run.rows is not None else np.arange(values.shape[0])
-        if len(rows) != values.shape[0]:
-            return False
-        labels = None
-        if dataset is not None and dataset.labels is not None and len(dataset.labels) > int(np.max(rows)):
-            labels = dataset.labels[rows]
-        keep_range = len(self.xy) == values.shape[0]
-        self.xy = as_map_xy(values)
-        self.rows = np.asarray(rows)
-        self._data_labels, self._run_labels = labels, None
-        self._points_changed(dataset, run.dataset_name, keep_hidden=keep_range)
-        self.title_label.setText(f"{run.title()} — running… (intermediate result)")
-        self._redraw()
-        if not keep_range:
-            self.fit_to_points()
-        return True
-
     # -- ResultView -------------------------------------------------------------------------
     def show_run(self, run, dataset) -> None:
         super().show_run(run, dataset)
+        self.end_preview()
         if run is None or not run.succeeded:
             if run is None:
                 self.set_points(np.zeros((0, 2)), title="No result yet: load data, pick an algorithm and press Run.")
@@ -327,7 +306,7 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             return None
         if run.embedding is not None:
             return run
-        session = getattr(self.window, "session", None)
+        session = self.window.session if self.window is not None else None
         if session is None:
             return None
         for rid in (run.meta.get("map_run"), run.source_run):
@@ -378,10 +357,9 @@ class MapView(MapHoverMixin, MapEncodingMixin, ResultView):
             values = self._column_values(name)
             if values is not None:
                 return values, name, mode
-            status = getattr(self.window, "show_status", None)
-            if status is not None and len(self.xy):
-                status(f"Column '{name}' is not available for these points (its run was removed?): "
-                       "coloured by the labels instead.")
+            if self.window is not None and len(self.xy):
+                self.window.show_status(f"Column '{name}' is not available for these points (its run was "
+                                        "removed?): coloured by the labels instead.")
             mode = COLOR_DATA
         if mode == COLOR_RUN and self._run_labels is not None:
             return self._run_labels, "cluster / class", COLOR_RUN

@@ -176,7 +176,7 @@ class RankingView(FeatureView):
         ds = self.dataset
         names = [self.ranking.names[j] for j in idx]
         kept = f"Kept the top {k} of the {ds.n_features} features of '{ds.name}' by {HEADERS[by]}: " + ", ".join(names)
-        panel = getattr(self.window, "preparation_panel", None)
+        panel = self.window.preparation_panel
         step = self.window.host.preprocessors.get("select_columns") if panel is not None else None
         if step is not None:
             params = {p.name: p.default for p in step.params}

@@ -117,6 +117,11 @@ class ReconstructionView(ResultView):
         self.draw(self._cache.get(run.id) if run is not None else None)
         self._update_enabled()
 
+    def report_blocker(self) -> str:
+        if self.run is None or self.series is None:
+            return f"{self.title} draws nothing yet: press Compute first."
+        return ""
+
     def _update_enabled(self) -> None:
         ok = self.run is not None and self.applies_to(self.run)
         self.compute_button.setEnabled(ok and not self.busy)

@@ -106,7 +106,7 @@ def embedding_run_for(window, run):
         return None
     if run.embedding is not None:
         return run
-    map_view = getattr(window, "map_view", None) if window is not None else None
+    map_view = window.map_view if window is not None else None
     return map_view.map_run_for(run) if map_view is not None else None
 
 

@@ -168,7 +168,7 @@ class ScatterMatrixView(FeatureView):
         self._attach_overlays()
 
     def _attach_overlays(self) -> None:
-        if self.window is None or not hasattr(self.window, "selection"):
+        if self.window is None:
             return
         first = None
         for key in self.cell_rows:

@@ -214,9 +214,8 @@ class SelectionOverlay(QObject):
         return np.zeros(0, dtype=np.intp)
 
     def _status(self, message: str) -> None:
-        show = getattr(self.window, "show_status", None)
-        if show is not None:
-            show(message)
+        if self.window is not None:
+            self.window.show_status(message)
 
     def select_all(self) -> None:
         name = self.current()[2]
