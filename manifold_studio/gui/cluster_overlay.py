@@ -75,9 +75,8 @@ class ClusterOverlay(QObject):
             view.add_toolbar_widget(self.mode_combo)
             view.runShown.connect(lambda _run: self.refresh())
             view.redrawn.connect(self._recolour)
-        if hasattr(window, "bridge"):
-            window.bridge.event.connect(self._on_session_event)
-            install_session_undo(window)  # a cut is undoable
+        window.bridge.event.connect(self._on_session_event)
+        install_session_undo(window)  # a cut is undoable
 
     @classmethod
     def for_window(cls, window) -> "ClusterOverlay":

@@ -167,7 +167,8 @@ class MainWindow(RunActions, QMainWindow):
         self.layout_restored = False
         # the previews of a running fit (made on the first one)
         self.partial_router = None
-        self.map_instruments = None           # gui.map_instruments: search, density, explain, ...
+        self.map_instruments = None
+        self.session_undo = False             # gui.session_undo: session commands on the undo stack           # gui.map_instruments: search, density, explain, ...
 
     def _build_panels(self):
         self.data_panel = DataPanel(self)

@@ -153,8 +153,8 @@ class MapInstruments:
 
 def install_map_instruments(window) -> MapInstruments | None:
     """Add the map instruments to ``window`` (``window.map_instruments``)."""
-    view = getattr(window, "map_view", None)
-    if view is None or not hasattr(view, "add_color_source"):
+    view = window.map_view
+    if view is None:
         return None
     mi = MapInstruments(window, view)
     window.add_dock("map_instruments", "Map instruments", mi.scroll, area="bottom")

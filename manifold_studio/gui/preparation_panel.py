@@ -256,7 +256,7 @@ class PreparationPanel(QWidget):
             self.advice.show()
             self.advice_button.show()
         self._fit_text_heights()
-        if hasattr(self.window, "run_controls"):
+        if self.window.run_controls is not None:
             self.window.run_controls.update_run_enabled()
 
     def _fit_text_heights(self) -> None:

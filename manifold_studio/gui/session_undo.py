@@ -31,9 +31,9 @@ class SessionUndoCommand(_SessionCommand):
 
 def install_session_undo(window) -> None:
     """Put every session command done in ``window`` on its undo stack (once per window)."""
-    if getattr(window, "_session_undo_installed", False):
+    if window.session_undo:
         return
-    window._session_undo_installed = True
+    window.session_undo = True
 
     def on_event(event) -> None:
         if event.kind == "command" and event.command is not None:

@@ -42,7 +42,7 @@ class ContingencyView(ResultView):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.ari_label)
         lay.addWidget(self.table, 1)
-        if window is not None and hasattr(window, "map_view"):
+        if window is not None and window.map_view is not None:
             ClusterOverlay.for_window(window).labelsChanged.connect(
                 lambda run: self._start(run) if run is self.run else None)
 

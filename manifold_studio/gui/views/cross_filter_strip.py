@@ -77,7 +77,7 @@ class CrossFilterStrip(QWidget):
 
     # -- charts ------------------------------------------------------------------------------
     def _cols(self):
-        return self.columns.get(getattr(self.window, "session", None), self.dataset_name)
+        return self.columns.get(self.window.session if self.window is not None else None, self.dataset_name)
 
     def _dataset_changed(self):
         ds = self.view.dataset

@@ -159,7 +159,7 @@ class DendrogramView(ResultView):
         self.cut_line.hide()
         self.plot.addItem(self.cut_line)
         self.cut_line.sigPositionChanged.connect(self._line_moving)
-        if window is not None and getattr(window, "map_view", None) is not None:
+        if window is not None and window.map_view is not None:
             ClusterOverlay.for_window(window).labelsChanged.connect(self._follow_cut)
         self.cut_line.sigPositionChangeFinished.connect(lambda _l: self.apply_cut())
         self.k_spin = QSpinBox()
@@ -183,7 +183,7 @@ class DendrogramView(ResultView):
         lay.addWidget(self.info)
         lay.addLayout(top)
         self.selection_overlay = None
-        if window is not None and hasattr(window, "selection"):
+        if window is not None:
             self.selection_overlay = DendrogramSelection(self)
             lay.addWidget(self.selection_overlay.bar)
         lay.addWidget(self.plot, 1)

@@ -108,7 +108,7 @@ class DensityLayer(QObject):
 
     def _failed(self, message, _detail):
         self.clear()
-        status = getattr(self.window, "show_status", None)
+        status = self.window.show_status if self.window is not None else None
         if status is not None:
             status(f"Density: {message}")
 

@@ -123,7 +123,7 @@ class LabelLayer(QObject):
                           on_failure=self._failed)
 
     def _failed(self, message, _detail):
-        status = getattr(self.window, "show_status", None)
+        status = self.window.show_status if self.window is not None else None
         if status is not None:
             status(f"Labels: {message}")
 

@@ -118,7 +118,7 @@ class NeighbourLayer(QObject):
     def _failed(self, message, _detail):
         self.clear()
         self.list.addItem(f"Neighbours: {message}")
-        status = getattr(self.window, "show_status", None)
+        status = self.window.show_status if self.window is not None else None
         if status is not None:
             status(f"Neighbours: {message}")
 

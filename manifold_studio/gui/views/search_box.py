@@ -92,7 +92,7 @@ class SearchBox(QObject):
             self.latest.drop()
             self._show(None, "")
             return
-        session = getattr(self.window, "session", None)
+        session = self.window.session if self.window is not None else None
         self.latest.start(self.window, search_task, text, session, name, self.columns, self.mode.currentData(),
                           self.factors,
                           title="Search", on_success=self._done, on_failure=self._failed)

@@ -122,11 +122,11 @@ class SilhouetteView(ResultView):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.info)
         self.selection_overlay = None
-        if window is not None and hasattr(window, "selection"):
+        if window is not None:
             self.selection_overlay = SilhouetteSelection(self)
             lay.addWidget(self.selection_overlay.bar)
         lay.addWidget(self.plot, 1)
-        if window is not None and hasattr(window, "map_view"):
+        if window is not None and window.map_view is not None:
             ClusterOverlay.for_window(window).labelsChanged.connect(self._labels_changed)
 
     def applies_to(self, run) -> bool:
