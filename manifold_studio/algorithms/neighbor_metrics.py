@@ -32,13 +32,18 @@ def check_metric(metric: str) -> str:
     return metric
 
 
+def zero_rows_error(zero: np.ndarray, what: str = "data") -> DataError:
+    """The refusal of all-zero rows (mask ``zero``) under metric='cosine'."""
+    return DataError(f"metric='cosine' needs rows of non-zero length, but {int(zero.sum())} row(s) of "
+                     f"the {what} (e.g. row {int(np.flatnonzero(zero)[0])}) are all zeros; their "
+                     "cosine distance is undefined. Remove them or use metric='euclidean'.")
+
+
 def unit_rows(X: np.ndarray, what: str = "data") -> np.ndarray:
     norm = np.sqrt(np.einsum("ij,ij->i", X, X))
     zero = norm == 0
     if zero.any():
-        raise DataError(f"metric='cosine' needs rows of non-zero length, but {int(zero.sum())} row(s) of "
-                        f"the {what} (e.g. row {int(np.flatnonzero(zero)[0])}) are all zeros; their "
-                        "cosine distance is undefined. Remove them or use metric='euclidean'.")
+        raise zero_rows_error(zero, what)
     return X / norm[:, None]
 
 

@@ -78,7 +78,7 @@ def test_fuzzy_graph_with_duplicates_matches_umap_learn():
 def test_supervised_intersection_equals_umap_learn():
     from umap.umap_ import discrete_metric_simplicial_set_intersection as reference
 
-    from manifold_studio.algorithms.umap_graph import categorical_intersection
+    from manifold_studio.algorithms.umap_target import categorical_intersection
 
     X, y = blobs(200, 5, centers=3, scale=1.5)
     G, *_ = fuzzy_simplicial_set(X, 12)
