@@ -258,11 +258,15 @@ def test_supervised_with_text_labels():
 
 # -- bad input ----------------------------------------------------------------------------------
 
-def test_n_neighbors_not_smaller_than_n():
+def test_n_neighbors_larger_than_data_truncated_with_a_warning():
+    # umap-learn: n_neighbors >= n warns and uses n - 1; the map is then the n - 1 map
     X, _ = blobs(20)
-    with pytest.raises(DataError, match=r"n_neighbors=20 is too large.*20 points.*n_neighbors <= 19"):
-        umap(n_neighbors=20).fit(X)
-    umap(n_neighbors=19, n_epochs=10).fit(X)
+    with pytest.warns(UserWarning, match=r"n_neighbors=25 is larger than the data \(20 points\): truncated to 19"):
+        big = umap(n_neighbors=25, n_epochs=10, random_state=0).fit(X)
+    same = umap(n_neighbors=19, n_epochs=10, random_state=0).fit(X)
+    assert big.n_neighbors_ == 19
+    np.testing.assert_array_equal(big.embedding_, same.embedding_)
+    np.testing.assert_array_equal(big.extend(X[:3] + 0.01), same.extend(X[:3] + 0.01))
 
 
 def test_n_neighbors_below_two_refused():
