@@ -17,7 +17,7 @@ from manifold_studio.algorithms.neighbor_metrics import _top_k_rows, zero_rows_e
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError
 
-__all__ = ["SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "pair_distances", "same_rows"]
+__all__ = ["SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "pair_distances", "same_rows", "sparse_distance_matrix"]
 
 #: the metrics the sparse search offers
 SPARSE_METRICS = ("euclidean", "cosine")
@@ -164,3 +164,14 @@ class SparseNeighborIndex:
         _, idx = self.query(X, 1, prepared=True)
         i1 = idx[:, 0]
         return np.where(same_rows(X, self.Y, np.arange(X.shape[0]), i1), i1, -1)
+
+
+def sparse_distance_matrix(X, metric: str) -> np.ndarray:
+    """All-pairs distances of sparse rows (n x n, dense): squared Euclidean for 'euclidean',
+    1 - cos for 'cosine' (for all-pairs methods such as exact t-SNE)."""
+    index = SparseNeighborIndex(X, metric)
+    Y = index.Y
+    D2 = index.y_sq[:, None] + index.y_sq[None, :] - 2.0 * (Y @ Y.T).toarray()
+    np.maximum(D2, 0.0, out=D2)
+    np.fill_diagonal(D2, 0.0)
+    return 0.5 * D2 if metric == "cosine" else D2

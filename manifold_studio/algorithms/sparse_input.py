@@ -17,7 +17,7 @@ from scipy import sparse
 from manifold_studio.algorithms.checks import HUGE, check_n_features
 from manifold_studio.errors import DataError
 
-__all__ = ["SparseInput", "check_sparse", "is_sparse", "row_sq_norms"]
+__all__ = ["SparseInput", "all_rows_identical", "check_sparse", "column_mean", "is_sparse", "row_sq_norms"]
 
 
 def is_sparse(X) -> bool:
@@ -55,6 +55,19 @@ def row_sq_norms(X) -> np.ndarray:
     if sparse.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
     return np.einsum("ij,ij->i", X, X)
+
+
+def all_rows_identical(X) -> bool:
+    """Whether every row of X (dense or sparse) equals every other (constant data)."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        return float(np.max(X.max(axis=0).toarray() - X.min(axis=0).toarray())) == 0.0
+    return float(np.max(np.ptp(X, axis=0))) == 0.0
+
+
+def column_mean(X) -> np.ndarray:
+    """The mean row of X (dense or sparse) as a 1-D array."""
+    return np.asarray(X.mean(axis=0), dtype=float).ravel()
 
 
 class SparseInput:

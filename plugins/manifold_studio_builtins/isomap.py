@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, Float
 from manifold_studio.algorithms import geodesics
 from manifold_studio.algorithms.geodesics import min_plus_rows
@@ -28,7 +29,7 @@ from manifold_studio.hookspecs import hookimpl
 _GEODESIC_BLOCK = 131_072
 
 
-class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
+class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     """Isomap: classical MDS on geodesic (shortest-path) distances of a neighbourhood graph.
 
     The graph links each point to its ``n_neighbors`` nearest points (or to every point

@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import normalised_heat_kernel
@@ -45,7 +46,7 @@ def check_degrees(deg: np.ndarray, sigma: float, typical: float, what: str) -> N
                         f"{typical:.3g}; use a larger sigma.")
 
 
-class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
+class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     """Laplacian eigenmaps on the symmetrised k-NN graph with heat-kernel weights.
 
     ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph

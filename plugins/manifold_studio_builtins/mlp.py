@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, FitCancelled, Float, Int, IntTuple
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, epoch_curve
@@ -62,7 +63,7 @@ class _Run:
         return (-self.loss[-1] if self.loss else -np.inf, 0.0)
 
 
-class MLP(ClassificationAlgorithm):
+class MLP(SparseInput, ClassificationAlgorithm):
     """Multilayer perceptron classifier (back-propagation, seed 003).
 
     Parameters

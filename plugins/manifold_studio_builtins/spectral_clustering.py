@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
     n_clusters_param, n_init_param, n_neighbors_param, random_state_param,
@@ -31,7 +32,7 @@ def _normalise_rows(E: np.ndarray) -> np.ndarray:
     return E / np.where(norm > 0, norm, 1.0)
 
 
-class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgorithm):
+class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, ClusteringAlgorithm):
     """Ng–Jordan–Weiss spectral clustering with the Nyström extension to new points.
 
     Table 4.5: Gaussian affinity ``exp(-|x_i - x_j|^2 / (2 sigma^2))`` with a zero diagonal (or

@@ -14,7 +14,7 @@ from manifold_studio.algorithms.neighbors import (PhaseTimer, make_index, metric
                                                   neighbour_summary)
 from manifold_studio.algorithms.params import n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
-from manifold_studio.algorithms.sparse_input import SparseInput
+from manifold_studio.algorithms.sparse_input import SparseInput, all_rows_identical
 from manifold_studio.algorithms.umap_densmap import original_radii
 from manifold_studio.algorithms.umap_graph import (METRICS, check_graph_size, fuzzy_graph, memberships,
                                                    query_knn, same_points, smooth_knn_dist, training_knn)
@@ -351,10 +351,7 @@ def _all_identical(X, metric: str) -> bool:
     """Whether every point equals every other (for 'precomputed': all distances 0)."""
     if metric == "precomputed":
         return not np.any(np.asarray(X) > 0)
-    if sp.issparse(X):
-        span = sp.csr_matrix(X).max(axis=0).toarray() - sp.csr_matrix(X).min(axis=0).toarray()
-        return float(np.max(span)) == 0.0
-    return float(np.max(np.ptp(X, axis=0))) == 0.0
+    return all_rows_identical(X)
 
 
 @hookimpl
