@@ -16,6 +16,7 @@ Adam, L2 penalty α, Glorot initialisation, as scikit-learn's MLPClassifier).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, FitCancelled, Float, Int, IntTuple
@@ -211,7 +212,7 @@ class MLP(SparseInput, ClassificationAlgorithm):
             raise InvalidParameterError("grow_hidden grows a single hidden layer: give one hidden "
                                         f"layer size (got hidden_layer_sizes={p['hidden_layer_sizes']}).")
         rng = check_random_state(p["random_state"])
-        X = np.ascontiguousarray(X, dtype=float)
+        X = sp.csr_matrix(X) if sp.issparse(X) else np.ascontiguousarray(X, dtype=float)
         K = self.classes_.size
         Y = np.zeros((X.shape[0], K))
         Y[np.arange(X.shape[0]), y_idx] = 1.0
