@@ -90,6 +90,9 @@ class SparseNeighborIndex:
         return self.Y.shape[0]
 
     def prepare(self, X):
+        """Query rows in the index's space (unit rows for cosine; the fitted rows as they are)."""
+        if X is self.Y:
+            return X
         X = as_csr(X)
         return sparse_unit_rows(X, "new points") if self.metric == "cosine" else X
 
