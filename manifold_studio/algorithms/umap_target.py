@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms.jit import jit
-from manifold_studio.algorithms.labels import class_label_vector
+from manifold_studio.algorithms.labels import _missing_mask, class_label_vector
 from manifold_studio.errors import DataError
 
 #: target metrics: a categorical target, or a numeric one under these distances
@@ -30,15 +30,20 @@ TARGET_METRICS = ("categorical", "euclidean", "manhattan")
 def target_codes(y, n: int) -> np.ndarray:
     """Class codes 0..c-1 of a categorical target, -1 for unlabelled points (-1 or missing);
     DataError unless the labelled points hold at least two classes."""
-    arr = class_label_vector(y, n, "y")
+    if y is None:
+        raise DataError("Supervised UMAP (target_weight > 0) needs labels y (-1 for unlabelled points).")
+    arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    missing = _missing_mask(arr) if arr.ndim == 1 else np.zeros(0, dtype=bool)
+    if missing.any():          # missing labels are unlabelled points here, not an error
+        arr = np.where(missing, -1, arr) if arr.dtype.kind in "iufb" else \
+            np.asarray(["-1" if m else v for v, m in zip(arr, missing)], dtype=object)
+    arr = class_label_vector(arr, n, "y")
     if arr.dtype.kind in "iufb":
-        num = arr.astype(float)
-        unlabelled = ~np.isfinite(num) | (num == -1)
+        unlabelled = arr.astype(float) == -1
     else:
-        text = np.asarray([str(v) for v in arr], dtype=object)
-        unlabelled = np.asarray([v is None or (isinstance(v, float) and np.isnan(v)) for v in arr]) | \
-            np.isin(text, ["-1", "nan", ""])
-        arr = text
+        arr = np.asarray([str(v) for v in arr], dtype=object)
+        unlabelled = arr == "-1"
     codes = np.full(n, -1, dtype=np.intp)
     classes, inv = np.unique(arr[~unlabelled], return_inverse=True)
     if classes.size < 2:
