@@ -6,15 +6,19 @@ from one sparse product ``X_block @ Y.T`` (a dense block of at most
 closest candidates by ``|x|^2 + |y|^2 - 2 x.y`` (:func:`_top_k_rows`), and their distances are
 then recomputed from the sparse differences ``x - y``, so copies are at distance exactly 0 and
 the k nearest are exact. The data are never densified; each query row is handled on its own
-(sample-wise extension)."""
+(sample-wise extension). The product is a compiled scatter over the fitted rows' columns
+(:func:`_gram_rows`: work proportional to the query's non-zeros times the columns' lengths, never
+a sparse result matrix), the query rows of a block shared among the cores."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms.distances import BLOCK_ELEMENTS, rows_per_block
+from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.neighbor_metrics import _top_k_rows, zero_rows_error
 from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.errors import DataError
 
 __all__ = ["SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "pair_distances", "same_rows", "sparse_distance_matrix"]
@@ -64,6 +68,19 @@ def same_rows(X: sp.csr_array, Y: sp.csr_array, rows: np.ndarray, cols: np.ndarr
     return np.diff(D.indptr) == 0
 
 
+@jit(fastmath=False)
+def _gram_rows(x_indptr, x_indices, x_data, first, yt_indptr, yt_indices, yt_data, G):
+    """G[r, j] = <x_(first + r), y_j> for the sparse query rows and all reference rows y_j, from
+    the reference's columns (CSR of Y^T); G zero on entry."""
+    for r in range(G.shape[0]):
+        row = first + r
+        for p in range(x_indptr[row], x_indptr[row + 1]):
+            f = x_indices[p]
+            v = x_data[p]
+            for q in range(yt_indptr[f], yt_indptr[f + 1]):
+                G[r, yt_indices[q]] += v * yt_data[q]
+
+
 class SparseNeighborIndex:
     """Exact search over sparse reference rows ``Y`` (see the module docstring); the interface of
     :class:`~manifold_studio.algorithms.neighbors.NeighborIndex`. Distances it returns are exact
@@ -84,6 +101,15 @@ class SparseNeighborIndex:
         Y = as_csr(Y)
         self.Y = sparse_unit_rows(Y) if metric == "cosine" else Y
         self.y_sq = np.asarray(self.Y.multiply(self.Y).sum(axis=1)).ravel()
+        self._yt = sp.csr_array(self.Y.T)          # the columns, for the products
+
+    def _gram(self, X, start: int, stop: int) -> np.ndarray:
+        """Inner products (stop - start, n) of query rows start..stop-1 with every reference row."""
+        G = np.zeros((stop - start, self.n))
+        yt = self._yt
+        run_shares(lambda a, b: _gram_rows(X.indptr, X.indices, X.data, start + a, yt.indptr, yt.indices,
+                                           yt.data, G[a:b]), stop - start, 16)
+        return G
 
     @property
     def n(self) -> int:
@@ -120,7 +146,7 @@ class SparseNeighborIndex:
         for start in range(0, m, step):
             progress.checkpoint(start / max(m, 1), f"{message} {start:,}/{m:,}")
             stop = min(m, start + step)
-            G = np.ascontiguousarray((X[start:stop] @ self.Y.T).toarray())
+            G = self._gram(X, start, stop)
             d2 = np.empty((stop - start, kk))
             cand = np.empty((stop - start, kk), dtype=np.intp)
             _top_k_rows(G, x_sq[start:stop], self.y_sq, d2, cand)
@@ -146,7 +172,7 @@ class SparseNeighborIndex:
         for start in range(0, m, step):
             progress.checkpoint(start / max(m, 1), f"{message} {start:,}/{m:,}")
             stop = min(m, start + step)
-            D2 = x_sq[start:stop, None] + self.y_sq[None, :] - 2.0 * (X[start:stop] @ self.Y.T).toarray()
+            D2 = x_sq[start:stop, None] + self.y_sq[None, :] - 2.0 * self._gram(X, start, stop)
             # a margin for rounding; the candidates' distances are then recomputed exactly
             r_loc, cols = np.nonzero(D2 <= r2 * (1 + 1e-9) + 1e-9)
             d2 = pair_distances(X, self.Y, r_loc + start, cols)
