@@ -21,10 +21,19 @@ from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.errors import DataError
 
-__all__ = ["SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "pair_distances", "same_rows", "sparse_distance_matrix"]
+__all__ = ["SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "check_sparse_metric", "pair_distances", "same_rows", "sparse_distance_matrix"]
 
 #: the metrics the sparse search offers
 SPARSE_METRICS = ("euclidean", "cosine")
+
+
+def check_sparse_metric(metric: str) -> str:
+    """``metric`` if sparse rows can be searched under it, else DataError naming the choices."""
+    if metric not in SPARSE_METRICS:
+        raise DataError(f"metric={metric!r} does not take sparse data: use "
+                        f"{' or '.join(repr(m) for m in SPARSE_METRICS)} on sparse rows, or convert "
+                        "the data with X.toarray().")
+    return metric
 
 
 def as_csr(X) -> sp.csr_array:
@@ -93,11 +102,7 @@ class SparseNeighborIndex:
     screen = None
 
     def __init__(self, Y, metric: str = "euclidean"):
-        if metric not in SPARSE_METRICS:
-            raise DataError(f"metric={metric!r} does not take sparse data: use "
-                            f"{' or '.join(repr(m) for m in SPARSE_METRICS)} on sparse rows, or convert "
-                            "the data with X.toarray().")
-        self.metric = metric
+        self.metric = check_sparse_metric(metric)
         Y = as_csr(Y)
         self.Y = sparse_unit_rows(Y) if metric == "cosine" else Y
         self.y_sq = np.asarray(self.Y.multiply(self.Y).sum(axis=1)).ravel()

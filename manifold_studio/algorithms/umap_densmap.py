@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from manifold_studio.algorithms.neighbor_metrics import unit_rows
+from manifold_studio.algorithms.umap_graph import _METRIC_CODE, _row_distances
 from manifold_studio.algorithms.neighbors_sparse import as_csr, pair_distances, sparse_unit_rows
 
 __all__ = ["edge_distances", "original_radii", "log_radii"]
@@ -26,19 +27,16 @@ def edge_distances(X, rows: np.ndarray, cols: np.ndarray, metric: str) -> np.nda
             Xc = sparse_unit_rows(Xc)
         d2 = pair_distances(Xc, Xc, rows, cols)
         return 0.5 * d2 if metric == "cosine" else np.sqrt(d2)
-    X = np.asarray(X, dtype=float)
+    X = np.ascontiguousarray(X, dtype=float)
     if metric == "cosine":
         X = unit_rows(X)
-    out = np.empty(rows.size)
+    # feature by feature in order, as the sparse differences: the same sums for sparse X and its
+    # dense copy
+    out = np.empty((rows.size, 1))
     step = max(1, 2_000_000 // max(X.shape[1], 1))
     for a in range(0, rows.size, step):
-        diff = X[rows[a:a + step]] - X[cols[a:a + step]]
-        if metric == "manhattan":
-            out[a:a + step] = np.abs(diff).sum(axis=1)
-        else:
-            d2 = np.einsum("ij,ij->i", diff, diff)
-            out[a:a + step] = 0.5 * d2 if metric == "cosine" else np.sqrt(d2)
-    return out
+        _row_distances(X[rows[a:a + step]], X, cols[a:a + step, None], _METRIC_CODE[metric], out[a:a + step])
+    return out.ravel()
 
 
 def log_radii(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, d2: np.ndarray):

@@ -82,7 +82,11 @@ def _component_layout(graph, labels, n_comp, dim, rng, X, progress):
     placed by their principal axes (scaled so the nearest two are 1 apart), each component's own
     eigenmap (a random square for components too small to have one) scaled to half that gap
     around its place."""
-    C = np.vstack([np.asarray(X[np.flatnonzero(labels == c)].mean(axis=0)).ravel() for c in range(n_comp)])
+    # centroids as one indicator product: the same sums, in the same order, for sparse X and its
+    # dense copy (zeros add nothing), so both give the same start
+    M = sp.csr_matrix((np.ones(labels.size), (labels, np.arange(labels.size))), shape=(n_comp, labels.size))
+    sums = M @ X
+    C = np.asarray(sums.toarray() if sp.issparse(sums) else sums) / np.bincount(labels, minlength=n_comp)[:, None]
     Cc = C - C.mean(axis=0)
     U, S, _ = np.linalg.svd(Cc, full_matrices=False)
     meta = np.zeros((n_comp, dim))

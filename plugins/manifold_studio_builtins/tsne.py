@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from manifold_studio.algorithms.neighbors_sparse import SparseNeighborIndex, sparse_distance_matrix, sparse_unit_rows
+from manifold_studio.algorithms.neighbors_sparse import check_sparse_metric, sparse_distance_matrix, sparse_unit_rows
 from manifold_studio.algorithms.pca_solvers import CentredSparse
 from manifold_studio.algorithms.sparse_input import SparseInput, all_rows_identical, column_mean
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
@@ -172,6 +172,8 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
             raise DataError(f"perplexity={perp:g} is too large for {n} points: it must be less than the "
                             f"number of points, {n} (as scikit-learn; from {n - 1} on the affinities are "
                             f"uniform); typical values are 5 to 50 (e.g. {max(1.0, (n - 1) / 3):.3g}).")
+        if sp.issparse(X):
+            check_sparse_metric(p["metric"])
         if p["metric"] == "precomputed":
             check_precomputed(X)
             if p["init"] == "pca":
@@ -182,7 +184,6 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
                                 "between points to define neighbours.")
             return
         if sp.issparse(X):
-            SparseNeighborIndex(X[:0], p["metric"])   # the metric must take sparse rows
             if p["metric"] == "cosine":
                 sparse_unit_rows(sp.csr_array(X))
         elif p["metric"] == "cosine":

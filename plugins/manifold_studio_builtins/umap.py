@@ -14,6 +14,7 @@ from manifold_studio.algorithms.neighbors import (PhaseTimer, make_index, metric
                                                   neighbour_summary)
 from manifold_studio.algorithms.params import n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
+from manifold_studio.algorithms.neighbors_sparse import check_sparse_metric
 from manifold_studio.algorithms.sparse_input import SparseInput, all_rows_identical
 from manifold_studio.algorithms.umap_densmap import original_radii
 from manifold_studio.algorithms.umap_graph import (METRICS, check_graph_size, fuzzy_graph, memberships,
@@ -163,6 +164,8 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
             raise InvalidParameterError(
                 f"min_dist={p['min_dist']:g} is larger than spread={p['spread']:g}: min_dist must be "
                 f"at most spread (e.g. min_dist=0.1, spread=1).")
+        if sp.issparse(X):
+            check_sparse_metric(p["metric"])
         k = p["n_neighbors"]
         if k >= n:
             self._warn(f"n_neighbors={k} is larger than the data ({n} points): truncated to {n - 1} "

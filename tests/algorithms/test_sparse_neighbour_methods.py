@@ -55,7 +55,10 @@ METHODS = [("isomap", {"n_neighbors": 10}),
            ("laplacian_eigenmaps", {"n_neighbors": 10}),
            ("lle", {"n_neighbors": 10}),
            ("spectral_clustering", {"n_clusters": 3, "affinity": "nearest_neighbors", "random_state": 0}),
-           ("umap", {"n_epochs": 60, "random_state": 0})]
+           ("isomap", {"n_neighbors": 10, "n_landmarks": 50, "random_state": 0}),
+           ("umap", {"n_epochs": 60, "random_state": 0}),
+           ("umap", {"n_epochs": 60, "random_state": 0, "densmap": True}),
+           ("umap", {"n_epochs": 60, "random_state": 0, "target_weight": 0.5})]
 
 
 def _result(est):
@@ -65,10 +68,10 @@ def _result(est):
 @pytest.mark.parametrize("name,params", METHODS)
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
 def test_method_on_sparse_equals_dense_and_extends_sparse_rows(name, params, metric):
-    X, _ = curve()
+    X, y = curve()
     Xs = sp.csr_matrix(X)
-    a = ms.get_algorithm(name, metric=metric, **params).fit(Xs)
-    b = ms.get_algorithm(name, metric=metric, **params).fit(X)
+    a = ms.get_algorithm(name, metric=metric, **params).fit(Xs, y)
+    b = ms.get_algorithm(name, metric=metric, **params).fit(X, y)
     np.testing.assert_allclose(_result(a), _result(b), atol=1e-8)
     new = X[:9] * 1.02 + 0.01
     ext = a.extend(sp.csr_matrix(new))
@@ -102,3 +105,23 @@ def test_mlp_on_sparse_equals_dense():
     rows = sp.csr_matrix(X[:6])
     np.testing.assert_allclose(np.vstack([a.predict_proba(rows[i:i + 1]) for i in range(6)]),
                                a.predict_proba(rows), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["umap", "isomap", "tsne"])
+def test_a_model_fitted_on_sparse_data_saves_and_loads(tmp_path, name):
+    from manifold_studio.files.model_file import load_model, save_model
+    X, _ = curve()
+    params = {"umap": {"n_epochs": 40, "random_state": 0}, "tsne": {"max_iter": 250, "random_state": 0}}
+    est = ms.get_algorithm(name, **params.get(name, {})).fit(sp.csr_matrix(X))
+    save_model(est, tmp_path / "model.msmodel")
+    back = load_model(tmp_path / "model.msmodel")
+    new = sp.csr_matrix(X[:5] * 1.03)
+    np.testing.assert_array_equal(back.extend(new), est.extend(new))
+
+
+def test_precomputed_sparse_matrix_is_refused_clearly():
+    X, _ = curve()
+    D = sp.csr_matrix(X[:, :1] @ X[:, :1].T)
+    for name, params in (("tsne", {"init": "random"}), ("umap", {}), ("isomap", {})):
+        with pytest.raises(DataError, match="metric='precomputed' does not take sparse data"):
+            ms.get_algorithm(name, metric="precomputed", **params).fit(D)
