@@ -64,6 +64,18 @@ def check_precomputed(D: np.ndarray, n_columns: int | None = None) -> np.ndarray
     return D
 
 
+def drop_self(dist: np.ndarray, idx: np.ndarray, k: int):
+    """The k nearest others of each reference point from its k + 1 nearest (dist, idx) found by
+    a query of the reference points themselves: each point's own row is left out even among
+    exact duplicates (kept as neighbours at distance 0); where it was not found (many
+    duplicates), the farthest is dropped instead."""
+    own = idx == np.arange(idx.shape[0])[:, None]
+    own[~own.any(axis=1), -1] = True
+    keep = ~own
+    kk = idx.shape[1] - 1
+    return dist[keep].reshape(-1, kk)[:, :k], idx[keep].reshape(-1, kk)[:, :k]
+
+
 def exact_hits(index, X: np.ndarray, d1: np.ndarray, i1: np.ndarray) -> np.ndarray:
     """For an index's ``match``: the nearest reference row found, i1, where it equals the
     (prepared) query row (BLAS distances of equal rows are rounding-size, not 0: the rows

@@ -56,7 +56,7 @@ from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part of this module's API)
     METRICS, SCREEN_MIN_POINTS, SCREEN_PAIRS, TREE_CHUNK, Float32Screen, _top_k_rows, check_metric,
-    check_precomputed, exact_hits, unit_rows,
+    check_precomputed, drop_self, exact_hits, unit_rows,
 )
 from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
 from manifold_studio.algorithms.neighbors_sparse import SparseNeighborIndex
@@ -331,14 +331,8 @@ def knn_query(Y, X, k: int, *, exclude_self: bool = False, progress=None, index:
         return index.query(X, k, progress=progress)
     if index.approximate:
         return index.training_neighbors(k, progress=progress)
-    n = index.n
-    kk = min(k + 1, n)
-    dist, idx = index.query(X, kk, progress=progress)
-    own = idx == np.arange(X.shape[0])[:, None]
-    missing = ~own.any(axis=1)
-    own[missing, -1] = True  # self not among the k+1 (many duplicates): drop the farthest
-    keep = ~own
-    return dist[keep].reshape(-1, kk - 1)[:, :k], idx[keep].reshape(-1, kk - 1)[:, :k]
+    dist, idx = index.query(X, min(k + 1, index.n), progress=progress)
+    return drop_self(dist, idx, k)
 
 
 def neighbor_rows(vals: np.ndarray, idx: np.ndarray, n: int) -> sp.csr_matrix:

@@ -16,15 +16,17 @@ import scipy.sparse as sp
 
 from manifold_studio.algorithms.distances import BLOCK_ELEMENTS, rows_per_block
 from manifold_studio.algorithms.jit import jit
-from manifold_studio.algorithms.neighbor_metrics import _top_k_rows, zero_rows_error
+from manifold_studio.algorithms.neighbor_metrics import _top_k_rows, drop_self, zero_rows_error
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.errors import DataError
 
-__all__ = ["SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "check_sparse_metric", "pair_distances", "same_rows", "sparse_distance_matrix"]
+__all__ = ["SPARSE_CONDITION", "SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "check_sparse_metric", "pair_distances", "same_rows", "sparse_distance_matrix"]
 
 #: the metrics the sparse search offers
 SPARSE_METRICS = ("euclidean", "cosine")
+#: the condition the neighbour methods name in the sparse-refusal messages of other methods
+SPARSE_CONDITION = "metric 'euclidean' or 'cosine'"
 
 
 def check_sparse_metric(metric: str) -> str:
@@ -135,8 +137,9 @@ class SparseNeighborIndex:
         return 0.5 * d2 if self.metric == "cosine" else np.sqrt(d2)
 
     def training_neighbors(self, k: int, *, progress=None):
-        from manifold_studio.algorithms.neighbors import knn_query
-        return knn_query(self.Y, self.Y, k, exclude_self=True, progress=progress, index=self)
+        """Each reference point's k nearest other points: (dist, idx), (n, k)."""
+        dist, idx = self.query(self.Y, min(k + 1, self.n), progress=progress, prepared=True)
+        return drop_self(dist, idx, k)
 
     def query(self, X, k: int, *, progress=None, message: str = "Neighbours", prepared: bool = False):
         """(dist, idx), both (len(X), k), by increasing distance (ties: the smaller index)."""

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.labels import _missing_mask, class_label_vector
+from manifold_studio.algorithms.umap_graph import fuzzy_union
 from manifold_studio.errors import DataError
 
 #: target metrics: a categorical target, or a numeric one under these distances
@@ -73,7 +74,6 @@ def numeric_target(y, n: int) -> np.ndarray:
 def reset_local_connectivity(G) -> sp.csr_matrix:
     """Each row divided by its largest membership, then the fuzzy union (umap-learn's
     reset_local_connectivity)."""
-    from manifold_studio.algorithms.umap_graph import fuzzy_union
     G = sp.csr_matrix(G)
     G.eliminate_zeros()
     row_max = np.zeros(G.shape[0])

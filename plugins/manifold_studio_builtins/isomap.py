@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, Float
 from manifold_studio.algorithms import geodesics
@@ -53,6 +54,10 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     at distance 0 from one for 'precomputed'); other new points are placed through the
     largest piece.
 
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same map as its
+    dense copy; sparse rows extend like dense ones.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -65,6 +70,7 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     (5, 2)
     """
 
+    sparse_condition = SPARSE_CONDITION
     id = "isomap"
     holds_gil = True  # scipy's dijkstra holds the GIL for each block of sources: the window fits it in a separate process
     name = "Isomap"

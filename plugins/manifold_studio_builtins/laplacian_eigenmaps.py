@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
@@ -64,6 +65,10 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     ``kneighbors_graph(include_self=True)``): each point is linked to its ``n_neighbors - 1``
     nearest other points; a new point to its ``n_neighbors`` nearest fitted points.
 
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same map as its
+    dense copy; sparse rows extend like dense ones.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -76,6 +81,7 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     (5, 2)
     """
 
+    sparse_condition = SPARSE_CONDITION
     id = "laplacian_eigenmaps"
     # scipy's sparse LU / eigensolver holds the GIL (about 0.1-0.2 s at 20,000 points): the window
     # fits it in a separate process

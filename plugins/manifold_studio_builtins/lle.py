@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Float
 from manifold_studio.algorithms.params import n_components_param, n_neighbors_param
@@ -75,6 +76,10 @@ class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedd
 
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
 
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`); only each block's neighbour rows are
+    densified for the local Gram matrices: the same map as its dense copy.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -87,6 +92,7 @@ class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedd
     (5, 2)
     """
 
+    sparse_condition = SPARSE_CONDITION
     id = "lle"
     holds_gil = True  # scipy's sparse LU (shift-invert) holds the GIL: the window fits it in a separate process
     name = "Locally linear embedding"

@@ -67,6 +67,9 @@ class _Run:
 class MLP(SparseInput, ClassificationAlgorithm):
     """Multilayer perceptron classifier (back-propagation, seed 003).
 
+    Sparse X (CSR) is never densified: the first layer multiplies the sparse rows (forward and
+    gradient); the rest of the network is dense.
+
     Parameters
     ----------
     hidden_layer_sizes : tuple of int

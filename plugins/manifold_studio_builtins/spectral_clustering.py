@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
@@ -49,6 +50,10 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
     affinities ('precomputed': X is the n x n distance matrix, new points come as their
     distances to the fitted points).
 
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same clusters as
+    its dense copy; sparse rows extend like dense ones.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -63,6 +68,7 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
     (5,)
     """
 
+    sparse_condition = SPARSE_CONDITION
     id = "spectral_clustering"
     name = "Spectral clustering"
     help = ("Spectral clustering (Ng, Jordan & Weiss): groups points that are connected through "

@@ -11,6 +11,7 @@ import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms.neighbors_sparse import check_sparse_metric, sparse_distance_matrix, sparse_unit_rows
 from manifold_studio.algorithms.pca_solvers import CentredSparse
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput, all_rows_identical, column_mean
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.neighbors import (
@@ -91,6 +92,10 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
     or approximate (``neighbors``); ``timings_`` gives the seconds spent on neighbours,
     affinities and optimisation, ``neighbors_recall_`` the recall@10 of approximate neighbours.
 
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified; its affinities are
+    those of the dense copy, and sparse rows extend like dense ones.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -103,6 +108,7 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
     (5, 2)
     """
 
+    sparse_condition = SPARSE_CONDITION
     id = "tsne"
     name = "t-SNE"
     help = ("Draws a map where points that are close neighbours in the data stay close: clusters "

@@ -14,7 +14,7 @@ from manifold_studio.algorithms.neighbors import (PhaseTimer, make_index, metric
                                                   neighbour_summary)
 from manifold_studio.algorithms.params import n_components_param, random_state_param
 from manifold_studio.algorithms.progress import FitCancelled, SubProgress
-from manifold_studio.algorithms.neighbors_sparse import check_sparse_metric
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION, check_sparse_metric
 from manifold_studio.algorithms.sparse_input import SparseInput, all_rows_identical
 from manifold_studio.algorithms.umap_densmap import original_radii
 from manifold_studio.algorithms.umap_graph import (METRICS, check_graph_size, fuzzy_graph, memberships,
@@ -102,7 +102,7 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
             "classes (supervised UMAP). Animated while it optimises; new points are placed into a "
             "finished map by their nearest fitted points.")
     min_samples = 4
-    sparse_condition = "metric 'euclidean' or 'cosine'"
+    sparse_condition = SPARSE_CONDITION
     extend_chunk_size = 4096
     # the spectral start's ARPACK calls hold the GIL (about 0.1 s at 3,000 points on a busy
     # machine): the window fits large data in a separate process (previews still arrive)
@@ -322,7 +322,9 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
         inverse transform: see the class docstring); each row on its own."""
         self.check_is_fitted("inverse_transform")
         p = self._p
-        why = ("sparse training data" if sp.issparse(self.training_points_) else
+        why = ("no memberships of the training points saved (a model from an older version: refit it)"
+               if getattr(self, "sigmas_", None) is None else
+               "sparse training data" if sp.issparse(self.training_points_) else
                f"metric={p['metric']!r}" if p["metric"] != "euclidean" else
                "densmap=True" if p["densmap"] else "")
         if why:
