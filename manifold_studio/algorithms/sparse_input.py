@@ -79,6 +79,7 @@ class SparseInput:
     def _check_training_data(self, X):
         if not sparse.issparse(X):
             return super()._check_training_data(X)
+        self._float32_input = self._keeps_float32(X)    # as for dense input (preserves_float32)
         return check_sparse(X, min_samples=self.min_samples)
 
     def _check_new_data(self, X, what: str = "extend"):

@@ -70,10 +70,10 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     (5, 2)
     """
 
-    sparse_condition = SPARSE_CONDITION
     id = "isomap"
     holds_gil = True  # scipy's dijkstra holds the GIL for each block of sources: the window fits it in a separate process
     name = "Isomap"
+    sparse_condition = SPARSE_CONDITION
     help = ("Unrolls curved manifolds (a swiss roll becomes a flat sheet): links each point to its "
             "nearest neighbours, measures distances along that graph (geodesics) and places the "
             "points so that these geodesic distances are preserved (classical MDS). New points "

@@ -81,12 +81,12 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     (5, 2)
     """
 
-    sparse_condition = SPARSE_CONDITION
     id = "laplacian_eigenmaps"
     # scipy's sparse LU / eigensolver holds the GIL (about 0.1-0.2 s at 20,000 points): the window
     # fits it in a separate process
     holds_gil = True
     name = "Laplacian eigenmaps"
+    sparse_condition = SPARSE_CONDITION
     help = ("Laplacian eigenmaps: links each point to its nearest neighbours with Gaussian (heat "
             "kernel) weights and finds coordinates that keep linked points close, from the "
             "eigenvectors of the normalised graph Laplacian. Sparse, so tens of thousands of points "

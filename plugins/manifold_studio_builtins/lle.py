@@ -92,10 +92,10 @@ class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedd
     (5, 2)
     """
 
-    sparse_condition = SPARSE_CONDITION
     id = "lle"
     holds_gil = True  # scipy's sparse LU (shift-invert) holds the GIL: the window fits it in a separate process
     name = "Locally linear embedding"
+    sparse_condition = SPARSE_CONDITION
     help = ("Locally linear embedding: describes every point as a weighted average of its nearest "
             "neighbours and finds low-dimensional coordinates that keep those same weights, which "
             "unrolls curved manifolds. Works with sparse matrices, so tens of thousands of points "

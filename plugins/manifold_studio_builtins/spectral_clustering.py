@@ -68,9 +68,9 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
     (5,)
     """
 
-    sparse_condition = SPARSE_CONDITION
     id = "spectral_clustering"
     name = "Spectral clustering"
+    sparse_condition = SPARSE_CONDITION
     help = ("Spectral clustering (Ng, Jordan & Weiss): groups points that are connected through "
             "chains of close neighbours, so it separates rings, moons and other non-convex shapes "
             "that k-means cannot. Points are mapped with the leading eigenvectors of a normalised "

@@ -108,9 +108,9 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
     (5, 2)
     """
 
-    sparse_condition = SPARSE_CONDITION
     id = "tsne"
     name = "t-SNE"
+    sparse_condition = SPARSE_CONDITION
     help = ("Draws a map where points that are close neighbours in the data stay close: clusters "
             "appear as separate islands (distances between islands and island sizes mean little). "
             "The perplexity is roughly the number of neighbours each point cares about (5 to 50). "
