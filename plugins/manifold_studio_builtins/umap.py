@@ -3,6 +3,7 @@ semi-supervised, densMAP, inverse transform, sparse or precomputed input."""
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -330,6 +331,10 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
         if why:
             raise InvalidParameterError(f"inverse_transform needs a UMAP fitted with metric='euclidean' on "
                                         f"dense data without densMAP (as umap-learn); this one has {why}.")
+        if self.embedding_.shape[1] >= 8:
+            warnings.warn("inverse_transform works best with low-dimensional maps (as umap-learn warns): "
+                          f"with n_components={self.embedding_.shape[1]} the reconstruction may be poor.",
+                          UserWarning, stacklevel=2)
         Y = check_data(Y, name="Y", min_samples=1)
         if Y.shape[1] != self.embedding_.shape[1]:
             raise DataError(f"inverse_transform takes points of the map: {self.embedding_.shape[1]} "
