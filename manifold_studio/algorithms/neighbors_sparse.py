@@ -1,14 +1,18 @@
 """Exact nearest neighbours of sparse rows (``scipy.sparse`` CSR) for the neighbour layer
 (:mod:`manifold_studio.algorithms.neighbors`): 'euclidean' and 'cosine' (1 - cos, on unit rows)
-by brute force in blocks of query rows. Each block's inner products with the fitted rows come
-from one sparse product ``X_block @ Y.T`` (a dense block of at most
-:data:`~manifold_studio.algorithms.distances.BLOCK_ELEMENTS` values), the ``k + k/8 + 4``
-closest candidates by ``|x|^2 + |y|^2 - 2 x.y`` (:func:`_top_k_rows`), and their distances are
-then recomputed from the sparse differences ``x - y``, so copies are at distance exactly 0 and
-the k nearest are exact. The data are never densified; each query row is handled on its own
-(sample-wise extension). The product is a compiled scatter over the fitted rows' columns
-(:func:`_gram_rows`: work proportional to the query's non-zeros times the columns' lengths, never
-a sparse result matrix), the query rows of a block shared among the cores."""
+by brute force in blocks of query rows. For each block, the inner products with every fitted row
+(a dense block of at most :data:`~manifold_studio.algorithms.distances.BLOCK_ELEMENTS` values)
+come from a compiled scatter over the fitted rows' columns (:func:`_gram_rows`: work
+proportional to the query's non-zeros times those columns' lengths, no sparse result matrix;
+the block's rows shared among the cores); the ``k + k/8 + 4`` closest candidates by
+``|x|^2 + |y|^2 - 2 x.y`` are kept (:func:`_top_k_rows`) and their distances recomputed from the
+sparse differences ``x - y``, so copies are at distance exactly 0 and the k nearest are exact.
+The data are never densified; each query row is handled on its own (sample-wise extension).
+On 20,000 x 2,000 rows at 5 % density the 15-NN graph took 12 s, scikit-learn's brute force 37 s
+(one run, shared 2-core machine). NN-descent works on dense rows only:
+:func:`~manifold_studio.algorithms.neighbors.make_index` answers 'approximate' on sparse data
+with this exact search (a random-projection sketch searched by NN-descent and re-ranked exactly
+reached a recall@15 of only 0.33-0.44 on log-counts, so it is not offered)."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +25,8 @@ from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.errors import DataError
 
-__all__ = ["SPARSE_CONDITION", "SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "check_sparse_metric", "pair_distances", "same_rows", "sparse_distance_matrix"]
+__all__ = ["SPARSE_CONDITION", "SPARSE_METRICS", "SparseNeighborIndex", "as_csr", "check_sparse_metric",
+           "pair_distances", "same_rows", "sparse_distance_matrix"]
 
 #: the metrics the sparse search offers
 SPARSE_METRICS = ("euclidean", "cosine")

@@ -89,7 +89,10 @@ def test_tsne_on_sparse_has_the_dense_affinities_and_an_equally_good_map():
     from sklearn.manifold import trustworthiness
     a = ms.get_algorithm("tsne", max_iter=300, random_state=0).fit(Xs)
     b = ms.get_algorithm("tsne", max_iter=300, random_state=0).fit(X)
-    assert abs(trustworthiness(X, a.embedding_, n_neighbors=10) - trustworthiness(X, b.embedding_, n_neighbors=10)) < 0.01
+    # the map itself depends chaotically on rounding-size differences (as the dense fit of X and of
+    # X * (1 + 1e-14) do): its quality and final KL are compared
+    t_sparse = trustworthiness(X, a.embedding_, n_neighbors=10)
+    assert abs(t_sparse - trustworthiness(X, b.embedding_, n_neighbors=10)) < 0.01
     assert abs(a.kl_divergence_ - b.kl_divergence_) < 0.05 * b.kl_divergence_
     new = sp.csr_matrix(X[:5] * 1.02)
     ext = a.extend(new)
