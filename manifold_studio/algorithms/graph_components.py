@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 
-from manifold_studio.algorithms.neighbors import NeighborIndex, knn_query, neighbor_rows, unit_rows
+from manifold_studio.algorithms.neighbors import NeighborIndex, knn_query, make_index, neighbor_rows, unit_rows
 from manifold_studio.algorithms.progress import as_progress
 
 __all__ = ["smallest_connecting_k", "connect_components", "CONNECT_SAMPLE"]
@@ -36,9 +36,9 @@ _REFINE_STEPS = 8
 def smallest_connecting_k(X: np.ndarray, k_start: int, *, index: NeighborIndex | None = None,
                           max_elements: int = 20_000_000) -> int | None:
     """The smallest k whose symmetric k-NN graph on X is connected (None if beyond the budget)."""
-    X = np.asarray(X, dtype=float)
+    X = X if sp.issparse(X) else np.asarray(X, dtype=float)
     n = X.shape[0]
-    index = index or NeighborIndex(X)
+    index = index or make_index(X, neighbors="exact")
     k_cap = min(n - 1, max(k_start + 1, max_elements // max(n, 1)))
 
     def connected(idx, k):
@@ -70,7 +70,7 @@ def _closest_pair_exact(X, inside, outside, metric) -> tuple[float, int, int]:
         j = np.argmin(sub, axis=1)
         dist = sub[np.arange(inside.size), j]
     else:
-        dist, j = NeighborIndex(X[outside], metric=metric).query(X[inside], 1)
+        dist, j = make_index(X[outside], neighbors="exact", metric=metric).query(X[inside], 1)
         dist, j = dist[:, 0], j[:, 0]
     a = int(np.argmin(dist))
     return float(dist[a]), int(inside[a]), int(outside[j[a]])
@@ -173,7 +173,7 @@ def connect_components(X: np.ndarray, G: sp.spmatrix, metric: str = "euclidean",
     ``approximate``: each component's closest pair is searched from a sample of the outside
     points (seeded by ``seed``; see the module's description); never for 'precomputed', whose
     distances are already at hand. ``progress`` is checked once per piece and round."""
-    X = np.asarray(X, dtype=float)
+    X = X if sp.issparse(X) else np.asarray(X, dtype=float)
     G = sp.csr_matrix(G, dtype=float)
     rng = np.random.default_rng(seed)
     rowdist = _RowDistances(X, metric) if approximate and metric != "precomputed" else None

@@ -32,13 +32,18 @@ def check_metric(metric: str) -> str:
     return metric
 
 
+def zero_rows_error(zero: np.ndarray, what: str = "data") -> DataError:
+    """The refusal of all-zero rows (mask ``zero``) under metric='cosine'."""
+    return DataError(f"metric='cosine' needs rows of non-zero length, but {int(zero.sum())} row(s) of "
+                     f"the {what} (e.g. row {int(np.flatnonzero(zero)[0])}) are all zeros; their "
+                     "cosine distance is undefined. Remove them or use metric='euclidean'.")
+
+
 def unit_rows(X: np.ndarray, what: str = "data") -> np.ndarray:
     norm = np.sqrt(np.einsum("ij,ij->i", X, X))
     zero = norm == 0
     if zero.any():
-        raise DataError(f"metric='cosine' needs rows of non-zero length, but {int(zero.sum())} row(s) of "
-                        f"the {what} (e.g. row {int(np.flatnonzero(zero)[0])}) are all zeros; their "
-                        "cosine distance is undefined. Remove them or use metric='euclidean'.")
+        raise zero_rows_error(zero, what)
     return X / norm[:, None]
 
 
@@ -57,6 +62,18 @@ def check_precomputed(D: np.ndarray, n_columns: int | None = None) -> np.ndarray
     if not np.isfinite(D).all() or (D < 0).any():
         raise DataError("metric='precomputed' needs finite, non-negative distances.")
     return D
+
+
+def drop_self(dist: np.ndarray, idx: np.ndarray, k: int):
+    """The k nearest others of each reference point from its k + 1 nearest (dist, idx) found by
+    a query of the reference points themselves: each point's own row is left out even among
+    exact duplicates (kept as neighbours at distance 0); where it was not found (many
+    duplicates), the farthest is dropped instead."""
+    own = idx == np.arange(idx.shape[0])[:, None]
+    own[~own.any(axis=1), -1] = True
+    keep = ~own
+    kk = idx.shape[1] - 1
+    return dist[keep].reshape(-1, kk)[:, :k], idx[keep].reshape(-1, kk)[:, :k]
 
 
 def exact_hits(index, X: np.ndarray, d1: np.ndarray, i1: np.ndarray) -> np.ndarray:

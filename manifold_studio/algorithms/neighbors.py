@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,9 +56,10 @@ from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part of this module's API)
     METRICS, SCREEN_MIN_POINTS, SCREEN_PAIRS, TREE_CHUNK, Float32Screen, _top_k_rows, check_metric,
-    check_precomputed, exact_hits, unit_rows,
+    check_precomputed, drop_self, exact_hits, unit_rows,
 )
 from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
+from manifold_studio.algorithms.neighbors_sparse import SparseNeighborIndex
 from manifold_studio.algorithms.distances import BLOCK_ELEMENTS, rows_per_block, squared_distances
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import as_progress
@@ -273,8 +275,15 @@ def make_index(X: np.ndarray, *, neighbors: str = "auto", metric: str = "euclide
                random_state=0, progress=None):
     """The search index a neighbour method fits on (see the module docstring): an exact
     :class:`NeighborIndex` or an :class:`ApproximateIndex` whose graph holds ``n_neighbors``
-    neighbours of every point."""
+    neighbours of every point. Sparse X (euclidean or cosine) gets the exact
+    :class:`~manifold_studio.algorithms.neighbors_sparse.SparseNeighborIndex` (sparse products in
+    blocks; NN-descent works on dense rows, so 'approximate' is answered exactly, with a warning)."""
     check_metric(metric)
+    if sp.issparse(X):
+        if neighbors == "approximate":
+            warnings.warn("neighbors='approximate' works on dense rows: the sparse data are searched "
+                          "exactly (sparse products in blocks).", UserWarning, stacklevel=3)
+        return SparseNeighborIndex(X, metric=metric)
     X = np.asarray(X, dtype=float)
     kind = resolve_neighbors(neighbors, X.shape[0], X.shape[1], metric, n_neighbors)
     if kind == "approximate":
@@ -317,19 +326,13 @@ def knn_query(Y, X, k: int, *, exclude_self: bool = False, progress=None, index:
 
     With ``exclude_self=True`` (``X`` is ``Y``), each point's own row is left out even
     when it has exact duplicates (which are kept as neighbours at distance 0)."""
-    index = index or NeighborIndex(Y)
+    index = index or (SparseNeighborIndex(Y) if sp.issparse(Y) else NeighborIndex(Y))
     if not exclude_self:
         return index.query(X, k, progress=progress)
     if index.approximate:
         return index.training_neighbors(k, progress=progress)
-    n = index.n
-    kk = min(k + 1, n)
-    dist, idx = index.query(X, kk, progress=progress)
-    own = idx == np.arange(X.shape[0])[:, None]
-    missing = ~own.any(axis=1)
-    own[missing, -1] = True  # self not among the k+1 (many duplicates): drop the farthest
-    keep = ~own
-    return dist[keep].reshape(-1, kk - 1)[:, :k], idx[keep].reshape(-1, kk - 1)[:, :k]
+    dist, idx = index.query(X, min(k + 1, index.n), progress=progress)
+    return drop_self(dist, idx, k)
 
 
 def neighbor_rows(vals: np.ndarray, idx: np.ndarray, n: int) -> sp.csr_matrix:
@@ -353,7 +356,7 @@ def knn_graph(X: np.ndarray, k: int, *, mode: str = "distance", symmetric: bool 
     """The k-NN graph of X (self excluded) as CSR; symmetric = union of both directions, with
     the larger weight of the two (``symmetrize='max'``) or their mean (``'mean'``: an edge
     found in one direction only has half its weight, as scikit-learn's 0.5 (A + A^T))."""
-    X = np.asarray(X, dtype=float)
+    X = X if sp.issparse(X) else np.asarray(X, dtype=float)
     n = X.shape[0]
     check_n_neighbors(k, n)
     dist, idx = knn_query(X, X, k, exclude_self=True, progress=progress, index=index)
@@ -370,9 +373,9 @@ def knn_graph(X: np.ndarray, k: int, *, mode: str = "distance", symmetric: bool 
 
 def radius_graph(X: np.ndarray, radius: float, *, progress=None, index: NeighborIndex | None = None):
     """The epsilon-graph of X (edges between different points closer than ``radius``)."""
-    X = np.asarray(X, dtype=float)
+    X = X if sp.issparse(X) else np.asarray(X, dtype=float)
     n = X.shape[0]
-    index = index or NeighborIndex(X)
+    index = index or (SparseNeighborIndex(X) if sp.issparse(X) else NeighborIndex(X))
     indptr, idx, dist = index.query_radius(X, radius, progress=progress)
     rows = np.repeat(np.arange(n), np.diff(indptr))
     keep = rows != idx

@@ -8,7 +8,7 @@ import numpy as np
 
 from manifold_studio.algorithms import nndescent as K
 from manifold_studio.algorithms.neighbor_metrics import (
-    TREE_CHUNK, brute_knn, check_metric, exact_hits, unit_rows,
+    TREE_CHUNK, brute_knn, check_metric, drop_self, exact_hits, unit_rows,
 )
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.threads import n_threads, run_shares
@@ -87,11 +87,7 @@ class ApproximateIndex:
         if k <= self.k:
             return self._graph_dist[:, :k].copy(), self._graph_idx[:, :k].copy()
         dist, idx = self.query(self.Y, min(k + 1, self.n), progress=progress, prepared=True)
-        own = idx == np.arange(self.n)[:, None]
-        own[~own.any(axis=1), -1] = True
-        keep = ~own
-        kk = idx.shape[1] - 1
-        return dist[keep].reshape(-1, kk)[:, :k], idx[keep].reshape(-1, kk)[:, :k]
+        return drop_self(dist, idx, k)
 
     def query(self, X: np.ndarray, k: int, *, progress=None, message: str = "Neighbours",
               prepared: bool = False):

@@ -25,6 +25,7 @@ spread whatever λ).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 __all__ = ["ACTIVATIONS", "OUTPUTS", "FeedForwardNetwork", "SGD", "Adam", "make_optimizer",
@@ -157,9 +158,9 @@ class FeedForwardNetwork:
         """The activations after weight layers ``start .. stop-1`` for an input X of layer
         ``start`` (an autoencoder's encoder is layers 0..k-1, its decoder k..L-1)."""
         stop = self.n_layers if stop is None else stop
-        A = np.asarray(X, dtype=float)
+        A = X if sp.issparse(X) else np.asarray(X, dtype=float)   # sparse rows: a sparse first product
         for layer in range(start, stop):
-            Z = A @ self.coefs[layer]
+            Z = np.asarray(A @ self.coefs[layer])
             Z += self.intercepts[layer]
             last = layer == self.n_layers - 1
             if not (last and logits):
@@ -203,7 +204,10 @@ class FeedForwardNetwork:
         L = self.n_layers
         prev = X
         for layer in range(L):
-            np.matmul(prev, self.coefs[layer], out=A[layer])
+            if sp.issparse(prev):       # sparse input rows: the first layer's product is sparse
+                A[layer][...] = prev @ self.coefs[layer]
+            else:
+                np.matmul(prev, self.coefs[layer], out=A[layer])
             A[layer] += self.intercepts[layer]
             if layer < L - 1 or self.output != "softmax":
                 _activate(A[layer], self.layer_activation(layer), self.sigmoid_lambda)
@@ -226,7 +230,10 @@ class FeedForwardNetwork:
         delta *= 1.0 / m
         for layer in range(L - 1, -1, -1):
             below = X if layer == 0 else A[layer - 1]
-            np.matmul(below.T, D[layer], out=self.coef_grads[layer])
+            if sp.issparse(below):
+                self.coef_grads[layer][...] = below.T @ D[layer]
+            else:
+                np.matmul(below.T, D[layer], out=self.coef_grads[layer])
             np.matmul(ones, D[layer], out=self.intercept_grads[layer])
             if layer > 0:
                 np.matmul(D[layer], self.coefs[layer].T, out=D[layer - 1])
@@ -320,7 +327,8 @@ def train_epoch(net: FeedForwardNetwork, optimizer, X: np.ndarray, Y: np.ndarray
     n = X.shape[0]
     if rng is not None:
         order = rng.permutation(n)
-        Xs, Ys = np.take(X, order, axis=0), np.take(Y, order, axis=0)   # (faster than take(out=))
+        Xs = X[order] if sp.issparse(X) else np.take(X, order, axis=0)   # (faster than take(out=))
+        Ys = np.take(Y, order, axis=0)
     else:
         Xs, Ys = X, Y
     total = 0.0

@@ -17,7 +17,7 @@ from scipy import sparse
 from manifold_studio.algorithms.checks import HUGE, check_n_features
 from manifold_studio.errors import DataError
 
-__all__ = ["SparseInput", "check_sparse", "is_sparse", "row_sq_norms"]
+__all__ = ["SparseInput", "all_rows_identical", "check_sparse", "column_mean", "is_sparse", "row_sq_norms"]
 
 
 def is_sparse(X) -> bool:
@@ -57,6 +57,19 @@ def row_sq_norms(X) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
+def all_rows_identical(X) -> bool:
+    """Whether every row of X (dense or sparse) equals every other (constant data)."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        return float(np.max(X.max(axis=0).toarray() - X.min(axis=0).toarray())) == 0.0
+    return float(np.max(np.ptp(X, axis=0))) == 0.0
+
+
+def column_mean(X) -> np.ndarray:
+    """The mean row of X (dense or sparse) as a 1-D array."""
+    return np.asarray(X.mean(axis=0), dtype=float).ravel()
+
+
 class SparseInput:
     """Mixin: the algorithm accepts scipy.sparse X in fit, extend and its score methods."""
 
@@ -66,6 +79,7 @@ class SparseInput:
     def _check_training_data(self, X):
         if not sparse.issparse(X):
             return super()._check_training_data(X)
+        self._float32_input = self._keeps_float32(X)    # as for dense input (preserves_float32)
         return check_sparse(X, min_samples=self.min_samples)
 
     def _check_new_data(self, X, what: str = "extend"):

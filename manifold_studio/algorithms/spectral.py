@@ -381,7 +381,7 @@ class SpectralMixin:
 
     def _nystrom(self, X: np.ndarray) -> np.ndarray:
         """Nyström coordinates of new points (sample-wise; see the module docstring)."""
-        X = np.asarray(X, dtype=float)
+        X = X if sp.issparse(X) else np.asarray(X, dtype=float)
         out = np.empty((X.shape[0], self.eigenvectors_.shape[1]))
         match = self._match_training(X) if hasattr(self, "training_projection_") else None
         if match is not None and (match >= 0).any():

@@ -16,8 +16,7 @@
 * :func:`fuzzy_union` — ``A + A^T - A * A^T`` (the probabilistic t-conorm).
 * :func:`fuzzy_graph` — the symmetric graph from the k-NN lists; :func:`fuzzy_simplicial_set`
   — the search and the graph on training data.
-* :func:`categorical_intersection` — supervised UMAP: edges between different labels are
-  weakened by ``exp(-far_dist)``, then local connectivity is restored (row maxima 1, union).
+* Supervised and semi-supervised UMAP: :mod:`manifold_studio.algorithms.umap_target`.
 """
 from __future__ import annotations
 
@@ -26,10 +25,11 @@ import scipy.sparse as sp
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.neighbors import check_n_neighbors, make_index
+from manifold_studio.algorithms.neighbors_sparse import as_csr, same_rows
 from manifold_studio.errors import DataError
 
-#: the metrics UMAP offers (the neighbour layer's, without 'precomputed')
-METRICS = ("euclidean", "cosine", "manhattan")
+#: the metrics UMAP offers (the neighbour layer's; 'precomputed': X is a square distance matrix)
+METRICS = ("euclidean", "cosine", "manhattan", "precomputed")
 #: umap-learn's tolerance of the binary search and floor of sigma (relative to mean distance)
 SMOOTH_K_TOLERANCE = 1e-5
 MIN_K_DIST_SCALE = 1e-3
@@ -61,7 +61,7 @@ def _exact(index, Xp, dist, idx):
     """An exact index's neighbours with distances recomputed from the coordinates, re-sorted
     (stable: exact distances may reorder near-ties); the approximate index's as they are."""
     idx = np.ascontiguousarray(idx, dtype=np.intp)
-    if index.approximate:
+    if index.approximate or getattr(index, "exact_distances", False) or index.metric == "precomputed":
         return dist, idx
     dist = np.empty(idx.shape)
     _row_distances(Xp, index.Y, idx, _METRIC_CODE[index.metric], dist)
@@ -80,11 +80,12 @@ def query_knn(index, X: np.ndarray, k: int, *, progress=None):
     """(dist, idx) (m, k): each new row's k nearest fitted points, increasing distance; each row
     on its own (sample-wise). Under 'cosine' an all-zero row is at distance 1 from every point
     (its neighbours: the first k)."""
-    X = np.ascontiguousarray(X, dtype=float)
+    X = sp.csr_array(X) if sp.issparse(X) else np.ascontiguousarray(X, dtype=float)
     m = X.shape[0]
     dist = np.ones((m, k))
     idx = np.broadcast_to(np.arange(k, dtype=np.intp), (m, k)).copy()
-    rows = np.flatnonzero(X.any(axis=1)) if index.metric == "cosine" else np.arange(m)
+    nonzero = np.diff(X.indptr) > 0 if sp.issparse(X) else X.any(axis=1)
+    rows = np.flatnonzero(nonzero) if index.metric == "cosine" else np.arange(m)
     if rows.size:
         Xp = index.prepare(X[rows] if rows.size < m else X)
         d, i = index.query(Xp, k, progress=progress, prepared=True)
@@ -95,10 +96,12 @@ def query_knn(index, X: np.ndarray, k: int, *, progress=None):
 def same_points(Y: np.ndarray, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """For each row of X, the nearest fitted point found (``idx[:, 0]``) if it equals that row
     (the raw coordinates compared, not a distance), else -1."""
-    X = np.asarray(X, dtype=float)
     if X.shape[0] == 0:
         return np.empty(0, dtype=np.intp)
     first = idx[:, 0]
+    if sp.issparse(X) or sp.issparse(Y):
+        return np.where(same_rows(as_csr(X), as_csr(Y), np.arange(X.shape[0]), first), first, -1)
+    X = np.asarray(X, dtype=float)
     return np.where(np.all(Y[first] == X, axis=1), first, -1)
 
 
@@ -241,25 +244,3 @@ def fuzzy_simplicial_set(X: np.ndarray, n_neighbors: int, *, metric: str = "eucl
     dist, idx = training_knn(index, n_neighbors - 1, progress=progress)
     graph, sigma, rho, mean_d = fuzzy_graph(dist, idx, n_neighbors, local_connectivity=local_connectivity)
     return graph, sigma, rho, dist, idx, mean_d
-
-
-def categorical_intersection(graph: sp.csr_matrix, labels: np.ndarray, far_dist: float,
-                             unknown_dist: float = 1.0) -> sp.csr_matrix:
-    """Supervised UMAP (umap-learn's categorical simplicial set intersection): an edge between
-    two different labels is multiplied by exp(-far_dist), one touching an unknown label (-1)
-    by exp(-unknown_dist); then each row is rescaled to maximum 1 and the fuzzy union taken
-    again (local connectivity reset)."""
-    G = sp.coo_matrix(graph, copy=True)
-    li, lj = labels[G.row], labels[G.col]
-    unknown = (li < 0) | (lj < 0)
-    G.data[unknown] *= np.exp(-unknown_dist)
-    G.data[~unknown & (li != lj)] *= np.exp(-far_dist)
-    G = G.tocsr()
-    G.eliminate_zeros()
-    row_max = np.zeros(G.shape[0])
-    nonempty = np.diff(G.indptr) > 0
-    if G.nnz:
-        row_max[nonempty] = np.maximum.reduceat(G.data, G.indptr[:-1][nonempty])
-    scale = np.divide(1.0, row_max, out=np.zeros_like(row_max), where=row_max > 0)
-    G = sp.diags(scale) @ G
-    return fuzzy_union(G)

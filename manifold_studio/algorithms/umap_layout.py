@@ -82,7 +82,11 @@ def _component_layout(graph, labels, n_comp, dim, rng, X, progress):
     placed by their principal axes (scaled so the nearest two are 1 apart), each component's own
     eigenmap (a random square for components too small to have one) scaled to half that gap
     around its place."""
-    C = np.vstack([X[labels == c].mean(axis=0) for c in range(n_comp)])
+    # centroids as one indicator product: the same sums, in the same order, for sparse X and its
+    # dense copy (zeros add nothing), so both give the same start
+    M = sp.csr_matrix((np.ones(labels.size), (labels, np.arange(labels.size))), shape=(n_comp, labels.size))
+    sums = M @ X
+    C = np.asarray(sums.toarray() if sp.issparse(sums) else sums) / np.bincount(labels, minlength=n_comp)[:, None]
     Cc = C - C.mean(axis=0)
     U, S, _ = np.linalg.svd(Cc, full_matrices=False)
     meta = np.zeros((n_comp, dim))
@@ -146,14 +150,45 @@ def rescale_init(Y: np.ndarray) -> np.ndarray:
 
 @jit(fastmath=True)
 def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_neg, rng, a, b,
-                gamma, alpha0, n_epochs, first, last, move_other, n_tail):
+                gamma, alpha0, n_epochs, first, last, move_other, n_tail, dens, R, mu, re_sum, phi_sum):
     """Epochs ``first`` .. ``last - 1`` of umap-learn's optimize_layout_euclidean (per-edge
     epoch schedule, negative samples per head vertex's random stream, gradients clipped to
-    [-4, 4], learning rate alpha0 (1 - epoch / n_epochs)). rng: (n_heads, 3) int64 states."""
+    [-4, 4], learning rate alpha0 (1 - epoch / n_epochs)). rng: (n_heads, 3) int64 states.
+
+    densMAP (Narayan, Berger & Cho 2021, as umap-learn): with ``dens = (lambda, frac,
+    var_shift, mu_tot)`` and lambda > 0, the last ``frac`` of the epochs add to each sampled
+    edge the gradient of lambda times the correlation between the map's log local radii
+    (recomputed every epoch into ``re_sum``, ``phi_sum``) and the data's standardised ``R``;
+    ``mu`` holds the edge weights."""
     dim = head_emb.shape[1]
     b32 = np.float32(b)     # the powers in single precision, as the float32 map (powf: 20% faster)
+    nv = head_emb.shape[0]
+    re_mean = 0.0
+    re_std = 1.0
+    re_cov = 0.0
     for n in range(first, last):
         alpha = alpha0 * (1.0 - n / n_epochs)
+        dens_on = dens[0] > 0.0 and (n + 1) / n_epochs > 1.0 - dens[1]
+        if dens_on:          # the map's local radii, their mean, spread and covariance with R
+            re_sum[:] = 0.0
+            phi_sum[:] = 0.0
+            for i in range(head.shape[0]):
+                j = head[i]
+                k = tail[i]
+                d2 = 0.0
+                for d in range(dim):
+                    t = head_emb[j, d] - tail_emb[k, d]
+                    d2 += t * t
+                phi = 1.0 / (1.0 + a * d2 ** b)
+                re_sum[j] += phi * d2
+                re_sum[k] += phi * d2
+                phi_sum[j] += phi
+                phi_sum[k] += phi
+            for v in range(nv):
+                re_sum[v] = np.log(1e-8 + re_sum[v] / phi_sum[v])
+            re_mean = re_sum.mean()
+            re_std = np.sqrt(np.mean((re_sum - re_mean) ** 2) + dens[2])
+            re_cov = np.dot(re_sum, R) / (nv - 1)
         for i in range(eps.shape[0]):
             if next_sample[i] > n:
                 continue
@@ -163,6 +198,15 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
             for d in range(dim):
                 t = head_emb[j, d] - tail_emb[k, d]
                 d2 += t * t
+            cor = 0.0
+            if dens_on:
+                phi = 1.0 / (1.0 + a * d2 ** b)
+                dphi = a * b * d2 ** (b - 1.0) / (1.0 + a * d2 ** b) if d2 > 0.0 else 0.0
+                drk = phi / phi_sum[k] * ((1.0 - b * (1.0 - phi)) / np.exp(re_sum[k]) + dphi)
+                drj = phi / phi_sum[j] * ((1.0 - b * (1.0 - phi)) / np.exp(re_sum[j]) + dphi)
+                wk = R[k] - re_cov * (re_sum[k] - re_mean) / (re_std * re_std)
+                wj = R[j] - re_cov * (re_sum[j] - re_mean) / (re_std * re_std)
+                cor = dens[0] * dens[3] * (wk * drk + wj * drj) / (mu[i] * re_std) / nv
             if d2 > 0.0:
                 d2b = np.float64(np.float32(d2) ** b32)   # one power: d2^(b-1) = d2^b / d2
                 coeff = -2.0 * a * b * (d2b / d2) / (a * d2b + 1.0)
@@ -171,6 +215,9 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
             for d in range(dim):
                 g = coeff * (head_emb[j, d] - tail_emb[k, d])
                 g = 4.0 if g > 4.0 else (-4.0 if g < -4.0 else g)
+                if dens_on:
+                    c = 2.0 * cor * (head_emb[j, d] - tail_emb[k, d])
+                    g += 4.0 if c > 4.0 else (-4.0 if c < -4.0 else c)
                 head_emb[j, d] += g * alpha
                 if move_other:
                     tail_emb[k, d] -= g * alpha
@@ -208,11 +255,14 @@ def rng_states(rng: np.random.Generator, n: int) -> np.ndarray:
 def optimize_layout(Y: np.ndarray, graph: sp.coo_matrix, n_epochs: int, a: float, b: float, *,
                     rng: np.random.Generator, learning_rate: float = 1.0,
                     negative_sample_rate: int = 5, gamma: float = 1.0, progress=None,
-                    start: float = 0.0, end: float = 1.0, on_slice=None) -> tuple[np.ndarray, int]:
+                    start: float = 0.0, end: float = 1.0, on_slice=None,
+                    densmap: tuple | None = None) -> tuple[np.ndarray, int]:
     """SGD on the training map Y (n, dim) in place (float32), slices of about SLICE_SECONDS
     between which ``progress`` is checkpointed (fraction from ``start`` to ``end``) and
     ``on_slice(Y, epoch)`` called. Returns (Y, epochs done); FitCancelled propagates after
-    the slice in progress, with Y holding the map reached."""
+    the slice in progress, with Y holding the map reached. ``densmap``: ``(dens_lambda,
+    dens_frac, dens_var_shift, R, mu_sum)`` from
+    :func:`manifold_studio.algorithms.umap_densmap.original_radii` (None: plain UMAP)."""
     progress = as_progress(progress)
     Y32 = np.ascontiguousarray(Y, dtype=np.float32)
     head = graph.row.astype(np.intp)
@@ -222,13 +272,19 @@ def optimize_layout(Y: np.ndarray, graph: sp.coo_matrix, n_epochs: int, a: float
     next_sample, next_neg = eps.copy(), eps_neg.copy()
     states = rng_states(rng, Y32.shape[0])
     n = Y32.shape[0]
+    if densmap is None:
+        dens, R, work = np.zeros(4), np.zeros(1), np.zeros(1)
+    else:
+        lam, frac, shift, R, mu_sum = densmap
+        dens, R, work = np.array([lam, frac, shift, float(np.sum(mu_sum)) / 2.0]), np.asarray(R, float), np.zeros(n)
+    mu = np.asarray(graph.data, dtype=np.float64)
     done, step = 0, 1
     while done < n_epochs:
         progress.checkpoint(start + (end - start) * done / n_epochs, f"Epoch {done:,}/{n_epochs:,}")
         stop = min(n_epochs, done + step)
         t0 = time.perf_counter()
         _sgd_epochs(Y32, Y32, head, tail, eps, next_sample, eps_neg, next_neg, states, a, b, gamma,
-                    learning_rate, n_epochs, done, stop, True, n)
+                    learning_rate, n_epochs, done, stop, True, n, dens, R, mu, work, work.copy())
         spent = time.perf_counter() - t0
         done = stop
         if on_slice is not None:
@@ -313,7 +369,12 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
 
 def row_seeds(X: np.ndarray, seed: int) -> np.ndarray:
     """(m, 3) Tausworthe states from each row's bytes and the fit's seed: a row's random
-    stream depends on nothing else in the call."""
+    stream depends on nothing else in the call. Sparse rows hash as their dense copies (densified
+    in blocks of about a million values)."""
+    if sp.issparse(X):
+        step = max(1, 1_000_000 // max(X.shape[1], 1))
+        parts = [row_seeds(X[a:a + step].toarray(), seed) for a in range(0, X.shape[0], step)]
+        return np.vstack(parts) if parts else np.empty((0, 3), dtype=np.int64)
     X = np.ascontiguousarray(X, dtype=np.float64)
     h = np.full(X.shape[0], np.uint64(1469598103934665603) ^ np.uint64(seed))
     prime = np.uint64(1099511628211)

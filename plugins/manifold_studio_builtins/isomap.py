@@ -5,6 +5,8 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, Float
 from manifold_studio.algorithms import geodesics
 from manifold_studio.algorithms.geodesics import min_plus_rows
@@ -28,7 +30,7 @@ from manifold_studio.hookspecs import hookimpl
 _GEODESIC_BLOCK = 131_072
 
 
-class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
+class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     """Isomap: classical MDS on geodesic (shortest-path) distances of a neighbourhood graph.
 
     The graph links each point to its ``n_neighbors`` nearest points (or to every point
@@ -52,6 +54,10 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     at distance 0 from one for 'precomputed'); other new points are placed through the
     largest piece.
 
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same map as its
+    dense copy; sparse rows extend like dense ones.
+
     Examples
     --------
     >>> import manifold_studio as ms
@@ -68,6 +74,7 @@ class Isomap(TrainingNeighborsMixin, SpectralEmbedding):
     id = "isomap"
     holds_gil = True  # scipy's dijkstra holds the GIL for each block of sources: the window fits it in a separate process
     name = "Isomap"
+    sparse_condition = SPARSE_CONDITION
     help = ("Unrolls curved manifolds (a swiss roll becomes a flat sheet): links each point to its "
             "nearest neighbours, measures distances along that graph (geodesics) and places the "
             "points so that these geodesic distances are preserved (classical MDS). New points "

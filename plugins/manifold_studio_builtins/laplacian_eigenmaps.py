@@ -5,6 +5,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, Float
 from manifold_studio.algorithms.params import AT_MOST_N, SPECTRAL_SKIP_ONE, n_components_param, n_neighbors_param
 from manifold_studio.algorithms.kernels import normalised_heat_kernel
@@ -45,7 +47,7 @@ def check_degrees(deg: np.ndarray, sigma: float, typical: float, what: str) -> N
                         f"{typical:.3g}; use a larger sigma.")
 
 
-class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
+class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     """Laplacian eigenmaps on the symmetrised k-NN graph with heat-kernel weights.
 
     ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph
@@ -62,6 +64,10 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     ``n_neighbors`` counts the point itself, as scikit-learn's SpectralEmbedding (its
     ``kneighbors_graph(include_self=True)``): each point is linked to its ``n_neighbors - 1``
     nearest other points; a new point to its ``n_neighbors`` nearest fitted points.
+
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same map as its
+    dense copy; sparse rows extend like dense ones.
 
     Examples
     --------
@@ -80,6 +86,7 @@ class LaplacianEigenmaps(TrainingNeighborsMixin, SpectralEmbedding):
     # fits it in a separate process
     holds_gil = True
     name = "Laplacian eigenmaps"
+    sparse_condition = SPARSE_CONDITION
     help = ("Laplacian eigenmaps: links each point to its nearest neighbours with Gaussian (heat "
             "kernel) weights and finds coordinates that keep linked points close, from the "
             "eigenvectors of the normalised graph Laplacian. Sparse, so tens of thousands of points "

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Float
 from manifold_studio.algorithms.params import BELOW_N, SPECTRAL_SKIP_ONE, n_components_param, n_neighbors_param
 from manifold_studio.algorithms.neighbors import METRICS, knn_query, metric_param, neighbor_rows, neighbors_param
@@ -18,6 +20,13 @@ from manifold_studio.hookspecs import hookimpl
 _WEIGHT_BLOCK = 2_000_000
 
 
+def _rows(X, idx: np.ndarray) -> np.ndarray:
+    """X[idx] as a dense array (sparse X: only these rows densified, a block at a time)."""
+    if sp.issparse(X):
+        return sp.csr_matrix(X)[idx.ravel()].toarray().reshape(*idx.shape, X.shape[1])
+    return X[idx]
+
+
 def reconstruction_weights(X: np.ndarray, Y: np.ndarray, neighbors: np.ndarray, reg: float,
                            progress=None) -> np.ndarray:
     """Weights reconstructing each row of X from its neighbours ``Y[neighbors]`` (rows sum to 1).
@@ -26,6 +35,7 @@ def reconstruction_weights(X: np.ndarray, Y: np.ndarray, neighbors: np.ndarray, 
     ``reg * trace(C)`` on its diagonal (``reg`` alone when the trace is 0, i.e. when every
     neighbour is a duplicate of the point), which keeps it invertible for duplicated points and
     for more neighbours than dimensions. Batched over points: no Python loop over points.
+    Sparse X and Y: the neighbours' rows are densified one bounded block at a time.
     """
     progress = as_progress(progress)
     m, k = neighbors.shape
@@ -35,7 +45,7 @@ def reconstruction_weights(X: np.ndarray, Y: np.ndarray, neighbors: np.ndarray, 
     for start in range(0, m, step):
         progress.checkpoint(start / max(m, 1), f"Reconstruction weights {start:,}/{m:,}")
         stop = min(m, start + step)
-        Z = Y[neighbors[start:stop]] - X[start:stop, None, :]          # (b, k, d)
+        Z = _rows(Y, neighbors[start:stop]) - _rows(X, np.arange(start, stop))[:, None, :]   # (b, k, d)
         C = Z @ np.swapaxes(Z, 1, 2)                                   # (b, k, k)
         trace = np.trace(C, axis1=1, axis2=2)
         R = np.where(trace > 0, reg * trace, reg)
@@ -51,7 +61,7 @@ def reconstruction_weights(X: np.ndarray, Y: np.ndarray, neighbors: np.ndarray, 
     return W
 
 
-class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
+class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     """Standard LLE with sparse matrices and a solver that scales to tens of thousands of points.
 
     Each point is reconstructed from its k nearest neighbours with weights summing to one
@@ -65,6 +75,10 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     neighbours (the weights are always computed on the coordinates, so no 'precomputed').
 
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
+
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`); only each block's neighbour rows are
+    densified for the local Gram matrices: the same map as its dense copy.
 
     Examples
     --------
@@ -81,6 +95,7 @@ class LocallyLinearEmbedding(TrainingNeighborsMixin, SpectralEmbedding):
     id = "lle"
     holds_gil = True  # scipy's sparse LU (shift-invert) holds the GIL: the window fits it in a separate process
     name = "Locally linear embedding"
+    sparse_condition = SPARSE_CONDITION
     help = ("Locally linear embedding: describes every point as a weighted average of its nearest "
             "neighbours and finds low-dimensional coordinates that keep those same weights, which "
             "unrolls curved manifolds. Works with sparse matrices, so tens of thousands of points "

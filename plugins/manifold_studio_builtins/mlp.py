@@ -16,7 +16,9 @@ Adam, L2 penalty α, Glorot initialisation, as scikit-learn's MLPClassifier).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, FitCancelled, Float, Int, IntTuple
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.algorithms.curves import CurvePublisher, epoch_curve
@@ -62,8 +64,11 @@ class _Run:
         return (-self.loss[-1] if self.loss else -np.inf, 0.0)
 
 
-class MLP(ClassificationAlgorithm):
+class MLP(SparseInput, ClassificationAlgorithm):
     """Multilayer perceptron classifier (back-propagation, seed 003).
+
+    Sparse X (CSR) is never densified: the first layer multiplies the sparse rows (forward and
+    gradient); the rest of the network is dense.
 
     Parameters
     ----------
@@ -212,7 +217,7 @@ class MLP(ClassificationAlgorithm):
             raise InvalidParameterError("grow_hidden grows a single hidden layer: give one hidden "
                                         f"layer size (got hidden_layer_sizes={p['hidden_layer_sizes']}).")
         rng = check_random_state(p["random_state"])
-        X = np.ascontiguousarray(X, dtype=float)
+        X = sp.csr_matrix(X) if sp.issparse(X) else np.ascontiguousarray(X, dtype=float)
         K = self.classes_.size
         Y = np.zeros((X.shape[0], K))
         Y[np.arange(X.shape[0]), y_idx] = 1.0

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
+from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
     n_clusters_param, n_init_param, n_neighbors_param, random_state_param,
@@ -31,7 +33,7 @@ def _normalise_rows(E: np.ndarray) -> np.ndarray:
     return E / np.where(norm > 0, norm, 1.0)
 
 
-class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgorithm):
+class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, ClusteringAlgorithm):
     """Ng–Jordan–Weiss spectral clustering with the Nyström extension to new points.
 
     Table 4.5: Gaussian affinity ``exp(-|x_i - x_j|^2 / (2 sigma^2))`` with a zero diagonal (or
@@ -47,6 +49,10 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
     others) and weighs the connectivity 0.5 (A + A^T); ``metric`` is the distance of both
     affinities ('precomputed': X is the n x n distance matrix, new points come as their
     distances to the fitted points).
+
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same clusters as
+    its dense copy; sparse rows extend like dense ones.
 
     Examples
     --------
@@ -64,6 +70,7 @@ class SpectralClustering(TrainingNeighborsMixin, SpectralMixin, ClusteringAlgori
 
     id = "spectral_clustering"
     name = "Spectral clustering"
+    sparse_condition = SPARSE_CONDITION
     help = ("Spectral clustering (Ng, Jordan & Weiss): groups points that are connected through "
             "chains of close neighbours, so it separates rings, moons and other non-convex shapes "
             "that k-means cannot. Points are mapped with the leading eigenvectors of a normalised "

@@ -26,7 +26,8 @@ KNOWN: dict[str, set[str]] = {
 SMALL_DATA_PARAMS = {"isomap": {"n_neighbors": 3}, "lle": {"n_neighbors": 3},
                      "laplacian_eigenmaps": {"n_neighbors": 3}, "ppca": {"n_components": 1},
                      "tsne": {"perplexity": 2.0, "max_iter": 250}, "autoencoder": {"max_iter": 20},
-                     "umap": {"n_neighbors": 3, "n_epochs": 50},
+                     # umap: the default n_neighbors=15, truncated on 10-15 points as umap-learn
+                     "umap": {"n_epochs": 50},
                      "kmeans": {"n_init": 2, "n_clusters": 2, "max_iter": 5}, "nmf": {"max_iter": 500}}
 BUILTIN = ["pca", "kernel_pca", "mds", "isomap", "lle", "laplacian_eigenmaps", "kmeans", "gmm",
            "hierarchical", "spectral_clustering", "perceptron", "linear_classifier", "svm", "mlp"]

@@ -162,14 +162,15 @@ def test_sparse_precomputed_kernel_pca_equals_dense(rng):
     _abs_close(sparse.transform(sp.csr_matrix(Kn)), dense.transform(Kn), 1e-8)
 
 
-@pytest.mark.parametrize("algorithm_id,params", [("lle", {}), ("kernel_pca", {"kernel": "rbf"}),
+@pytest.mark.parametrize("algorithm_id,params", [("hierarchical", {}), ("kernel_pca", {"kernel": "rbf"}),
                                                  ("ppca", {}), ("mds", {})])
 def test_other_methods_refuse_sparse_and_name_those_that_take_it(algorithm_id, params):
     with pytest.raises(DataError) as info:
         ms.get_algorithm(algorithm_id, **params).fit(_sparse(40, 10))
     message = str(info.value)
     assert "sparse" in message and "toarray()" in message
-    for taker in ("pca", "nmf", "kmeans", "kernel_pca (kernel is 'linear' or 'precomputed')"):
+    for taker in ("pca", "nmf", "kmeans", "kernel_pca (kernel is 'linear' or 'precomputed')", "mlp",
+                  "umap (metric 'euclidean' or 'cosine')", "tsne (metric 'euclidean' or 'cosine')"):
         assert taker in message
     assert "\n" not in message
 

@@ -78,7 +78,7 @@ def test_fuzzy_graph_with_duplicates_matches_umap_learn():
 def test_supervised_intersection_equals_umap_learn():
     from umap.umap_ import discrete_metric_simplicial_set_intersection as reference
 
-    from manifold_studio.algorithms.umap_graph import categorical_intersection
+    from manifold_studio.algorithms.umap_target import categorical_intersection
 
     X, y = blobs(200, 5, centers=3, scale=1.5)
     G, *_ = fuzzy_simplicial_set(X, 12)
@@ -258,11 +258,15 @@ def test_supervised_with_text_labels():
 
 # -- bad input ----------------------------------------------------------------------------------
 
-def test_n_neighbors_not_smaller_than_n():
+def test_n_neighbors_larger_than_data_truncated_with_a_warning():
+    # umap-learn: n_neighbors >= n warns and uses n - 1; the map is then the n - 1 map
     X, _ = blobs(20)
-    with pytest.raises(DataError, match=r"n_neighbors=20 is too large.*20 points.*n_neighbors <= 19"):
-        umap(n_neighbors=20).fit(X)
-    umap(n_neighbors=19, n_epochs=10).fit(X)
+    with pytest.warns(UserWarning, match=r"n_neighbors=25 is larger than the data \(20 points\): truncated to 19"):
+        big = umap(n_neighbors=25, n_epochs=10, random_state=0).fit(X)
+    same = umap(n_neighbors=19, n_epochs=10, random_state=0).fit(X)
+    assert big.n_neighbors_ == 19
+    np.testing.assert_array_equal(big.embedding_, same.embedding_)
+    np.testing.assert_array_equal(big.extend(X[:3] + 0.01), same.extend(X[:3] + 0.01))
 
 
 def test_n_neighbors_below_two_refused():

@@ -4,6 +4,7 @@ The fuzzy graph, the layout and the other UMAP checks are in test_umap.py."""
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial.distance import cdist
 import pytest
 
 import manifold_studio as ms
@@ -150,15 +151,14 @@ def test_run_log_reports_method_recall_and_phases():
     assert "time_sgd_s" in run.summary and "time_neighbours_s" in run.summary
 
 
-def test_approximate_with_fewer_points_than_neighbours():
+def test_fewer_points_than_neighbours_truncates_for_both_searches():
+    # umap-learn warns and uses n - 1; the approximate index then holds n - 2 neighbours
     X, _ = clusters(12)
-    with pytest.raises(DataError, match=r"neighbors='approximate' needs more points than neighbours: the data "
-                                        r"has 12 points for n_neighbors=15.*n_neighbors <= 11"):
-        umap(neighbors="approximate").fit(X)
-    with pytest.raises(DataError, match=r"n_neighbors=15 is too large.*12 points"):
-        umap(neighbors="exact").fit(X)
-    est = umap(neighbors="approximate", n_neighbors=11, n_epochs=20, random_state=0).fit(X)
-    assert est.neighbors_method_ == "approximate" and np.isfinite(est.extend(X[:3] + 0.1)).all()
+    for neighbors in ("approximate", "exact"):
+        with pytest.warns(UserWarning, match=r"n_neighbors=15 is larger than the data \(12 points\): truncated to 11"):
+            est = umap(neighbors=neighbors, n_epochs=20, random_state=0).fit(X)
+        assert est.n_neighbors_ == 11 and est.neighbors_method_ == neighbors
+        assert np.isfinite(est.extend(X[:3] + 0.1)).all()
 
 
 @pytest.mark.parametrize("neighbors", ["exact", "approximate"])
@@ -168,9 +168,13 @@ def test_metric_unknown_to_the_index(neighbors):
         make_index(X, neighbors=neighbors, metric="chebyshev", n_neighbors=14)
     with pytest.raises(InvalidParameterError, match="metric"):
         umap(metric="chebyshev", neighbors=neighbors)
-    # 'precomputed' is the index's but not UMAP's
-    with pytest.raises(InvalidParameterError, match="metric"):
-        umap(metric="precomputed", neighbors=neighbors)
+    # 'precomputed' distances are searched exactly only
+    D = cdist(X, X)
+    if neighbors == "approximate":
+        with pytest.raises(InvalidParameterError, match="'approximate' does not apply to metric='precomputed'"):
+            umap(metric="precomputed", neighbors=neighbors).fit(D)
+    else:
+        assert umap(metric="precomputed", neighbors=neighbors, n_epochs=10).fit(D).embedding_.shape == (100, 2)
 
 
 @pytest.mark.parametrize("metric", ["cosine", "manhattan"])
