@@ -12,6 +12,8 @@ Scripting API::
     ms.list_preprocessors()                   # preparation steps: standardize, impute, one_hot, ...
     pipe = ms.make_pipeline("standardize", ("impute", {"strategy": "median"}),
                             ms.get_algorithm("kmeans", n_clusters=3)).fit(ds)
+    ms.save_model(pipe, "model.npz", data=ds)  # JSON + arrays, no pickle
+    est = ms.load_model("model.npz")
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
 from manifold_studio.version import __version__
 
 __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
-           "load_data", "load_distance_matrix", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
+           "load_data", "load_distance_matrix", "save_model", "load_model", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
            "FitCancelled", "DataError", "InvalidParameterError",
            "NotFittedError", "ManifoldStudioError", "UnknownAlgorithmError", "__version__"]
 
@@ -110,3 +112,21 @@ def load_distance_matrix(source, host=None, progress=None, **options) -> Dataset
     host = _host() if host is None else host
     loader = DistanceMatrixLoader(host.loader_for(source))
     return load_data(str(source), host, progress, loader=loader, **options)
+
+
+def save_model(estimator, path, data=None, extra: dict | None = None):
+    """Save a fitted estimator or pipeline to ``path`` (``.npz``: its state as arrays and JSON
+    metadata, no pickle), with a reference to its training ``data``; see
+    :func:`manifold_studio.files.model_file.save_model`. Returns the path written."""
+    from manifold_studio.files.model_file import save_model as save   # deferred: not needed at start-up
+
+    return save(estimator, path, data=data, extra=extra)
+
+
+def load_model(path):
+    """The fitted estimator or pipeline saved in ``path`` by :func:`save_model` (or
+    ``manifold-studio run --save-model``), ready to ``extend``; see
+    :func:`manifold_studio.files.model_file.load_model`."""
+    from manifold_studio.files.model_file import load_model as load
+
+    return load(path)

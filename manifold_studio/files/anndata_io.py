@@ -82,7 +82,7 @@ def matrix_elem(f, path: Path, layer: str | None):
         if "X" not in f:
             raise DataError(f"{path.name} has no X matrix (AnnData files written with X=None hold only annotations); "
                             "choose one of its layers with the layer option" +
-                            (f" (layers: {', '.join(sorted(f['layers']))})." if "layers" in f and len(f["layers"]) else "."))
+                            (f" (layers: {', '.join(repr(k) for k in sorted(f['layers']))})." if "layers" in f and len(f["layers"]) else "."))
         return f["X"], "X"
     layers = sorted(f["layers"]) if "layers" in f else []
     if layer not in layers:
