@@ -18,7 +18,7 @@ from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
-from manifold_studio.cli.h5ad_output import h5ad_out, outputs_to_check, write_h5ad_result
+from manifold_studio.cli.h5ad_output import extend_backed, h5ad_out, is_backed, outputs_to_check, write_h5ad_result
 from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.cli.prep_options import (
     apply_loading_options,
@@ -333,7 +333,13 @@ def cmd_run(args) -> int:
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
-    if h5ad_out(args):
+    if is_backed(ds):  # fitted on the sample a backed file gave: extended to every row in chunks
+        progress = console.progress(f"{cls.id} extend")
+        try:
+            console.info(extend_backed(args, est, cls.kind, cls.id, ds, progress=progress))
+        finally:
+            console.end_progress()
+    elif h5ad_out(args):
         console.note(f"{args.out}: {write_h5ad_result(args, result, cls.id, cls.kind, ds)}")
     else:
         write_csv(args.out, header, columns, args.escape_formulas)
@@ -353,7 +359,7 @@ def cmd_run(args) -> int:
                      f"({ds.n_samples:,} × {ds.n_features}) and extended to all in {format_seconds(fit_time)}")
     else:
         console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {format_seconds(fit_time)}")
-    if args.out != "-":
+    if args.out != "-" and not is_backed(ds):
         console.info(f"wrote {shape_text(result)} {result_name(cls.kind)} to {args.out}")
     if cls.kind == "classification":
         console.info(f"training accuracy {_accuracy(result, y)}")

@@ -1,9 +1,16 @@
 """``run … --out result.h5ad`` and ``apply … --out result.h5ad``: results written into AnnData files
 (:mod:`manifold_studio.files.anndata_out`), a new file or, with ``--h5ad-add``, added to an existing
-one atomically (which may be the data file itself: only ``obsm`` / ``obs`` change, never ``X``)."""
+one atomically (which may be the data file itself: only ``obsm`` / ``obs`` change, never ``X``).
+
+A run on a backed file (``-D backed=true``: the loader gave a random sample of the rows, X stays on
+disk) fits on that sample and then extends the model to every row of the file, chunk by chunk
+(:func:`manifold_studio.extend.out_of_core.extend_source`), reporting the peak memory."""
 from __future__ import annotations
 
-from manifold_studio.cli.console import UsageError
+from pathlib import Path
+
+from manifold_studio.cli.console import UsageError, format_seconds
+from manifold_studio.extend.out_of_core import extend_source
 from manifold_studio.files.anndata_out import add_to_h5ad, is_h5ad, write_h5ad
 
 ADD_HELP = ("with --out FILE.h5ad: add the result to that existing AnnData file (atomically; it may be the "
@@ -35,3 +42,21 @@ def write_h5ad_result(args, result, algorithm_id: str, kind: str, ds=None, sourc
     if getattr(args, "h5ad_add", False):
         return add_to_h5ad(args.out, result, algorithm_id, kind, ds)
     return write_h5ad(args.out, result, algorithm_id, kind, ds, source=source)
+
+
+def is_backed(ds) -> bool:
+    """Whether the data set is the sample a backed loader read (the file has more rows)."""
+    return bool((ds.load_options or {}).get("backed"))
+
+
+def extend_backed(args, est, kind: str, algorithm_id: str, ds, chunk_rows: int = 50_000, progress=None) -> str:
+    """Extend the model fitted on the sample ``ds`` to every row of ``args.data`` in chunks and
+    write the result to ``args.out`` (CSV, .npy or .h5ad); returns the line to print."""
+    to_h5ad = h5ad_out(args)
+    rep = extend_source(est, args.data, options=dict(ds.load_options), out=None if to_h5ad else args.out,
+                        train_feature_names=ds.feature_names, chunk_rows=chunk_rows, keep_values=to_h5ad,
+                        progress=progress, escape_formulas=getattr(args, "escape_formulas", True))
+    written = write_h5ad_result(args, rep.values, algorithm_id, kind, source=args.data) if to_h5ad else args.out
+    return (f"{algorithm_id}: fitted on a sample of {ds.n_samples:,} rows of {Path(args.data).name}, extended to "
+            f"all {rep.n_rows:,} rows in {rep.n_chunks:,} chunk(s) in {format_seconds(rep.seconds)}; peak memory "
+            f"{rep.peak_memory_mb:,.0f} MB; wrote {written}")

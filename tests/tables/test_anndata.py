@@ -221,3 +221,22 @@ def test_missing_anndata_names_the_pip_command(h5ad, monkeypatch):
     monkeypatch.setitem(sys.modules, "anndata", None)
     with pytest.raises(DataError, match=r'pip install "manifold-studio\[anndata\]"'):
         ms.load_data(str(h5ad))
+
+
+def test_backed_run_fits_on_a_sample_and_extends_in_chunks(h5ad, tmp_path, capsys):
+    out, model = tmp_path / "backed.h5ad", tmp_path / "backed.npz"
+    assert main(["run", "pca", "--data", str(h5ad), "-D", "backed=true", "sample_rows=20", "--out", str(out),
+                 "--save-model", str(model)]) == 0
+    said = capsys.readouterr().out
+    assert "fitted on a sample of 20 rows of cells.h5ad, extended to all 60 rows" in said and "peak memory" in said
+    est = ms.load_model(model)
+    full = ms.load_data(str(h5ad))
+    np.testing.assert_allclose(anndata.read_h5ad(out).obsm["X_pca"], est.extend(full.X), rtol=1e-10, atol=1e-12)
+    sample = ms.load_data(str(h5ad), backed=True, sample_rows=20)
+    np.testing.assert_allclose(est.extend(sample.X), ms.get_algorithm("pca").fit(sample.X).embedding_,
+                               rtol=1e-8, atol=1e-10)
+    csv_out = tmp_path / "backed.csv"
+    assert main(["run", "pca", "--data", str(h5ad), "-D", "backed=true", "sample_rows=20", "--out", str(csv_out),
+                 "-q"]) == 0
+    lines = csv_out.read_text().splitlines()
+    assert len(lines) == 61 and lines[1].startswith("cell0,")
