@@ -28,6 +28,7 @@ from manifold_studio.errors import (
     NotFittedError,
     UnknownAlgorithmError,
 )
+from manifold_studio.files.model_file import load_model, save_model
 from manifold_studio.files.source_file import file_record
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
@@ -113,20 +114,3 @@ def load_distance_matrix(source, host=None, progress=None, **options) -> Dataset
     loader = DistanceMatrixLoader(host.loader_for(source))
     return load_data(str(source), host, progress, loader=loader, **options)
 
-
-def save_model(estimator, path, data=None, extra: dict | None = None):
-    """Save a fitted estimator or pipeline to ``path`` (``.npz``: its state as arrays and JSON
-    metadata, no pickle), with a reference to its training ``data``; see
-    :func:`manifold_studio.files.model_file.save_model`. Returns the path written."""
-    from manifold_studio.files.model_file import save_model as save   # deferred: not needed at start-up
-
-    return save(estimator, path, data=data, extra=extra)
-
-
-def load_model(path):
-    """The fitted estimator or pipeline saved in ``path`` by :func:`save_model` (or
-    ``manifold-studio run --save-model``), ready to ``extend``; see
-    :func:`manifold_studio.files.model_file.load_model`."""
-    from manifold_studio.files.model_file import load_model as load
-
-    return load(path)

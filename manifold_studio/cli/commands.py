@@ -18,7 +18,7 @@ from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
-from manifold_studio.cli.h5ad_output import extend_backed, h5ad_out, is_backed, outputs_to_check, write_h5ad_result
+from manifold_studio.cli.h5ad_output import apply_h5ad, apply_output, is_backed, isolated_out, outputs_to_check, write_run_output
 from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.cli.prep_options import (
     apply_loading_options,
@@ -333,16 +333,7 @@ def cmd_run(args) -> int:
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
-    if is_backed(ds):  # fitted on the sample a backed file gave: extended to every row in chunks
-        progress = console.progress(f"{cls.id} extend")
-        try:
-            console.info(extend_backed(args, est, cls.kind, cls.id, ds, progress=progress))
-        finally:
-            console.end_progress()
-    elif h5ad_out(args):
-        console.note(f"{args.out}: {write_h5ad_result(args, result, cls.id, cls.kind, ds)}")
-    else:
-        write_csv(args.out, header, columns, args.escape_formulas)
+    write_run_output(args, console, est, cls, ds, result, lambda: write_csv(args.out, header, columns, args.escape_formulas))
     if new is not None:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name, new.row_ids,
                                        row_id_header(new))
@@ -407,7 +398,6 @@ def cmd_apply(args) -> int:
     check_inputs(args, ("--model", "--data"))
     check_outputs_differ(args, outputs_to_check(args, ("--out",)), ("--data", "--model"))
     _check_writable(args.out, "--out")
-    to_h5ad = h5ad_out(args)
     if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
         written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
         console.flush_notes()
@@ -431,16 +421,13 @@ def cmd_apply(args) -> int:
     progress = console.progress(f"{algo_id} extend")
     try:
         if not isolate:
-            rep = extend_source(est, args.data, options=options, out=None if to_h5ad else args.out,
+            rep = extend_source(est, args.data, options=options, **apply_output(args),  # (.h5ad: values kept)
                                 train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
-                                progress=progress, escape_formulas=args.escape_formulas, keep_values=to_h5ad)
-            if to_h5ad:
-                rep.notes.append(f"{args.out}: {write_h5ad_result(args, rep.values, algo_id, est.kind, source=args.data)}")
+                                progress=progress, escape_formulas=args.escape_formulas)
+            apply_h5ad(args, rep, algo_id, est.kind)
         else:
-            if to_h5ad:
-                raise UsageError(f"--out .h5ad with the third-party model {algo_id} needs --in-process")
             try:
-                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
+                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=isolated_out(args, algo_id),
                                           train_feature_names=train.get("feature_names"),
                                           chunk_rows=args.chunk_rows or 50_000, progress=progress,
                                           unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)

@@ -60,3 +60,38 @@ def extend_backed(args, est, kind: str, algorithm_id: str, ds, chunk_rows: int =
     return (f"{algorithm_id}: fitted on a sample of {ds.n_samples:,} rows of {Path(args.data).name}, extended to "
             f"all {rep.n_rows:,} rows in {rep.n_chunks:,} chunk(s) in {format_seconds(rep.seconds)}; peak memory "
             f"{rep.peak_memory_mb:,.0f} MB; wrote {written}")
+
+
+def write_run_output(args, console, est, cls, ds, result, write_csv) -> None:
+    """Write ``run``'s result: to an .h5ad file, or extended to every row of a backed file (its
+    sample was fitted), or else with ``write_csv()``."""
+    if is_backed(ds):
+        progress = console.progress(f"{cls.id} extend")
+        try:
+            console.info(extend_backed(args, est, cls.kind, cls.id, ds, progress=progress))
+        finally:
+            console.end_progress()
+    elif h5ad_out(args):
+        console.note(f"{args.out}: {write_h5ad_result(args, result, cls.id, cls.kind, ds)}")
+    else:
+        write_csv()
+
+
+def apply_output(args) -> dict:
+    """``extend_source``'s ``out`` / ``keep_values`` for ``apply``: an .h5ad file is written at the
+    end from the values kept, any other output as the chunks go."""
+    to_h5ad = h5ad_out(args)
+    return {"out": None if to_h5ad else args.out, "keep_values": to_h5ad}
+
+
+def isolated_out(args, algorithm_id: str) -> str:
+    """The output of ``apply`` in a worker process (CSV / .npy only: an .h5ad file is refused)."""
+    if h5ad_out(args):
+        raise UsageError(f"--out .h5ad with the third-party model {algorithm_id} needs --in-process")
+    return args.out
+
+
+def apply_h5ad(args, rep, algorithm_id: str, kind: str) -> None:
+    """``apply … --out FILE.h5ad``: the values kept by the extension (report ``rep``) written there."""
+    if h5ad_out(args):
+        rep.notes.append(f"{args.out}: {write_h5ad_result(args, rep.values, algorithm_id, kind, source=args.data)}")
