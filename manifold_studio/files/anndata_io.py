@@ -110,15 +110,27 @@ def matrix_info(f, path: Path, layer: str | None) -> MatrixInfo:
     return MatrixInfo(where, (int(shape[0]), int(shape[1])), dtype, encoding)
 
 
-def frame_length(f, key: str) -> int | None:
-    """The number of rows of the data frame ``obs`` or ``var`` (by its index), None if absent."""
+def index_elem(f, key: str):
+    """The HDF5 dataset of the index (row names) of the data frame ``obs`` or ``var``, None if
+    absent: a string array, or the ``values`` of a nullable string array (anndata 0.13)."""
+    import h5py
+
     if key not in f:
         return None
     group = f[key]
     index = _text(group.attrs.get("_index", "_index"))
-    if index not in group:
+    elem = group.get(index)
+    if isinstance(elem, h5py.Group):
+        elem = elem.get("values")
+    if not isinstance(elem, h5py.Dataset):
         raise DataError(f"{key} has no index (the names of its rows).")
-    return int(group[index].shape[0])
+    return elem
+
+
+def frame_length(f, key: str) -> int | None:
+    """The number of rows of the data frame ``obs`` or ``var`` (by its index), None if absent."""
+    elem = index_elem(f, key)
+    return None if elem is None else int(elem.shape[0])
 
 
 def check_structure(f, path: Path, layer: str | None) -> MatrixInfo:
@@ -135,8 +147,7 @@ def check_structure(f, path: Path, layer: str | None) -> MatrixInfo:
             raise DataError(f"{path.name}: {key} has {length:,} entries but {info.where} has {size:,} {what}; "
                             f"each {what[:-1]} needs exactly one {key} entry.")
     if "var" in f:
-        names = f["var"][_text(f["var"].attrs.get("_index", "_index"))][()]
-        names = np.array([_text(v) for v in names], dtype=object)
+        names = np.array([_text(v) for v in index_elem(f, "var")[()]], dtype=object)
         uniq, counts = np.unique(names, return_counts=True)
         if (counts > 1).any():
             dup = uniq[counts > 1]

@@ -170,9 +170,11 @@ def test_non_numeric_x(tmp_path):
 def test_obs_length_differs(tmp_path):
     path = write(make_adata(), tmp_path / "short.h5ad")
     with h5py.File(path, "r+") as f:
-        index = f["obs"]["_index"][()][:-5]
-        del f["obs"]["_index"]
-        f["obs"].create_dataset("_index", data=index)
+        group = f["obs"]["_index"] if isinstance(f["obs"]["_index"], h5py.Group) else f["obs"]   # anndata 0.13: a
+        key = "values" if group.name.endswith("_index") else "_index"                           # nullable string array
+        index = group[key][()][:-5]
+        del group[key]
+        group.create_dataset(key, data=index)
     with pytest.raises(DataError, match=f"short.h5ad: obs has {N - 5} entries but X has {N} rows"):
         ms.load_data(str(path))
 
