@@ -424,7 +424,7 @@ def cmd_apply(args) -> int:
             rep = extend_source(est, args.data, options=options, **apply_output(args),  # (.h5ad: values kept)
                                 train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
                                 progress=progress, escape_formulas=args.escape_formulas)
-            apply_h5ad(args, rep, algo_id, est.kind)
+            apply_h5ad(args, rep, est)
         else:
             try:
                 rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=isolated_out(args, algo_id),

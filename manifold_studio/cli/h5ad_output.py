@@ -91,7 +91,10 @@ def isolated_out(args, algorithm_id: str) -> str:
     return args.out
 
 
-def apply_h5ad(args, rep, algorithm_id: str, kind: str) -> None:
-    """``apply … --out FILE.h5ad``: the values kept by the extension (report ``rep``) written there."""
+def apply_h5ad(args, rep, est) -> None:
+    """``apply … --out FILE.h5ad``: the values kept by the extension (report ``rep``) written
+    there, under the name of the model's algorithm (a pipeline's final one)."""
     if h5ad_out(args):
-        rep.notes.append(f"{args.out}: {write_h5ad_result(args, rep.values, algorithm_id, kind, source=args.data)}")
+        final = getattr(est, "final", None) or est
+        written = write_h5ad_result(args, rep.values, final.id, final.kind, source=args.data)
+        rep.notes.append(f"{args.out}: {written}")

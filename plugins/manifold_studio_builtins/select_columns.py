@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.params import Choice, Float, Int, Text, TextList
 from manifold_studio.algorithms.preprocessing import Preprocessor
 from manifold_studio.hookspecs import hookimpl
@@ -15,6 +16,7 @@ class SelectColumns(Preprocessor):
     id = "select_columns"
     name = "Select columns"
     handles_categorical = True
+    accepts_sparse = True
     help = ("Keeps the columns named in include (all when none), that match pattern (a regular expression "
             "searched in the name), minus those named in exclude; then, with variance_threshold, only the "
             "numeric columns whose training variance is above it (as scikit-learn's VarianceThreshold). "
@@ -51,7 +53,7 @@ class SelectColumns(Preprocessor):
             keep &= np.asarray([rx.search(n) is not None for n in names], dtype=bool)
         if p["variance_threshold"] is not None:
             with np.errstate(all="ignore"):
-                var = np.nanvar(X, axis=0)
+                var = column_scores(X, "variance") if is_sparse(X) else np.nanvar(X, axis=0)
             numeric = np.asarray([n not in self.categories_in_ for n in names])
             keep &= ~numeric | (np.nan_to_num(var, nan=0.0) > p["variance_threshold"])
         if p["top_k"] is not None:
@@ -71,10 +73,14 @@ def column_scores(X, by: str) -> np.ndarray:
     """The training variance (ddof 0) of every column, or its dispersion (variance / mean; -inf
     for a column of mean 0 or below, which then ranks last); NaN cells are left out."""
     with np.errstate(all="ignore"):
-        var = np.nan_to_num(np.nanvar(X, axis=0), nan=0.0)
+        if is_sparse(X):   # E[x²] - E[x]², the zeros included
+            mean = np.asarray(X.mean(axis=0)).ravel()
+            var = np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean, 0.0)
+        else:
+            mean = np.nanmean(X, axis=0)
+            var = np.nan_to_num(np.nanvar(X, axis=0), nan=0.0)
         if by == "variance":
             return var
-        mean = np.nanmean(X, axis=0)
         return np.where(mean > 0, var / np.where(mean > 0, mean, 1.0), -np.inf)
 
 

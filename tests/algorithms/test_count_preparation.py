@@ -76,3 +76,25 @@ def test_the_count_chain_is_saved_with_the_model(counts, tmp_path):
                                 where=totals > 0))
     top = sorted(np.argsort(-logged.var(axis=0), kind="stable")[:12])
     assert pipe.steps[2][1].columns_out_ == [f"x{j}" for j in top]
+
+
+def test_sparse_counts_stay_sparse_and_equal_dense(counts):
+    import scipy.sparse as sp
+
+    C = sp.csr_array(counts)
+    for step_id, params in (("normalize_total", {}), ("log", {}), ("select_columns", {"top_k": 9}),
+                            ("select_columns", {"top_k": 4, "rank_by": "dispersion"})):
+        sparse = ms.get_preprocessor(step_id, **params).fit(C)
+        dense = ms.get_preprocessor(step_id, **params).fit(counts)
+        out = sparse.transform(C)
+        assert sp.issparse(out) and out.format == "csr" and sparse.columns_out_ == dense.columns_out_
+        np.testing.assert_allclose(out.toarray(), dense.transform(counts), rtol=1e-12, atol=1e-12)
+    chain = ("normalize_total", "log", ("select_columns", {"top_k": 12}))
+    on_sparse = ms.make_pipeline(*chain, ms.get_algorithm("pca", n_components=2)).fit(C)
+    on_dense = ms.make_pipeline(*chain, ms.get_algorithm("pca", n_components=2)).fit(counts)
+    a, b = on_sparse.extend(C[:20]), on_dense.extend(counts[:20])
+    np.testing.assert_allclose(np.abs(a), np.abs(b), rtol=1e-8, atol=1e-10)   # PCA's signs may differ
+    with pytest.raises(DataError, match="Step 'standardize': the data are sparse, and this step takes dense data"):
+        ms.make_pipeline("standardize", ms.get_algorithm("pca")).fit(C)
+    with pytest.raises(DataError, match="Step 'log': an offset would fill the zeros of sparse data"):
+        ms.get_preprocessor("log", offset=1.0).fit(C)

@@ -242,3 +242,15 @@ def test_backed_run_fits_on_a_sample_and_extends_in_chunks(h5ad, tmp_path, capsy
                  "-q"]) == 0
     lines = csv_out.read_text().splitlines()
     assert len(lines) == 61 and lines[1].startswith("cell0,")
+
+
+def test_count_chain_on_h5ad_and_apply_with_it(h5ad, tmp_path):
+    model, out, applied = tmp_path / "chain.npz", tmp_path / "chain.h5ad", tmp_path / "applied.h5ad"
+    assert main(["run", "pca", "--data", str(h5ad), "--prep", "normalize_total", "--prep", "log", "--prep",
+                 "select_columns:top_k=10", "--out", str(out), "--save-model", str(model), "-q"]) == 0
+    assert main(["apply", "--model", str(model), "--data", str(h5ad), "--out", str(applied), "--chunk-rows", "25",
+                 "-q"]) == 0
+    emb = anndata.read_h5ad(out).obsm["X_pca"]
+    np.testing.assert_allclose(anndata.read_h5ad(applied).obsm["X_pca"], emb, rtol=1e-9, atol=1e-10)
+    pipe = ms.make_pipeline("normalize_total", "log", ("select_columns", {"top_k": 10}), ms.get_algorithm("pca"))
+    np.testing.assert_allclose(emb, pipe.fit(ms.load_data(str(h5ad))).embedding_, rtol=1e-10, atol=1e-12)
