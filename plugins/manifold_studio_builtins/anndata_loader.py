@@ -50,7 +50,7 @@ OPTIONS = (
 def _target(ref, names: list[str], path: Path) -> str | None:
     if ref is None:
         return None
-    if isinstance(ref, int) and not str(ref) in names:
+    if isinstance(ref, int) and str(ref) not in names:
         if not 0 <= ref < len(names):
             raise DataError(f"{path.name}: obs has no column {ref} (it has {len(names)} columns).")
         return names[ref]
@@ -134,7 +134,9 @@ class AnnDataLoader(Loader):
     extensions = H5AD_EXTENSIONS
     options = OPTIONS
 
-    def _annotations(self, f, path, label_column):
+    @staticmethod
+    def _annotations(f):
+        """(obs data frame or None, var_names or None, obsm dict)."""
         obs = read_elem(f["obs"]) if "obs" in f else None
         var_names = [str(v) for v in read_elem(f["var"]).index] if "var" in f else None
         obsm = read_elem(f["obsm"]) if "obsm" in f else {}
@@ -145,7 +147,7 @@ class AnnDataLoader(Loader):
         with open_h5(path) as f:
             info = check_structure(f, path, layer)
             elem, where = matrix_elem(f, path, layer)
-            obs, var_names, obsm = self._annotations(f, path, label_column)
+            obs, var_names, obsm = self._annotations(f)
             if backed:
                 X, rows = _sample_rows(elem, info, sample_rows, random_state, path)
             else:
@@ -155,13 +157,12 @@ class AnnDataLoader(Loader):
         table = obs_table(obs, path, label_column) if obs is not None else None
         maps, notes = ready_maps(obsm, n, path)
         row_ids = np.asarray(obs.index.astype(str), dtype=object) if obs is not None else np.arange(n)
-        kind = "sparse (CSR)" if info.sparse else "dense"
-        report = [f"Read {X.shape[0]:,} of {n:,} cells" if backed else f"Read {n:,} cells",
-                  ]
-        report[0] += (f" × {d:,} genes from {path.name} ({where}, {kind}"
-                      + (f", {X.nnz:,} non-zero values" if info.sparse else "")
-                      + (f"; labels: {quote(table.current_target)}" if table is not None and table.current_target else "")
-                      + (f"; ready maps: {', '.join(maps)}" if maps else "") + ").")
+        kind = f"sparse (CSR), {X.nnz:,} non-zero values" if info.sparse else "dense"
+        target = table.current_target if table is not None else None
+        report = [(f"Read {X.shape[0]:,} of {n:,} cells" if backed else f"Read {n:,} cells")
+                  + f" × {d:,} genes from {path.name} ({where}, {kind}"
+                  + (f"; labels: {quote(target)}" if target else "")
+                  + (f"; ready maps: {', '.join(maps)}" if maps else "") + ")."]
         if info.encoding == "csc_matrix" and not backed:
             report.append(f"{where} is stored as CSC: converted to CSR.")
         if backed:
@@ -171,21 +172,25 @@ class AnnDataLoader(Loader):
             row_ids = row_ids[rows]
             maps = {k: v[rows] for k, v in maps.items()}
         labels = None
-        if table is not None and table.current_target is not None:
-            col = table.column(table.current_target)
+        if target is not None:
+            col = table.column(target)
             labels = (col if rows is None else col.take(rows)).label_values()
-        return Dataset(path.stem, X, labels, var_names, str(path), table.current_target if table is not None else None,
-                       report + notes, table=table, row_ids=row_ids, table_rows=rows, ready_maps=maps,
-                       table_features=False)
+        return Dataset(path.stem, X, labels, var_names, str(path), target, report + notes, table=table,
+                       row_ids=row_ids, table_rows=rows, ready_maps=maps, table_features=False)
 
     def iter_chunks(self, path, chunk_rows: int = 100_000, layer=None, label_column=None, backed=False,
                     sample_rows=20_000, random_state=0, **_):
-        """Every row, ``chunk_rows`` at a time, read from the file (never the whole X)."""
+        """Every row, ``chunk_rows`` at a time, read from the file (never the whole X; a CSC matrix,
+        which has no row blocks, is read whole and sliced)."""
         path = Path(path)
         with open_h5(path) as f:
             info = check_structure(f, path, layer)
             elem, where = matrix_elem(f, path, layer)
-            obs, var_names, _ = self._annotations(f, path, label_column)
+            if info.encoding == "csc_matrix":
+                f.close()
+                yield from super().iter_chunks(path, chunk_rows, layer=layer, label_column=label_column)
+                return
+            obs, var_names, _ = self._annotations(f)
             table = obs_table(obs, path, label_column) if obs is not None else None
             target = table.current_target if table is not None else None
             ids = np.asarray(obs.index.astype(str), dtype=object) if obs is not None else np.arange(info.shape[0])

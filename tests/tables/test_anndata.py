@@ -254,3 +254,14 @@ def test_count_chain_on_h5ad_and_apply_with_it(h5ad, tmp_path):
     np.testing.assert_allclose(anndata.read_h5ad(applied).obsm["X_pca"], emb, rtol=1e-9, atol=1e-10)
     pipe = ms.make_pipeline("normalize_total", "log", ("select_columns", {"top_k": 10}), ms.get_algorithm("pca"))
     np.testing.assert_allclose(emb, pipe.fit(ms.load_data(str(h5ad))).embedding_, rtol=1e-10, atol=1e-12)
+
+
+def test_csc_x_is_read_as_csr_whole_and_in_chunks(tmp_path):
+    adata = make_adata()
+    adata.X = sp.csc_matrix(adata.X)
+    path = write(adata, tmp_path / "csc.h5ad")
+    ds = ms.load_data(str(path))
+    assert ds.X.format == "csr" and any("CSC: converted to CSR" in r for r in ds.report)
+    np.testing.assert_array_equal(ds.X.toarray(), adata.X.toarray())
+    chunks = list(ms._host().loader_for(str(path)).iter_chunks(path, 25))
+    np.testing.assert_array_equal(sp.vstack([c.X for c in chunks]).toarray(), adata.X.toarray())
