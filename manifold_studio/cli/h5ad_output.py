@@ -11,7 +11,7 @@ from pathlib import Path
 
 from manifold_studio.cli.console import UsageError, format_seconds
 from manifold_studio.extend.out_of_core import extend_source
-from manifold_studio.files.anndata_out import add_to_h5ad, is_h5ad, write_h5ad
+from manifold_studio.files.anndata_out import add_to_h5ad, check_addable, is_h5ad, write_h5ad
 
 ADD_HELP = ("with --out FILE.h5ad: add the result to that existing AnnData file (atomically; it may be the "
             "--data file: only obsm / obs change, X is never rewritten) instead of writing a new file")
@@ -31,8 +31,10 @@ def h5ad_out(args) -> bool:
 
 
 def outputs_to_check(args, outputs: tuple[str, ...]) -> tuple[str, ...]:
-    """The output flags that must differ from the inputs: --out may be the data file with --h5ad-add."""
+    """The output flags that must differ from the inputs: --out may be the data file with --h5ad-add
+    (checked now, before any work: an existing .h5ad file in a folder that can be written)."""
     if h5ad_out(args) and getattr(args, "h5ad_add", False):
+        check_addable(args.out)
         return tuple(o for o in outputs if o != "--out")
     return outputs
 

@@ -142,11 +142,10 @@ def write_h5ad(path, result, method: str, kind: str, ds=None, source=None) -> st
     return f"X ({ds.n_samples:,} × {ds.n_features}) and {written[0]}"
 
 
-def add_to_h5ad(path, result, method: str, kind: str, ds=None) -> str:
-    """Add the result to the existing ``.h5ad`` file ``path`` atomically (see the module
-    docstring); returns what was written."""
-    require_anndata()
-    path, result = Path(path), np.asarray(result)
+def check_addable(path) -> None:
+    """Refuse, before any work, to add to ``path`` when it is not an existing .h5ad file or its
+    folder (or the file) cannot be written: the atomic rename needs the folder."""
+    path = Path(path)
     if not path.exists():
         raise DataError(f"{path.name} does not exist: results can only be added to an existing .h5ad file "
                         "(leave out --h5ad-add to write a new one).")
@@ -158,6 +157,14 @@ def add_to_h5ad(path, result, method: str, kind: str, ds=None) -> str:
         raise WriteError(f"Cannot add the result to {path.name} in place: its folder {folder} (or the file) is "
                          "read-only. Write a new file elsewhere instead (--out NEW.h5ad without --h5ad-add); "
                          f"{path.name} is unchanged.")
+
+
+def add_to_h5ad(path, result, method: str, kind: str, ds=None) -> str:
+    """Add the result to the existing ``.h5ad`` file ``path`` atomically (see the module
+    docstring); returns what was written."""
+    require_anndata()
+    path, result = Path(path), np.asarray(result)
+    check_addable(path)
     _check_rows(path, ds)
     written: list[str] = []
     atomic_replace(path, lambda tmp: written.append(_edit(tmp, path, result, method, kind, path.name)))

@@ -265,3 +265,14 @@ def test_csc_x_is_read_as_csr_whole_and_in_chunks(tmp_path):
     np.testing.assert_array_equal(ds.X.toarray(), adata.X.toarray())
     chunks = list(ms._host().loader_for(str(path)).iter_chunks(path, 25))
     np.testing.assert_array_equal(sp.vstack([c.X for c in chunks]).toarray(), adata.X.toarray())
+
+
+def test_h5ad_add_on_a_read_only_folder_is_refused_before_fitting(tmp_path, locked, capsys):
+    locked.chmod(0o700)
+    path = write(make_adata(), locked / "cells.h5ad")
+    before = path.read_bytes()
+    locked.chmod(0o500)
+    code = main(["run", "pca", "--data", str(path), "--out", str(path), "--h5ad-add"])
+    err = capsys.readouterr().err
+    assert code != 0 and "Cannot add the result to cells.h5ad in place" in err and "read-only" in err
+    assert "fitted" not in err and path.read_bytes() == before
