@@ -187,6 +187,18 @@ def row_block(elem, info: MatrixInfo, start: int, stop: int, path: Path):
     return block
 
 
+def check_sparse_structure(X, where: str) -> None:
+    """Refuse a sparse matrix whose index arrays do not describe one (column indices outside the
+    shape, a decreasing ``indptr``): scipy would read past them."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        try:
+            X.check_format(full_check=True)
+        except (ValueError, IndexError) as exc:
+            raise DataError(f"{where} is not a valid sparse matrix ({exc}).") from None
+
+
 def check_finite(X, where: str, offset: int = 0) -> None:
     """Refuse NaN or infinite values, stored explicitly in a sparse matrix or in a dense one."""
     import scipy.sparse as sp

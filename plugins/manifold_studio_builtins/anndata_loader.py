@@ -26,7 +26,8 @@ from manifold_studio.algorithms.params import Bool, Int, Text
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError
 from manifold_studio.files.anndata_io import (
-    H5AD_EXTENSIONS, check_finite, check_structure, matrix_elem, open_h5, read_elem, row_block,
+    H5AD_EXTENSIONS, check_finite, check_sparse_structure, check_structure, matrix_elem, open_h5, read_elem,
+    row_block,
 )
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.tables.infer import table_from_frame
@@ -98,6 +99,13 @@ def ready_maps(obsm: dict, n: int, path: Path) -> tuple[dict, list[str]]:
     return maps, notes
 
 
+def _read_matrix(elem, path: Path, where: str):
+    try:
+        return read_elem(elem)
+    except Exception as exc:  # noqa: BLE001 - a damaged element: say which, not a trace
+        raise DataError(f"{path.name}: {where} cannot be read ({type(exc).__name__}: {exc}).") from None
+
+
 def _as_csr(X):
     import scipy.sparse as sp
 
@@ -135,11 +143,17 @@ class AnnDataLoader(Loader):
     options = OPTIONS
 
     @staticmethod
-    def _annotations(f):
+    def _annotations(f, path: Path):
         """(obs data frame or None, var_names or None, obsm dict)."""
-        obs = read_elem(f["obs"]) if "obs" in f else None
-        var_names = [str(v) for v in read_elem(f["var"]).index] if "var" in f else None
-        obsm = read_elem(f["obsm"]) if "obsm" in f else {}
+        try:
+            obs = read_elem(f["obs"]) if "obs" in f else None
+            var_names = [str(v) for v in read_elem(f["var"]).index] if "var" in f else None
+            obsm = read_elem(f["obsm"]) if "obsm" in f else {}
+        except DataError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - anndata raises many kinds for a damaged element
+            raise DataError(f"{path.name}: obs, var or obsm cannot be read as AnnData ({type(exc).__name__}: "
+                            f"{exc}).") from None
         return obs, var_names, obsm
 
     def _load(self, path, layer=None, label_column=None, backed=False, sample_rows=20_000, random_state=0):
@@ -147,11 +161,12 @@ class AnnDataLoader(Loader):
         with open_h5(path) as f:
             info = check_structure(f, path, layer)
             elem, where = matrix_elem(f, path, layer)
-            obs, var_names, obsm = self._annotations(f)
+            obs, var_names, obsm = self._annotations(f, path)
             if backed:
                 X, rows = _sample_rows(elem, info, sample_rows, random_state, path)
             else:
-                X, rows = _as_csr(read_elem(elem)), None
+                X, rows = _as_csr(_read_matrix(elem, path, where)), None
+        check_sparse_structure(X, f"{path.name}: {where}")
         check_finite(X, f"{path.name}: {where}")
         n, d = info.shape
         table = obs_table(obs, path, label_column) if obs is not None else None
@@ -190,7 +205,7 @@ class AnnDataLoader(Loader):
                 f.close()
                 yield from super().iter_chunks(path, chunk_rows, layer=layer, label_column=label_column)
                 return
-            obs, var_names, _ = self._annotations(f)
+            obs, var_names, _ = self._annotations(f, path)
             table = obs_table(obs, path, label_column) if obs is not None else None
             target = table.current_target if table is not None else None
             ids = np.asarray(obs.index.astype(str), dtype=object) if obs is not None else np.arange(info.shape[0])
@@ -198,6 +213,7 @@ class AnnDataLoader(Loader):
             for start in range(0, info.shape[0], step):
                 stop = min(info.shape[0], start + step)
                 X = _as_csr(row_block(elem, info, start, stop, path))
+                check_sparse_structure(X, f"{path.name}: {where}")
                 check_finite(X, f"{path.name}: {where}", offset=start)
                 rows = np.arange(start, stop)
                 labels = table.column(target).take(rows).label_values() if target else None

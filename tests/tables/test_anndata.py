@@ -276,3 +276,15 @@ def test_h5ad_add_on_a_read_only_folder_is_refused_before_fitting(tmp_path, lock
     err = capsys.readouterr().err
     assert code != 0 and "Cannot add the result to cells.h5ad in place" in err and "read-only" in err
     assert "fitted" not in err and path.read_bytes() == before
+
+
+def test_damaged_sparse_indices(tmp_path):
+    path = write(make_adata(), tmp_path / "bad_idx.h5ad")
+    with h5py.File(path, "r+") as f:
+        idx = f["X"]["indices"][()]
+        idx[0] = D + 7
+        f["X"]["indices"][...] = idx
+    with pytest.raises(DataError, match="bad_idx.h5ad: X (is not a valid sparse matrix|cannot be read)"):
+        ms.load_data(str(path))
+    with pytest.raises(DataError, match="bad_idx.h5ad: X is not a valid sparse matrix"):
+        list(ms._host().loader_for(str(path)).iter_chunks(path, 25))
