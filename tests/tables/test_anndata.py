@@ -288,3 +288,12 @@ def test_damaged_sparse_indices(tmp_path):
         ms.load_data(str(path))
     with pytest.raises(DataError, match="bad_idx.h5ad: X is not a valid sparse matrix"):
         list(ms._host().loader_for(str(path)).iter_chunks(path, 25))
+
+
+def test_fit_sample_on_h5ad(h5ad, tmp_path):
+    out, model = tmp_path / "fs.h5ad", tmp_path / "fs.npz"
+    assert main(["run", "pca", "--data", str(h5ad), "--fit-sample", "25", "--out", str(out), "--save-model",
+                 str(model), "-q"]) == 0
+    est = ms.load_model(model)
+    np.testing.assert_allclose(anndata.read_h5ad(out).obsm["X_pca"], est.extend(ms.load_data(str(h5ad)).X),
+                               rtol=1e-9, atol=1e-12)
