@@ -297,3 +297,21 @@ def test_fit_sample_on_h5ad(h5ad, tmp_path):
     est = ms.load_model(model)
     np.testing.assert_allclose(anndata.read_h5ad(out).obsm["X_pca"], est.extend(ms.load_data(str(h5ad)).X),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_project_keeps_obs_annotations_and_ready_maps(h5ad, tmp_path):
+    from manifold_studio.files.project_file import load_project, save_project
+    from manifold_studio.session.model import Session
+
+    session = Session()
+    ds = session.load(str(h5ad), label_column="cell_type")
+    ready = sorted(r.meta["ready_map"] for r in session.runs.values() if r.algorithm_id == "ready_map")
+    assert ready == ["X_pca", "X_umap"]
+    save_project(session, tmp_path / "p.npz")
+    again, _ = load_project(tmp_path / "p.npz")
+    back = again.datasets[ds.name]
+    assert not back.table_features and (back.X != ds.X).nnz == 0
+    np.testing.assert_array_equal(back.column_values("n_counts"), ds.column_values("n_counts"))
+    assert list(back.labels) == list(ds.labels)
+    maps = {r.meta["ready_map"]: r.embedding for r in again.runs.values() if r.algorithm_id == "ready_map"}
+    np.testing.assert_array_equal(maps["X_umap"], ds.ready_maps["X_umap"])
