@@ -66,7 +66,9 @@ def test_obsm_maps_are_runs_in_the_window(qtbot, make_window, host, tmp_path):
 def test_export_a_run_into_h5ad(qtbot, make_window, host, tmp_path):
     path, _, umap_like = write_cells(tmp_path)
     w = make_window(host)
-    w.session.load(str(path), label_column="cell_type")
+    with qtbot.waitSignal(w.datasetLoaded, timeout=10_000):   # File ▸ Open, as a user does it
+        w.load_source(str(path))
+    assert w.session.current_dataset.is_sparse
     pca = w.session.run("pca", n_components=2)
     w.session.set_current_run(pca.id)
     out = tmp_path / "out.h5ad"
