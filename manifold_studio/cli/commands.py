@@ -421,10 +421,9 @@ def cmd_apply(args) -> int:
     progress = console.progress(f"{algo_id} extend")
     try:
         if not isolate:
-            rep = extend_source(est, args.data, options=options, **apply_output(args),  # (.h5ad: values kept)
-                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
-                                progress=progress, escape_formulas=args.escape_formulas)
-            apply_h5ad(args, rep, est)
+            rep = apply_h5ad(args, est, extend_source(est, args.data, options=options, **apply_output(args),
+                                                      train_feature_names=train.get("feature_names"), progress=progress,
+                                                      chunk_rows=args.chunk_rows or 50_000, escape_formulas=args.escape_formulas))
         else:
             try:
                 rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=isolated_out(args, algo_id),

@@ -93,10 +93,11 @@ def isolated_out(args, algorithm_id: str) -> str:
     return args.out
 
 
-def apply_h5ad(args, rep, est) -> None:
+def apply_h5ad(args, est, rep):
     """``apply … --out FILE.h5ad``: the values kept by the extension (report ``rep``) written
-    there, under the name of the model's algorithm (a pipeline's final one)."""
+    there, under the name of the model's algorithm (a pipeline's final one); returns ``rep``."""
     if h5ad_out(args):
         final = getattr(est, "final", None) or est
         written = write_h5ad_result(args, rep.values, final.id, final.kind, source=args.data)
         rep.notes.append(f"{args.out}: {written}")
+    return rep
