@@ -5,7 +5,7 @@
   ``obs_names`` the row ids.
 * ``obs`` columns become annotation columns (role ``meta``; categoricals are classes); option
   ``label_column`` makes one of them the target (the labels).
-* Every 2-D numeric ``obsm`` entry (``X_pca``, ``X_umap``, ...) becomes a ready-made map
+* Every numeric ``obsm`` entry with two columns or more (``X_pca``, ``X_umap``, ...) becomes a ready-made map
   (:attr:`~manifold_studio.data.Dataset.ready_maps`).
 * ``backed=true`` keeps X on disk (files larger than memory): the data set holds a random
   sample of ``sample_rows`` rows, read block by block, and :meth:`iter_chunks` gives every row in
@@ -92,8 +92,9 @@ def ready_maps(obsm: dict, n: int, path: Path) -> tuple[dict, list[str]]:
             value = value.toarray()
         value = getattr(value, "values", value)
         arr = np.asarray(value)
-        if arr.ndim != 2 or arr.shape[0] != n or arr.dtype.kind not in "biuf" or arr.shape[1] < 1:
-            notes.append(f"{path.name}: obsm[{key!r}] is not a numeric matrix with one row per cell: not offered as a map.")
+        if arr.ndim != 2 or arr.shape[0] != n or arr.dtype.kind not in "biuf" or arr.shape[1] < 2:
+            notes.append(f"{path.name}: obsm[{key!r}] is not a numeric matrix with one row per cell and at least two "
+                         "columns: not offered as a map.")
             continue
         maps[str(key)] = arr.astype(np.float64)
     return maps, notes

@@ -71,10 +71,12 @@ def test_reads_x_sparse_names_obs_and_maps(h5ad):
 
 def test_dense_x_and_a_layer(tmp_path):
     adata = make_adata(sparse=False)
+    adata.obsm["X_one"] = np.ones((N, 1))   # one column: not a map (noted)
     adata.layers["counts"] = sp.csr_matrix(adata.X)
     path = write(adata, tmp_path / "dense.h5ad")
     ds = ms.load_data(str(path))
     assert not ds.is_sparse and ds.labels is None
+    assert set(ds.ready_maps) == {"X_umap", "X_pca"} and any("obsm['X_one']" in r for r in ds.report)
     layer = ms.load_data(str(path), layer="counts")
     assert layer.is_sparse
     np.testing.assert_array_equal(layer.X.toarray(), ds.X)
