@@ -43,13 +43,13 @@ class Log(Preprocessor):
             if self._p["offset"] != 0:
                 raise self._error("an offset would fill the zeros of sparse data: use offset 0 (log1p(0) = 0), or "
                                   "densify the data.")
-            X = X[:, pos].tocsc()
-            pos = np.arange(X.shape[1])
-            if X.nnz and X.data.min() < 0:
-                k = int(np.argmin(X.data))
-                j = int(np.searchsorted(X.indptr, k, side="right") - 1)
+            sub = X if len(pos) == X.shape[1] else X[:, pos]
+            if sub.nnz and sub.data.min() < 0:
+                sub = sub.tocsc()
+                k = int(np.argmin(sub.data))
+                j = int(np.searchsorted(sub.indptr, k, side="right") - 1)
                 raise self._error(f"column '{self.columns_in_[self.positions_[j]]}' has negative values (the smallest "
-                                  f"is {float(X.data[k]):g}); log1p of sparse counts needs x ≥ 0: leave the column "
+                                  f"is {float(sub.data[k]):g}); log1p of sparse counts needs x ≥ 0: leave the column "
                                   "out (columns=...).")
             return
         sub = X[:, pos] + self._p["offset"]

@@ -35,7 +35,7 @@ class NormalizeTotal(Preprocessor):
 
     def _totals(self, X) -> np.ndarray:
         pos = np.asarray(self.positions_, dtype=np.intp)
-        sub = X[:, pos]
+        sub = X if len(pos) == X.shape[1] else X[:, pos]   # (every column: no copy)
         values = sub.data if is_sparse(sub) else sub
         for bad, what in ((np.isnan(values), "a missing value"), (values < 0, "a negative count")):
             if bad.any():

@@ -98,3 +98,10 @@ def test_sparse_counts_stay_sparse_and_equal_dense(counts):
         ms.make_pipeline("standardize", ms.get_algorithm("pca")).fit(C)
     with pytest.raises(DataError, match="Step 'log': an offset would fill the zeros of sparse data"):
         ms.get_preprocessor("log", offset=1.0).fit(C)
+    negative = counts.copy()
+    negative[2, 6] = -3.0
+    negative = sp.csr_array(negative)
+    with pytest.raises(DataError, match="Step 'log': column 'x6' has negative values \\(the smallest is -3\\)"):
+        ms.get_preprocessor("log").fit(negative)
+    with pytest.raises(DataError, match="Step 'normalize_total': row 2 has a negative count in column 'x6'"):
+        ms.get_preprocessor("normalize_total").fit(negative)
