@@ -12,6 +12,8 @@ Scripting API::
     ms.list_preprocessors()                   # preparation steps: standardize, impute, one_hot, ...
     pipe = ms.make_pipeline("standardize", ("impute", {"strategy": "median"}),
                             ms.get_algorithm("kmeans", n_clusters=3)).fit(ds)
+    ms.save_model(pipe, "model.npz", data=ds)  # JSON + arrays, no pickle
+    est = ms.load_model("model.npz")
 """
 from __future__ import annotations
 
@@ -26,13 +28,14 @@ from manifold_studio.errors import (
     NotFittedError,
     UnknownAlgorithmError,
 )
+from manifold_studio.files.model_file import load_model, save_model
 from manifold_studio.files.source_file import file_record
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
 from manifold_studio.version import __version__
 
 __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
-           "load_data", "load_distance_matrix", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
+           "load_data", "load_distance_matrix", "save_model", "load_model", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
            "FitCancelled", "DataError", "InvalidParameterError",
            "NotFittedError", "ManifoldStudioError", "UnknownAlgorithmError", "__version__"]
 
@@ -110,3 +113,4 @@ def load_distance_matrix(source, host=None, progress=None, **options) -> Dataset
     host = _host() if host is None else host
     loader = DistanceMatrixLoader(host.loader_for(source))
     return load_data(str(source), host, progress, loader=loader, **options)
+

@@ -71,6 +71,12 @@ class Dataset:
     #: only methods with ``metric`` / ``dissimilarity`` = 'precomputed' fit it; a subset keeps both
     #: its rows and their columns; ``feature_names`` (and the row ids) are the item names
     distance_matrix: bool = False
+    #: ready-made maps stored with the data ({name: (n, k) array}, e.g. an AnnData file's
+    #: ``obsm['X_umap']``): shown, coloured and compared like a run's embedding
+    ready_maps: dict = field(default_factory=dict)
+    #: whether X is made of the table's feature columns (False: X came from a matrix beside the
+    #: table, e.g. AnnData's X with ``obs`` as the table; role changes then only move the target)
+    table_features: bool = True
 
     def __post_init__(self):
         if is_sparse(self.X):
@@ -108,6 +114,14 @@ class Dataset:
         self.row_ids = np.asarray(self.row_ids)
         if self.row_ids.shape != (X.shape[0],):
             raise DataError(f"Data set '{self.name}': {len(self.row_ids)} row ids for {X.shape[0]} rows.")
+        maps = {}
+        for key, value in (self.ready_maps or {}).items():
+            value = np.asarray(value, dtype=np.float64)
+            if value.ndim != 2 or value.shape[0] != X.shape[0]:
+                raise DataError(f"Data set '{self.name}': the ready map {key!r} has shape {value.shape}; "
+                                f"it needs one row per sample ({X.shape[0]}).")
+            maps[str(key)] = value
+        self.ready_maps = maps
 
     @property
     def n_samples(self) -> int:
@@ -158,7 +172,9 @@ class Dataset:
                        self.feature_names, self.source, self.label_name, [],
                        None if self.images is None else self.images[rows],
                        table=self.table, row_ids=self.row_ids[rows], table_rows=table_rows,
-                       table_scope=table_rows, missing=self.missing)
+                       table_scope=table_rows, missing=self.missing,
+                       ready_maps={k: v[rows] for k, v in self.ready_maps.items()},
+                       table_features=self.table_features)
 
     # -- columns and roles --------------------------------------------------------------
     @property
@@ -223,6 +239,8 @@ class Dataset:
             raise
 
     def _rebuild(self, table: Table) -> "Dataset":
+        if not self.table_features:
+            return self._retarget(table)
         new = Dataset.from_table(table, name=self.name, source=self.source, missing=self.missing,
                                  scope=self.table_scope, images=None, summary=False)
         images = self.images
@@ -236,6 +254,20 @@ class Dataset:
                                  "roles": {c.name: c.role for c in self.table.infos()}}
         self.images = images if images is None or len(images) == self.n_samples else None
         self.report = [r for r in self.report if "dropped" not in r and "kept as NaN" not in r] + new.report
+        return self
+
+    def _retarget(self, table: Table) -> "Dataset":
+        """Role changes of a table beside X (AnnData's ``obs``): the columns stay annotations;
+        only the target (the labels) can change."""
+        if table.feature_names:
+            raise DataError(f"Data set '{self.name}': the columns of its annotations ({', '.join(map(quote, table.feature_names))}) "
+                            "cannot become features (the features are the file's matrix); give them the role "
+                            "meta or target.")
+        target = table.current_target
+        rows = np.arange(table.n_rows) if self.table_rows is None else self.table_rows
+        labels = None if target is None else table.column(target).take(rows).label_values()
+        self.table, self.labels, self.label_name = table, labels, target
+        self.load_options = {**self.load_options, "label_column": target}
         return self
 
     @classmethod

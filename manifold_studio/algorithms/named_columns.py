@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.errors import DataError
 from manifold_studio.tables.model import Table
 
@@ -27,7 +28,7 @@ def as_named_matrix(X, columns=None, categories=None, what: str = "X"):
     if frame_columns is not None and hasattr(X, "dtypes"):
         return frame_to_matrix(X, categories or {})
     try:
-        arr = np.asarray(X, dtype=np.float64)
+        arr = sparse_float(X) if is_sparse(X) else np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise DataError(f"{what} must be numbers: {exc}.") from None
     if arr.ndim != 2:
@@ -38,6 +39,13 @@ def as_named_matrix(X, columns=None, categories=None, what: str = "X"):
     if len(set(names)) != len(names):
         raise DataError(f"Column names repeat: {sorted({n for n in names if names.count(n) > 1})}.")
     return arr, names, dict(categories or {})
+
+
+def sparse_float(X):
+    """A scipy.sparse matrix as a CSR array of float64 (kept sparse)."""
+    import scipy.sparse as sp
+
+    return sp.csr_array(X, dtype=np.float64)
 
 
 def match_columns(frame, names: list[str], what: str):

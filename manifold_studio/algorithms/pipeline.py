@@ -31,8 +31,9 @@ import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm
 from manifold_studio.algorithms.named_columns import (  # noqa: F401  (frame_to_matrix: public here too)
-    as_named_matrix, frame_to_matrix, match_columns, table_matrix,
+    as_named_matrix, frame_to_matrix, match_columns, sparse_float, table_matrix,
 )
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.preprocessing import Preprocessor
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
@@ -175,12 +176,13 @@ class Pipeline:
         self.check_is_fitted()
         names, cats = self.columns_in_, self.categories_in_
         if isinstance(X, Dataset):  # its table's rows it kept (rows with gaps may have been dropped)
-            X = X.X if X.table is None else X.table if X.table_rows is None else X.table.take(X.table_rows)
+            X = (X.X if X.table is None or not X.table_features  # (AnnData: obs is no feature table)
+                 else X.table if X.table_rows is None else X.table.take(X.table_rows))
         if isinstance(X, Table):
             return table_matrix(X, names, cats, "the pipeline", text_as_missing=self.imputes)
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
             return frame_to_matrix(match_columns(X, names, "the pipeline"), cats)[0]
-        arr = np.asarray(X, dtype=np.float64)
+        arr = sparse_float(X) if is_sparse(X) else np.asarray(X, dtype=np.float64)  # counts stay sparse
         if arr.ndim != 2 or arr.shape[1] != len(names):
             raise DataError(f"The new data have {arr.shape[1] if arr.ndim == 2 else arr.shape} columns; the "
                             f"pipeline was fitted on {len(names)} ({', '.join(names)}). Pass a table or a "

@@ -21,7 +21,8 @@ when the categories are numbers and category indices otherwise; see
 describe the output. Numeric steps (scaling, log) leave categorical columns as they are.
 
 ``X`` is float64 (n, d) with NaN for missing values; steps let NaN through unless they say
-otherwise (``impute`` fills them). ``transform`` is row-wise: ``transform(X)[i]`` equals
+otherwise (``impute`` fills them). A step that declares ``accepts_sparse = True`` also gets and
+returns a scipy.sparse CSR matrix as it is (count data); the others refuse one by name. ``transform`` is row-wise: ``transform(X)[i]`` equals
 ``transform(X[i:i+1])[0]``. Failures are :class:`~manifold_studio.errors.DataError` whose
 message names the step and the column. ``fitted_state()`` / ``restore_state()`` save a fitted
 step without pickle (arrays and JSON values), as for algorithms.
@@ -34,8 +35,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm, _make_init, class_problems
+from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.docstrings import with_parameters
-from manifold_studio.algorithms.named_columns import as_named_matrix, frame_to_matrix, match_columns
+from manifold_studio.algorithms.named_columns import as_named_matrix, frame_to_matrix, match_columns, sparse_float
 from manifold_studio.algorithms.params import Param
 from manifold_studio.errors import DataError, not_fitted
 
@@ -55,6 +57,9 @@ class Preprocessor:
     #: whether the step works on categorical columns (one_hot, impute, select_columns) rather
     #: than leaving them alone
     handles_categorical: ClassVar[bool] = False
+    #: whether the step takes a scipy.sparse CSR matrix and returns one (normalize_total, log,
+    #: select_columns); the others refuse sparse data with a message
+    accepts_sparse: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -75,6 +80,12 @@ class Preprocessor:
     # -- helpers for subclasses -----------------------------------------------------------
     def _error(self, message: str) -> DataError:
         return DataError(f"Step '{self.id}': {message}")
+
+    def _check_sparse(self, X) -> None:
+        if is_sparse(X) and not self.accepts_sparse:
+            raise self._error("the data are sparse, and this step takes dense data only (the steps for sparse "
+                              "counts are normalize_total, log and select_columns); reduce them first (e.g. PCA) "
+                              "or densify them.")
 
     def numeric_positions(self) -> np.ndarray:
         """Indices of the input columns that are not categorical."""
@@ -103,9 +114,13 @@ class Preprocessor:
         brings its own names and categories); returns ``self``."""
         self._p = self.validate_params()
         X, names, cats = as_named_matrix(X, columns, categories)
+        self._check_sparse(X)
         if X.shape[0] < 1:
             raise self._error("there are no rows to fit on.")
-        if np.isinf(X).any():
+        if is_sparse(X) and np.isinf(X.data).any():
+            j = int(X.tocoo().col[np.flatnonzero(np.isinf(X.tocoo().data))[0]])
+            raise self._error(f"column '{names[j]}' holds infinite values.")
+        if not is_sparse(X) and np.isinf(X).any():
             j = int(np.flatnonzero(np.isinf(X).any(axis=0))[0])
             raise self._error(f"column '{names[j]}' holds infinite values.")
         self._reset_fitted()
@@ -135,11 +150,12 @@ class Preprocessor:
             X = match_columns(X, self.columns_in_, f"step '{self.id}'")
             X = frame_to_matrix(X, self.categories_in_)[0]
         X, _, _ = as_named_matrix(X, what=f"The data for step '{self.id}'")
+        self._check_sparse(X)
         if X.shape[1] != self.n_features_in_:
             raise self._error(f"the data have {X.shape[1]} features, but the step was fitted on "
                               f"{self.n_features_in_} ({', '.join(self.columns_in_)}).")
-        out = np.asarray(self._transform(X), dtype=np.float64)
-        return out
+        out = self._transform(X)
+        return sparse_float(out) if is_sparse(out) else np.asarray(out, dtype=np.float64)
 
     def _transform(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -17,6 +17,7 @@ from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
+from manifold_studio.cli.h5ad_output import apply_h5ad, apply_output, is_backed, isolated_out, outputs_to_check, write_run_output
 from manifold_studio.cli.housekeeping import clean_next_to
 from manifold_studio.cli.prep_options import (
     apply_loading_options,
@@ -254,7 +255,7 @@ def _timed(console: Console, label: str, func, source: str):
 def cmd_run(args) -> int:
     console = Console(args.quiet, info_to_stderr="-" in (args.out, args.extend_out))
     check_inputs(args, ("--data", "--extend"))
-    check_outputs_differ(args, ("--out", "--extend-out", "--save-model"), ("--data", "--extend"))
+    check_outputs_differ(args, outputs_to_check(args, ("--out", "--extend-out", "--save-model")), ("--data", "--extend"))
     cls = ms.algorithm_class(args.algorithm)
     params = distance_run_params(args, cls, parse_values(cls.params, _pairs(args.param, "--param"), cls.id))
     steps = parse_prep(getattr(args, "prep", None))
@@ -331,7 +332,7 @@ def cmd_run(args) -> int:
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
-    write_csv(args.out, header, columns, args.escape_formulas)
+    write_run_output(args, console, est, cls, ds, result, lambda: write_csv(args.out, header, columns, args.escape_formulas))
     if new is not None:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name, new.row_ids,
                                        row_id_header(new))
@@ -350,7 +351,7 @@ def cmd_run(args) -> int:
                      f"({ds.n_samples:,} × {ds.n_features}) and extended to all in {format_seconds(fit_time)}")
     else:
         console.info(f"{cls.id}: fitted on {ds.name} ({ds.n_samples:,} × {ds.n_features}) in {format_seconds(fit_time)}")
-    if args.out != "-":
+    if args.out != "-" and not is_backed(ds):
         console.info(f"wrote {shape_text(result)} {result_name(cls.kind)} to {args.out}")
     if cls.kind == "classification":
         console.info(f"training accuracy {_accuracy(result, y)}")
@@ -378,7 +379,7 @@ def cmd_apply(args) -> int:
 
     console = Console(args.quiet, info_to_stderr=args.out == "-")
     check_inputs(args, ("--model", "--data"))
-    check_outputs_differ(args, ("--out",), ("--data", "--model"))
+    check_outputs_differ(args, outputs_to_check(args, ("--out",)), ("--data", "--model"))
     _check_writable(args.out, "--out")
     if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
         written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
@@ -403,12 +404,12 @@ def cmd_apply(args) -> int:
     progress = console.progress(f"{algo_id} extend")
     try:
         if not isolate:
-            rep = extend_source(est, args.data, options=options, out=args.out,
-                                train_feature_names=train.get("feature_names"), chunk_rows=args.chunk_rows or 50_000,
-                                progress=progress, escape_formulas=args.escape_formulas)
+            rep = apply_h5ad(args, est, extend_source(est, args.data, options=options, **apply_output(args),
+                                                      train_feature_names=train.get("feature_names"), progress=progress,
+                                                      chunk_rows=args.chunk_rows or 50_000, escape_formulas=args.escape_formulas))
         else:
             try:
-                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
+                rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=isolated_out(args, algo_id),
                                           train_feature_names=train.get("feature_names"),
                                           chunk_rows=args.chunk_rows or 50_000, progress=progress,
                                           unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)

@@ -34,6 +34,7 @@ import manifold_studio as ms
 from manifold_studio.algorithms import KINDS
 from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
 from manifold_studio.cli.commands import cmd_apply, cmd_run
+from manifold_studio.cli.h5ad_output import add_h5ad_argument
 from manifold_studio.cli.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
     DEBUG_ENV,
@@ -244,8 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--distance-matrix", action="store_true", help=distance_option.HELP)
     p.add_argument("--extend", metavar="FILE", help="also extend the fitted model to the points of FILE")
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
-    p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output)")
+    p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output), or "
+                   "an AnnData .h5ad file (embedding in obsm['X_ALGO'], labels in obs)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
+    add_h5ad_argument(p)  # --out result.h5ad: obsm / obs of an AnnData file
     p.add_argument("--plot", metavar="FILE", help="also draw the map to FILE (.png or .svg): the first two "
                    "coordinates coloured by the data's labels, or cluster / predicted labels on the data's "
                    "2-D PCA map, with axes, a title and a legend")
@@ -288,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", required=True, metavar="FILE",
                    help="the result: CSV (with the data's labels, if any), .npy (the result only) or '-' "
                    "(CSV on standard output); written as the chunks go")
+    add_h5ad_argument(p)
     p.add_argument("--chunk-rows", type=_positive_int, default=None, metavar="N",
                    help="rows read and extended at a time (memory is bounded by N; default 50,000)")
     p.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER",

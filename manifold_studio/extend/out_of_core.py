@@ -126,7 +126,7 @@ def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) 
 def dataset_table(ds: Dataset):
     """The rows of ``ds`` as a table with named columns (its table restricted to the rows it
     kept), for a pipeline to match by name; the bare matrix when it has no table."""
-    if ds.table is None:
+    if ds.table is None or not ds.table_features:   # (AnnData: obs annotates X, its features are elsewhere)
         return ds.X
     return ds.table if ds.table_rows is None else ds.table.take(ds.table_rows)
 

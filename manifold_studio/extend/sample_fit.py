@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from manifold_studio.algorithms.checks import check_data, check_random_state
+from manifold_studio.algorithms.checks import check_data, check_random_state, check_sparse_data, is_sparse
 from manifold_studio.algorithms.pipeline import clone_estimator
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.errors import DataError
@@ -76,7 +76,8 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     """
     progress = as_progress(progress)
     is_pipeline = callable(getattr(estimator, "prepare", None))
-    X = check_data(X, min_samples=1, allow_nan=is_pipeline)
+    # sparse rows (an .h5ad or .mtx file) stay sparse: the method says whether it takes them
+    X = check_sparse_data(X, min_samples=1) if is_sparse(X) else check_data(X, min_samples=1, allow_nan=is_pipeline)
     N = X.shape[0]
     m = int(n_samples)
     if m < 1:

@@ -41,6 +41,21 @@ def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> P
         with (open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")) as fh:
             write(fh)
         return path
+
+    def fill(tmp: Path) -> None:
+        with (open(tmp, "wb") if binary else open(tmp, "w", encoding="utf-8", newline="")) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    return atomic_replace(path, fill)
+
+
+def atomic_replace(path, fill: Callable[[Path], None]) -> Path:
+    """Call ``fill(tmp)`` with the path of an empty temporary file next to ``path`` (for writers
+    that open files by name, such as HDF5), then rename it to ``path``; on any failure the
+    temporary file is removed and ``path`` is unchanged."""
+    path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ManifoldStudioError(f"Cannot write {path}: the folder {folder} does not exist.")
@@ -49,10 +64,8 @@ def atomic_write(path, write: Callable[[IO], None], *, binary: bool = True) -> P
     except OSError as exc:
         raise WriteError(f"Cannot write {path}: {exc.strerror or exc} (in {folder}).") from None
     try:
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+        os.close(fd)
+        fill(Path(tmp))
         try:
             os.chmod(tmp, _mode_for(path))
         except OSError:  # pragma: no cover - a file system without modes

@@ -145,7 +145,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
             pack_table(ds.table, f"data/{i}/table", lambda key, a: _put(arrays, key, a)),
             "table_rows": _put(arrays, f"data/{i}/table_rows", ds.table_rows),
             "table_scope": _put(arrays, f"data/{i}/table_scope", ds.table_scope),
-            **({"distance_matrix": True} if ds.distance_matrix else {}),
+            **({"distance_matrix": True} if ds.distance_matrix else {}), **({} if ds.table_features else {"table_features": False}),
         })
     runs = []
     for run in session.runs.values():
@@ -274,7 +274,7 @@ class _ProjectReader:
                              self.array(d.get("labels"), f"{field}.labels"), d.get("feature_names"),
                              d.get("source", ""), d.get("label_name"), list(d.get("report") or []),
                              self.array(d.get("images"), f"{field}.images"),
-                             distance_matrix=bool(d.get("distance_matrix")))
+                             distance_matrix=bool(d.get("distance_matrix")), table_features=d.get("table_features") is not False)
             except ModelFileError:
                 raise
             except DataError as exc:

@@ -95,7 +95,10 @@ def table_problem(table: Table, ds) -> str:
                              or (rows.size and (rows.min() < 0 or rows.max() >= table.n_rows))):
         return f"its row numbers do not fit its {table.n_rows:,} rows"
     names = table.feature_names
-    if (ds.feature_names is not None and names != list(ds.feature_names)) or len(names) != ds.n_features:
+    if not ds.table_features:   # annotations beside X (AnnData's obs): none of them is a feature
+        if names:
+            return f"its columns {names} are features, but it only annotates the data set's matrix"
+    elif (ds.feature_names is not None and names != list(ds.feature_names)) or len(names) != ds.n_features:
         return f"its feature columns {names} are not the data set's {ds.feature_names}"
     if ds.label_name is not None and table.current_target != ds.label_name:
         return f"its label column '{table.current_target}' is not the data set's '{ds.label_name}'"

@@ -233,6 +233,8 @@ _DATASET = {
     "table_rows": _ARRAY_REF, "table_scope": _ARRAY_REF,
     # X is a square distance matrix (Dataset.distance_matrix); absent: false
     "distance_matrix": Field(("bool",)),
+    # false: the table annotates X, which is not made of its columns (AnnData's obs); absent: true
+    "table_features": Field(("bool",)),
 }
 _HISTORY = {
     "time": Field(("number",), required=True), "level": Field(("str",), required=True),

@@ -19,6 +19,7 @@ from manifold_studio.gui import data_table
 from manifold_studio.gui import distance_matrix_actions
 from manifold_studio.gui import export
 from manifold_studio.gui import extend_panel
+from manifold_studio.gui import h5ad_export
 from manifold_studio.gui import help_pages
 from manifold_studio.gui import image_points
 from manifold_studio.gui import map_instruments
@@ -93,6 +94,7 @@ TOOLS = (
     (plugin_manager_dialog.install_plugin_manager, 'Tools ▸ Plugins…: install, uninstall, enable, disable'),
     (scatter3d_view.install_scatter3d, 'View ▸ 3-D view of this run; 2-D pairs without OpenGL'),
     (export.install_export, 'File ▸ Export: views as PNG/SVG, data set as CSV, copy image / rows'),
+    (h5ad_export.install_h5ad_export, 'File ▸ Export: the current run into an AnnData .h5ad file (new, or added)'),
     (data_table.install_data_table, 'Table dock: the current data set, linked selection, search'),
     (recent_files.install_recent_files, 'File ▸ Open recent (data files and projects)'),
     (score_panel.install_test_score, 'Tools ▸ Test & Score: classifiers on the same folds, ROC, calibration'),

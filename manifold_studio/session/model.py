@@ -46,6 +46,7 @@ from manifold_studio.session.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
 from manifold_studio.session.fitting import extend_estimator
 from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit
+from manifold_studio.session.ready_maps import add_ready_maps
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.state import AnalysisState
 from manifold_studio.session.records import (
@@ -144,6 +145,8 @@ class Session(AnalysisState):
             self.log(f"{name}: {note}", "warning", dataset=name)
         if make_current or self.current_dataset_name is None:
             self.set_current_dataset(name)
+        if dataset.ready_maps:  # e.g. an AnnData file's obsm['X_umap']: shown like runs
+            add_ready_maps(self, name)
         return name
 
     def remove_dataset(self, name: str) -> Dataset:
@@ -196,6 +199,10 @@ class Session(AnalysisState):
         return ds
 
     # -- runs -----------------------------------------------------------------------------
+    def new_run_id(self) -> int:
+        """A run id never used in this session."""
+        return next(self._ids)
+
     @property
     def current_run(self) -> Run | None:
         return self.runs.get(self.current_run_id) if self.current_run_id is not None else None

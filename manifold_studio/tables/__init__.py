@@ -10,7 +10,7 @@ Public names::
 
 * :class:`Table` / :class:`Column` (:mod:`.model`): numeric, categorical, text and date/time
   columns, each with a role (feature, target, meta, skipped), a current target and row ids.
-* :func:`read_table` (:mod:`.readers`): CSV/TSV, Excel and Parquet through pandas, returning a
+* :func:`read_table` (:mod:`.readers`): CSV/TSV, Excel, Parquet and Arrow/Feather through pandas, returning a
   :class:`ReadResult` (the table, with its load report in ``table.report``);
   :func:`preview_table` reads only the first rows (an import dialog's preview and column list).
 * :func:`table_from_frame` (:mod:`.infer`): a DataFrame to a table, inferring types and roles.
@@ -22,11 +22,11 @@ from manifold_studio.tables.model import (
     ColumnInfo, ReadResult, Table,
 )
 from manifold_studio.tables.readers import (
-    DECIMALS, EXCEL_EXTENSIONS, NA_SPELLINGS, PARQUET_EXTENSIONS, excel_sheets, preview_table,
-    read_csv_table, read_excel_table, read_parquet_table, read_table,
+    ARROW_EXTENSIONS, DECIMALS, EXCEL_EXTENSIONS, NA_SPELLINGS, PARQUET_EXTENSIONS, excel_sheets, preview_table,
+    read_arrow_table, read_csv_table, read_excel_table, read_parquet_table, read_table,
 )
 
 __all__ = ["Table", "Column", "ColumnInfo", "ReadResult", "read_table", "preview_table", "read_csv_table",
-           "read_excel_table", "read_parquet_table", "excel_sheets", "table_from_frame", "COLUMN_TYPES", "ROLES", "NUMERIC",
+           "read_excel_table", "read_parquet_table", "read_arrow_table", "excel_sheets", "table_from_frame", "COLUMN_TYPES", "ROLES", "NUMERIC",
            "CATEGORICAL", "TEXT", "DATETIME", "FEATURE", "TARGET", "META", "SKIPPED", "MAX_CATEGORIES",
-           "NA_SPELLINGS", "DECIMALS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS"]
+           "NA_SPELLINGS", "DECIMALS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS", "ARROW_EXTENSIONS"]

@@ -1,4 +1,4 @@
-"""Reading tables with pandas: CSV/TSV, Excel (.xlsx) and Parquet, into a typed :class:`Table`.
+"""Reading tables with pandas: CSV/TSV, Excel (.xlsx), Parquet and Arrow IPC / Feather, into a typed :class:`Table`.
 
 ::
 
@@ -15,7 +15,8 @@ pandas' C parser reads the whole file, and :mod:`~manifold_studio.tables.lines` 
 line number (the row id) and refuses ragged rows by line.
 
 Excel: one sheet; a workbook with several sheets is refused with their names unless ``sheet``
-names one. Parquet: the columns and their types as stored.
+names one. Parquet and Arrow IPC / Feather (file or stream format): the columns and their types as
+stored.
 
 Every failure is a :class:`~manifold_studio.errors.DataError` naming the file (and the line or the
 column). The pandas, openpyxl and pyarrow imports are deferred to the first read.
@@ -51,10 +52,11 @@ from manifold_studio.tables.sniff import (
 NA_SPELLINGS = sorted({v for t in MISSING_TOKENS for v in (t, t.upper(), t.capitalize(), t.title())})
 EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
 PARQUET_EXTENSIONS = (".parquet", ".pq")
+ARROW_EXTENSIONS = (".feather", ".arrow", ".arrows", ".ipc")
 DECIMALS = ("auto", "point", "comma")
 
-__all__ = ["read_table", "preview_table", "read_csv_table", "plan_csv", "iter_csv_tables", "CsvPlan", "read_excel_table", "read_parquet_table", "excel_sheets",
-           "NA_SPELLINGS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS", "DECIMALS"]
+__all__ = ["read_table", "preview_table", "read_csv_table", "plan_csv", "iter_csv_tables", "CsvPlan", "read_excel_table", "read_parquet_table", "read_arrow_table", "excel_sheets",
+           "NA_SPELLINGS", "EXCEL_EXTENSIONS", "PARQUET_EXTENSIONS", "ARROW_EXTENSIONS", "DECIMALS"]
 
 
 def _column_name(ref, names: list[str], path: Path, what: str = "label column") -> str | None:
@@ -377,16 +379,40 @@ def read_excel_table(path, *, sheet=None, header: str = "yes", na_values=(), lab
     return ReadResult(table, f"sheet {quote(sheet)}", {"sheet": sheet, "sheets": sheets})
 
 
+def _arrow_frame(path: Path):
+    """An Arrow IPC file (Feather v2) or stream as a DataFrame."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    try:
+        return feather.read_table(path).to_pandas()
+    except (pa.ArrowInvalid, OSError):
+        with pa.OSFile(str(path), "rb") as source:   # the stream format (no footer)
+            return pa.ipc.open_stream(source).read_all().to_pandas()
+
+
 def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict | None = None,
                        types: dict | None = None, max_rows: int | None = None) -> ReadResult:
     """Read a Parquet file (all its columns); row ids are row numbers from 1."""
     import pandas as pd
 
-    path = Path(path)
+    return _read_columnar(Path(path), lambda p: pd.read_parquet(p, engine="pyarrow"), "Parquet", label_column,
+                          id_column, roles, types, max_rows)
+
+
+def read_arrow_table(path, *, label_column=None, id_column=None, roles: dict | None = None,
+                     types: dict | None = None, max_rows: int | None = None) -> ReadResult:
+    """Read an Arrow IPC file or stream (Feather v2; all its columns); row ids are row numbers from 1."""
+    return _read_columnar(Path(path), _arrow_frame, "Arrow IPC / Feather", label_column, id_column, roles, types,
+                          max_rows)
+
+
+def _read_columnar(path: Path, read, kind: str, label_column, id_column, roles, types, max_rows) -> ReadResult:
+    """A typed column file (Parquet, Arrow) read whole with ``read(path)`` into a table."""
     try:
-        frame = pd.read_parquet(path, engine="pyarrow")
+        frame = read(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds for a damaged file
-        raise DataError(f"{path.name} is not a readable Parquet file ({type(exc).__name__}: {exc}).") from None
+        raise DataError(f"{path.name} is not a readable {kind} file ({type(exc).__name__}: {exc}).") from None
     frame.columns = [str(c) for c in frame.columns]
     if max_rows is not None:
         frame = frame.head(max_rows)
@@ -397,7 +423,7 @@ def read_parquet_table(path, *, label_column=None, id_column=None, roles: dict |
     table = table_from_frame(frame, lines, where=path.name, name=path.stem, source=str(path),
                              label_column=_column_name(label_column, names, path), roles=roles, types=types,
                              id_column=_column_name(id_column, names, path, "id column"), report=[])
-    return ReadResult(table, "Parquet", {})
+    return ReadResult(table, kind, {})
 
 
 def preview_table(path, max_rows: int = 100, **options) -> ReadResult:
@@ -412,6 +438,8 @@ def preview_table(path, max_rows: int = 100, **options) -> ReadResult:
         return read_excel_table(path, max_rows=max_rows, **options)
     if suffix in PARQUET_EXTENSIONS:
         return read_parquet_table(path, max_rows=max_rows, **options)
+    if suffix in ARROW_EXTENSIONS:
+        return read_arrow_table(path, max_rows=max_rows, **options)
     plan_options = {k: options.pop(k) for k in ("delimiter", "header", "decimal", "encoding", "na_values")
                     if k in options}
     plan = plan_csv(path, head_rows=max_rows, **plan_options)
@@ -428,10 +456,12 @@ def preview_table(path, max_rows: int = 100, **options) -> ReadResult:
 
 
 def read_table(path, **options) -> ReadResult:
-    """Read a CSV/TSV, Excel or Parquet file by its extension (options as in each reader)."""
+    """Read a CSV/TSV, Excel, Parquet or Arrow/Feather file by its extension (options as in each reader)."""
     suffix = Path(path).suffix.lower()
     if suffix in EXCEL_EXTENSIONS:
         return read_excel_table(path, **options)
     if suffix in PARQUET_EXTENSIONS:
         return read_parquet_table(path, **options)
+    if suffix in ARROW_EXTENSIONS:
+        return read_arrow_table(path, **options)
     return read_csv_table(path, **options)

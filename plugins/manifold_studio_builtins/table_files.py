@@ -1,4 +1,4 @@
-"""Excel (.xlsx) and Parquet loader plugins: typed tables with roles (manifold_studio.tables).
+"""Excel (.xlsx), Parquet and Arrow IPC / Feather loader plugins: typed tables with roles (manifold_studio.tables).
 
 The rules are the CSV loader's (label column, id column, roles, missing values; see
 :mod:`manifold_studio_builtins.csv_loader`). An Excel workbook with several sheets needs the
@@ -11,7 +11,8 @@ from manifold_studio.data import Dataset, Loader
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.tables.options import SHEET, TABLE_OPTIONS
 from manifold_studio.tables.readers import (
-    EXCEL_EXTENSIONS, PARQUET_EXTENSIONS, excel_sheets, read_excel_table, read_parquet_table,
+    ARROW_EXTENSIONS, EXCEL_EXTENSIONS, PARQUET_EXTENSIONS, excel_sheets, read_arrow_table, read_excel_table,
+    read_parquet_table,
 )
 
 
@@ -46,6 +47,19 @@ class ParquetLoader(Loader):
         return Dataset.from_table(result.table, missing=missing, detail=result.detail)
 
 
+class ArrowLoader(Loader):
+    """Reads an Arrow IPC file or stream (Feather v2: .feather, .arrow), all its columns."""
+
+    id = "arrow"
+    name = "Arrow IPC / Feather"
+    extensions = ARROW_EXTENSIONS
+    options = TABLE_OPTIONS
+
+    def _load(self, path, missing="drop", **options) -> Dataset:
+        result = read_arrow_table(path, **options)
+        return Dataset.from_table(result.table, missing=missing, detail=result.detail)
+
+
 @hookimpl
 def register_loaders():
-    return [ExcelLoader(), ParquetLoader()]
+    return [ExcelLoader(), ParquetLoader(), ArrowLoader()]

@@ -12,7 +12,7 @@ from manifold_studio.algorithms.conformance import STEP_CHECKS, StepChecker
 from manifold_studio.errors import DataError, InvalidParameterError, UnknownAlgorithmError
 from manifold_studio.plugins.host import get_host
 
-STEPS = ["drop_constant", "impute", "log", "minmax", "normalize_rows", "one_hot", "robust_scale",
+STEPS = ["drop_constant", "impute", "log", "minmax", "normalize_rows", "normalize_total", "one_hot", "robust_scale",
          "select_columns", "standardize"]
 CONFORMANCE_PARAMS = {"one_hot": {"columns": ("code",)}}
 

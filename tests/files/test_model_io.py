@@ -226,3 +226,13 @@ def test_an_unknown_compression_method_is_a_damaged_file(tmp_path, rng):
     path.write_bytes(bytes(blob))
     with pytest.raises(ModelFileError, match="m.npz"):
         load_model(path)
+
+
+def test_save_and_load_model_at_the_top_level(tmp_path):
+    """ms.save_model / ms.load_model, where a scientist looks for them (issue 32)."""
+    ds = ms.load_data("sample:iris")
+    pipe = ms.make_pipeline("standardize", ms.get_algorithm("pca", n_components=2)).fit(ds)
+    path = ms.save_model(pipe, tmp_path / "model.npz", data=ds)
+    back = ms.load_model(path)
+    np.testing.assert_allclose(back.extend(ds.X[:7]), pipe.extend(ds.X[:7]), rtol=1e-12, atol=1e-12)
+    assert {"save_model", "load_model"} <= set(ms.__all__)

@@ -57,8 +57,9 @@ def test_menu_entries(win):
     export = win.export.menu
     assert "&Export" in file_actions and file_actions.index("&Export") < file_actions.index("&Quit")
     texts = [a.text() for a in export.actions() if not a.isSeparator()]
-    assert texts == ["View as &image (PNG, SVG)…", "&Data set with results as CSV…", "&Copy image",
-                     "Copy selected &rows"]
+    assert texts == ["View as &image (PNG, SVG)…", "&Data set with results as CSV…",
+                     "Current run into a new &AnnData file (.h5ad)…", "Add current run to an existing AnnData file…",
+                     "&Copy image", "Copy selected &rows"]
     vb_menu = win.map_view.plot_item.getViewBox().menu
     assert win.export.map_menu_action in vb_menu.actions()
     keys = [k for k, _t, _w in win.export.views()]
