@@ -39,6 +39,21 @@ MISSING_POLICIES = ("drop", "keep", "error")
 _REPORT_LIMIT = 10
 
 
+def _distinct_and_missing(X, j: int) -> tuple[int, int]:
+    """Distinct values and missing count of column ``j`` of a dense or sparse matrix (a sparse
+    column's implicit zeros count as the value 0)."""
+    if is_sparse(X):
+        col = X[:, [j]].tocsc() if hasattr(X, "tocsc") else X[:, [j]]
+        stored = np.asarray(col.data, dtype=float)
+        present = stored[~np.isnan(stored)]
+        has_zero = col.shape[0] > stored.size
+        values = np.unique(np.concatenate([present, [0.0]]) if has_zero else present)
+        return int(values.size), int(np.isnan(stored).sum())
+    column = np.asarray(X[:, j], dtype=float)
+    missing = np.isnan(column)
+    return int(np.unique(column[~missing]).size), int(missing.sum())
+
+
 @dataclass
 class Dataset:
     name: str
@@ -184,8 +199,7 @@ class Dataset:
         if self.table is not None:
             return self.table.infos()
         names = self.feature_names or [f"x{j}" for j in range(self.n_features)]
-        out = [ColumnInfo(nm, NUMERIC, FEATURE, int(len(np.unique(self.X[:, j][~np.isnan(self.X[:, j])]))),
-                          int(np.isnan(self.X[:, j]).sum())) for j, nm in enumerate(names)]
+        out = [ColumnInfo(nm, NUMERIC, FEATURE, *_distinct_and_missing(self.X, j)) for j, nm in enumerate(names)]
         if self.labels is not None:
             out.append(ColumnInfo(self.label_name or "label", "categorical", TARGET,
                                   int(len(np.unique(self.labels.astype(str)))), 0))

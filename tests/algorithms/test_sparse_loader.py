@@ -128,10 +128,10 @@ def test_cli_runs_sparse_methods_on_mtx_and_npz(files, capsys, S):
 
 
 def test_cli_refuses_sparse_for_other_methods_in_one_line(files, capsys):
-    rc, _, err = _cli(capsys, "run", "lle", "--data", files / "x.mtx", "--out", files / "lle.csv")
+    rc, _, err = _cli(capsys, "run", "hierarchical", "--data", files / "x.mtx", "--out", files / "h.csv")
     assert rc == 2 and "Traceback" not in err
     line = err.strip()
-    assert "\n" not in line and "x.mtx" in line and "lle does not take sparse data" in line
+    assert "\n" not in line and "x.mtx" in line and "hierarchical does not take sparse data" in line
     assert "Methods that take sparse data" in line and "kmeans" in line
 
 
@@ -144,3 +144,16 @@ def test_isolated_fit_keeps_sparse_data_sparse(S):
     np.testing.assert_array_equal(outcome.labels, direct.labels_)
     with pytest.raises(PluginProcessError, match="lle does not take sparse data.*take sparse data: .*kmeans"):
         fit_in_subprocess(ms.algorithm_class("lle"), {}, sp.csr_array(S))
+
+
+def test_column_summary_of_a_sparse_data_set_without_a_table():
+    # a .mtx or 10x data set has no table: its column lines come from the sparse matrix itself
+    # (implicit zeros count as the value 0), equal to its dense copy's
+    import scipy.sparse as sp
+    from manifold_studio.data import Dataset
+    X = sp.random(60, 5, density=0.3, random_state=1, format="csr")
+    X.data[0] = np.nan
+    sparse_cols = Dataset("s", X).columns
+    dense_cols = Dataset("d", X.toarray()).columns
+    assert [(c.n_distinct, c.n_missing) for c in sparse_cols] == [(c.n_distinct, c.n_missing) for c in dense_cols]
+    assert sum(c.n_missing for c in sparse_cols) == 1
