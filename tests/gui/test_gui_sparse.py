@@ -23,7 +23,7 @@ WINDOW_DIALOGS = False
 
 @pytest.fixture(scope="module")
 def host():
-    return discovered_host(("pca", "lle"))
+    return discovered_host(("pca", "hierarchical"))
 
 
 def test_sparse_file_in_the_window(qtbot, make_window, host, tmp_path):
@@ -42,6 +42,6 @@ def test_sparse_file_in_the_window(qtbot, make_window, host, tmp_path):
     w.docks["table"].show()
     qtbot.waitUntil(lambda: table.model.columnCount() == 1 + SPARSE_TABLE_COLUMNS + 2, timeout=5_000)
     assert table.model.headerData(1, Qt.Orientation.Horizontal) == "x1"
-    w.run_algorithm("lle", {"n_neighbors": 5})
+    w.run_algorithm("hierarchical", {"n_clusters": 3})
     failed = wait_last_run(qtbot, w, FAILED)
-    assert "lle does not take sparse data" in failed.error and "pca" in failed.error
+    assert "hierarchical does not take sparse data" in failed.error and "pca" in failed.error
