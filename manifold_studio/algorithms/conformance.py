@@ -20,7 +20,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.base import Algorithm
+from manifold_studio.algorithms.class_contract import validate_algorithm_class
 from manifold_studio.algorithms.state_schema import validate_state
 from manifold_studio.algorithms.params import (
     AnyOf,

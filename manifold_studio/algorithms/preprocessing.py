@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from manifold_studio.algorithms.base import Algorithm, _make_init, class_problems
+from manifold_studio.algorithms.base import Algorithm, _make_init
+from manifold_studio.algorithms.class_contract import class_problems
 from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.docstrings import with_parameters
 from manifold_studio.algorithms.named_columns import as_named_matrix, frame_to_matrix, match_columns, sparse_float

@@ -36,7 +36,8 @@ from typing import Any, Callable
 import pluggy
 
 from manifold_studio import hookspecs
-from manifold_studio.algorithms.base import Algorithm, validate_algorithm_class
+from manifold_studio.algorithms.base import Algorithm
+from manifold_studio.algorithms.class_contract import validate_algorithm_class
 from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
 from manifold_studio.data import Loader, Sample
 from manifold_studio.errors import DataError, PluginError, UnknownAlgorithmError
