@@ -132,3 +132,13 @@ def cancel_mid_animation(qtbot, window, algorithm, params):
     qtbot.waitUntil(lambda: run.status == DONE, timeout=5000)
     drawn.stop()
     return run
+
+
+def legend_room(view, span):
+    """How much wider than the points' extent the map may be on a side (per axis): 10 % of margins,
+    plus, when no corner was free, the room render.legend_corner.make_room gave the legend (the
+    legend's share of the plot, whose entries may have changed since: at most 0.6 of the span)."""
+    vb = view.plot_item.getViewBox()
+    legend = view.legend.boundingRect()
+    room = [min((legend.width() + 10) / max(vb.width(), 1), 0.9), min((legend.height() + 10) / max(vb.height(), 1), 0.9)]
+    return [0.1 * span[i] + max(room[i] / (1 - room[i]) * 1.2, 0.6) * span[i] for i in (0, 1)]

@@ -70,12 +70,17 @@ def assert_not_clipped(plot: pg.PlotWidget, what: str) -> None:
 
 
 def assert_map_extent(view):
+    """Every point shown, and the view no wider than the points' extent (5 % margins) plus the
+    room the legend needs when no corner was free (render.legend_corner.make_room)."""
+    from gui_helpers import legend_room
+
     (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
     lo, hi = view.xy.min(axis=0), view.xy.max(axis=0)
     span = hi - lo
+    allowed = legend_room(view, span)
     assert x0 <= lo[0] and x1 >= hi[0] and y0 <= lo[1] and y1 >= hi[1]
-    assert lo[0] - x0 <= 0.1 * span[0] and x1 - hi[0] <= 0.1 * span[0]
-    assert lo[1] - y0 <= 0.1 * span[1] and y1 - hi[1] <= 0.1 * span[1]
+    assert lo[0] - x0 <= allowed[0] and x1 - hi[0] <= allowed[0]
+    assert lo[1] - y0 <= allowed[1] and y1 - hi[1] <= allowed[1]
 
 
 def bring_forward(window, qtbot, key):

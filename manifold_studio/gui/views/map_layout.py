@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QPainterPath, QPolygonF, QTransform
 
 from manifold_studio.analysis.feature_stats import pca_map
@@ -91,11 +91,32 @@ def fit_to_points(view) -> None:
     span = np.where(hi - lo > 0, hi - lo, np.maximum(np.abs(hi), 1.0))  # one point, or a flat map
     lo, hi = lo - (span - (hi - lo)) / 2, hi + (span - (hi - lo)) / 2
     view.plot_item.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
+    place_legend(view, grow=True)            # now, while the range is the fitted one
+    QTimer.singleShot(0, lambda: place_legend(view, grow=_still_fitted(view, lo, hi)))
 
 
-def place_legend(view) -> None:
-    """Put the legend in the plot's emptiest corner (it can still be dragged elsewhere); when even
-    that corner holds points, grow the view on that side until the legend covers none."""
+class FittingViewBox(pg.ViewBox):
+    """The map's view box: ``fitted`` is emitted (synchronously) after every programmatic
+    ``autoRange`` (Zoom to fit, a test), never after the user's pan or zoom."""
+
+    fitted = Signal()
+
+    def autoRange(self, *args, **kwargs):  # noqa: N802 - pyqtgraph's name
+        super().autoRange(*args, **kwargs)
+        self.fitted.emit()
+
+
+def _still_fitted(view, lo, hi) -> bool:
+    """Whether the view still shows the fitted extent (the user has not panned or zoomed since;
+    a room already made for the legend only widened it)."""
+    (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
+    return x0 <= lo[0] and x1 >= hi[0] and y0 <= lo[1] and y1 >= hi[1]
+
+
+def place_legend(view, grow: bool = False) -> None:
+    """Put the legend in the plot's emptiest corner (it can still be dragged elsewhere); with
+    ``grow`` (the view was just fitted to its points: never while the user pans or zooms), when
+    even that corner holds points, grow the view on that side until the legend covers none."""
     vb = view.plot_item.getViewBox()
     w, h = vb.width(), vb.height()
     if not len(view.xy) or w <= 0 or h <= 0:
@@ -106,7 +127,7 @@ def place_legend(view) -> None:
     ranges = tuple(tuple(r) for r in vb.viewRange())
     box = ((size.width() + 10) / w, (size.height() + 10) / h)
     corner = emptiest_corner(view.xy, *ranges, box)
-    if covered_points(view.xy, *ranges, box, corner):
+    if grow and covered_points(view.xy, *ranges, box, corner):
         xr, yr = make_room(view.xy, *ranges, box, corner)
         vb.setRange(xRange=xr, yRange=yr, padding=0)
     cx, cy = corner

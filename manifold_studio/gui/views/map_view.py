@@ -48,8 +48,8 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
-from manifold_studio.gui.views.map_layout import (color_overlays, column_kind, extension_labels, run_pca_map,
-                                                  fit_to_points, overlay_item, place_legend)
+from manifold_studio.gui.views.map_layout import (FittingViewBox, color_overlays, column_kind, extension_labels,
+                                                  run_pca_map, fit_to_points, overlay_item, place_legend)
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.map_preview import MapPreviewMixin
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
@@ -142,7 +142,7 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
             bar.addWidget(group(prev, w) if isinstance(prev, QLabel) else w)
         self._bar = bar
 
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(viewBox=FittingViewBox())
         self.plot.setMenuEnabled(True)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot_item = self.plot.getPlotItem()
@@ -170,6 +170,7 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self._density_timer.setInterval(DENSITY_DELAY_MS)
         self._density_timer.timeout.connect(self.update_density)
         self.plot_item.getViewBox().sigRangeChanged.connect(self._on_range_changed)
+        self.plot_item.getViewBox().fitted.connect(lambda: place_legend(self, grow=True))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
