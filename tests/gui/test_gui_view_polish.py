@@ -66,3 +66,32 @@ def test_report_figures_have_the_maps_font_size_whatever_the_docks_size(clustere
     dend.plot.setMinimumSize(0, 0)
     dend.plot.setMaximumSize(16_777_215, 16_777_215)
     assert abs(small_h - map_h) <= 1
+
+
+def test_dendrogram_leaves_show_the_classes_in_the_maps_colours(clustered):
+    from manifold_studio.gui.views.dendrogram_view import leaf_positions
+    from manifold_studio.render.colors import CATEGORICAL
+
+    w, run, dend = clustered
+    ds = w.session.datasets[run.dataset_name]
+    strip = dend.class_strip
+    classes = np.unique(ds.labels)
+    assert strip.names == [str(c) for c in classes] and len(strip.items) == len(classes)
+    # each leaf's column is split by the share of its rows in each class
+    pos = leaf_positions(run.estimator.linkage_matrix_)
+    labels = ds.labels[run.point_index]
+    for c, (cls, item) in enumerate(zip(classes, strip.items)):
+        assert item.opts["brush"].color().getRgb()[:3] == tuple(int(v) for v in CATEGORICAL[c])
+        counts = np.bincount(pos[labels == cls], minlength=dend.result.n_leaves)
+        totals = np.bincount(pos, minlength=dend.result.n_leaves)
+        has = counts > 0
+        np.testing.assert_allclose(np.asarray(item.opts["x"]), 5.0 + 10.0 * np.flatnonzero(has))
+        np.testing.assert_allclose(np.asarray(item.opts["height"]) / strip.height, (counts / totals)[has])
+    # pure leaves are one colour: Ward on iris keeps setosa apart
+    setosa = np.unique(pos[labels == classes[0]])
+    assert np.all(strip.shares[setosa, 0] == 1.0)
+    # the legend names the classes; the strip sits under the leaves, inside the view
+    legend = dend.plot.getPlotItem().legend
+    assert [label.text for _sample, label in legend.items] == strip.names
+    y0, _y1 = dend.plot.getPlotItem().getViewBox().viewRange()[1]
+    assert y0 <= -1.15 * strip.height < 0
