@@ -95,3 +95,44 @@ def test_dendrogram_leaves_show_the_classes_in_the_maps_colours(clustered):
     assert [label.text for _sample, label in legend.items] == strip.names
     y0, _y1 = dend.plot.getPlotItem().getViewBox().viewRange()[1]
     assert y0 <= -1.15 * strip.height < 0
+
+
+def _boxes(view):
+    return [t.sceneBoundingRect() for t in view.arrow_labels.texts if t.isVisible()]
+
+
+def test_biplot_labels_of_wines_13_columns_do_not_overlap(qtbot, make_window):
+    from manifold_studio.gui.views.pca_view import BIPLOT
+
+    w = make_window(discovered_host(("pca",), ("wine",)), initial_sample="wine")
+    wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)
+    dock = w.docks["view:pca_loadings"]
+    dock.show()
+    dock.raise_()
+    w.preparation_panel.set_chain([("standardize", {})])  # arrows of like lengths: the hard case
+    run = w.run_algorithm("pca")
+    wait_last_run(qtbot, w)
+    view = w.views["pca_loadings"]
+    view.set_mode(BIPLOT)
+    view.redraw()
+    qtbot.waitUntil(lambda: view.result is not None and view.run is run and bool(view.arrow_labels.texts),
+                    timeout=15_000)
+    assert "standardize" in view.drawn_on
+    ds = w.session.current_dataset
+    assert view.arrow_labels.names == list(ds.feature_names) and len(ds.feature_names) == 13
+    for size in ((420, 300), (900, 700)):
+        view.plot.setFixedSize(*size)
+        qtbot.wait(30)
+        boxes = _boxes(view)
+        assert len(boxes) >= 5
+        assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.intersects(b)]
+        inner = view.plot.getPlotItem().getViewBox().sceneBoundingRect()
+        assert all(inner.contains(b) for b in boxes)
+        # the labels shown are those of the longest arrows that fit: the longest always is
+        lengths = np.hypot(*view.arrow_labels.arrows.T)
+        assert view.arrow_labels.names[int(np.argmax(lengths))] in view.arrow_labels.shown
+    # every arrow's tip names its feature on hover, labelled or not
+    tips = view.arrow_labels.tips
+    assert [str(d).split(":")[0] for d in tips.data["data"]] == list(ds.feature_names)
+    np.testing.assert_allclose(np.column_stack(tips.getData()), view.arrow_labels.arrows)
