@@ -1,11 +1,12 @@
 """The biplot's variable labels, placed without overlap.
 
-:func:`place_arrow_labels` (numpy only) works in screen pixels: longest arrows first, each label
-longer than :data:`MIN_ARROW_PX` on screen tries places just beyond its arrow's tip, then shifted sideways and further out, and takes the
-first one that overlaps no label placed before (moved inside the plot when it would stick out); a label with no such
-place is not drawn. :class:`BiplotLabels` draws the placed labels in a small font, re-places them
-when the plot is zoomed or resized, and marks every arrow's tip with a dot whose tooltip names
-the variable (and its loadings), so the unlabelled arrows are named on hover.
+:func:`place_arrow_labels` (numpy only) works in screen pixels: longest arrows first, the label
+of each arrow longer than :data:`MIN_ARROW_PX` tries places just beyond its tip, then shifted
+sideways and further out (moved inside the plot when it would stick out), and takes the first
+one that overlaps no label placed before; a label with no such place is not drawn.
+:class:`BiplotLabels` draws the placed labels in a small font, re-places them when the plot is
+zoomed or resized, and marks every arrow's tip with a dot whose tooltip names the variable (and
+its loadings), so the unlabelled arrows are named on hover.
 """
 from __future__ import annotations
 
