@@ -392,7 +392,7 @@ def cmd_apply(args) -> int:
                 rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=args.out,
                                           train_feature_names=train.get("feature_names"),
                                           chunk_rows=args.chunk_rows or 50_000, progress=progress,
-                                          unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)
+                                          unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas, metas=args.metas)
             except PluginProcessError as exc:
                 raise nothing_written(algo_id, exc) from None
     finally:
