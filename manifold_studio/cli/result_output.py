@@ -10,7 +10,8 @@ import numpy as np
 
 from manifold_studio.cli.console import UsageError
 from manifold_studio.files.atomic import atomic_write, is_special_file
-from manifold_studio.tables.result_formats import BINARY_FORMATS, output_format, write_result_table
+from manifold_studio.tables.result_formats import BINARY_FORMATS, output_format
+from manifold_studio.tables.result_table import write_result_table
 
 
 def check_output_format(path: str | None) -> None:

@@ -9,12 +9,13 @@ the other commands' ``--out``): the extension names the format, on every path.
   per chunk written), read back by ``pandas.read_parquet`` as the ``--dask`` path's Parquet.
 
 Any other extension is refused before anything is computed, naming the ones allowed
-(:func:`output_format`). :func:`meta_columns` gives a data set's meta columns for an output
+(:func:`output_format`). :func:`~manifold_studio.tables.result_table.write_result_table` writes a
+whole table, :class:`~manifold_studio.tables.result_table.ResultWriter` one chunk at a time.
+:func:`meta_columns` gives a data set's meta columns for an output
 (they follow the row id). Qt-free.
 """
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -111,28 +112,3 @@ class ParquetSink:
             pq.write_table(pa.table({h: pa.array([], type=pa.float64()) for h in header or []}), self.fh)
             return
         self.writer.close()
-
-
-def write_result_table(fh, fmt: str, header: list[str], columns, escape_formulas: bool = True,
-                       array=None) -> None:
-    """Write a whole result table to the open file ``fh`` in format ``fmt`` (see
-    :func:`output_format`). ``.npy`` writes ``array``, or the columns as one numeric matrix."""
-    from manifold_studio.tables.result_table import cell_text, escape_cells
-
-    if fmt == "npy":
-        if array is None:
-            if not all(np.asarray(c).dtype.kind in "fiub" for c in columns):
-                raise WriteError("This output has text columns: a .npy file holds one numeric array; give a "
-                                 ".csv, .tsv or .parquet file.")
-            array = np.column_stack([np.asarray(c) for c in columns]) if columns else np.zeros((0, 0))
-        np.save(fh, np.asarray(array), allow_pickle=False)
-    elif fmt == "parquet":
-        sink = ParquetSink(fh)
-        sink.write(header, columns)
-        sink.close()
-    else:
-        writer = csv.writer(fh, lineterminator="\n", delimiter="\t" if fmt == "tsv" else ",")
-        writer.writerow(escape_cells(header, escape_formulas))
-        n = len(columns[0]) if columns else 0
-        for i in range(n):
-            writer.writerow([cell_text(c[i], escape_formulas) for c in columns])

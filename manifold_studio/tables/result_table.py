@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from manifold_studio.errors import DataError
+from manifold_studio.errors import DataError, WriteError
 from manifold_studio.files.atomic import is_special_file
 from manifold_studio.tables.result_formats import BINARY_FORMATS, ParquetSink, output_format
 
@@ -101,6 +101,29 @@ def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_
             row_id_name += "_"
         header, columns = [row_id_name, *header], [np.asarray(row_ids), *columns]
     return header, columns
+
+
+def write_result_table(fh, fmt: str, header: list[str], columns, escape_formulas: bool = True,
+                       array=None) -> None:
+    """Write a whole result table to the open file ``fh`` in format ``fmt`` (see
+    :func:`output_format`). ``.npy`` writes ``array``, or the columns as one numeric matrix."""
+    if fmt == "npy":
+        if array is None:
+            if not all(np.asarray(c).dtype.kind in "fiub" for c in columns):
+                raise WriteError("This output has text columns: a .npy file holds one numeric array; give a "
+                                 ".csv, .tsv or .parquet file.")
+            array = np.column_stack([np.asarray(c) for c in columns]) if columns else np.zeros((0, 0))
+        np.save(fh, np.asarray(array), allow_pickle=False)
+    elif fmt == "parquet":
+        sink = ParquetSink(fh)
+        sink.write(header, columns)
+        sink.close()
+    else:
+        writer = csv.writer(fh, lineterminator="\n", delimiter="\t" if fmt == "tsv" else ",")
+        writer.writerow(escape_cells(header, escape_formulas))
+        n = len(columns[0]) if columns else 0
+        for i in range(n):
+            writer.writerow([cell_text(c[i], escape_formulas) for c in columns])
 
 
 class ResultWriter:
