@@ -136,3 +136,21 @@ def test_biplot_labels_of_wines_13_columns_do_not_overlap(qtbot, make_window):
     tips = view.arrow_labels.tips
     assert [str(d).split(":")[0] for d in tips.data["data"]] == list(ds.feature_names)
     np.testing.assert_allclose(np.column_stack(tips.getData()), view.arrow_labels.arrows)
+
+
+def test_arrow_label_placement_keeps_boxes_apart_longest_first():
+    from manifold_studio.gui.views.biplot_labels import MIN_ARROW_PX, place_arrow_labels
+
+    # eight arrows fanned within 20 degrees, and a short one: labels of 60 x 14 px
+    angles = np.deg2rad(np.linspace(0, 20, 8))
+    tips = np.vstack([np.c_[np.cos(angles), np.sin(angles)] * np.linspace(200, 130, 8)[:, None], [[5.0, 5.0]]])
+    sizes = np.tile([60.0, 14.0], (9, 1))
+    kept = place_arrow_labels(tips, sizes, (-300, -300, 300, 300))
+    boxes = [(x - 31, y - 8, x + 31, y + 8) for _i, x, y in kept]
+    assert kept[0][0] == 0 and 8 not in [i for i, _x, _y in kept]  # longest first; the 7 px arrow unlabelled
+    assert np.hypot(*tips[8]) < MIN_ARROW_PX
+    assert not [(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1:]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+    assert all(-300 <= b[0] and b[2] <= 300 and -300 <= b[1] and b[3] <= 300 for b in boxes)
+    for i, x, y in kept:  # each label beside its own tip (within a few label heights)
+        assert np.hypot(x - tips[i, 0], y - tips[i, 1]) < 100
