@@ -30,6 +30,7 @@ from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.run_cut import extend_cut
 from manifold_studio.analysis.script_export import run_output_name
 from manifold_studio.errors import DataError, InvalidParameterError, ManifoldStudioError, WriteError
+from manifold_studio.extend.out_of_core import row_id_header
 from manifold_studio.files.export_paths import same_file
 from manifold_studio.files.project_file import read_project
 from manifold_studio.session.records import DONE
@@ -230,7 +231,7 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
         made[run.id] = values
         header, columns = _columns(run, values)
         path = targets[run.id]
-        write_table_csv(path, ["row"] + header, [np.asarray(new.row_ids)] + columns)
+        write_table_csv(path, [row_id_header(new)] + header, [np.asarray(new.row_ids)] + columns)
         result.outputs.append((run.id, path))
         result.n_rows = int(values.shape[0])
     progress.checkpoint(1.0, f"Replayed {len(result.outputs)} run(s)")

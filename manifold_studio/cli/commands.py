@@ -4,8 +4,6 @@ evaluating a classifier (--cv / --holdout), writing results. :mod:`manifold_stud
 parser, the console and ``main``."""
 from __future__ import annotations
 
-import csv
-import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -19,11 +17,14 @@ from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
 from manifold_studio.cli.h5ad_output import apply_h5ad, apply_output, is_backed, isolated_out, outputs_to_check, write_run_output
 from manifold_studio.cli.housekeeping import clean_next_to
+from manifold_studio.cli.result_output import check_output_format, write_csv  # noqa: F401 (write_csv: score, compare)
 from manifold_studio.cli.prep_options import (
+    KEPT_AS_NAN,
     apply_loading_options,
     apply_roles,
     chain_imputes,
     has_column,
+    imputed_notes,
     loading_options,
     parse_prep,
     parse_roles,
@@ -49,7 +50,6 @@ from manifold_studio.extend.out_of_core import (
     row_id_header,
 )
 from manifold_studio.extend.sample_fit import fit_on_sample
-from manifold_studio.files.atomic import atomic_write
 from manifold_studio.files.bounded import check_regular_file
 from manifold_studio.files.export_paths import same_file
 from manifold_studio.files.model_file import (
@@ -61,31 +61,9 @@ from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
 from manifold_studio.cli.worker_command import NOTHING_WRITTEN, in_worker, isolated_fit, nothing_written
 from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
-from manifold_studio.tables.result_table import cell_text, escape_cells, result_table
+from manifold_studio.tables.result_formats import meta_columns
+from manifold_studio.tables.result_table import result_table
 
-
-
-def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True) -> None:
-    """Write columns as CSV with a header; ``-`` is standard output; files are replaced atomically.
-    Text cells that a spreadsheet would run as formulas get a leading ``'`` unless
-    ``escape_formulas`` is False (``--no-escape-formulas``)."""
-    n = len(columns[0]) if columns else 0
-
-    def emit(fh):
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(escape_cells(header, escape_formulas))
-        for i in range(n):
-            writer.writerow([cell_text(c[i], escape_formulas) for c in columns])
-
-    if path == "-":
-        emit(sys.stdout)
-        sys.stdout.flush()
-        return
-
-    folder = Path(path).parent if str(Path(path).parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write {path}: the folder {folder} does not exist")
-    atomic_write(path, emit, binary=False)
 
 
 def check_inputs(args, flags: tuple[str, ...]) -> None:
@@ -133,6 +111,8 @@ def _check_writable(path: str | None, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
     if target.is_dir():
         raise UsageError(f"{flag} {path} is a folder; give a file name")
+    if flag != "--save-model":
+        check_output_format(path)
     clean_next_to(target)  # what killed writes of this file left behind (a day old, our names only)
 
 
@@ -213,9 +193,9 @@ def load_dataset(source: str, label_column: str | None = None,
     ds = apply_roles(ds, later_roles, source)
     remarks = [line for line in (ds.report[1:] if ds.report and ds.report[0].startswith("Read ") else ds.report)
                if line.strip() and not (keep_missing and " kept as NaN" in line)]
-    kept = [ln.split(" kept as NaN")[0] for ln in ds.report if keep_missing and " kept as NaN" in ln]
+    kept = [ln for ln in ds.report if keep_missing and KEPT_AS_NAN in ln]
     if kept and console:  # not a change to the data: the chain's impute step fills them
-        console.note(f"{kept[0]} kept for the chain's impute step to fill.")
+        console.note(imputed_notes(kept[:1], True)[0])
     if strict and remarks:
         more = f" (and {len(remarks) - 1} more remark(s))" if len(remarks) > 1 else ""
         raise DataError(f"{Path(source).name if not source.startswith('sample:') else source}: {remarks[0].rstrip('.')}{more}; "
@@ -328,15 +308,17 @@ def cmd_run(args) -> int:
                                lambda progress: est.extend(X_new, progress=progress), args.extend)
         ext = np.asarray(ext)
 
-    header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name, ds.row_ids, row_id_header(ds))
+    header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name, ds.row_ids, row_id_header(ds),
+                                   meta_columns(ds) if args.metas else None)
     if fitted_mask is not None:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
-    write_run_output(args, console, est, cls, ds, result, lambda: write_csv(args.out, header, columns, args.escape_formulas))
+    write_run_output(args, console, est, cls, ds, result,
+                     lambda: write_csv(args.out, header, columns, args.escape_formulas, array=result))
     if new is not None:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name, new.row_ids,
-                                       row_id_header(new))
-        write_csv(args.extend_out, header, columns, args.escape_formulas)
+                                       row_id_header(new), meta_columns(new) if args.metas else None)
+        write_csv(args.extend_out, header, columns, args.escape_formulas, array=ext)
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params(),
@@ -406,18 +388,20 @@ def cmd_apply(args) -> int:
         if not isolate:
             rep = apply_h5ad(args, est, extend_source(est, args.data, options=options, **apply_output(args),
                                                       train_feature_names=train.get("feature_names"), progress=progress,
-                                                      chunk_rows=args.chunk_rows or 50_000, escape_formulas=args.escape_formulas))
+                                                      chunk_rows=args.chunk_rows or 50_000, escape_formulas=args.escape_formulas,
+                                                      metas=args.metas))
         else:
             try:
                 rep = apply_in_subprocess(args.model, algo_id, args.data, options=options, out=isolated_out(args, algo_id),
                                           train_feature_names=train.get("feature_names"),
                                           chunk_rows=args.chunk_rows or 50_000, progress=progress,
-                                          unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas)
+                                          unaffected=NOTHING_WRITTEN, escape_formulas=args.escape_formulas, metas=args.metas)
             except PluginProcessError as exc:
                 raise nothing_written(algo_id, exc) from None
     finally:
         console.end_progress()
-    for note in rep.notes:
+    imputes = options.get("missing") == "keep" and est is not None and chain_imputes(getattr(est, "steps", ()))
+    for note in imputed_notes(rep.notes, imputes):
         if not note.startswith(("Read ", "Reading ")):
             console.note(note)
     console.flush_notes()

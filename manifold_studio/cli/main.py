@@ -241,12 +241,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "0-based index (for .npz: the label array name)")
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader or sample option, e.g. delimiter=tab, missing=error, n_samples=500")
-    add_prep_arguments(p, prep=True)
+    add_prep_arguments(p, prep=True, metas=True)
     p.add_argument("--distance-matrix", action="store_true", help=distance_option.HELP)
     p.add_argument("--extend", metavar="FILE", help="also extend the fitted model to the points of FILE")
-    p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (CSV)")
-    p.add_argument("--out", "-o", required=True, metavar="FILE", help="result CSV ('-' for standard output), or "
-                   "an AnnData .h5ad file (embedding in obsm['X_ALGO'], labels in obs)")
+    p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (as --out)")
+    p.add_argument("--out", "-o", required=True, metavar="FILE", help="the result, in the format its extension "
+                   "names: .csv, .tsv, .npy (the result only) or .parquet ('-': CSV on standard output), or an "
+                   "AnnData .h5ad file (embedding in obsm['X_ALGO'], labels in obs)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
     add_h5ad_argument(p)  # --out result.h5ad: obsm / obs of an AnnData file
     p.add_argument("--plot", metavar="FILE", help="also draw the map to FILE (.png or .svg): the first two "
@@ -287,10 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label-column", metavar="C", help="the label column of the data, if any")
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
                    help="a loader option, e.g. delimiter=tab")
-    add_prep_arguments(p, prep=False)
+    add_prep_arguments(p, prep=False, metas=True)
     p.add_argument("--out", "-o", required=True, metavar="FILE",
-                   help="the result: CSV (with the data's labels, if any), .npy (the result only) or '-' "
-                   "(CSV on standard output); written as the chunks go")
+                   help="the result, in the format its extension names: .csv, .tsv or .parquet (with the "
+                   "data's metas and labels, if any), .npy (the result only), .h5ad, or '-' (CSV on standard "
+                   "output); written as the chunks go")
     add_h5ad_argument(p)
     p.add_argument("--chunk-rows", type=_positive_int, default=None, metavar="N",
                    help="rows read and extended at a time (memory is bounded by N; default 50,000)")

@@ -64,6 +64,18 @@ def chain_imputes(step_ids) -> bool:
     return any(getattr(s, "id", s) == "impute" for s in ids)
 
 
+#: the loader's note on rows with gaps kept (missing=keep): "N value(s) in M row(s) kept as NaN: …"
+KEPT_AS_NAN = " kept as NaN"
+
+
+def imputed_notes(notes, imputes: bool) -> list[str]:
+    """A load's ``notes`` said for a chain that imputes: the loader's note on the gaps kept as
+    NaN (written for a fit without an impute step: "other methods refuse NaN") becomes
+    "… kept for the chain's impute step to fill."; the other notes as they are."""
+    return [f"{n.split(KEPT_AS_NAN)[0]} kept for the chain's impute step to fill." if imputes and KEPT_AS_NAN in n
+            else n for n in notes]
+
+
 def parse_roles(items: list[str] | None) -> dict[str, str]:
     """``--role name=meta`` (repeatable; ``a=meta,b=skip`` too) → {column: role}."""
     out: dict[str, str] = {}
@@ -106,8 +118,9 @@ def apply_roles(ds, roles: dict[str, str], source: str):
     return ds.set_roles(ROLES_OPTION.validate(roles))
 
 
-def add_arguments(parser, prep: bool) -> None:
-    """--role and --id-column (``run``, ``score`` and ``apply``), and --prep (``run`` and ``score``)."""
+def add_arguments(parser, prep: bool, metas: bool = False) -> None:
+    """--role and --id-column (``run``, ``score`` and ``apply``), --prep (``run`` and ``score``) and
+    --no-metas (``metas``: ``run`` and ``apply``)."""
     if prep:
         parser.add_argument("--prep", action="append", metavar="STEP[:NAME=VALUE,...]",
                             help="a preparation step fitted with the model and saved with it (repeatable, in "
@@ -119,6 +132,10 @@ def add_arguments(parser, prep: bool) -> None:
                         "fitted) or skip")
     parser.add_argument("--id-column", metavar="C", help="a column of unique row ids (by name or 0-based "
                         "index): the output's first column; by default the file's line numbers")
+    if metas:
+        parser.add_argument("--no-metas", dest="metas", action="store_false",
+                            help="leave the data's meta columns out of the output (by default they follow the "
+                            "row id in CSV, TSV and Parquet outputs)")
 
 
 def preprocessor_listing(host, param_lines, verbose: bool, wrap) -> list[str]:

@@ -28,13 +28,14 @@ _REPORT_FIELDS = ("n_rows", "n_chunks", "parts", "seconds", "peak_memory_mb", "n
 
 
 def _child(conn, sys_path: list[str], model: str, source: str, options: dict, out: str,
-           train_feature_names, chunk_rows: int, escape_formulas: bool = True) -> None:
+           train_feature_names, chunk_rows: int, escape_formulas: bool = True, metas: bool = False) -> None:
     sys.path[:] = sys_path
 
     def work():
         est, _meta = load_model_with_metadata(model)
         rep = extend_source(est, source, options=options, out=out, train_feature_names=train_feature_names,
-                            chunk_rows=chunk_rows, progress=PipeProgress(conn), escape_formulas=escape_formulas)
+                            chunk_rows=chunk_rows, progress=PipeProgress(conn), escape_formulas=escape_formulas,
+                            metas=metas)
         return ({k: getattr(rep, k) for k in _REPORT_FIELDS},)
 
     report_outcome(conn, work, stage="extension")
@@ -43,12 +44,12 @@ def _child(conn, sys_path: list[str], model: str, source: str, options: dict, ou
 def apply_in_subprocess(model: str, name: str, source: str, *, options: dict, out: str,
                         train_feature_names=None, chunk_rows: int, progress=None,
                         cancel_grace_s: float = CANCEL_GRACE_S, unaffected: str = "",
-                        escape_formulas: bool = True) -> ExtendReport:
+                        escape_formulas: bool = True, metas: bool = False) -> ExtendReport:
     """``extend_source`` of the model in ``model`` (a file) in a worker process; returns its report."""
     started = time.time()
     try:
         (fields,) = run_supervised(_child, (list(sys.path), str(model), source, dict(options), out,
-                                            train_feature_names, chunk_rows, escape_formulas),
+                                            train_feature_names, chunk_rows, escape_formulas, metas),
                                    progress, name, f"manifold-studio apply {name}",
                                    cancel_grace_s=cancel_grace_s, unaffected=unaffected, data_errors=True)
     except BaseException:

@@ -29,6 +29,7 @@ from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
 from manifold_studio.files.bounded import check_regular_file
 from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.result_table import ResultWriter
 
 try:
@@ -183,7 +184,7 @@ def iter_source(source: str, host, options: dict | None = None, chunk_rows: int 
 def extend_source(estimator, source: str, *, host=None, options: dict | None = None, out: str | None = None,
                   train_feature_names: list[str] | None = None, chunk_rows: int = CHUNK_ROWS,
                   keep_values: bool = False, keep_data_mb: float = 0.0, progress=None,
-                  escape_formulas: bool = True) -> ExtendReport:
+                  escape_formulas: bool = True, metas: bool = False) -> ExtendReport:
     """Extend ``estimator`` to every row of ``source``, chunk by chunk.
 
     ``out``: write the result there (CSV or ``.npy``; ``-`` for standard output) as it goes.
@@ -194,7 +195,8 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     the training columns by name (any order) and a missing one is refused naming it. A CSV
     output starts with the row id column: one table file's line numbers (or id column values),
     else the rows' positions over all the parts. ``escape_formulas``: see
-    :class:`~manifold_studio.tables.result_table.ResultWriter`.
+    :class:`~manifold_studio.tables.result_table.ResultWriter`. ``metas``: the data's meta columns
+    follow the row id (CSV, TSV, Parquet).
     """
 
     if host is None:
@@ -233,7 +235,7 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
                         writer = ResultWriter(out, prefix, estimator.kind, ds.label_name, escape_formulas,
                                               row_id_name=row_id_header(ds) if by_line else "row_id")
                     writer.write(result, ds.labels, row_ids=ds.row_ids if by_line else
-                                 report.n_rows + np.arange(X.shape[0]))
+                                 report.n_rows + np.arange(X.shape[0]), metas=meta_columns(ds) if metas else None)
                 if keep_values:
                     values.append(result)
                 if estimator.kind == "classification" and ds.labels is not None:

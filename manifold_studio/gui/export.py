@@ -74,6 +74,9 @@ from manifold_studio.tables.export import dataset_table, rows_as_tsv, with_row_i
 PANEL_DOCKS = ("data", "algorithm", "runs", "messages")
 #: above this many selected rows, "Copy selected rows" formats the text in a job
 COPY_ROWS_IN_JOB = 100_000
+#: an image of this many pixels has the on-screen sizes of fonts, lines and points; a larger one
+#: scales them by the square root of the ratio (1000 × 700: 1.25)
+FONT_SCALE_AREA = 800 * 560
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -128,13 +131,18 @@ def _set_size(exporter, width, height) -> None:
     params.param("height").setValue(height, blockSignal=exporter.heightChanged)
 
 
+def png_scale(width: int, height: int) -> float:
+    """How much larger than on screen the fonts, lines and points of a ``width`` × ``height``
+    PNG are: they grow with the image's size only, never with how small the view is on screen,
+    so every view of a report (the map, the dendrogram in a small dock) gets the same fonts."""
+    return max(1.0, math.sqrt(width * height / FONT_SCALE_AREA))
+
+
 def render_item_png(item, width: int, height: int, title: str = "") -> QImage:
     """A pyqtgraph item as a ``width`` × ``height`` image (fonts grow with a larger image)."""
     from pyqtgraph.exporters import ImageExporter
 
-    old = item.geometry()
-    area = max(1.0, old.width() * old.height())
-    scale = max(1.0, math.sqrt(width * height / area))
+    scale = png_scale(width, height)
     with _laid_out(item, width, height, scale, title):
         exporter = ImageExporter(item)
         _set_size(exporter, width, height)

@@ -57,6 +57,7 @@ from manifold_studio.gui.window_tools import all_views, install_tools
 from manifold_studio.gui.worker import Job, JobRunner
 from manifold_studio.plugins.host import get_host
 from manifold_studio.session.model import Session
+from manifold_studio.session.records import run_end_text
 
 AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
@@ -345,7 +346,7 @@ class MainWindow(RunActions, QMainWindow):
         run = self.session.runs.get(getattr(job, "run_id", None))
         if job.state == Job.DONE and run is not None and "duration_s" in run.timings:
             # a fit: the run's own duration, the one the status bar and the Runs table show
-            self.run_controls.show_end("done", f"{job.title}: done in {run.timings['duration_s']:.2f} s", 1.0)
+            self.run_controls.show_end("stopped" if run.meta.get("stopped_early") else "done", f"{job.title}: {run_end_text(run)}", 1.0)
         elif job.state == Job.DONE:
             self.run_controls.show_end("done", f"{job.title}: done in {job.elapsed:.2f} s", 1.0)
         elif job.state == Job.CANCELLED:

@@ -11,6 +11,7 @@ from manifold_studio.gui.distance_matrix_actions import distance_blocker
 from manifold_studio.gui.fit_partials import route_partial
 from manifold_studio.gui.missing_values import missing_blocker
 from manifold_studio.session.lifecycle import prepare_fit
+from manifold_studio.session.records import run_end_text
 
 
 class RunActions:
@@ -99,7 +100,7 @@ class RunActions:
 
     def _fit_done(self, job, outcome) -> None:
         run = job.finish(outcome)
-        self.show_status(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s "
+        self.show_status(f"Run {run.title()} {run_end_text(run)} "
                          f"({run.n_points:,} points)")
         self.runFinished.emit(run)
 

@@ -59,6 +59,7 @@ from manifold_studio.session.records import (
     LogEntry,
     Run,
     SessionEvent,
+    run_end_text,
 )
 
 # -- the session ------------------------------------------------------------------------------
@@ -348,8 +349,7 @@ class Session(AnalysisState):
         run.timings["fit_s"] = float(getattr(outcome.estimator, "fit_time_", outcome.fit_time))
         self._stamp_end(run)
         self._update(run)
-        early = " (stopped early: the result when Cancel was pressed)" if run.meta.get("stopped_early") else ""
-        self.log(f"Run {run.title()} done in {run.timings['duration_s']:.2f} s{early}", run_id=run.id,
+        self.log(f"Run {run.title()} {run_end_text(run)}", run_id=run.id,
                  dataset=run.dataset_name)
         for warning in getattr(outcome.estimator, "fit_warnings_", None) or ():
             self.log(f"Run {run.title()}: {warning}", "warning", run_id=run.id, dataset=run.dataset_name)

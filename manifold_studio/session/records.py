@@ -158,3 +158,15 @@ class Run:
 
     def title(self) -> str:
         return f"#{self.id} {self.algorithm_id} on {self.dataset_name}"
+
+
+def run_end_text(run: Run) -> str:
+    """How a finished fit ended, after the run's title: "done in 4.71 s", or for a fit Cancel
+    stopped early (``meta["stopped_early"]``, its result kept) "stopped after 4.71 s at your
+    request (the map when Cancel was pressed is kept)". The log, the status bar and the run
+    controls all say it in these words."""
+    seconds = float(run.timings.get("duration_s", 0.0))
+    if not run.meta.get("stopped_early"):
+        return f"done in {seconds:.2f} s"
+    kept = "the map" if run.embedding is not None else "the result"
+    return f"stopped after {seconds:.2f} s at your request ({kept} when Cancel was pressed is kept)"

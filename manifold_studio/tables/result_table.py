@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from manifold_studio.errors import DataError
+from manifold_studio.errors import DataError, WriteError
 from manifold_studio.files.atomic import is_special_file
+from manifold_studio.tables.result_formats import BINARY_FORMATS, ParquetSink, output_format
 
 
 #: the first characters that make a spreadsheet read a cell as a formula (OWASP: CSV injection)
@@ -47,7 +48,10 @@ def escape_cells(cells, escape_formulas: bool = True) -> list[str]:
 
 def cell_text(value, escape_formulas: bool = True) -> str:
     """One CSV cell: floats with full precision (repr), integers plain, bytes decoded; text that
-    a spreadsheet would read as a formula gets a leading ``'`` (see :func:`escape_formula`)."""
+    a spreadsheet would read as a formula gets a leading ``'`` (see :func:`escape_formula`); a
+    missing value (None) is an empty cell."""
+    if value is None:
+        return ""
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
     if isinstance(value, (bool, np.bool_)):
@@ -76,9 +80,10 @@ def result_header(result: np.ndarray, prefix: str, kind: str, label_name: str | 
 
 
 def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_name: str | None = None,
-                 row_ids=None, row_id_name: str = "row_id"):
+                 row_ids=None, row_id_name: str = "row_id", metas=None):
     """(header, columns) for a result array plus optional true labels, led by the row id column
-    when ``row_ids`` are given."""
+    when ``row_ids`` are given and then by ``metas`` ((names, columns): the data set's meta
+    columns, :func:`~manifold_studio.tables.result_formats.meta_columns`)."""
     result = np.asarray(result)
     header = result_header(result, prefix, kind, label_name, labels is not None)
     if result.ndim == 1:
@@ -88,6 +93,9 @@ def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_
         columns = [result[:, i] for i in range(result.shape[1])]
     if labels is not None:
         columns.append(np.asarray(labels))
+    if metas is not None and metas[0]:
+        names = [n if n not in header else f"{n}_meta" for n in metas[0]]
+        header, columns = [*names, *header], [*(np.asarray(c) for c in metas[1]), *columns]
     if row_ids is not None:
         while row_id_name in header:
             row_id_name += "_"
@@ -95,10 +103,35 @@ def result_table(result: np.ndarray, prefix: str, kind: str, labels=None, label_
     return header, columns
 
 
+def write_result_table(fh, fmt: str, header: list[str], columns, escape_formulas: bool = True,
+                       array=None) -> None:
+    """Write a whole result table to the open file ``fh`` in format ``fmt`` (see
+    :func:`output_format`). ``.npy`` writes ``array``, or the columns as one numeric matrix."""
+    if fmt == "npy":
+        if array is None:
+            if not all(np.asarray(c).dtype.kind in "fiub" for c in columns):
+                raise WriteError("This output has text columns: a .npy file holds one numeric array; give a "
+                                 ".csv, .tsv or .parquet file.")
+            array = np.column_stack([np.asarray(c) for c in columns]) if columns else np.zeros((0, 0))
+        np.save(fh, np.asarray(array), allow_pickle=False)
+    elif fmt == "parquet":
+        sink = ParquetSink(fh)
+        sink.write(header, columns)
+        sink.close()
+    else:
+        writer = csv.writer(fh, lineterminator="\n", delimiter="\t" if fmt == "tsv" else ",")
+        writer.writerow(escape_cells(header, escape_formulas))
+        n = len(columns[0]) if columns else 0
+        for i in range(n):
+            writer.writerow([cell_text(c[i], escape_formulas) for c in columns])
+
+
 class ResultWriter:
-    """Write a result chunk by chunk to ``path``: ``.npy`` (the result only) or CSV (result
-    columns plus the true labels when given, led by the row id column ``row_id_name`` when the
-    chunks come with row ids); ``-`` is standard output (CSV).
+    """Write a result chunk by chunk to ``path`` in the format its extension names
+    (:func:`~manifold_studio.tables.result_formats.output_format`; another extension is refused):
+    ``.npy`` (the result only), or CSV, TSV or Parquet (result columns plus the true labels when
+    given, led by the row id column ``row_id_name`` when the chunks come with row ids, then by
+    the chunks' meta columns when given); ``-`` is standard output (CSV).
 
     The data go to a temporary file in the target's folder that replaces ``path`` on
     :meth:`commit`; :meth:`abort` (or leaving a ``with`` block by an exception) removes it, so a
@@ -110,7 +143,10 @@ class ResultWriter:
         self.row_id_name = row_id_name
         self.path, self.prefix, self.kind, self.label_name = str(path), prefix, kind, label_name
         self.escape_formulas = escape_formulas
-        self.npy = self.path != "-" and self.path.lower().endswith(".npy")
+        special = self.path != "-" and is_special_file(self.path)
+        self.format = "csv" if special else output_format(self.path)
+        self.npy = self.format == "npy"
+        self._parquet = None
         self.n_rows = 0
         self._fh = None
         self._tmp: str | None = None
@@ -118,8 +154,7 @@ class ResultWriter:
         self._dtype = None
         self._row_shape: tuple[int, ...] | None = None
 
-        if self.path != "-" and is_special_file(self.path):  # /dev/null, a named pipe: write in place
-            self.npy = False
+        if special:  # /dev/null, a named pipe: write in place
             self._fh = open(self.path, "w", newline="", encoding="utf-8")
         elif self.path != "-":
             folder = Path(self.path).parent if str(Path(self.path).parent) else Path(".")
@@ -132,8 +167,11 @@ class ResultWriter:
                                                  dir=folder)
             except OSError as exc:
                 raise DataError(f"Cannot write in {folder}: {exc.strerror or exc}.") from None
-            self._fh = os.fdopen(fd, "wb" if self.npy else "w", **({} if self.npy else
-                                                                  {"newline": "", "encoding": "utf-8"}))
+            binary = self.format in BINARY_FORMATS
+            self._fh = os.fdopen(fd, "wb" if binary else "w", **({} if binary else
+                                                                {"newline": "", "encoding": "utf-8"}))
+            if self.format == "parquet":
+                self._parquet = ParquetSink(self._fh)
         else:
             self._fh = sys.stdout
 
@@ -145,7 +183,7 @@ class ResultWriter:
             self.abort()
         return False
 
-    def write(self, result: np.ndarray, labels=None, row_ids=None) -> None:
+    def write(self, result: np.ndarray, labels=None, row_ids=None, metas=None) -> None:
         result = np.asarray(result)
         if self.npy:
             if self._dtype is None:
@@ -155,9 +193,13 @@ class ResultWriter:
             self._fh.write(np.ascontiguousarray(result, dtype=self._dtype).tobytes())
         else:
             header, columns = result_table(result, self.prefix, self.kind, labels, self.label_name,
-                                           row_ids, self.row_id_name)
+                                           row_ids, self.row_id_name, metas)
+            if self._parquet is not None:
+                self._parquet.write(header, columns)
+                self.n_rows += int(result.shape[0])
+                return
             if self._writer is None:
-                self._writer = csv.writer(self._fh, lineterminator="\n")
+                self._writer = csv.writer(self._fh, lineterminator="\n", delimiter="\t" if self.format == "tsv" else ",")
                 self._writer.writerow(escape_cells(header, self.escape_formulas))
             esc = self.escape_formulas
             self._writer.writerows(zip(*([cell_text(v, esc) for v in c] for c in columns)))
@@ -169,6 +211,8 @@ class ResultWriter:
             if self._fh is not sys.stdout:
                 self._fh.close()
             return
+        if self._parquet is not None:
+            self._parquet.close()
         self._fh.close()
         if self.npy:
             self._finish_npy()

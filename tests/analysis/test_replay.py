@@ -56,7 +56,7 @@ def test_replay_applies_every_saved_model_and_names_outputs_after_the_runs(proje
     assert names == ["run1_isomap.csv", "run2_kmeans.csv", "run3_svm.csv"]
     assert result.notes == []
     header, rows = _read(tmp_path / "results" / "run1_isomap.csv")
-    assert header == ["row", "isomap_1", "isomap_2"]
+    assert header == ["row_id", "isomap_1", "isomap_2"]  # as the README and every other output
     emb = np.array([[float(v) for v in r[1:]] for r in rows])
     expected = iso.estimator.extend(Xn)
     np.testing.assert_array_equal(emb, expected)

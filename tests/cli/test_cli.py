@@ -368,7 +368,7 @@ BAD_RUNS = {
     "extend without extend-out": (["run", "pca", "--data", "sample:iris", "--extend", "{five_columns}",
                                    "--out", "{out}"], ["--extend FILE and --extend-out FILE"]),
     "extend with other columns": (["run", "pca", "--data", "sample:iris", "--extend", "{five_columns}",
-                                   "--extend-out", "{out}.2", "--out", "{out}"],
+                                   "--extend-out", "{out}.2.csv", "--out", "{out}"],
                                   ["5 numeric column(s)", "fitted on 4"]),
     "output folder missing": (["run", "pca", "--data", "sample:iris", "--out", "{out}/x/y.csv"],
                               ["does not exist"]),

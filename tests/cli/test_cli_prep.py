@@ -106,15 +106,17 @@ def test_penguins_chain_imputes_the_two_gappy_rows_and_keeps_the_row_id(tmp_path
                        "standardize", "--param", "n_clusters=3", "random_state=0", "--out", tmp_path / "o.csv")
     assert rc == 0, err
     header, rows = read_csv(tmp_path / "o.csv")
-    assert header == ["row_id", "cluster", "species"] and len(rows) == 344
+    # the meta columns follow the row id (issue 33)
+    assert header == ["row_id", "island", "sex", "year", "cluster", "species"] and len(rows) == 344
     ds = ms.load_data("sample:penguins", missing="keep")
     assert ds.feature_names == ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
     assert {ds.table.roles[c] for c in ("island", "sex", "year")} == {"meta"}
     assert [int(r[0]) for r in rows] == list(ds.row_ids)
     gappy = np.flatnonzero(np.isnan(ds.X).any(axis=1))
-    assert len(gappy) == 2 and all(rows[i][1] in {"0", "1", "2"} for i in gappy)
+    assert len(gappy) == 2 and all(rows[i][4] in {"0", "1", "2"} for i in gappy)
     pipe = ms.make_pipeline("impute", "standardize", ms.get_algorithm("kmeans", n_clusters=3, random_state=0)).fit(ds)
-    np.testing.assert_array_equal([int(r[1]) for r in rows], pipe.labels_)
+    np.testing.assert_array_equal([int(r[4]) for r in rows], pipe.labels_)
+    assert [r[1] for r in rows] == [str(v) for v in ds.column_values("island")]
     # without impute the two rows are dropped, and the row ids show which
     rc, out, err = run(capsys, "run", "kmeans", "--data", "sample:penguins", "--prep", "standardize",
                        "--param", "n_clusters=3", "--out", tmp_path / "d.csv")
@@ -140,8 +142,9 @@ def test_role_and_id_column_on_a_csv(tmp_path, capsys):
                        "--role", "z=skip", "--out", tmp_path / "o.csv", "--save-model", tmp_path / "m.npz")
     assert rc == 0, err
     header, rows = read_csv(tmp_path / "o.csv")
-    assert header == ["key", "pca_1", "pca_2"]
+    assert header == ["key", "grade", "pca_1", "pca_2"]  # the meta column after the id
     assert [r[0] for r in rows] == ["k7", "k3", "k9", "k1", "k5"]  # z skipped: its gap drops no row
+    assert [r[1] for r in rows] == ["1", "2", "1", "3", "2"]
     assert load_model(tmp_path / "m.npz").n_features_in_ == 2
     # apply with the id column: the output's first column is the new file's ids
     new = tmp_path / "new.csv"

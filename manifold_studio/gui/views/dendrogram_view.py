@@ -7,6 +7,9 @@ it recolours the map with the clusters of the cut (``fcluster`` on the linkage, 
 the silhouette and contingency views follow. The cut becomes the run's ``cut_labels`` (with its
 height in ``run.meta["cut"]``): the CSV export writes it and the project saves and restores it. "Run's cut" restores the run's own partition.
 
+Under the leaves, a strip shows the data set's classes (each leaf split by the share of its rows
+in each class, in the map's class colours, with a legend): :mod:`.leaf_classes`.
+
 Selection (linked brushing): a triangle under each leaf holding selected rows, larger the
 larger the selected share of its rows; a rectangle selects the rows of the leaves under it, a
 lasso those whose leaf (on the axis) it encloses, and a click selects the subtree under the
@@ -31,6 +34,7 @@ from manifold_studio.analysis.cluster_tasks import (
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.cluster_overlay import ClusterOverlay
 from manifold_studio.gui.views.base import ResultView
+from manifold_studio.gui.views.leaf_classes import LeafClassStrip
 from manifold_studio.gui.views.selection_overlay import RECT, SelectionOverlay
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.session.state import cut_height_for
@@ -150,6 +154,7 @@ class DendrogramView(ResultView):
         self.plot.setLabel("left", "merge height")
         self.plot.showGrid(x=False, y=True, alpha=0.2)
         self.plot.addItem(self._curve)
+        self.class_strip = LeafClassStrip(self.plot)  #: the data set's classes under the leaves
         self.cut_line = pg.InfiniteLine(angle=0, movable=True,
                                         pen=pg.mkPen(200, 0, 30, width=2, style=Qt.PenStyle.DashLine),
                                         hoverPen=pg.mkPen(255, 0, 40, width=3))
@@ -239,6 +244,7 @@ class DendrogramView(ResultView):
     def _done(self, run, result: DendrogramResult) -> None:
         self._draw(result)
         self._set_leaves(run, result)
+        self._draw_classes(run, result)
         if self.selection_overlay is not None:
             self.selection_overlay.refresh()
         leaves = "clusters (divisive tree)" if self.leaves == "clusters" else "points"
@@ -257,6 +263,16 @@ class DendrogramView(ResultView):
         self.reset_button.setEnabled(bool(h))
         self._show_k(run)
 
+    def _draw_classes(self, run, result: DendrogramResult) -> None:
+        """The strip of the data set's classes under the leaves (none without classes)."""
+        ds = self.dataset
+        labels = ds.labels[run.point_index] if ds is not None and ds.labels is not None \
+            and len(self.leaf_of_point) else None
+        strip = self.class_strip.draw(self.leaf_of_point, labels, result.n_leaves, result.max_height,
+                                      (ds.label_name or "class") if ds is not None else "class")
+        if strip:
+            self.plot.setYRange(-1.3 * strip, result.max_height * 1.08, padding=0.0)
+
     def _failed(self, message) -> None:
         self._draw(None)
         self.info.setText(f"No dendrogram: {message}")
@@ -266,6 +282,7 @@ class DendrogramView(ResultView):
         axis = self.plot.getPlotItem().getAxis("bottom")
         if result is None:
             self._set_leaves(None, None)
+            self.class_strip.clear()
             if self.selection_overlay is not None:
                 self.selection_overlay.refresh()
             self._curve.setData([], [])

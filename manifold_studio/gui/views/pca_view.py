@@ -6,7 +6,8 @@ the raw features; the caption says which.
 - Loadings: for each feature, its loading on PC1 and PC2 (``components_ × sqrt(explained_variance_)``)
   as grouped bars.
 - Biplot: the rows on the first two components coloured by class, each feature an arrow
-  (its loadings, scaled to the scores' extent) with its name.
+  (its loadings, scaled to the scores' extent); the names of the longest arrows that fit without
+  overlap are written beside their tips, every tip names its feature on hover (:mod:`.biplot_labels`).
 
 Selection (linked brushing), biplot only: rectangle, lasso or click on the points selects rows;
 the window's selection is ringed.
@@ -18,6 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.analysis.feature_stats import pca_loadings
+from manifold_studio.gui.views.biplot_labels import BiplotLabels
 from manifold_studio.gui.views.feature_base import FeatureView
 from manifold_studio.gui.views.scatter_view import drawn_points, point_brushes
 from manifold_studio.gui.widgets import message_label
@@ -48,6 +50,7 @@ class PcaView(FeatureView):
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.addLegend(offset=(-10, 10))
+        self.arrow_labels = BiplotLabels(self.plot)
         self.lay_out(["Show:", self.mode_combo], self.plot, self.rect_selection)
 
     @property
@@ -83,6 +86,7 @@ class PcaView(FeatureView):
         for item in self.items:
             self.plot.removeItem(item)
         self.items = []
+        self.arrow_labels.clear()
         self.plot.getPlotItem().legend.clear()
 
     def _add(self, item, name=None) -> None:
@@ -127,10 +131,8 @@ class PcaView(FeatureView):
         xs = np.column_stack([np.zeros(len(arrows)), arrows[:, 0]]).ravel()
         ys = np.column_stack([np.zeros(len(arrows)), arrows[:, 1]]).ravel()
         self._add(pg.PlotCurveItem(xs, ys, pen=pg.mkPen(180, 20, 20, width=2), connect="pairs"))
-        for (ax, ay), name in zip(arrows[:, :2], res.names):
-            t = pg.TextItem(name, color=(150, 10, 10), anchor=(0.5, 0.5))
-            t.setPos(ax * 1.08, ay * 1.08)
-            self._add(t)
+        loadings = res.loadings if res.loadings.shape[1] > 1 else np.column_stack([res.loadings, arrows[:, 1]])
+        self.arrow_labels.draw(arrows, res.names, loadings)
         self.plot.setLabel("bottom", "PC1")
         self.plot.setLabel("left", "PC2")
 
