@@ -60,6 +60,8 @@ class Autosave(QObject):
         snap = snapshot(w.session)
         settings = w.project.view_settings() if getattr(w, "project", None) else {}
         analyses = w.project.analyses() if getattr(w, "project", None) else {}
+        panel = getattr(w, "algorithm_panel", None)
+        form_values = panel.remembered_values() if panel is not None else {}
 
         def done(path):
             self.saved.emit(path)
@@ -67,7 +69,8 @@ class Autosave(QObject):
                 self._again = False
                 QTimer.singleShot(0, self.save_now)
 
-        self.job = w.start_job(write_recovery, snap, settings, analyses=analyses, title="Autosave",
+        self.job = w.start_job(write_recovery, snap, settings, analyses=analyses, form_values=form_values,
+                               title="Autosave",
                                foreground=False,
                                on_success=done,
                                on_failure=lambda msg, _detail: w.session.log(f"Autosave failed: {msg}", "warning"))
