@@ -14,7 +14,7 @@ element        consumer: test
 =============  ==========================================================================================
 chain          views: gui/test_gui_one_truth.py::test_wine_standardized_kmeans_map_silhouette_and_pca_views,
                  ::test_feature_views_offer_the_run_prepared_columns_and_say_so,
-                 here: test_correlations_and_ranking_read_the_prepared_data (Correlations, Feature ranking)
+                 ::test_correlations_and_ranking_read_the_prepared_data (Correlations, Feature ranking)
                project: session/test_analysis_state.py::test_project_keeps_the_chain_and_the_cut,
                  here: test_project_keeps[chain]
                CSV: here: test_csv_export_shows[chain] (the labels fitted through the chain)
@@ -264,3 +264,17 @@ def test_a_drawn_seed_refits_the_same_model(world):
     est = s.run_estimator(seeded)  # what an evaluation refits on each training part
     assert est.final.random_state == seeded.summary["random_state_used"]
     np.testing.assert_array_equal(est.fit(s.dataset().X).labels_, seeded.labels)
+
+
+# -- the autosave (recovery) file ------------------------------------------------------------------
+def test_recovery_keeps_the_chain_and_the_form_values(world, tmp_path, monkeypatch):
+    from manifold_studio.session.recovery import snapshot, write_recovery
+
+    monkeypatch.setenv("MANIFOLD_STUDIO_RECOVERY_DIR", str(tmp_path))
+    s = world["s"]
+    forms = {"tsne": {"perplexity": 12.0}, "kmeans": {"n_clusters": 5}}
+    path = write_recovery(snapshot(s), {}, analyses={}, form_values=forms)
+    back = read_project(path)
+    assert back.session.chain == [STANDARDIZE] == s.chain
+    assert back.form_values == forms
+    np.testing.assert_array_equal(back.session.runs[world["tree"].id].cut_labels, world["tree"].cut_labels)
