@@ -93,7 +93,7 @@ Bad input (issue 30), each with a clear message and nothing lost:
   gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank,
   ::test_a_tool_that_has_not_run_says_so
 - a replay file whose chain step cannot fit: here: test_replay_of_a_file_a_chain_step_cannot_take_says_so
-- a plugin with a misspelled hook: plugins/test_check_pending.py
+- a plugin with a misspelled hook: plugins/test_plugin_host.py::test_misspelled_hook_is_refused_naming_it_and_others_load
 - a form value that violates a data-dependent check:
   gui/test_gui_settings_and_seeds.py::test_perplexity_above_n_is_said_before_run_and_run_stays_off,
   here: test_a_data_dependent_check_is_said_before_the_fit
@@ -278,3 +278,37 @@ def test_recovery_keeps_the_chain_and_the_form_values(world, tmp_path, monkeypat
     assert back.session.chain == [STANDARDIZE] == s.chain
     assert back.form_values == forms
     np.testing.assert_array_equal(back.session.runs[world["tree"].id].cut_labels, world["tree"].cut_labels)
+
+
+# -- bad input ------------------------------------------------------------------------------------
+def test_replay_of_a_file_a_chain_step_cannot_take_says_so(tmp_path):
+    """A replay file whose values a fitted chain step cannot take (log1p of a negative value):
+    one message naming the run, the file, the step, the column and the row; nothing written."""
+    iris = ms.load_data("sample:iris")
+    ids = [f"r{i:03d}" for i in range(iris.n_samples)]
+    train = _write_iris(tmp_path / "train.csv", iris.X, iris.labels, iris.feature_names, ids)
+    s = Session()
+    s.load(str(train), label_column="kind", id_column="id", roles={"note": "meta"})
+    s.run("pca", chain=[], n_components=2)
+    logged = s.run("kmeans", chain=[("log", {})], n_clusters=3)
+    project = save_project(s, tmp_path / "p.msproj")
+    X = iris.X.copy()
+    X[3, 1] = -5.0
+    bad = _write_iris(tmp_path / "bad.csv", X, iris.labels, iris.feature_names, ids)
+    with pytest.raises(ManifoldStudioError) as err:
+        replay(project, bad, tmp_path / "out")
+    text = str(err.value)
+    assert f"Run #{logged.id} (kmeans) cannot be applied to bad.csv" in text
+    assert "Step 'log'" in text and "'sepal_width'" in text and "row 3" in text and "Nothing was written" in text
+    assert not (tmp_path / "out").exists()  # not even the pca run's output, made before it
+
+
+def test_a_data_dependent_check_is_said_before_the_fit():
+    """A form value that violates a data-dependent check (perplexity ≥ n) is refused by the
+    session before any fit, naming the parameter and the bound; earlier runs are untouched."""
+    s = Session()
+    s.load("sample:iris")
+    first = s.run("pca", n_components=2)
+    with pytest.raises(ManifoldStudioError, match=r"perplexity.*150"):
+        s.run("tsne", perplexity=200.0)
+    assert s.runs[first.id].succeeded and s.runs[first.id].embedding.shape == (150, 2)
