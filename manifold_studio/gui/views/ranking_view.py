@@ -169,6 +169,11 @@ class RankingView(FeatureView):
             self.info.setText("The features ranked against the class: load a data set.")
             return self._computed(None, "")
         self._base = ranked_chain(self.session.chain)
+        theirs = [i for i, _ in self._base if self.window.host.is_third_party(i)]
+        if theirs:  # third-party code runs only in a worker process, never in the window's
+            self.info.setText(f"Feature ranking: the preparation chain has {', '.join(dict.fromkeys(theirs))} from a "
+                              "plugin, which runs only in a worker process; rank without it, or after a run.")
+            return self._computed(None, "")
         self.compute(rank_prepared, self.session, self.dataset.name, self._base, self.labels,
                      on_done=self._computed, title="Feature ranking")
 
