@@ -2,7 +2,7 @@
 
 Rows are the elements of the analysis state; columns are its consumers. Each cell names the test
 that checks that the consumer shows what the state says: ``here:`` is a test of this module,
-otherwise ``file::test``. ``n/a`` says why the consumer has nothing of that element to show.
+otherwise a test file (under tests/) and the name of its test. ``n/a`` says why the consumer has nothing of that element to show.
 
 Consumers: **views** (every view that uses the element), **project** (save and reopen),
 **CSV** (the window's CSV export, ``tables.export``), **report** (the HTML report),
@@ -14,46 +14,53 @@ element        consumer: test
 =============  ==========================================================================================
 chain          views: gui/test_gui_one_truth.py::test_wine_standardized_kmeans_map_silhouette_and_pca_views,
                  ::test_feature_views_offer_the_run_prepared_columns_and_say_so,
-                 ::test_correlations_and_ranking_read_the_prepared_data (Correlations, Feature ranking)
+                 ::test_correlations_and_ranking_read_the_prepared_data (Correlations, Feature ranking),
+                 ::test_choose_k_computes_on_what_the_next_run_fits
                project: session/test_analysis_state.py::test_project_keeps_the_chain_and_the_cut,
+                 gui/test_gui_one_truth.py::test_chain_saved_reopened_and_run_gives_the_same_labels,
                  here: test_project_keeps[chain]
                CSV: here: test_csv_export_shows[chain] (the labels fitted through the chain)
-               report: here: test_report_items_say_the_chain_and_the_cut
+               report: gui/test_gui_report.py::test_items_record_the_preparation_chain,
+                 here: test_report_items_say_the_chain_and_the_cut
                script: analysis/test_script_columns.py::test_a_chain_naming_columns_runs_in_the_script_as_in_the_session,
                  here: test_script_in_a_fresh_process_gives[chain]
                replay: analysis/test_replay.py::test_replay_of_a_run_with_a_preparation_chain_applies_its_pipeline,
                  here: test_replay_gives[chain]
                recovery: here: test_recovery_keeps_the_chain_and_the_form_values
-roles          views: gui/test_gui_meta_columns.py (meta columns offered, never fitted)
-               project: here: test_project_keeps[roles]
+roles          views: gui/test_gui_meta_columns.py::test_penguins_metas_colour_the_map_and_fill_the_table
+               project: here: test_project_keeps[roles],
+                 gui/test_gui_report.py::test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_script
                CSV: here: test_csv_export_shows[roles]
-               report: analysis/test_report.py (the data item lists the roles)
+               report: analysis/test_report.py::test_data_item_of_a_table_lists_the_columns_by_role
                script: here: test_script_in_a_fresh_process_gives[roles]
                replay: here: test_replay_gives[roles] (the new file gets the saved roles)
-id column      views: gui/test_gui_data_table.py (row ids in the table)
+id column      views: gui/test_gui_data_table.py::test_header_click_sorts_with_argsort_and_keeps_the_row_column
                project: here: test_project_keeps[id column]
                CSV: here: test_csv_export_shows[id column]
                report: n/a (a figure and its facts; no rows are listed)
                script: n/a (the script writes one row per fitted row, in the file's order)
                replay: here: test_replay_gives[id column]
 cut            views: gui/test_gui_one_truth.py::test_cut_changes_title_export_project_and_undo,
-                 gui/test_gui_dendrogram_cut.py
+                 ::test_a_chosen_k_cuts_the_run_through_the_session,
+                 gui/test_gui_dendrogram_cut.py::test_dragged_cut_is_exported_saved_and_restored
                project: here: test_project_keeps[cut]
                CSV: here: test_csv_export_shows[cut]
-               report: here: test_report_items_say_the_chain_and_the_cut
+               report: session/test_analysis_state.py::test_cut_is_run_state_undoable_and_seen_by_title_and_report,
+                 here: test_report_items_say_the_chain_and_the_cut
                script: analysis/test_cut_state.py::test_a_cut_at_4_clusters_reaches_the_project_the_script_and_replay,
                  here: test_script_in_a_fresh_process_gives[cut]
                replay: here: test_replay_gives[cut]
 window-made    views: gui/test_gui_selection.py::test_label_the_selection_writes_a_new_meta_column_or_a_picked_one_and_undoes
 labels         project: here: test_project_keeps[window-made labels]
                CSV: here: test_csv_export_shows[window-made labels]
+               script: gui/test_gui_report.py::test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_script
+                 (a meta column: the script fits what the session fitted)
                report: n/a (a labelling is shown through the views added, e.g. a map coloured by it)
-               script: n/a (a meta column written in the window is not in the data file; it fits nothing)
                replay: n/a (replay writes the runs' outputs; meta columns are never model input)
-colour-by      views: gui/test_gui_map_encoding.py
-               project: gui/test_gui_project.py::test_save_then_open_in_a_new_window (view settings)
-               CSV, script, replay: n/a (a colour is a view setting, not data)
+colour-by      views: gui/test_gui_map_encoding.py::test_colour_by_a_feature_column_uses_make_coloring_on_the_drawn_rows
+               project: gui/test_gui_map_encoding.py::test_settings_round_trip_and_bad_values_are_ignored
                report: gui/test_gui_report_buttons.py::test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order
+               CSV, script, replay: n/a (a colour is a view setting, not data)
 selection      views: gui/test_gui_selection.py::test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highlights_them,
                  ::test_grid_of_plots_shares_one_mode_bar_and_the_selection
                CSV: gui/test_gui_export.py::test_copy_selected_rows_and_image
@@ -66,21 +73,39 @@ seed           views: gui/test_gui_settings_and_seeds.py::test_the_algorithm_for
                script: here: test_script_in_a_fresh_process_gives[seed]
                replay: here: test_replay_gives[seed]
                report: n/a (the run item names the parameters; the seed drawn is in the run log)
-evaluation     views: gui/test_gui_test_score.py, gui/test_gui_classification.py
-               project: gui/test_gui_settings_and_seeds.py::test_test_and_score_in_the_window_equals_the_api_twice
-               script: analysis/test_seed_defaults.py::test_default_mlp_and_svm_agree_across_api_runs_and_the_command_line,
-                 analysis/test_script_export.py
+evaluation     views: gui/test_gui_classification.py::test_kfold_on_iris_and_the_map_coloured_by_predicted_class,
+                 gui/test_gui_settings_and_seeds.py::test_test_and_score_in_the_window_equals_the_api_twice
+               project: here: test_project_keeps[evaluation],
+                 gui/test_gui_test_score.py::test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation
+               script: here: test_script_in_a_fresh_process_gives[evaluation] (an MLP with a drawn seed),
+                 analysis/test_seed_defaults.py::test_default_mlp_and_svm_agree_across_api_runs_and_the_command_line
+               report: analysis/test_report.py::test_items_record_data_and_runs_in_order_and_can_be_reordered
                CSV: n/a (scores are not rows of the data set); replay: n/a (replay applies models, it scores nothing)
-               report: analysis/test_report.py
-comparison     views: gui/test_gui_compare_clusterings.py, gui/test_gui_compare.py
-               project, script: analysis/test_script_export.py (Test & Score saved and re-run)
+comparison     views: gui/test_gui_compare_clusterings.py::test_two_methods_table_plot_and_make_run,
+                 gui/test_gui_test_score.py::test_test_and_score_four_learners_against_sklearn
+               project: gui/test_gui_compare_clusterings.py::test_the_project_keeps_the_comparison_and_the_report_adds_it,
+                 analysis/test_compare_learners.py::test_comparison_and_evaluation_records_round_trip_through_a_project
+               report: gui/test_gui_compare_clusterings.py::test_the_project_keeps_the_comparison_and_the_report_adds_it
+               script: analysis/test_script_export.py::test_a_test_and_score_with_a_chain_is_reproduced_by_the_script
                CSV, replay: n/a (a comparison is a table of scores, written by its own export)
-               report: analysis/test_report.py
-report items   views: gui/test_gui_report.py, gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank
-               project: here: test_project_keeps[report items]
-               report: analysis/test_report.py
+report items   views: gui/test_gui_report.py::test_add_to_report_from_views_and_save_html_and_pdf,
+                 gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank
+               project: here: test_project_keeps[report items],
+                 gui/test_gui_report.py::test_report_survives_saving_and_reopening_the_project
+               report: analysis/test_report.py::test_html_is_self_contained_escaped_and_has_every_figure
+               recovery: analysis/test_report.py::test_the_recovery_snapshot_keeps_the_report
                CSV, script, replay: n/a (the report is its own output)
 =============  ==========================================================================================
+
+Third-party code in the window (issue 29 item 3): a run with a third-party step fits in a worker
+(session/test_isolated_steps.py::test_a_chain_with_a_crashing_third_party_step_fails_only_its_run);
+Test & Score and Compare clusterings too
+(analysis/test_isolated_compare.py::test_test_and_score_with_a_third_party_step_runs_in_a_worker_with_the_same_figures,
+::test_a_segfaulting_step_ends_only_the_worker_of_test_and_score,
+::test_compare_clusterings_with_a_third_party_step_in_a_worker,
+gui/test_gui_isolated_compare.py::test_test_and_score_and_compare_clusterings_isolate_a_third_party_step);
+the Preparation dock's preview and Feature ranking never fit one in the window's process
+(gui/test_gui_isolated_compare.py::test_a_third_party_step_is_not_previewed_in_the_window_process).
 
 Bad input (issue 30), each with a clear message and nothing lost:
 
@@ -101,6 +126,7 @@ Bad input (issue 30), each with a clear message and nothing lost:
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -112,6 +138,7 @@ from manifold_studio.analysis.replay import replay
 from manifold_studio.analysis.report import run_item
 from manifold_studio.analysis.script_export import run_output_name, write_script
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.evaluation import KFOLD, evaluate
 from manifold_studio.files.project_file import read_project, save_project
 from manifold_studio.session.annotate import label_into_column
 from manifold_studio.session.model import Session
@@ -150,6 +177,11 @@ def world(tmp_path_factory):
     seeded = s.run("kmeans", n_clusters=3, n_init=1, random_state=None)  # the seed is drawn
     tree = s.run("hierarchical", n_clusters=3, method="ward")
     s.cut(tree.id, n_clusters=4)
+    learner = s.run("mlp", hidden_layer_sizes=(8,), max_iter=40, random_state=None)  # a drawn seed
+    result = evaluate(s.run_estimator(learner), *s.training_data(learner), KFOLD, n_splits=3, random_state=0)
+    learner.meta["evaluation"] = {"summary": result.summary(), "mean_accuracy": result.mean_accuracy,  # as the
+                                  "fold_accuracy": [float(a) for a in result.fold_accuracy],  # window records it
+                                  **result.params}
     label_into_column(s.dataset(), np.arange(N_TAGGED), "tag", "picked")
     s.report.add(run_item(tree, "the cut tree"))
     project = save_project(s, tmp / "p.msproj")
@@ -159,7 +191,7 @@ def world(tmp_path_factory):
     done = subprocess.run([sys.executable, str(script), str(tmp / "out")], cwd=tmp, capture_output=True,
                           text=True, timeout=300)
     replayed = replay(project, data, tmp / "replayed")
-    return {"s": s, "seeded": seeded, "tree": tree, "ids": ids, "tmp": tmp, "project": project,
+    return {"s": s, "seeded": seeded, "tree": tree, "learner": learner, "evaluation": result, "ids": ids, "tmp": tmp, "project": project,
             "back": read_project(project), "csv": _read_csv(csv_path), "script": script, "done": done,
             "replayed": {rid: _read_csv(p) for rid, p in replayed.outputs}}
 
@@ -171,7 +203,7 @@ def _script_labels(world, run):
 
 # -- project -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("element", ["chain", "roles", "id column", "cut", "window-made labels", "seed",
-                                     "report items"])
+                                     "evaluation", "report items"])
 def test_project_keeps(world, element):
     s, back = world["s"], world["back"].session
     assert not world["back"].problems
@@ -194,6 +226,9 @@ def test_project_keeps(world, element):
         run = back.runs[seeded.id]
         assert run.params["random_state"] is None
         assert run.refit_params["random_state"] == seeded.summary["random_state_used"]
+    elif element == "evaluation":
+        learner = world["learner"]
+        assert back.runs[learner.id].meta["evaluation"]["fold_accuracy"] == learner.meta["evaluation"]["fold_accuracy"]
     elif element == "report items":
         assert [i.caption for i in back.report.items] == ["the cut tree"]
         assert [i.kind for i in back.report.items] == [i.kind for i in s.report.items]
@@ -228,7 +263,7 @@ def test_report_items_say_the_chain_and_the_cut(world):
 
 
 # -- the exported script, in a fresh process ----------------------------------------------------
-@pytest.mark.parametrize("element", ["chain", "roles", "cut", "seed"])
+@pytest.mark.parametrize("element", ["chain", "roles", "cut", "seed", "evaluation"])
 def test_script_in_a_fresh_process_gives(world, element):
     assert world["done"].returncode == 0, world["done"].stderr
     tree, seeded = world["tree"], world["seeded"]
@@ -237,6 +272,13 @@ def test_script_in_a_fresh_process_gives(world, element):
         assert f"drew seed {seeded.summary['random_state_used']}" in world["done"].stderr
     elif element == "cut":
         np.testing.assert_array_equal(_script_labels(world, tree), tree.cut_labels)
+    elif element == "evaluation":  # the MLP's folds refitted with the seed its run drew: the same scores
+        learner = world["learner"]
+        with open(world["tmp"] / "out" / f"{run_output_name(learner)}_evaluation.json", encoding="utf-8") as f:
+            got = json.load(f)
+        np.testing.assert_allclose(got["fold_accuracy"], world["evaluation"].fold_accuracy, atol=1e-12)
+        header, rows = _read_csv(world["tmp"] / "out" / f"{run_output_name(learner)}.csv")
+        assert [r[header.index("label")] for r in rows] == [str(v) for v in learner.labels]
     elif element == "roles":  # the meta column is not a feature: the fit saw the 4 measurements
         assert "'note': 'meta'" in world["script"].read_text() or '"note": "meta"' in world["script"].read_text()
 
@@ -264,6 +306,10 @@ def test_a_drawn_seed_refits_the_same_model(world):
     est = s.run_estimator(seeded)  # what an evaluation refits on each training part
     assert est.final.random_state == seeded.summary["random_state_used"]
     np.testing.assert_array_equal(est.fit(s.dataset().X).labels_, seeded.labels)
+    learner = world["learner"]  # an evaluation's folds are fitted with the seed the run drew
+    assert s.run_estimator(learner).final.random_state == learner.summary["random_state_used"]
+    full = s.run_estimator(learner).fit(*s.training_data(learner))
+    np.testing.assert_array_equal(full.predict(s.dataset().X), learner.labels)
 
 
 # -- the autosave (recovery) file ------------------------------------------------------------------
@@ -312,3 +358,23 @@ def test_a_data_dependent_check_is_said_before_the_fit():
     with pytest.raises(ManifoldStudioError, match=r"perplexity.*150"):
         s.run("tsne", perplexity=200.0)
     assert s.runs[first.id].succeeded and s.runs[first.id].embedding.shape == (150, 2)
+
+
+def test_every_test_the_matrix_names_exists():
+    """Each ``file.py::test`` (and ``::test`` continuing the file before it, ``here: test``) of
+    the table above names a test function that exists."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parent
+    missing, current = [], None
+    for m in re.finditer(r"(?:([\w/]+\.py))?::(\w+)|here: (\w+)", __doc__):
+        path, name, here = m.groups()
+        if here:
+            path_obj, name = Path(__file__), here
+        else:
+            current = path or current
+            path_obj = root / current
+        if f"def {name}(" not in path_obj.read_text(encoding="utf-8"):
+            missing.append(f"{path_obj.name}::{name}")
+    assert not missing, missing
