@@ -60,8 +60,7 @@ class Autosave(QObject):
         snap = snapshot(w.session)
         settings = w.project.view_settings() if getattr(w, "project", None) else {}
         analyses = w.project.analyses() if getattr(w, "project", None) else {}
-        panel = getattr(w, "algorithm_panel", None)
-        form_values = panel.remembered_values() if panel is not None else {}
+        form_values = w.algorithm_panel.remembered_values() if w.algorithm_panel is not None else {}
 
         def done(path):
             self.saved.emit(path)

@@ -160,7 +160,7 @@ class RankingView(FeatureView):
         lay.addWidget(self.info)
         lay.addWidget(self.table, 1)
         lay.addLayout(bottom)
-        if window is not None and hasattr(window, "bridge"):  # the ranked columns follow the chain
+        if window is not None:  # the ranked columns follow the chain
             window.bridge.event.connect(lambda ev: self.refresh() if ev.kind == "chain_changed" else None)
 
     def draw(self) -> None:
@@ -216,7 +216,7 @@ class RankingView(FeatureView):
         d = len(self.ranking.names)
         what = "features" if not self._base else f"columns after {self.prepared.caption.rsplit(',', 1)[0]}"
         kept = f"Kept the top {k} of the {d} {what} of '{ds.name}' by {HEADERS[by]}: " + ", ".join(names)
-        panel = getattr(self.window, "preparation_panel", None)
+        panel = self.window.preparation_panel
         step = self.window.host.preprocessors.get(SELECT) if panel is not None else None
         if step is not None:
             params = {p.name: p.default for p in step.params}
