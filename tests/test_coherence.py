@@ -99,10 +99,11 @@ report items   views: gui/test_gui_report.py::test_add_to_report_from_views_and_
 
 Third-party code in the window (issue 29 item 3): a run with a third-party step fits in a worker
 (session/test_isolated_steps.py::test_a_chain_with_a_crashing_third_party_step_fails_only_its_run);
-Test & Score and Compare clusterings too
+Test & Score, Compare clusterings and a run's evaluation too
 (analysis/test_isolated_compare.py::test_test_and_score_with_a_third_party_step_runs_in_a_worker_with_the_same_figures,
 ::test_a_segfaulting_step_ends_only_the_worker_of_test_and_score,
 ::test_compare_clusterings_with_a_third_party_step_in_a_worker,
+::test_a_run_evaluation_with_a_third_party_step_in_a_worker (the Classification dock's evaluation),
 gui/test_gui_isolated_compare.py::test_test_and_score_and_compare_clusterings_isolate_a_third_party_step);
 the Preparation dock's preview and Feature ranking never fit one in the window's process
 (gui/test_gui_isolated_compare.py::test_a_third_party_step_is_not_previewed_in_the_window_process).

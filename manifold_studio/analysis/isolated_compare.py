@@ -1,4 +1,4 @@
-"""Test & Score and Compare clusterings in a worker process when third-party code takes part
+"""Test & Score, Compare clusterings and a run's evaluation in a worker process when third-party code takes part
 (issue 29 item 3, issue 30): the window's comparisons run a learner, a clustering method or a
 preparation step from a plugin installed from another distribution the way the command line does
 (:mod:`manifold_studio.cli.worker_command`) — in a spawned child, so a plugin that segfaults or
@@ -24,11 +24,14 @@ from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.pipeline import PIPELINE_ID, make_pipeline
 from manifold_studio.analysis.compare_clusterings import compare_clusterings
 from manifold_studio.analysis.compare_learners import compare_learners
+from manifold_studio.evaluation import evaluate
 from manifold_studio.files.analysis_records import (
     clustering_comparison_from_record,
     clustering_comparison_record,
     comparison_from_record,
     comparison_record,
+    evaluation_from_record,
+    evaluation_record,
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.session.chain import dataset_columns
@@ -131,6 +134,30 @@ def compare_learners_in_worker(learners, X, y, *, progress=None, **kwargs):
                                      progress, "Test & Score", "manifold-studio test-and-score",
                                      unaffected=UNAFFECTED, data_errors=True)
     return comparison_from_record(doc, arrays)
+
+
+# -- a run's evaluation (the Classification dock) ---------------------------------------------------
+def _evaluation_child(conn, recipe, x_path, y_path, sys_path, method, kwargs) -> None:
+    sys.path[:] = sys_path
+
+    def work():
+        X, y = _load(x_path, y_path)
+        est = _build(_import(recipe["cls"]), recipe["params"], recipe["chain"])
+        return evaluation_record(evaluate(est, X, y, method, progress=PipeProgress(conn), **kwargs))
+
+    report_outcome(conn, work, "evaluation")
+
+
+def evaluation_in_worker(estimator, X, y, method: str, *, progress=None, **kwargs):
+    """:func:`~manifold_studio.evaluation.evaluate` of a run's unfitted ``estimator`` (its
+    classifier, or its pipeline) on (X, y) in a worker process; the same EvaluationResult."""
+    with tempfile.TemporaryDirectory(prefix="ms-evaluate-") as tmp:
+        x_path, y_path = _save(tmp, X, y)
+        doc, arrays = run_supervised(_evaluation_child, (learner_recipe(estimator), x_path, y_path, list(sys.path),
+                                                         str(method), dict(kwargs)),
+                                     progress, "the evaluation", "manifold-studio evaluate",
+                                     unaffected=UNAFFECTED, data_errors=True)
+    return evaluation_from_record(doc, arrays)
 
 
 # -- Compare clusterings --------------------------------------------------------------------------

@@ -82,3 +82,32 @@ def test_a_segfaulting_step_ends_only_the_worker_of_compare_clusterings(steps_ho
     methods = [("kmeans", {"n_init": 2})]
     with pytest.raises(PluginProcessError, match=r"Compare clusterings.*SIGSEGV"):
         compare_on_dataset_in_worker(methods, ds, range(2, 3), chain=[("tp_segv", {})], seed=0)
+
+
+def test_a_run_evaluation_with_a_third_party_step_in_a_worker(steps_host):
+    from manifold_studio.analysis.isolated_compare import evaluation_in_worker
+    from manifold_studio.evaluation import KFOLD, evaluate
+
+    s = Session(steps_host)
+    s.load("sample:iris")
+    run = s.create_run("linear_classifier", {}, chain=[("tp_double", {})])
+    est = s.run_estimator(run)
+    assert comparison_needs_worker([est]) == ["tp_double"]
+    X, y = s.training_data(run)
+    got = evaluation_in_worker(est, X, y, KFOLD, n_splits=3, random_state=0)
+    assert int(open(os.environ["CLI_STEP_PID_FILE"]).read()) != os.getpid()
+    here = evaluate(s.run_estimator(run), X, y, KFOLD, n_splits=3, random_state=0)
+    np.testing.assert_allclose(got.fold_accuracy, here.fold_accuracy, atol=1e-12)
+    np.testing.assert_array_equal(got.confusion, here.confusion)
+
+
+def test_a_segfaulting_step_ends_only_the_worker_of_an_evaluation(steps_host):
+    from manifold_studio.analysis.isolated_compare import evaluation_in_worker
+    from manifold_studio.evaluation import KFOLD
+
+    s = Session(steps_host)
+    s.load("sample:iris")
+    crash = s.create_run("linear_classifier", {}, chain=[("tp_segv", {})])
+    X, y = s.training_data(crash)
+    with pytest.raises(PluginProcessError, match=r"evaluation.*SIGSEGV"):
+        evaluation_in_worker(s.run_estimator(crash), X, y, KFOLD, n_splits=3, random_state=0)
