@@ -21,7 +21,7 @@ chain          views: gui/test_gui_one_truth.py::test_wine_standardized_kmeans_m
                  here: test_project_keeps[chain]
                CSV: here: test_csv_export_shows[chain] (the labels fitted through the chain)
                report: gui/test_gui_report.py::test_items_record_the_preparation_chain,
-                 here: test_report_items_say_the_chain_and_the_cut
+                 here: test_html_report_shows[chain]
                script: analysis/test_script_columns.py::test_a_chain_naming_columns_runs_in_the_script_as_in_the_session,
                  here: test_script_in_a_fresh_process_gives[chain]
                replay: analysis/test_replay.py::test_replay_of_a_run_with_a_preparation_chain_applies_its_pipeline,
@@ -46,7 +46,7 @@ cut            views: gui/test_gui_one_truth.py::test_cut_changes_title_export_p
                project: here: test_project_keeps[cut]
                CSV: here: test_csv_export_shows[cut]
                report: session/test_analysis_state.py::test_cut_is_run_state_undoable_and_seen_by_title_and_report,
-                 here: test_report_items_say_the_chain_and_the_cut
+                 here: test_html_report_shows[cut]
                script: analysis/test_cut_state.py::test_a_cut_at_4_clusters_reaches_the_project_the_script_and_replay,
                  here: test_script_in_a_fresh_process_gives[cut]
                replay: here: test_replay_gives[cut]
@@ -72,14 +72,14 @@ seed           views: gui/test_gui_settings_and_seeds.py::test_the_algorithm_for
                CSV: here: test_csv_export_shows[seed]
                script: here: test_script_in_a_fresh_process_gives[seed]
                replay: here: test_replay_gives[seed]
-               report: n/a (the run item names the parameters; the seed drawn is in the run log)
+               report: here: test_html_report_shows[seed] (the run's random_state_used)
 evaluation     views: gui/test_gui_classification.py::test_kfold_on_iris_and_the_map_coloured_by_predicted_class,
                  gui/test_gui_settings_and_seeds.py::test_test_and_score_in_the_window_equals_the_api_twice
                project: here: test_project_keeps[evaluation],
                  gui/test_gui_test_score.py::test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation
                script: here: test_script_in_a_fresh_process_gives[evaluation] (an MLP with a drawn seed),
                  analysis/test_seed_defaults.py::test_default_mlp_and_svm_agree_across_api_runs_and_the_command_line
-               report: analysis/test_report.py::test_items_record_data_and_runs_in_order_and_can_be_reordered
+               report: here: test_html_report_shows[evaluation]
                CSV: n/a (scores are not rows of the data set); replay: n/a (replay applies models, it scores nothing)
 comparison     views: gui/test_gui_compare_clusterings.py::test_two_methods_table_plot_and_make_run,
                  gui/test_gui_test_score.py::test_test_and_score_four_learners_against_sklearn
@@ -255,12 +255,30 @@ def test_csv_export_shows(world, element):
         assert col["tag"][:N_TAGGED] == ["picked"] * N_TAGGED and set(col["tag"][N_TAGGED:]) == {""}
 
 
-# -- the report ---------------------------------------------------------------------------------
-def test_report_items_say_the_chain_and_the_cut(world):
-    s, tree = world["s"], world["tree"]
-    item = run_item(tree)
-    text = " ".join(str(v) for fact in item.facts for v in fact)
-    assert "n_clusters=4" in text and "standardize" in text
+# -- the HTML report ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def html(world):
+    from manifold_studio.analysis.report import Report
+    from manifold_studio.analysis.report_html import report_html
+
+    report = Report([run_item(world[k]) for k in ("tree", "seeded", "learner")])
+    return report_html(report)
+
+
+@pytest.mark.parametrize("element", ["chain", "cut", "seed", "evaluation"])
+def test_html_report_shows(world, html, element):
+    import html as html_module
+
+    text = html_module.unescape(html)
+    tree, seeded, learner = world["tree"], world["seeded"], world["learner"]
+    if element == "chain":
+        assert text.count("standardize") >= 3  # each run's preparation
+    elif element == "cut":
+        assert f"Run #{tree.id}: " in text and "<td>n_clusters=4, method=ward," in text and "fitted with n_clusters=3)" in text
+    elif element == "seed":
+        assert "random_state_used" in text and str(seeded.summary["random_state_used"]) in text
+    elif element == "evaluation":
+        assert world["evaluation"].summary() in text
 
 
 # -- the exported script, in a fresh process ----------------------------------------------------
