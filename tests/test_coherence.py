@@ -26,7 +26,8 @@ chain          views: gui/test_gui_one_truth.py::test_wine_standardized_kmeans_m
                  here: test_script_in_a_fresh_process_gives[chain]
                replay: analysis/test_replay.py::test_replay_of_a_run_with_a_preparation_chain_applies_its_pipeline,
                  here: test_replay_gives[chain]
-               recovery: here: test_recovery_keeps_the_chain_and_the_form_values
+               recovery: here: test_recovery_keeps_the_chain_and_the_form_values,
+                 gui/test_gui_recovery.py::test_the_autosave_keeps_the_chain_and_the_form_values
 roles          views: gui/test_gui_meta_columns.py::test_penguins_metas_colour_the_map_and_fill_the_table
                project: here: test_project_keeps[roles],
                  gui/test_gui_report.py::test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_script
