@@ -370,13 +370,22 @@ def test_replay_of_a_file_a_chain_step_cannot_take_says_so(tmp_path):
 
 
 def test_a_data_dependent_check_is_said_before_the_fit():
-    """A form value that violates a data-dependent check (perplexity ≥ n) is refused by the
-    session before any fit, naming the parameter and the bound; earlier runs are untouched."""
+    """A value that violates a data-dependent check (perplexity ≥ n) is refused before any work,
+    naming the parameter and the bound (the rows a run fits on count); the run is recorded as
+    failed with that message and earlier runs are untouched. The window says it before Run
+    (gui/test_gui_settings_and_seeds.py::test_perplexity_above_n_is_said_before_run_and_run_stays_off)."""
     s = Session()
     s.load("sample:iris")
     first = s.run("pca", n_components=2)
-    with pytest.raises(ManifoldStudioError, match=r"perplexity.*150"):
+    message = "perplexity=200 is too large: perplexity must be below n = 150"
+    with pytest.raises(ManifoldStudioError, match=message):
         s.run("tsne", perplexity=200.0)
+    with pytest.raises(ManifoldStudioError, match="below n = 40"):
+        s.run("tsne", rows=np.arange(40), perplexity=45.0)
+    est = ms.get_algorithm("tsne", perplexity=200.0)
+    assert any("below n = 150" in p for p in est.check_params_vs_input(150, 4))  # what the form shows
+    failed = [r for r in s.runs.values() if r.id != first.id]
+    assert [r.status for r in failed] == ["failed", "failed"] and message in failed[0].error
     assert s.runs[first.id].succeeded and s.runs[first.id].embedding.shape == (150, 2)
 
 
