@@ -40,7 +40,6 @@ from manifold_studio.session.isolated_fit import (
     _build,
     report_outcome,
     run_supervised,
-    third_party_parts,
 )
 
 #: what a worker that died could not harm
@@ -55,11 +54,13 @@ def _ids(learner) -> list[str]:
     return [str(getattr(learner, "id", learner))]
 
 
-def comparison_needs_worker(learners, chain=()) -> list[str]:
+def comparison_needs_worker(learners, chain=(), host=None) -> list[str]:
     """The third-party parts (algorithm and step ids) among ``learners`` (estimators, pipelines,
-    ids or ``(id, params)``) and the preparation ``chain``: a comparison with any runs in a worker."""
+    ids or ``(id, params)``) and the preparation ``chain``, by ``host`` (default: the global
+    plugin host): a comparison with any runs in a worker."""
     ids = [i for learner in learners for i in _ids(learner)] + [str(s) for s, _ in chain or ()]
-    return sorted(set(third_party_parts(ids)))
+    host = host or get_host()
+    return sorted({i for i in ids if host.is_third_party(i)})
 
 
 def _class_ref(cls) -> list:

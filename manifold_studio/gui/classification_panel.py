@@ -200,7 +200,7 @@ class ClassificationPanel(QGroupBox):
         est = self.window.session.run_estimator(run)  # its chain and classifier, refitted per fold
         word = "hold-out" if method == HOLDOUT else f"{self.folds_spin.value()}-fold"
         say(self.result_label, f"Evaluating run #{run.id} ({word})…")
-        theirs = comparison_needs_worker([est])  # a third-party classifier or step: in a worker process
+        theirs = comparison_needs_worker([est], host=self.window.host)  # a third-party classifier or step: in a worker process
         self.eval_job = self.window.start_job(
             evaluation_in_worker if theirs else evaluation_task, est, X, y, method,
             test_fraction=self.fraction_spin.value(),

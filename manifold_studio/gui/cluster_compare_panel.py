@@ -215,7 +215,7 @@ class ClusterComparePanel(ComparisonJob, QWidget):
             say(self.status, reason, error=True)
             return None
         self.dataset_name, self.chain = ds.name, list(self.window.preparation_chain())
-        theirs = comparison_needs_worker(specs, self.chain)  # third-party code runs in a worker process
+        theirs = comparison_needs_worker(specs, self.chain, self.window.host)  # third-party code runs in a worker process
         where = f" ({', '.join(theirs)} from a plugin: in a worker process)" if theirs else ""
         say(self.status, f"Comparing {', '.join(names)} for k = {k_from}…{k_to} on '{ds.name}'{where}…")
         compare = compare_on_dataset_in_worker if theirs else compare_on_dataset

@@ -242,7 +242,7 @@ class ScorePanel(ComparisonJob, QWidget):
             return None
         self.dataset_name = ds.name
         prep = chain_text(chain, brief=True) or "none"
-        theirs = comparison_needs_worker(learners, chain)  # third-party code runs in a worker process
+        theirs = comparison_needs_worker(learners, chain, self.window.host)  # third-party code runs in a worker process
         where = f"; {', '.join(theirs)} from a plugin: in a worker process" if theirs else ""
         say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep}{where})…")
         score = compare_learners_in_worker if theirs else compare_learners
