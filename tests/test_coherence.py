@@ -271,7 +271,7 @@ def test_html_report_shows(world, html, element):
     import html as html_module
 
     text = html_module.unescape(html)
-    tree, seeded, learner = world["tree"], world["seeded"], world["learner"]
+    tree, seeded = world["tree"], world["seeded"]
     if element == "chain":
         assert text.count("standardize") >= 3  # each run's preparation
     elif element == "cut":

@@ -216,7 +216,7 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
     check_outputs_differ(targets.values(), [data_path] + ([Path(project)] if isinstance(project, (str, Path)) else []))
     made: dict[int, np.ndarray] = {}
     for k, run in enumerate(applicable):
-        new, X = loaded[run.dataset_name], inputs[run.id]
+        X = inputs[run.id]
         if run.source_run is not None:
             X = made.get(run.source_run)
             if X is None or X.ndim != 2:
