@@ -59,7 +59,8 @@ labels         project: here: test_project_keeps[window-made labels]
                report: n/a (a labelling is shown through the views added, e.g. a map coloured by it)
                replay: n/a (replay writes the runs' outputs; meta columns are never model input)
 colour-by      views: gui/test_gui_map_encoding.py::test_colour_by_a_feature_column_uses_make_coloring_on_the_drawn_rows
-               project: gui/test_gui_map_encoding.py::test_settings_round_trip_and_bad_values_are_ignored
+               project: gui/test_gui_project.py::test_save_then_open_in_a_new_window (the map's colour-by column),
+                 gui/test_gui_map_encoding.py::test_settings_round_trip_and_bad_values_are_ignored
                report: gui/test_gui_report_buttons.py::test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order
                CSV, script, replay: n/a (a colour is a view setting, not data)
 selection      views: gui/test_gui_selection.py::test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highlights_them,
