@@ -215,10 +215,9 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
             raise WriteError(f"Refused to write {path}: a run's output must be a file of {out_dir}. "
                              "Nothing was written.")
     check_outputs_differ(targets.values(), [data_path] + ([Path(project)] if isinstance(project, (str, Path)) else []))
-    out_dir.mkdir(parents=True, exist_ok=True)
     made: dict[int, np.ndarray] = {}
     for k, run in enumerate(applicable):
-        new, X = loaded[run.dataset_name], inputs[run.id]
+        X = inputs[run.id]
         if run.source_run is not None:
             X = made.get(run.source_run)
             if X is None or X.ndim != 2:
@@ -226,12 +225,22 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
                                     f"#{run.source_run}, which was not replayed: skipped.")
                 continue
         sub = SubProgress(progress, k / len(applicable), (k + 1) / len(applicable), f"Run #{run.id}: ")
-        values = np.asarray(run.estimator.extend(X, progress=sub))
-        values = _with_cut(session, run, X, values)
+        try:  # every run is applied before anything is written: a step that cannot take the file writes nothing
+            values = np.asarray(run.estimator.extend(X, progress=sub))
+            values = _with_cut(session, run, X, values)
+        except (DataError, InvalidParameterError) as exc:
+            raise DataError(f"Run #{run.id} ({run.algorithm_id}) cannot be applied to {data_path.name}: "
+                            f"{str(exc).rstrip('.')}. Nothing was written.") from None
         made[run.id] = values
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for run in applicable:
+        if run.id not in made:
+            continue
+        values = made[run.id]
         header, columns = _columns(run, values)
         path = targets[run.id]
-        write_table_csv(path, [row_id_header(new)] + header, [np.asarray(new.row_ids)] + columns)
+        write_table_csv(path, [row_id_header(loaded[run.dataset_name])] + header,
+                        [np.asarray(loaded[run.dataset_name].row_ids)] + columns)
         result.outputs.append((run.id, path))
         result.n_rows = int(values.shape[0])
     progress.checkpoint(1.0, f"Replayed {len(result.outputs)} run(s)")

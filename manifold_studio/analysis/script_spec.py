@@ -205,16 +205,19 @@ def _run_spec(session, run, index: dict, positions: dict, notes: list) -> dict |
         return None
     try:
         cls = session.host.algorithm_class(str(run.algorithm_id))
-        spec = _algorithm(session.host, run.algorithm_id, run.params, run_chain(run), what)
+        spec = _algorithm(session.host, run.algorithm_id, run.refit_params, run_chain(run), what)
     except UnknownAlgorithmError as exc:  # a plugin not installed here: the run cannot be refitted
         notes.append(f"{what} cannot be refitted: {exc} Skipped.")
         return None
     rows = None
     if run.source_run is None and run.rows is not None:
         rows = [int(r) for r in np.asarray(run.rows).ravel()]
-    unseeded = [k for k, v in run.params.items() if v is None and k in ("random_state", "seed")]
+    unseeded = [k for k, v in run.refit_params.items() if v is None and k in ("random_state", "seed")]
     if unseeded:
         notes.append(f"{what}: {unseeded[0]}=None, so it was not seeded and its numbers may differ from the session's.")
+    elif run.params.get("random_state", 0) is None:
+        notes.append(f"{what}: random_state=None drew seed {run.refit_params['random_state']} in the session; "
+                     "the script uses that seed.")
     cut = _cut_spec(run, cls)
     if run.cut_labels is not None and cut is None:
         notes.append(f"{what}: its clusters were changed in the session in a way the script cannot repeat; "

@@ -60,6 +60,7 @@ class Autosave(QObject):
         snap = snapshot(w.session)
         settings = w.project.view_settings() if w.project is not None else {}
         analyses = w.project.analyses() if w.project is not None else {}
+        form_values = w.algorithm_panel.remembered_values() if w.algorithm_panel is not None else {}
 
         def done(path):
             self.saved.emit(path)
@@ -67,7 +68,8 @@ class Autosave(QObject):
                 self._again = False
                 QTimer.singleShot(0, self.save_now)
 
-        self.job = w.start_job(write_recovery, snap, settings, analyses=analyses, title="Autosave",
+        self.job = w.start_job(write_recovery, snap, settings, analyses=analyses, form_values=form_values,
+                               title="Autosave",
                                foreground=False,
                                on_success=done,
                                on_failure=lambda msg, _detail: w.session.log(f"Autosave failed: {msg}", "warning"))

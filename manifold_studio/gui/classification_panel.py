@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.algorithms.labels import looks_continuous
 from manifold_studio.analysis.classification_tasks import evaluation_task
+from manifold_studio.analysis.isolated_compare import comparison_needs_worker, evaluation_in_worker
 from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
 from manifold_studio.files.analysis_records import evaluation_from_record, evaluation_record
 from manifold_studio.gui.views.palette import label_text
@@ -199,8 +200,10 @@ class ClassificationPanel(QGroupBox):
         est = self.window.session.run_estimator(run)  # its chain and classifier, refitted per fold
         word = "hold-out" if method == HOLDOUT else f"{self.folds_spin.value()}-fold"
         say(self.result_label, f"Evaluating run #{run.id} ({word})…")
+        theirs = comparison_needs_worker([est], host=self.window.host)  # a third-party classifier or step: in a worker process
         self.eval_job = self.window.start_job(
-            evaluation_task, est, X, y, method, test_fraction=self.fraction_spin.value(),
+            evaluation_in_worker if theirs else evaluation_task, est, X, y, method,
+            test_fraction=self.fraction_spin.value(),
             n_splits=self.folds_spin.value(), random_state=self.seed_spin.value(),
             title=f"Evaluating {run.algorithm_id} ({word})",
             on_success=lambda res, run=run: self._evaluated(run, res),

@@ -43,6 +43,7 @@ from manifold_studio.analysis.compare_clusterings import (
     compare_on_dataset,
     format_value,
 )
+from manifold_studio.analysis.isolated_compare import compare_on_dataset_in_worker, comparison_needs_worker
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.files.analysis_records import clustering_comparison_from_record, clustering_comparison_record
@@ -214,8 +215,11 @@ class ClusterComparePanel(ComparisonJob, QWidget):
             say(self.status, reason, error=True)
             return None
         self.dataset_name, self.chain = ds.name, list(self.window.preparation_chain())
-        say(self.status, f"Comparing {', '.join(names)} for k = {k_from}…{k_to} on '{ds.name}'…")
-        return self.launch(compare_on_dataset, specs, ds, range(k_from, k_to + 1), chain=self.chain,
+        theirs = comparison_needs_worker(specs, self.chain, self.window.host)  # third-party code runs in a worker process
+        where = f" ({', '.join(theirs)} from a plugin: in a worker process)" if theirs else ""
+        say(self.status, f"Comparing {', '.join(names)} for k = {k_from}…{k_to} on '{ds.name}'{where}…")
+        compare = compare_on_dataset_in_worker if theirs else compare_on_dataset
+        return self.launch(compare, specs, ds, range(k_from, k_to + 1), chain=self.chain,
                            seed=self.seed_spin.value(), validation=self.validation.value() or None, names=names)
 
     def _cancelled(self) -> None:

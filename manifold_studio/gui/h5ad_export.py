@@ -73,7 +73,7 @@ class H5adExport:
 
 def install_h5ad_export(window) -> H5adExport:
     """Once, after :func:`manifold_studio.gui.export.install_export`."""
-    if isinstance(getattr(window, "h5ad_export", None), H5adExport):
+    if window.h5ad_export is not None:
         return window.h5ad_export
     window.h5ad_export = H5adExport(window.export)
     return window.h5ad_export

@@ -169,6 +169,7 @@ class MainWindow(RunActions, QMainWindow):
         # the previews of a running fit (made on the first one)
         self.partial_router = None
         self.map_instruments = None
+        self.h5ad_export = None               # gui.h5ad_export: File ▸ Export to AnnData
         self.session_undo = False             # gui.session_undo: session commands on the undo stack           # gui.map_instruments: search, density, explain, ...
 
     def _build_panels(self):

@@ -280,6 +280,10 @@ class PreparationPanel(QWidget):
         before = f"{ds.n_samples:,} rows × {len(names)} columns"
         if not self._steps:
             return f"No preparation: the algorithm gets the {before}."
+        theirs = [i for i, _ in self._steps if self.host.is_third_party(i)]
+        if theirs:  # third-party code runs only in a worker process (at Run, Test & Score, Compare)
+            return (f"{before}, then {len(self._steps)} step(s); {', '.join(dict.fromkeys(theirs))} comes from a "
+                    "plugin and runs in a worker process when the chain is fitted, so it is not previewed here.")
         try:
             sample = ds.X[:PREVIEW_ROWS]
             cols, cat = list(names), dict(cats)

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.analysis.isolated_compare import compare_learners_in_worker, comparison_needs_worker
 from manifold_studio.evaluation import compare_learners
 from manifold_studio.files.analysis_records import (
     comparison_from_record,
@@ -241,8 +242,11 @@ class ScorePanel(ComparisonJob, QWidget):
             return None
         self.dataset_name = ds.name
         prep = chain_text(chain, brief=True) or "none"
-        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep})…")
-        return self.launch(compare_learners, learners, ds.X, ds.labels, names=names, **self.scheme_kwargs())
+        theirs = comparison_needs_worker(learners, chain, self.window.host)  # third-party code runs in a worker process
+        where = f"; {', '.join(theirs)} from a plugin: in a worker process" if theirs else ""
+        say(self.status, f"Scoring {', '.join(names)} on '{ds.name}' (preparation: {prep}{where})…")
+        score = compare_learners_in_worker if theirs else compare_learners
+        return self.launch(score, learners, ds.X, ds.labels, names=names, **self.scheme_kwargs())
 
     def _cancelled(self) -> None:
         say(self.status, "Test & Score cancelled.")

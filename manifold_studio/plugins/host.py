@@ -348,11 +348,12 @@ class PluginHost:
 
     # -- lookup ---------------------------------------------------------------------
     def is_third_party(self, algorithm_id: str) -> bool:
-        """Whether the algorithm comes from a plugin installed from another distribution (pip or
-        the user plugin folder): its fits run in a worker process by default. Built-in plugins,
-        and plugins registered by code already running in this process (a script, a test), do not."""
+        """Whether the algorithm (or preparation step) comes from a plugin installed from another
+        distribution (pip or the user plugin folder): its fits run in a worker process by default.
+        Built-in plugins, and plugins registered by code already running in this process (a
+        script, a test), do not."""
         for info in self.plugins.values():
-            if algorithm_id in info.algorithms:
+            if algorithm_id in info.algorithms or algorithm_id in info.preprocessors:
                 return bool(info.distribution) and not info.builtin
         return False
 

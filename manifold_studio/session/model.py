@@ -293,8 +293,10 @@ class Session(AnalysisState):
     def run_estimator(self, run: Run):
         """A fresh, unfitted estimator of ``run`` as :meth:`create_run` builds it: its algorithm
         with its parameters, behind its preparation chain (``run.meta["chain"]``) bound to the
-        columns of its data set. An evaluation refits it on each training part."""
-        est = self.host.algorithm_class(run.algorithm_id)(**run.params)
+        columns of its data set, and the seed it drew when its ``random_state`` was None
+        (:attr:`~manifold_studio.session.records.Run.refit_params`). An evaluation refits it on
+        each training part."""
+        est = self.host.algorithm_class(run.algorithm_id)(**run.refit_params)
         chain = run.meta.get("chain") if isinstance(run.meta, dict) else None
         if chain:
             est = chained_estimator([(str(i), dict(p or {})) for i, p in chain], est, self.dataset(run.dataset_name))

@@ -142,6 +142,17 @@ class Run:
             params["n_clusters"] = int(cut["n_clusters"])
         return params
 
+    @property
+    def refit_params(self) -> dict:
+        """The parameters that refit this run as it was made: a ``random_state`` left None (a seed
+        drawn at the fit) becomes the seed it drew (``summary["random_state_used"]``), so a refit
+        (an evaluation, the exported script) reproduces the run."""
+        params = dict(self.params)
+        used = self.summary.get("random_state_used") if isinstance(self.summary, dict) else None
+        if "random_state" in params and params["random_state"] is None and used is not None:
+            params["random_state"] = int(used)
+        return params
+
     def params_text(self) -> str:
         """``n_clusters=4, method=ward`` (after a cut: the cut's n_clusters, and where it was cut)."""
         def fmt(v):

@@ -96,16 +96,17 @@ def snapshot(session: Session) -> Session:
     copy.current_run_id = session.current_run_id if session.current_run_id in copy.runs else None
     copy.history = list(session.history)
     copy.report = type(session.report)(list(session.report.items))  # the report too (its own list)
+    copy.restore_chain(session.chain)  # the current preparation chain (what the next run fits)
     return copy
 
 
 def write_recovery(snap: Session, view_settings: dict | None = None, progress=None,
-                   analyses: dict | None = None) -> Path:
+                   analyses: dict | None = None, form_values: dict | None = None) -> Path:
     """Save a snapshot to this process's recovery file (atomically), with the ``analyses``
-    records of :func:`~manifold_studio.files.project_file.save_project`."""
+    records and the forms' ``form_values`` of :func:`~manifold_studio.files.project_file.save_project`."""
     folder = recovery_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    return save_project(snap, recovery_path(), view_settings, analyses)
+    return save_project(snap, recovery_path(), view_settings, analyses, form_values)
 
 
 def discard_recovery(path: Path | None = None) -> None:

@@ -213,14 +213,16 @@ def test_feature_ranking_sorts_and_keeps_the_top_k(win, qtbot):
     np.testing.assert_allclose(model.column_values(4), np.sort(ds.X.var(axis=0, ddof=1)), rtol=1e-12)
     best = np.argsort(-f)[:2]
     names = [ds.feature_names[j] for j in best]
-    # select_columns is installed: the top k become the chain's first step, other steps kept
+    # select_columns is installed: the top k (ranked after the chain) end the chain, other steps kept
     w.preparation_panel.set_chain([("standardize", {})])
+    view.redraw()
+    assert "after the current preparation chain (standardize, 4 columns)" in view.info.text()
     n_before = len(w.session.datasets)
     assert view.keep_top(2, "anova_f") == "preparation"
     assert len(w.session.datasets) == n_before
     chain = w.preparation_panel.chain()
-    assert [s for s, _ in chain] == ["select_columns", "standardize"]
-    assert chain[0][1]["include"] == names
+    assert [s for s, _ in chain] == ["standardize", "select_columns"]
+    assert chain[1][1]["include"] == names
     w.run_algorithm("pca")            # the next run fits only those columns, standardized
     run = wait_last_run(qtbot, w)
     Z = ds.X[:, best]
@@ -228,6 +230,8 @@ def test_feature_ranking_sorts_and_keeps_the_top_k(win, qtbot):
     ref = ms.get_algorithm("pca", n_components=2).fit(Z).embedding_
     np.testing.assert_allclose(np.abs(run.embedding), np.abs(ref), atol=1e-9)
     # without select_columns installed: a new data set with those columns
+    w.preparation_panel.set_chain([])
+    view.redraw()
     steps = w.host.preprocessors
     saved = steps.pop("select_columns")
     try:

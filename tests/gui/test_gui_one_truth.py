@@ -269,3 +269,49 @@ def test_a_project_chain_with_a_step_not_installed_is_shown_and_blocks_run(qtbot
     prep.list.setCurrentRow(1)
     prep.remove_current()  # removing it lets Run go
     assert prep.chain() == [STANDARDIZE] and not w.run_blocker()
+
+
+def test_correlations_and_ranking_read_the_prepared_data(qtbot, make_window, host):
+    """Correlations draw the run's prepared data and say so; Feature ranking ranks the columns
+    after the current chain, and "Keep the top k" ends the chain with names that exist there."""
+    from scipy import stats
+
+    w = make_window(host)
+    w.session.load("sample:wine")
+    ds = w.session.dataset()
+    w.preparation_panel.add_step("log")
+    run = _run(qtbot, w, "kmeans", n_clusters=3, random_state=0)
+    prepared = w.session.prepared_data(run.id)
+    assert prepared.caption.startswith("log")
+    corr = w.views["correlations"]
+    corr.show_run(run, ds)
+    corr.redraw()
+    qtbot.waitUntil(lambda: corr.result is not None, timeout=10_000)
+    res = corr.result
+    a, b = (list(prepared.columns).index(res.names[i]) for i in (0, 1))
+    ref = stats.pearsonr(prepared.X[:, a], prepared.X[:, b])[0]
+    assert corr.image.image[0, 1] == pytest.approx(ref, abs=1e-12)
+    raw = stats.pearsonr(ds.X[:, a], ds.X[:, b])[0]
+    assert abs(ref - raw) > 1e-3  # the log changed it: the heatmap is not of the raw data
+    assert f"run #{run.id}'s prepared data: {prepared.caption}" in corr.info.text()
+    corr.show_pair(res.names[:2])  # the scatter plot shows the same prepared columns
+    scatter = w.views["scatter"]
+    assert scatter.x_combo.currentText() == f"#{run.id} prepared {res.names[0]}"
+    # the ranking: ANOVA F of the log columns, and the top k end the chain
+    rank = w.views["feature_ranking"]
+    rank.redraw()
+    qtbot.waitUntil(lambda: rank.ranking is not None, timeout=10_000)
+    now = w.session.prepared_dataset()
+    classes = np.unique(ds.labels)
+    f = np.array([stats.f_oneway(*[now.X[ds.labels == c, j] for c in classes]).statistic
+                  for j in range(now.X.shape[1])])
+    np.testing.assert_allclose(rank.ranking.column("anova_f"), f, rtol=1e-10)
+    assert f"after the current preparation chain ({now.caption})" in rank.info.text()
+    assert rank.keep_top(3, "anova_f") == "preparation"
+    chain = w.session.chain
+    assert [s for s, _ in chain] == ["log", "select_columns"]
+    names = chain[-1][1]["include"]
+    assert names == [now.columns[j] for j in np.argsort(-f)[:3]]
+    after = w.session.prepared_dataset()
+    assert list(after.columns) == names  # the names exist at that point of the chain
+    np.testing.assert_allclose(after.X, now.X[:, np.argsort(-f)[:3]], atol=1e-12)

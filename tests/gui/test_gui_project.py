@@ -20,6 +20,7 @@ def test_save_then_open_in_a_new_window(qtbot, make_window, host, tmp_path):
     qtbot.waitUntil(lambda: any(r.status == DONE for r in w.session.runs.values()), timeout=15_000)
     wait_idle(qtbot, w)
     w.algorithm_panel.select_algorithm("kmeans")
+    assert w.map_view.set_color_column("petal_length")  # the colour-by is saved with the project
     path = tmp_path / "iris.msproj"
     w.project.save_project(path)
     wait_idle(qtbot, w)
@@ -35,6 +36,9 @@ def test_save_then_open_in_a_new_window(qtbot, make_window, host, tmp_path):
     np.testing.assert_allclose(run.embedding, w.session.current_run.embedding)
     qtbot.waitUntil(lambda: other.map_view.point_count() == 150, timeout=5_000)
     assert other.algorithm_panel.algorithm_id == "kmeans"
+    assert other.map_view.color_combo.currentData() == w.map_view.color_combo.currentData() == "col:petal_length"
+    np.testing.assert_array_equal(other.map_view.coloring.codes, w.map_view.coloring.codes)
+    assert other.map_view.coloring.mode == "continuous" and other.map_view.coloring.title == w.map_view.coloring.title
     # the restored model still extends
     np.testing.assert_allclose(run.estimator.extend(other.session.dataset().X[:3]), run.embedding[:3], atol=1e-10)
 

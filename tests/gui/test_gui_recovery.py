@@ -60,3 +60,31 @@ def test_a_killed_session_is_restored(qtbot, make_window, fresh_host, tmp_path, 
     qtbot.waitUntil(lambda: recovery_path().exists(), timeout=10_000)
     w.shutdown()
     assert not recovery_path().exists()
+
+
+def test_the_autosave_keeps_the_chain_and_the_form_values(qtbot, make_window, fresh_host, tmp_path, monkeypatch):
+    """Issue 30: the recovery file is a project with the preparation chain and every method's
+    form values, and restoring it brings both back."""
+    from manifold_studio.files.project_file import read_project
+
+    monkeypatch.setenv("MANIFOLD_STUDIO_RECOVERY_DIR", str(tmp_path))
+    w = make_window(fresh_host)
+    w.session.load("sample:iris")
+    w.preparation_panel.add_step("standardize")
+    w.algorithm_panel.select_algorithm("tsne")
+    w.algorithm_panel.form.editor("perplexity").set_value(12.0)
+    w.algorithm_panel.select_algorithm("pca")
+    job = w.autosave.save_now()
+    assert job is not None
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    saved = read_project(recovery_path())
+    assert [s for s, _ in saved.session.chain] == ["standardize"]
+    assert saved.form_values["tsne"]["perplexity"] == 12.0
+    other = make_window(fresh_host)
+    wait_idle(qtbot, other)
+    restore = other.autosave.restore(recovery_path())
+    assert restore is not None
+    wait_idle(qtbot, other)
+    assert [s for s, _ in other.session.chain] == ["standardize"]
+    other.algorithm_panel.select_algorithm("tsne")
+    assert other.algorithm_panel.form.values()["perplexity"] == 12.0

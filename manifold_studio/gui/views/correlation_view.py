@@ -1,4 +1,6 @@
-"""Correlation heatmap of the data set's features, Pearson or Spearman
+"""Correlation heatmap of the columns a run was fitted on (the prepared data of the run shown,
+``session.prepared_data``, when it went through a preparation chain, else the data set's
+features; the caption says which), Pearson or Spearman
 (:func:`~manifold_studio.analysis.feature_stats.correlations`), rows and columns ordered by
 hierarchical clustering of 1 − |r| so that correlated features sit together. Diverging colours
 (−1 blue, 0 white, +1 red) with the coefficients written in the cells up to
@@ -15,7 +17,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.analysis.feature_stats import PEARSON, SPEARMAN, correlations
-from manifold_studio.gui.views.feature_base import FeatureView
+from manifold_studio.gui.views.feature_base import PREPARED_PREFIX, FeatureView
 from manifold_studio.gui.widgets import message_label
 
 MAX_TEXT = 15
@@ -37,6 +39,8 @@ class CorrelationView(FeatureView):
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
         self.result = None
+        self.drawn_on = ""  #: what the heatmap is of ("run #2's prepared data: standardize, 13 columns")
+        self._pair_prefix = ""  #: the scatter plot's prefix of the drawn columns ("#2 prepared ")
         self.texts: list = []
         self.info = message_label("Correlations between the features.")
         self.method_combo = QComboBox()
@@ -71,7 +75,10 @@ class CorrelationView(FeatureView):
             self.image.clear()
             self.info.setText("Correlations between the features: load a data set.")
             return
-        X, names = self.feature_matrix()
+        X, names, _rows, self.drawn_on = self.prepared_features()
+        prepared = self.drawn_on.startswith("run #")
+        self._pair_prefix = PREPARED_PREFIX % self.run.id if prepared else ""
+        self._n_rows = X.shape[0]
         self.compute(correlations, X, names, self.method, on_done=self._computed, title="Correlations")
 
     def _computed(self, res, message: str) -> None:
@@ -80,7 +87,6 @@ class CorrelationView(FeatureView):
             self.image.clear()
             self.info.setText(message)
             return
-        X = self.dataset.X
         d = len(res.names)
         self.image.setImage(np.nan_to_num(res.r, nan=0.0), levels=(-1.0, 1.0))
         self.image.setRect(0, 0, d, d)
@@ -98,9 +104,9 @@ class CorrelationView(FeatureView):
                     self.texts.append(t)
         self.plot.getPlotItem().setRange(xRange=(0, d), yRange=(0, d), padding=0.02)
         self.fit_labels()
-        left = X.shape[0] - res.n_rows
+        left = self._n_rows - res.n_rows
         self.info.setText(f"{'Pearson' if self.method == PEARSON else 'Spearman'} correlations of the "
-                          f"{d} features of {self.dataset_name}, ordered by clustering of 1 − |r|"
+                          f"{d} columns of {self.dataset_name} ({self.drawn_on}), ordered by clustering of 1 − |r|"
                           + (f" ({left:,} rows with a missing value left out)" if left else "")
                           + ". Click a cell to see the pair in the scatter plot.")
 
@@ -147,4 +153,4 @@ class CorrelationView(FeatureView):
             dock.show()
             dock.raise_()
         scatter.redraw()
-        scatter.set_axes(*pair)
+        scatter.set_axes(*(self._pair_prefix + name for name in pair))  # the columns drawn here
