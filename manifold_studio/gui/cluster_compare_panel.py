@@ -45,7 +45,7 @@ from manifold_studio.analysis.compare_clusterings import (
 )
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError, error_message
-from manifold_studio.files.analysis_records import clustering_comparison_from_record, clustering_comparison_record
+from manifold_studio.project.analysis_records import clustering_comparison_from_record, clustering_comparison_record
 from manifold_studio.gui.export import image_bytes, render_view
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.method_list import ComparisonJob, MethodList

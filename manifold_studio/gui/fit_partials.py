@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from manifold_studio.algorithms.curves import TrainingCurve
 from manifold_studio.errors import error_message
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 MIN_INTERVAL_MS = 50
 #: the view's range is changed when the points leave it or fill less than this fraction of it

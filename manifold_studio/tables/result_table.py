@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError
-from manifold_studio.files.atomic import is_special_file
+from manifold_studio.fileio.atomic import is_special_file
 
 
 #: the first characters that make a spreadsheet read a cell as a formula (OWASP: CSV injection)

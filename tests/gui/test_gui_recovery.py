@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from gui_helpers import wait_idle
-from manifold_studio.session.recovery import orphaned_recovery_files, recovery_path
+from manifold_studio.project.recovery import orphaned_recovery_files, recovery_path
 
 
 def test_a_killed_session_is_restored(qtbot, make_window, fresh_host, tmp_path, monkeypatch):
