@@ -15,7 +15,7 @@ import pytest
 
 import manifold_studio as ms
 from manifold_studio.errors import DataError
-from manifold_studio.files import bounded
+from manifold_studio.fileio import bounded
 from manifold_studio.files.model_file import ModelFileError, load_model, save_model
 from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import Session
