@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from manifold_studio import __version__, algorithm_class, list_algorithms
 from manifold_studio.algorithms.pipeline import Pipeline
 from manifold_studio.algorithms.state_schema import StateError, spec_for, validate_state
 from manifold_studio.errors import (
@@ -44,6 +43,7 @@ from manifold_studio.fileio.atomic import atomic_write
 from manifold_studio.fileio.bounded import BoundedNpz, check_regular_file, name_list, out_of_memory
 from manifold_studio.files.schemas import MODEL_HEADER, MODEL_STATE, SchemaError, check, parse_json, short
 from manifold_studio.plugins.host import get_host
+from manifold_studio.version import __version__
 
 FORMAT = "manifold-studio-model"
 FORMAT_VERSION = 1
@@ -197,11 +197,11 @@ def model_class(meta: dict, where: str = "the file"):
 
     algo_id = meta["algorithm"]
     try:
-        cls = algorithm_class(algo_id)
+        cls = get_host().algorithm_class(algo_id)
     except UnknownAlgorithmError:
         raise UnknownAlgorithmError(
             f"{where} holds a model of algorithm '{short_text(algo_id)}', which no loaded plugin provides "
-            f"(available: {name_list(list_algorithms(), 12) or 'none'}); install or enable the plugin "
+            f"(available: {name_list(sorted(get_host().algorithms), 12) or 'none'}); install or enable the plugin "
             "that provides it.") from None
     kind = meta.get("kind")
     if kind not in (None, "", cls.kind):
