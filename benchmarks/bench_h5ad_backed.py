@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         reported = float(said.group(1).replace(",", "")) if said else float("nan")
 
         import manifold_studio as ms
-        from manifold_studio.files.anndata_io import matrix_info, open_h5, row_block
+        from manifold_studio.fileio.anndata_io import matrix_info, open_h5, row_block
 
         est = ms.load_model(model)
         result = np.load(emb, mmap_mode="r")

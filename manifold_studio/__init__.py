@@ -29,9 +29,9 @@ from manifold_studio.errors import (
     UnknownAlgorithmError,
 )
 from manifold_studio.files.model_file import load_model, save_model
-from manifold_studio.files.source_file import file_record
+from manifold_studio.fileio.source_file import file_record
 from manifold_studio.plugins.host import get_host
-from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
+from manifold_studio.distance_matrix import DistanceMatrixLoader
 from manifold_studio.version import __version__
 
 __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders", "list_samples",
@@ -108,7 +108,7 @@ def load_distance_matrix(source, host=None, progress=None, **options) -> Dataset
     a header row and a first column of names, Excel, ``.npy``, ``.npz`` dense or sparse, ``.mtx``)
     as a data set flagged ``distance_matrix``, after checking that it is one (square, finite,
     non-negative, zero diagonal, symmetric, names that agree): see
-    :mod:`manifold_studio.tables.distance_matrix`. ``options``: the file's loader options (e.g.
+    :mod:`manifold_studio.distance_matrix`. ``options``: the file's loader options (e.g.
     ``label_column``) and ``symmetry_tolerance``."""
     host = _host() if host is None else host
     loader = DistanceMatrixLoader(host.loader_for(source))

@@ -32,7 +32,7 @@ import numpy as np
 from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError
-from manifold_studio.files.bounded import check_regular_file, out_of_memory
+from manifold_studio.fileio.bounded import check_regular_file, out_of_memory
 from manifold_studio.tables.model import CATEGORICAL, FEATURE, NUMERIC, TARGET, TEXT, ColumnInfo, Table, quote
 
 MISSING_POLICIES = ("drop", "keep", "error")
@@ -80,7 +80,7 @@ class Dataset:
     #: the loader or sample options it was loaded with (``ms.load_data(source, **load_options)``)
     load_options: dict = field(default_factory=dict)
     #: the file it was read from: absolute path, size, modification time (and SHA-256 once a
-    #: project saved it), see :mod:`manifold_studio.files.source_file`; None for samples
+    #: project saved it), see :mod:`manifold_studio.fileio.source_file`; None for samples
     source_file: dict | None = None
     #: X is the square n x n matrix of distances between the n rows (``ms.load_distance_matrix``):
     #: only methods with ``metric`` / ``dissimilarity`` = 'precomputed' fit it; a subset keeps both

@@ -137,12 +137,12 @@ import numpy as np
 import pytest
 
 import manifold_studio as ms
-from manifold_studio.analysis.replay import replay
+from manifold_studio.reproduce.replay import replay
 from manifold_studio.analysis.report import run_item
-from manifold_studio.analysis.script_export import run_output_name, write_script
+from manifold_studio.reproduce.script_export import run_output_name, write_script
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.evaluation import KFOLD, evaluate
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.annotate import label_into_column
 from manifold_studio.session.model import Session
 from manifold_studio.tables.export import export_dataset_csv
@@ -314,7 +314,7 @@ def test_replay_gives(world, element):
         np.testing.assert_array_equal([int(r[1]) for r in rows], seeded.labels)
     elif element == "id column":
         header, rows = out[tree.id]
-        assert header[0] == "row" and [r[0] for r in rows] == world["ids"]
+        assert header[0] == "id" and [r[0] for r in rows] == world["ids"]
     elif element == "cut":
         header, rows = out[tree.id]
         np.testing.assert_array_equal([int(r[1]) for r in rows], tree.cut_labels)
@@ -335,7 +335,7 @@ def test_a_drawn_seed_refits_the_same_model(world):
 
 # -- the autosave (recovery) file ------------------------------------------------------------------
 def test_recovery_keeps_the_chain_and_the_form_values(world, tmp_path, monkeypatch):
-    from manifold_studio.session.recovery import snapshot, write_recovery
+    from manifold_studio.project.recovery import snapshot, write_recovery
 
     monkeypatch.setenv("MANIFOLD_STUDIO_RECOVERY_DIR", str(tmp_path))
     s = world["s"]

@@ -231,7 +231,7 @@ MODEL_CASES = [
 
 
 def _project_then(tmp, mutate):
-    from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+    from manifold_studio.project.project_file import SUFFIX, read_project, save_project
     from manifold_studio.session.model import Session
 
     s = Session()
@@ -389,7 +389,7 @@ def _hostile():
         return ms.load_data(str(Path(tmp) / "zero.csv"))
 
     def with_run(tmp):
-        from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+        from manifold_studio.project.project_file import SUFFIX, read_project, save_project
         from manifold_studio.session.model import Session
 
         s = Session()
@@ -478,7 +478,7 @@ def _hostile():
 
 def with_run_edit(tmp, edit):
     from hostile_files import PROJECT_KEY, edit_document
-    from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+    from manifold_studio.project.project_file import SUFFIX, read_project, save_project
     from manifold_studio.session.model import Session
 
     s = Session()

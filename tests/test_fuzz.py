@@ -126,7 +126,7 @@ def test_damaged_model_files(position, xor, cut):
 
 
 def _project_bytes():
-    from manifold_studio.files.project_file import SUFFIX, save_project
+    from manifold_studio.project.project_file import SUFFIX, save_project
     from manifold_studio.session.model import Session
 
     s = Session()
@@ -142,7 +142,7 @@ PROJECT, SUFFIX = _project_bytes()
 @settings(max_examples=150, deadline=5000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(st.integers(0, len(PROJECT) - 1), st.integers(1, 255), st.integers(0, len(PROJECT)))
 def test_damaged_project_files_never_change_a_live_session(position, xor, cut):
-    from manifold_studio.files.project_file import load_project_into
+    from manifold_studio.project.project_file import load_project_into
     from manifold_studio.session.model import Session
 
     session = Session()

@@ -2,12 +2,18 @@
 
 1. Nothing outside manifold_studio/gui/ imports Qt or pyqtgraph.
 2. manifold_studio never imports the built-in plugins by name (they arrive by entry point).
+3. No import cycle between modules, counting imports inside functions.
+4. The layer contract of pyproject.toml ([tool.importlinter]) holds, and no two sub-packages
+   (or loose modules) import each other, counting imports inside functions and modules started
+   by name (importlib.import_module).
 """
 import ast
 import functools
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 QT = {"PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy", "superqt", "shiboken6"}
@@ -215,3 +221,93 @@ def test_readme_layout_table_matches_the_tree():
             named.add(path.rstrip("/"))
     packages = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "manifold_studio").glob("*/__init__.py")}
     assert packages <= named, f"packages missing from the README's layout table: {sorted(packages - named)}"
+
+
+# -- 4. sub-packages form layers: the import-linter contract and no mutual imports -------------
+
+def test_layer_contract_of_pyproject_holds():
+    """import-linter checks the contracts of pyproject.toml (layers of the sub-packages, built-in
+    plugins on the public surface, Qt only in gui) on the source tree."""
+    try:
+        import importlinter  # noqa: F401
+    except ImportError:
+        pytest.fail("import-linter is in the [test] extra: pip install -e '.[test]'")
+    code = ("import sys\nfrom importlinter.cli import lint_imports\n"
+            "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "0 broken" in res.stdout and "4 kept" in res.stdout, res.stdout
+
+
+def _unit_of(module: str) -> str:
+    """The sub-package or loose module of manifold_studio a module belongs to ("manifold_studio"
+    for the package's own __init__, the public facade)."""
+    parts = module.split(".")
+    if parts[0] != "manifold_studio":
+        return parts[0]
+    return ".".join(parts[:2])
+
+
+def _unit_edges(sources) -> dict[tuple[str, str], list[str]]:
+    """{(unit, imported unit): ["path:line imports name", ...]} over every import statement
+    (at module level or inside a function) and every ``import_module("...")`` by name."""
+    mods = set(_module_names())
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path, module in sources:
+        src = _unit_of(module)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                targets = [t for t in subs if t in mods] + ([node.module] if any(t not in mods for t in subs) else [])
+            elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", ""))
+                  in {"import_module", "__import__"} and node.args and isinstance(node.args[0], ast.Constant)
+                  and isinstance(node.args[0].value, str)):
+                targets = [node.args[0].value]
+            else:
+                continue
+            for target in targets:
+                if target.split(".")[0] not in {"manifold_studio", "manifold_studio_builtins"}:
+                    continue
+                dst = _unit_of(target)
+                if dst != src:
+                    edges.setdefault((src, dst), []).append(f"{path.relative_to(ROOT)}:{node.lineno} imports {target}")
+    return edges
+
+
+def _mutual(edges) -> list[str]:
+    out = []
+    for (a, b), where in sorted(edges.items()):
+        if a < b and (b, a) in edges:
+            out.append(f"{a} <-> {b}:\n    " + "\n    ".join(where + edges[(b, a)]))
+    return out
+
+
+def _all_sources():
+    out = [(path, mod) for mod, path in _module_names().items()]
+    for path in _sources("plugins"):
+        parts = list(path.relative_to(ROOT / "plugins").with_suffix("").parts)
+        out.append((path, ".".join(parts[:-1] if parts[-1] == "__init__" else parts)))
+    return out
+
+
+def test_no_two_sub_packages_import_each_other():
+    """Qt-free and without import-linter: between the sub-packages and loose modules of
+    manifold_studio (and the built-in plugins), imports point one way only."""
+    pairs = _mutual(_unit_edges(_all_sources()))
+    assert not pairs, f"{len(pairs)} pairs of sub-packages import each other:\n" + "\n".join(pairs)
+
+
+def test_the_mutual_finder_finds_a_pair_inside_a_function(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from manifold_studio.session.model import Session\n")
+    b.write_text("def f():\n    import importlib\n    importlib.import_module('manifold_studio.files.model_file')\n")
+    global ROOT
+    old, ROOT = ROOT, tmp_path
+    try:
+        edges = _unit_edges([(a, "manifold_studio.files.x"), (b, "manifold_studio.session.y")])
+    finally:
+        ROOT = old
+    assert _mutual(edges) and "manifold_studio.files <-> manifold_studio.session" in _mutual(edges)[0]

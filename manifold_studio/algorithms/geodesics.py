@@ -22,7 +22,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.errors import DataError
-from manifold_studio.files.bounded import ENV_VAR, human_bytes, max_load_bytes
+from manifold_studio.fileio.bounded import ENV_VAR, human_bytes, max_load_bytes
 
 __all__ = ["all_pairs", "from_landmarks", "check_all_pairs_memory", "choose_landmarks",
            "min_plus_rows", "ALL_PAIRS_BYTES_PER_PAIR", "PATH_CHUNK"]

@@ -11,16 +11,27 @@ import numpy as np
 
 from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.errors import DataError
-from manifold_studio.tables.model import Table
 
 __all__ = ["as_named_matrix", "frame_to_matrix", "match_columns", "table_matrix", "first_non_number",
-           "check_numeric"]
+           "check_numeric", "is_table", "is_dataset"]
+
+
+# ``algorithms`` is the bottom layer of the contract in pyproject.toml: it cannot import
+# ``tables`` or ``data``, so it recognises their objects by what they offer (duck typing).
+def is_table(X) -> bool:
+    """True for a :class:`manifold_studio.tables.Table` (typed columns with roles)."""
+    return all(hasattr(X, a) for a in ("feature_matrix", "names_with_role", "categories"))
+
+
+def is_dataset(X) -> bool:
+    """True for a :class:`manifold_studio.data.Dataset` (a matrix, its labels, its table)."""
+    return all(hasattr(X, a) for a in ("table_rows", "table", "labels", "feature_names"))
 
 
 def as_named_matrix(X, columns=None, categories=None, what: str = "X"):
     """``(float64 matrix, column names, categories)`` from an array, a DataFrame or a
     :class:`~manifold_studio.tables.Table` (its feature columns)."""
-    if isinstance(X, Table):
+    if is_table(X):
         names = X.feature_names
         cats = {k: v for k, v in X.categories().items() if k in names}
         return X.feature_matrix(names), names, cats

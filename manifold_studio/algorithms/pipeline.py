@@ -31,22 +31,38 @@ import numpy as np
 
 from manifold_studio.algorithms.base import Algorithm
 from manifold_studio.algorithms.named_columns import (  # noqa: F401  (frame_to_matrix: public here too)
-    as_named_matrix, frame_to_matrix, match_columns, sparse_float, table_matrix,
+    as_named_matrix, frame_to_matrix, is_dataset, is_table, match_columns, sparse_float, table_matrix,
 )
 from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.preprocessing import Preprocessor
-from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, InvalidParameterError, not_fitted
-from manifold_studio.plugins.host import get_host
-from manifold_studio.tables.model import Table
 
 __all__ = ["Pipeline", "make_pipeline", "clone_estimator", "frame_to_matrix", "match_columns"]
 
 PIPELINE_ID = "pipeline"
 
+# Where step ids ("standardize", "kmeans") are looked up: a callable returning the plugin host
+# (its ``preprocessors``, ``algorithms``, ``get_preprocessor`` and ``algorithm_class``).
+# ``algorithms`` is the bottom layer of the contract in pyproject.toml and cannot import
+# ``plugins``, so ``manifold_studio.plugins.host`` registers its ``get_host`` here when it is
+# imported (``import manifold_studio`` always imports it).
+_step_source = None
+
+
+def register_step_source(source) -> None:
+    """Set the callable that returns the plugin host used to resolve step ids."""
+    global _step_source
+    _step_source = source
+
+
+def _step_host():
+    if _step_source is None:
+        raise InvalidParameterError("Step ids cannot be resolved: no plugin host is registered "
+                                    "(import manifold_studio first, or pass step objects).")
+    return _step_source()
+
 
 def _resolve_step(item, last: bool):
-    host = get_host()
     if isinstance(item, (Preprocessor, Algorithm)):
         if isinstance(item, Algorithm) and not last:
             raise InvalidParameterError(f"Only the last item of a pipeline can be an algorithm; "
@@ -56,6 +72,7 @@ def _resolve_step(item, last: bool):
     if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict):
         item, params = item
     if isinstance(item, str):
+        host = _step_host()
         if item in host.preprocessors:
             return host.get_preprocessor(item, **params)
         if last and item in host.algorithms:
@@ -157,7 +174,7 @@ class Pipeline:
 
     # -- data -------------------------------------------------------------------------
     def _training_matrix(self, X, columns, y):
-        if isinstance(X, Dataset):
+        if is_dataset(X):
             if y is None:
                 y = X.labels
             if X.table is not None:
@@ -166,7 +183,7 @@ class Pipeline:
                 return X.X, list(names), cats, y
             return X.X, list(X.feature_names or [f"x{j}" for j in range(X.n_features)]), {}, y
         bound = self.__dict__.get("_bound_columns")
-        if columns is None and bound is not None and not hasattr(X, "columns") and not isinstance(X, Table):
+        if columns is None and bound is not None and not hasattr(X, "columns") and not is_table(X):
             arr, names, cats = as_named_matrix(X, bound[0], bound[1])
         else:
             arr, names, cats = as_named_matrix(X, columns)
@@ -175,10 +192,10 @@ class Pipeline:
     def _new_matrix(self, X) -> np.ndarray:
         self.check_is_fitted()
         names, cats = self.columns_in_, self.categories_in_
-        if isinstance(X, Dataset):  # its table's rows it kept (rows with gaps may have been dropped)
-            X = (X.X if X.table is None or not X.table_features  # (AnnData: obs is no feature table)
+        if is_dataset(X):  # its table's rows it kept (rows with gaps may have been dropped)
+            X = (X.X if X.table is None or not getattr(X, "table_features", True)  # (AnnData: obs is no feature table)
                  else X.table if X.table_rows is None else X.table.take(X.table_rows))
-        if isinstance(X, Table):
+        if is_table(X):
             return table_matrix(X, names, cats, "the pipeline", text_as_missing=self.imputes)
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
             return frame_to_matrix(match_columns(X, names, "the pipeline"), cats)[0]

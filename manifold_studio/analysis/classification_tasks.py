@@ -18,7 +18,7 @@ import numpy as np
 
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.errors import DataError
-from manifold_studio.evaluation import EvaluationResult, evaluate, label_indices
+from manifold_studio.analysis.evaluate import EvaluationResult, evaluate, label_indices
 
 __all__ = ["DecisionGrid", "evaluation_task", "decision_grid_task", "grid_points", "GRID_SIZE"]
 

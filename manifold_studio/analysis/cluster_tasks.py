@@ -26,7 +26,7 @@ from manifold_studio.analysis.metrics import (
     silhouette_samples,
 )
 from manifold_studio.errors import DataError, error_message
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 __all__ = ["CentresResult", "SilhouetteResult", "ContingencyResult", "DendrogramResult",
            "estimator_centres", "group_means", "map_centres", "silhouette_task", "contingency_task",

@@ -44,7 +44,7 @@ from manifold_studio.analysis.classifier_scores import (_classes_and_index, conf
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
 from manifold_studio.data import Dataset
 from manifold_studio.plugins.host import get_host
-from manifold_studio.session.chain import chain_text, dataset_columns, pipeline_chain
+from manifold_studio.analysis.chain import chain_text, dataset_columns, pipeline_chain
 
 __all__ = ["METRICS", "LOWER_IS_BETTER", "LearnerResult", "Comparison", "LearnerSpec", "compare_learners",
            "make_splits", "learner_spec", "fold_data"]

@@ -21,8 +21,8 @@ from typing import Callable
 from manifold_studio import __version__
 from manifold_studio.analysis.report import Report, ReportError
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.export_paths import check_output_path
+from manifold_studio.fileio.atomic import atomic_write
+from manifold_studio.fileio.export_paths import check_output_path
 
 __all__ = ["report_html", "save_report_html", "data_uri", "HTML_SUFFIXES"]
 

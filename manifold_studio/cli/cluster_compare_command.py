@@ -16,8 +16,9 @@ import numpy as np
 from manifold_studio.analysis.compare_clusterings import MEASURES, TITLES, compare_on_dataset, parse_k_range
 from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_dataset, write_csv
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
+from manifold_studio.analysis.chain import chain_imputes
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
-from manifold_studio.cli.prep_options import chain_imputes, parse_prep, parse_roles
+from manifold_studio.cli.prep_options import parse_prep, parse_roles
 from manifold_studio.cli.score_command import learner_names, learner_params
 from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
 from manifold_studio.errors import InvalidParameterError

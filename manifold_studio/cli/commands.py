@@ -13,16 +13,16 @@ import numpy as np
 import manifold_studio as ms
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError, format_seconds
+from manifold_studio.analysis.chain import chain_imputes
 from manifold_studio.cli.dask_paths import apply_on_dask, run_on_dask
 from manifold_studio.cli.distance_option import distance_run_params, load_source
 from manifold_studio.cli.h5ad_output import apply_h5ad, apply_output, is_backed, isolated_out, outputs_to_check, write_run_output
-from manifold_studio.cli.housekeeping import clean_next_to
+from manifold_studio.project.housekeeping import clean_next_to
 from manifold_studio.cli.result_output import check_output_format, write_csv  # noqa: F401 (write_csv: score, compare)
 from manifold_studio.cli.prep_options import (
     KEPT_AS_NAN,
     apply_loading_options,
     apply_roles,
-    chain_imputes,
     has_column,
     imputed_notes,
     loading_options,
@@ -50,8 +50,8 @@ from manifold_studio.extend.out_of_core import (
     row_id_header,
 )
 from manifold_studio.extend.sample_fit import fit_on_sample
-from manifold_studio.files.bounded import check_regular_file
-from manifold_studio.files.export_paths import same_file
+from manifold_studio.fileio.bounded import check_regular_file
+from manifold_studio.fileio.export_paths import same_file
 from manifold_studio.files.model_file import (
     load_model_with_metadata,
     read_metadata,

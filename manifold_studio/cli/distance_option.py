@@ -15,7 +15,7 @@ import manifold_studio as ms
 from manifold_studio.cli.console import UsageError
 from manifold_studio.plugins.host import get_host
 from manifold_studio.session.distance_methods import distance_params
-from manifold_studio.tables.distance_matrix import read_distances_to
+from manifold_studio.distance_matrix import read_distances_to
 
 HELP = ("the --data file is a square matrix of distances between its rows' items (CSV/TSV with or without a header "
         "row and a first column of names, .npy, .npz dense or sparse, .mtx): it is checked (square, finite, "

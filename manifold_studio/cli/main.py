@@ -35,7 +35,7 @@ from manifold_studio.algorithms import KINDS
 from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
 from manifold_studio.cli.commands import cmd_apply, cmd_run
 from manifold_studio.cli.h5ad_output import add_h5ad_argument
-from manifold_studio.cli.housekeeping import clean_own_folders
+from manifold_studio.project.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
     DEBUG_ENV,
     EXIT_INTERNAL,

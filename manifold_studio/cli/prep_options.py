@@ -12,7 +12,7 @@ from manifold_studio.cli.console import UsageError
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.extend.out_of_core import data_parts
 from manifold_studio.plugins.host import get_host
-from manifold_studio.session.chain import chain_text
+from manifold_studio.analysis.chain import chain_imputes, chain_text
 from manifold_studio.tables.options import ROLES_OPTION
 
 
@@ -55,13 +55,6 @@ def parse_prep(texts: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
 def with_chain(steps: list[tuple[str, dict]], estimator):
     """The estimator itself, or the pipeline of ``steps`` ending in it."""
     return ms.make_pipeline(*steps, estimator) if steps else estimator
-
-
-def chain_imputes(step_ids) -> bool:
-    """Whether a chain (step ids, or a pipeline's ``steps``) fills missing values: then rows with gaps
-    are kept as NaN when loading (``missing=keep``) instead of dropped."""
-    ids = [s[1] if isinstance(s, tuple) else s for s in step_ids]  # a pipeline's (name, step) pairs
-    return any(getattr(s, "id", s) == "impute" for s in ids)
 
 
 #: the loader's note on rows with gaps kept (missing=keep): "N value(s) in M row(s) kept as NaN: …"

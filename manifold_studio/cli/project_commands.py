@@ -2,16 +2,16 @@
 ``manifold-studio replay PROJECT --data new.csv --out-dir results/`` (Qt-free).
 
 ``script`` writes a Python script reproducing the project with the public API
-(:mod:`manifold_studio.analysis.script_export`); ``replay`` applies every saved model of the
+(:mod:`manifold_studio.reproduce.script_export`); ``replay`` applies every saved model of the
 project to a file with the same columns and writes each run's output, named after the run
-(:mod:`manifold_studio.analysis.replay`). Refusals exit with status 2 and one line.
+(:mod:`manifold_studio.reproduce.replay`). Refusals exit with status 2 and one line.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from manifold_studio.analysis.replay import replay
-from manifold_studio.analysis.script_export import write_script
+from manifold_studio.reproduce.replay import replay
+from manifold_studio.reproduce.script_export import write_script
 from manifold_studio.cli.console import EXIT_OK, UsageError
 from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
 from manifold_studio.session.isolated_fit import third_party_ids

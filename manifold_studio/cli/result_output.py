@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.cli.console import UsageError
-from manifold_studio.files.atomic import atomic_write, is_special_file
+from manifold_studio.fileio.atomic import atomic_write, is_special_file
 from manifold_studio.tables.result_formats import BINARY_FORMATS, output_format
 from manifold_studio.tables.result_table import write_result_table
 

@@ -21,8 +21,9 @@ import manifold_studio as ms
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_dataset, parse_values, write_csv
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
+from manifold_studio.analysis.chain import chain_imputes
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
-from manifold_studio.cli.prep_options import chain_imputes, parse_prep, parse_roles, with_chain
+from manifold_studio.cli.prep_options import parse_prep, parse_roles, with_chain
 from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import compare_learners

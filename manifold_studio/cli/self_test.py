@@ -25,6 +25,7 @@ system libraries), ``--window-only`` runs only it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import subprocess
 import sys
@@ -45,7 +46,7 @@ from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.cli.window_probe import RESULT_MARK, SHOWN_MARK
 from manifold_studio.errors import DataError
-from manifold_studio.files.project_file import load_project, save_project
+from manifold_studio.project.project_file import load_project, save_project
 from manifold_studio.plugins import selfcheck as plugin_selfcheck
 from manifold_studio.plugins.host import get_host
 from manifold_studio.session.model import Session
@@ -354,10 +355,11 @@ def step_window(timeout: float = WINDOW_TIMEOUT_S) -> str:
 
 def window_probe(timeout: float = 60.0) -> int:
     """In the child process: open the main window with the Iris map, then close it (the GUI
-    side lives in :mod:`manifold_studio.gui.self_test_window`)."""
-    from manifold_studio.gui.self_test_window import window_probe as probe
-
-    return probe(timeout)
+    side lives in :mod:`manifold_studio.gui.self_test_window`). The command line sits below the
+    window in the layer contract, so it starts the window's code by module name at run time, as
+    ``main`` starts ``manifold_studio.gui.app``: no static import of ``gui`` from ``cli``."""
+    probe = importlib.import_module("manifold_studio.gui.self_test_window").window_probe
+    return probe(timeout, SHOWN_MARK, RESULT_MARK)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
-from manifold_studio.files.bounded import check_regular_file
+from manifold_studio.fileio.bounded import check_regular_file
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.result_table import ResultWriter

@@ -26,7 +26,7 @@ from manifold_studio.files.model_file import load_model_with_metadata
 from manifold_studio.plugins.host import get_host
 from manifold_studio.session.fitting import ExtendResult, extend_estimator
 from manifold_studio.session.records import FitOutcome
-from manifold_studio.tables.distance_matrix import read_distances_to
+from manifold_studio.distance_matrix import read_distances_to
 
 __all__ = ["holdout_split", "sample_fit_task", "load_and_extend", "load_distances_and_extend", "ExtendResult",
            "quality_report_task", "mean_ci", "matrix_megabytes", "apply_model_to_file"]
@@ -110,7 +110,7 @@ def load_distances_and_extend(source: str, estimator, training: Dataset, host=No
                               progress=None) -> ExtendResult:
     """Extend ``estimator``, fitted on the distance-matrix data set ``training``, to the points of a
     file holding their distances to its n items (m x n, read by the file's loader and checked by
-    :func:`manifold_studio.tables.distance_matrix.read_distances_to`)."""
+    :func:`manifold_studio.distance_matrix.read_distances_to`)."""
     progress = as_progress(progress)
     name = Path(source).name
     options = dict(options or {})

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError, WriteError
-from manifold_studio.files.anndata_io import (
+from manifold_studio.fileio.anndata_io import (
     H5AD_EXTENSIONS, check_hdf5, frame_length, read_elem, require_anndata, write_elem,
 )
-from manifold_studio.files.atomic import atomic_replace
+from manifold_studio.fileio.atomic import atomic_replace
 
 
 def is_h5ad(path) -> bool:

@@ -1,6 +1,6 @@
 """The project's ``form_values`` field: the values the window's settings forms hold for each
 method (remembered per method, as Orange's context settings), ``{algorithm id: {parameter: value}}``.
-Written and read by :mod:`manifold_studio.files.project_file`; the window checks each value
+Written and read by :mod:`manifold_studio.project.project_file`; the window checks each value
 against its method's constraints when it shows it."""
 from __future__ import annotations
 

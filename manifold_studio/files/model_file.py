@@ -39,8 +39,8 @@ from manifold_studio.errors import (
     UnknownAlgorithmError,
     not_fitted,
 )
-from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.bounded import BoundedNpz, check_regular_file, name_list, out_of_memory
+from manifold_studio.fileio.atomic import atomic_write
+from manifold_studio.fileio.bounded import BoundedNpz, check_regular_file, name_list, out_of_memory
 from manifold_studio.files.schemas import MODEL_HEADER, MODEL_STATE, SchemaError, check, parse_json, short
 from manifold_studio.plugins.host import get_host
 from manifold_studio.version import __version__
@@ -358,13 +358,13 @@ def _model_arrays(estimator, data, extra) -> dict[str, np.ndarray]:
 
 
 def atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` as a compressed .npz, atomically (see :mod:`manifold_studio.files.atomic`)."""
+    """Write ``arrays`` as a compressed .npz, atomically (see :mod:`manifold_studio.fileio.atomic`)."""
     atomic_write(path, lambda fh: np.savez_compressed(fh, **arrays))
 
 
 def open_npz(path: Path, what: str = "model", hint: str = "an .npz written by save_model / --save-model"):
     """Open a Manifold Studio .npz (model or project) for bounded reading
-    (:class:`~manifold_studio.files.bounded.BoundedNpz`), with clear errors naming the file."""
+    (:class:`~manifold_studio.fileio.bounded.BoundedNpz`), with clear errors naming the file."""
     if not path.exists():
         raise ModelFileError(f"{what.capitalize()} file not found: {path}")
     if path.is_dir():

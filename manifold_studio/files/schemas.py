@@ -268,7 +268,7 @@ PROJECT = {
     "report": Field(("list",)),  # each item: REPORT_ITEM, checked one by one by the reader
     # analysis results (evaluations, Test & Score): key -> {"document": {...}, "arrays": {name: member}}
     "analyses": Field(("dict",)),
-    # the current preparation chain: [[step id, {parameters}], ...] (files.project_state)
+    # the current preparation chain: [[step id, {parameters}], ...] (project.project_state)
     "chain": Field(("list",)),
 }
 

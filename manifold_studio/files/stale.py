@@ -1,7 +1,7 @@
 """Removing the application's own stale temporary files (Qt-free).
 
 A write that is killed (``kill -9``, a power cut) can leave its temporary behind: an atomic
-write's ``.NAME.XXXXXXXX.tmp`` (:mod:`manifold_studio.files.atomic`), a streamed result's
+write's ``.NAME.XXXXXXXX.tmp`` (:mod:`manifold_studio.fileio.atomic`), a streamed result's
 ``.NAME.XXXXXXXX.partial``, a plugin install's ``.staging-*`` / ``.old-*`` folders, a settings
 file's ``*.json.tmp``. Only names that follow these patterns, in the folders the application
 owns or next to a file it is about to write, and only when they are older than a day (their

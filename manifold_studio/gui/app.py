@@ -13,7 +13,7 @@ import signal
 import socket
 import sys
 
-from manifold_studio.cli.housekeeping import clean_own_folders
+from manifold_studio.project.housekeeping import clean_own_folders
 from manifold_studio.gui.error_handling import install_excepthook
 from manifold_studio.gui.main_window import MainWindow
 from manifold_studio.gui.preferences import startup_sample

@@ -1,4 +1,4 @@
-"""Autosave and crash recovery in the window (see :mod:`manifold_studio.session.recovery`).
+"""Autosave and crash recovery in the window (see :mod:`manifold_studio.project.recovery`).
 
 Every few minutes, and a little while after a run finishes, a snapshot of the session is
 taken in the GUI thread (cheap: it shares the arrays) and written to the recovery file on a
@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from manifold_studio.session.records import DONE
-from manifold_studio.session.recovery import (
+from manifold_studio.project.recovery import (
     discard_recovery,
     orphaned_recovery_files,
     snapshot,

@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
 
 from manifold_studio.algorithms.labels import looks_continuous
 from manifold_studio.analysis.classification_tasks import evaluation_task
-from manifold_studio.analysis.isolated_compare import comparison_needs_worker, evaluation_in_worker
+from manifold_studio.project.isolated_compare import comparison_needs_worker, evaluation_in_worker
 from manifold_studio.evaluation import HOLDOUT, KFOLD, EvaluationResult
-from manifold_studio.files.analysis_records import evaluation_from_record, evaluation_record
+from manifold_studio.project.analysis_records import evaluation_from_record, evaluation_record
 from manifold_studio.gui.views.palette import label_text
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 

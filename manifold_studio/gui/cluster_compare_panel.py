@@ -43,10 +43,10 @@ from manifold_studio.analysis.compare_clusterings import (
     compare_on_dataset,
     format_value,
 )
-from manifold_studio.analysis.isolated_compare import compare_on_dataset_in_worker, comparison_needs_worker
+from manifold_studio.project.isolated_compare import compare_on_dataset_in_worker, comparison_needs_worker
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError, error_message
-from manifold_studio.files.analysis_records import clustering_comparison_from_record, clustering_comparison_record
+from manifold_studio.project.analysis_records import clustering_comparison_from_record, clustering_comparison_record
 from manifold_studio.gui.export import image_bytes, render_view
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.method_list import ComparisonJob, MethodList

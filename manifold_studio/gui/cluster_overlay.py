@@ -32,7 +32,7 @@ from manifold_studio.analysis.cluster_tasks import (
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.session_undo import install_session_undo
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 AUTO, HIDDEN = "auto", "hidden"
 CENTRE_SYMBOL = "star"

@@ -4,7 +4,7 @@ such (not a map of it: "Fit on" the data set), the algorithm tree offers only th
 distances — the others are greyed out, their tooltip saying why and which ones can — and the
 form's ``metric`` (``dissimilarity`` for MDS) is set to 'precomputed' and locked. Fitting goes the
 usual way (Run: ``window.run_algorithm`` → the session, which sets the same parameter); reading
-and checking the file is :mod:`manifold_studio.tables.distance_matrix`, on a worker thread.
+and checking the file is :mod:`manifold_studio.distance_matrix`, on a worker thread.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from manifold_studio.gui.param_form import tooltip_for
 from manifold_studio.session.distance_methods import (
     PRECOMPUTED, distance_methods, distance_param, distance_refusal,
 )
-from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
+from manifold_studio.distance_matrix import DistanceMatrixLoader
 
 FORMATS = "*.csv *.tsv *.txt *.tab *.dat *.xlsx *.npy *.npz *.mtx *.mtx.gz"
 

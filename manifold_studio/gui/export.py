@@ -11,7 +11,7 @@ Rendering (main thread, Qt needs it):
   chosen size, SVG through ``QSvgGenerator`` — scaled to fit, centred on white.
 
 The CSV is written by a job (a million rows take seconds), atomically. The checks (extension,
-folder, size) are :mod:`manifold_studio.files.export_paths`, shared with the command line.
+folder, size) are :mod:`manifold_studio.fileio.export_paths`, shared with the command line.
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.errors import error_message
-from manifold_studio.files.export_paths import (
+from manifold_studio.fileio.export_paths import (
     IMAGE_EXTENSIONS,
     MAX_SIDE,
     MIN_SIDE,

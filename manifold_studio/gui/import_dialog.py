@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from manifold_studio.cli.prep_options import chain_imputes
+from manifold_studio.analysis.chain import chain_imputes
 from manifold_studio.errors import error_message
 from manifold_studio.gui.data_panel import LoaderOptionsDialog
 from manifold_studio.gui.param_form import ParamForm

@@ -30,7 +30,7 @@ from manifold_studio.errors import error_message
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.session_undo import install_session_undo
-from manifold_studio.session.chain import chain_text, dataset_columns
+from manifold_studio.analysis.chain import chain_text, dataset_columns
 
 #: rows used to preview the chain's output columns (the chain is row-wise: rows are unchanged)
 PREVIEW_ROWS = 2000

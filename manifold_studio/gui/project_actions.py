@@ -13,10 +13,10 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
-from manifold_studio.analysis.replay import replay
-from manifold_studio.analysis.script_export import write_script
+from manifold_studio.reproduce.replay import replay
+from manifold_studio.reproduce.script_export import write_script
 from manifold_studio.errors import error_message
-from manifold_studio.files.project_file import (
+from manifold_studio.project.project_file import (
     SUFFIX,
     apply_project,
     read_project,

@@ -46,8 +46,8 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.report import Report, data_item, run_item
 from manifold_studio.analysis.report_html import report_html, save_report_html
 from manifold_studio.errors import error_message
-from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.export_paths import check_output_path
+from manifold_studio.fileio.atomic import atomic_write
+from manifold_studio.fileio.export_paths import check_output_path
 from manifold_studio.gui.export import PANEL_DOCKS, image_bytes, render_view, view_title
 from manifold_studio.gui.views.feature_base import FeatureView
 

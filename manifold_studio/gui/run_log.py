@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.gui.undo import remove_run
-from manifold_studio.session.chain import chain_text
+from manifold_studio.analysis.chain import chain_text
 from manifold_studio.session.records import CANCELLED, DONE, FAILED, RUNNING
 
 COLUMNS = ("#", "Algorithm", "Parameters", "Data", "Status", "Time (s)", "Result", "Score")

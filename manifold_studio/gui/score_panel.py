@@ -3,7 +3,7 @@ the current data set (:func:`manifold_studio.evaluation.compare_learners`, on a 
 progress and Cancel).
 
 Every learner is the Preparation dock's chain followed by its classifier: the pipeline a run
-fits (:func:`manifold_studio.session.chain.chained_estimator`, bound to the data set's columns),
+fits (:func:`manifold_studio.analysis.chain.chained_estimator`, bound to the data set's columns),
 refitted whole on each training part; the line above the table names the chain scored.
 
 Left: the host's classifiers as a checkable list, the settings of the highlighted one (the
@@ -35,9 +35,9 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.analysis.isolated_compare import compare_learners_in_worker, comparison_needs_worker
+from manifold_studio.project.isolated_compare import compare_learners_in_worker, comparison_needs_worker
 from manifold_studio.evaluation import compare_learners
-from manifold_studio.files.analysis_records import (
+from manifold_studio.project.analysis_records import (
     comparison_from_record,
     comparison_record,
 )
@@ -46,7 +46,7 @@ from manifold_studio.gui.method_list import ComparisonJob, MethodList
 from manifold_studio.gui.param_form import ParamForm
 from manifold_studio.gui.score_plots import CalibrationView, LearnerConfusion, RocView
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
-from manifold_studio.session.chain import chain_text, chained_estimator
+from manifold_studio.analysis.chain import chain_text, chained_estimator
 
 KFOLD, REPEATED, HOLDOUT, LOO = "kfold", "repeated", "holdout", "loo"
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import sys
 
-from manifold_studio.cli.window_probe import RESULT_MARK, SHOWN_MARK
 from manifold_studio.gui.main_window import MainWindow
 
 
-def window_probe(timeout: float = 60.0) -> int:
-    """In the child process: open the main window with the Iris map, then close it."""
+def window_probe(timeout: float = 60.0, shown_mark: str = "window-shown", result_mark: str = "first-result") -> int:
+    """In the child process: open the main window with the Iris map, then close it, printing
+    ``shown_mark`` and ``result_mark`` (the command line passes in the lines it reads, from
+    :mod:`manifold_studio.cli.window_probe`: the window does not import the command line)."""
     if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
             and not os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -26,13 +27,13 @@ def window_probe(timeout: float = 60.0) -> int:
     status = {"code": 0, "result": False}
 
     def shown():
-        print(f"{SHOWN_MARK} visible={window.isVisible()}", flush=True)
+        print(f"{shown_mark} visible={window.isVisible()}", flush=True)
         if not window.isVisible():
             status["code"] = 1
 
     def finish(ok: bool):
         if ok:
-            print(f"{RESULT_MARK}", flush=True)
+            print(f"{result_mark}", flush=True)
         else:
             print("no result: the initial PCA run of the Iris sample did not finish in time",
                   file=sys.stderr, flush=True)

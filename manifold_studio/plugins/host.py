@@ -38,6 +38,7 @@ import pluggy
 from manifold_studio import hookspecs
 from manifold_studio.algorithms.base import Algorithm
 from manifold_studio.algorithms.class_contract import validate_algorithm_class
+from manifold_studio.algorithms.pipeline import register_step_source
 from manifold_studio.algorithms.preprocessing import Preprocessor, validate_preprocessor_class
 from manifold_studio.data import Loader, Sample
 from manifold_studio.errors import DataError, PluginError, UnknownAlgorithmError
@@ -425,3 +426,8 @@ def reload_host() -> PluginHost:
     if root.is_dir():
         plugin_folder.forget_modules(root)
     return reset_host(PluginHost().discover())
+
+
+# Pipelines resolve step ids through this host: ``algorithms`` sits below ``plugins`` in the
+# layer contract, so the host registers itself instead of being imported from below.
+register_step_source(get_host)

@@ -24,7 +24,7 @@ import numpy as np
 
 from manifold_studio.analysis.feature_stats import pca_map
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.files.export_paths import (
+from manifold_studio.fileio.export_paths import (
     IMAGE_EXTENSIONS,
     ExportError,
     check_image_size,

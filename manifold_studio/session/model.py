@@ -42,7 +42,7 @@ from manifold_studio.errors import (
     error_message,
 )
 from manifold_studio.plugins.host import get_host
-from manifold_studio.session.chain import chained_estimator, jsonable_params
+from manifold_studio.analysis.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
 from manifold_studio.session.fitting import extend_estimator
 from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit

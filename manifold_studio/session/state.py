@@ -18,7 +18,7 @@ import numpy as np
 from manifold_studio.algorithms.pipeline import make_pipeline
 from manifold_studio.analysis.cluster_tasks import cut_labels, n_clusters_at
 from manifold_studio.errors import DataError, ManifoldStudioError
-from manifold_studio.session.chain import chain_text, dataset_columns
+from manifold_studio.analysis.chain import chain_text, dataset_columns
 from manifold_studio.session.commands import (
     Command,
     SetChain,

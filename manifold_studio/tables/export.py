@@ -15,7 +15,7 @@ import csv
 
 import numpy as np
 
-from manifold_studio.files.export_paths import (
+from manifold_studio.fileio.export_paths import (
     TABLE_EXTENSIONS,
     check_output_path,
     write_file,

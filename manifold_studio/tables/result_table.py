@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError, WriteError
-from manifold_studio.files.atomic import is_special_file
+from manifold_studio.fileio.atomic import is_special_file
 from manifold_studio.tables.result_formats import BINARY_FORMATS, ParquetSink, output_format
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from manifold_studio.errors import DataError
-from manifold_studio.files.bounded import check_regular_file
+from manifold_studio.fileio.bounded import check_regular_file
 
 #: tokens read as a missing value (compared case-insensitively, after stripping blanks)
 

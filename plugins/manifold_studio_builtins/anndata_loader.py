@@ -11,7 +11,7 @@
   sample of ``sample_rows`` rows, read block by block, and :meth:`iter_chunks` gives every row in
   chunks, for ``apply`` / out-of-core extension (fit on the sample, extend in chunks).
 
-The file's structure is checked first (:mod:`manifold_studio.files.anndata_io`): not HDF5, no X,
+The file's structure is checked first (:mod:`manifold_studio.fileio.anndata_io`): not HDF5, no X,
 a non-numeric X, ``obs``/``var`` lengths that differ from X, repeated ``var_names``, a layer that
 does not exist, and NaN values (explicit in a sparse matrix too) are refused by name. anndata is
 an optional extra: without it the message names ``pip install "manifold-studio[anndata]"``.
@@ -25,7 +25,7 @@ import numpy as np
 from manifold_studio.algorithms.params import Bool, Int, Text
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError
-from manifold_studio.files.anndata_io import (
+from manifold_studio.fileio.anndata_io import (
     H5AD_EXTENSIONS, check_finite, check_sparse_structure, check_structure, matrix_elem, open_h5, read_elem,
     row_block,
 )

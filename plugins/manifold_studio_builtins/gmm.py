@@ -26,7 +26,7 @@ from manifold_studio.algorithms.kmeans_core import blas_single_thread, kmeans
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import ConvergenceWarning, DataError
 from manifold_studio.hookspecs import hookimpl
-from manifold_studio.analysis.metrics import log_gaussian, logsumexp_rows, m_step, precision_cholesky
+from manifold_studio.algorithms.gmm_em import log_gaussian, logsumexp_rows, m_step, precision_cholesky
 
 
 class _CheckpointOnly:

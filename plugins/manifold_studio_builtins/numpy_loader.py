@@ -13,7 +13,7 @@
 * A sparse ``.npz`` written by ``scipy.sparse.save_npz`` becomes a sparse data set (read by
   :func:`manifold_studio_builtins.sparse_loader.read_sparse_npz`, without pickle).
 * Arrays of Python objects are refused: unpickling them could run arbitrary code.
-* Reading is bounded (:mod:`manifold_studio.files.bounded`): every array's header is checked
+* Reading is bounded (:mod:`manifold_studio.fileio.bounded`): every array's header is checked
   against the bytes really in the file and the load limit before anything is allocated.
   Files whose content is not NumPy's (whatever the extension says) are refused by name.
 * NaN values are kept as read, and reported: probabilistic PCA with EM uses and imputes them;
@@ -28,7 +28,7 @@ import numpy as np
 from manifold_studio.algorithms.params import Param
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError, InvalidParameterError
-from manifold_studio.files.bounded import BoundedNpz, check_npy_file, check_regular_file, name_list, out_of_memory
+from manifold_studio.fileio.bounded import BoundedNpz, check_npy_file, check_regular_file, name_list, out_of_memory
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio_builtins.sparse_loader import is_sparse_npz, read_sparse_npz
 

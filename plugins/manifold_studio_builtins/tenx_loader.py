@@ -17,7 +17,7 @@ import numpy as np
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError
-from manifold_studio.files.anndata_io import check_finite
+from manifold_studio.fileio.anndata_io import check_finite
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio_builtins.sparse_loader import read_mtx, sparse_report
 

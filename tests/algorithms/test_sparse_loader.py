@@ -15,7 +15,7 @@ from manifold_studio.cli.main import main
 from manifold_studio.data import Dataset
 from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS, dataset_columns
 from manifold_studio.errors import DataError
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import Session
 from manifold_studio.tables.export import export_dataset_csv
 

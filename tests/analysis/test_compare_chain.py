@@ -12,8 +12,8 @@ import manifold_studio as ms
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import KFOLD, compare_learners, evaluate, stratified_kfold
-from manifold_studio.files.analysis_records import comparison_from_record, comparison_record
-from manifold_studio.session.chain import chained_estimator
+from manifold_studio.project.analysis_records import comparison_from_record, comparison_record
+from manifold_studio.analysis.chain import chained_estimator
 
 
 @pytest.fixture(scope="module")

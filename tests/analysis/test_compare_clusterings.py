@@ -14,7 +14,7 @@ from manifold_studio.analysis.compare_clusterings import (
 )
 from manifold_studio.errors import DataError, FitCancelled, InvalidParameterError
 from manifold_studio.evaluation import ClusteringComparison, compare_clusterings
-from manifold_studio.files.analysis_records import (
+from manifold_studio.project.analysis_records import (
     clustering_comparison_from_record,
     clustering_comparison_record,
 )

@@ -280,9 +280,9 @@ def test_evaluate_api_unchanged(iris):
 
 
 def test_comparison_and_evaluation_records_round_trip_through_a_project(iris, tmp_path):
-    from manifold_studio.files.analysis_records import (comparison_from_record, comparison_record,
+    from manifold_studio.project.analysis_records import (comparison_from_record, comparison_record,
                                                         evaluation_from_record, evaluation_record)
-    from manifold_studio.files.project_file import read_project, save_project
+    from manifold_studio.project.project_file import read_project, save_project
     from manifold_studio.session.model import Session
 
     X, y = iris
@@ -319,8 +319,8 @@ def test_comparison_and_evaluation_records_round_trip_through_a_project(iris, tm
 def test_a_damaged_saved_analysis_is_left_out_and_named(iris, tmp_path):
     import json
 
-    from manifold_studio.files.analysis_records import evaluation_record
-    from manifold_studio.files.project_file import META_KEY, read_project, save_project
+    from manifold_studio.project.analysis_records import evaluation_record
+    from manifold_studio.project.project_file import META_KEY, read_project, save_project
     from manifold_studio.session.model import Session
 
     X, y = iris

@@ -15,11 +15,11 @@ from sklearn.metrics import adjusted_rand_score
 import manifold_studio as ms
 from manifold_studio.algorithms.kmeans_core import assign_nearest
 from manifold_studio.analysis.cluster_tasks import cut_labels
-from manifold_studio.analysis.replay import replay
-from manifold_studio.analysis.script_export import run_output_name, write_script
-from manifold_studio.analysis.script_spec import script_spec
+from manifold_studio.reproduce.replay import replay
+from manifold_studio.reproduce.script_export import run_output_name, write_script
+from manifold_studio.reproduce.script_spec import script_spec
 from manifold_studio.errors import InvalidParameterError, ManifoldStudioError
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import Session
 
 

@@ -11,13 +11,13 @@ import pytest
 from broken_steps import step_env
 from manifold_studio.analysis.compare_clusterings import compare_on_dataset
 from manifold_studio.analysis.compare_learners import compare_learners
-from manifold_studio.analysis.isolated_compare import (
+from manifold_studio.project.isolated_compare import (
     compare_learners_in_worker,
     compare_on_dataset_in_worker,
     comparison_needs_worker,
 )
 from manifold_studio.plugins.host import PluginHost, get_host, reset_host
-from manifold_studio.session.chain import chained_estimator
+from manifold_studio.analysis.chain import chained_estimator
 from manifold_studio.session.isolated_fit import PluginProcessError
 from manifold_studio.session.model import Session
 
@@ -85,7 +85,7 @@ def test_a_segfaulting_step_ends_only_the_worker_of_compare_clusterings(steps_ho
 
 
 def test_a_run_evaluation_with_a_third_party_step_in_a_worker(steps_host):
-    from manifold_studio.analysis.isolated_compare import evaluation_in_worker
+    from manifold_studio.project.isolated_compare import evaluation_in_worker
     from manifold_studio.evaluation import KFOLD, evaluate
 
     s = Session(steps_host)
@@ -102,7 +102,7 @@ def test_a_run_evaluation_with_a_third_party_step_in_a_worker(steps_host):
 
 
 def test_a_segfaulting_step_ends_only_the_worker_of_an_evaluation(steps_host):
-    from manifold_studio.analysis.isolated_compare import evaluation_in_worker
+    from manifold_studio.project.isolated_compare import evaluation_in_worker
     from manifold_studio.evaluation import KFOLD
 
     s = Session(steps_host)

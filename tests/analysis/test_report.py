@@ -13,7 +13,7 @@ from PIL import Image
 
 from manifold_studio.analysis.report import Report, ReportError, data_item, run_item, view_item
 from manifold_studio.analysis.report_html import report_html, save_report_html
-from manifold_studio.files.project_file import load_project, save_project
+from manifold_studio.project.project_file import load_project, save_project
 from manifold_studio.session.model import Session
 
 COLOURS = [(220, 30, 30), (30, 60, 220), (20, 170, 60)]
@@ -146,7 +146,7 @@ def test_data_item_of_a_table_lists_the_columns_by_role(tmp_path):
 
 
 def test_the_recovery_snapshot_keeps_the_report(session, tmp_path):
-    from manifold_studio.session.recovery import snapshot
+    from manifold_studio.project.recovery import snapshot
 
     _fill(session)
     snap = snapshot(session)

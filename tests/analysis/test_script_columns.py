@@ -10,10 +10,10 @@ import sys
 import numpy as np
 
 import manifold_studio as ms
-from manifold_studio.analysis.script_export import run_output_name, write_script
-from manifold_studio.analysis.script_spec import script_spec
+from manifold_studio.reproduce.script_export import run_output_name, write_script
+from manifold_studio.reproduce.script_spec import script_spec
 from manifold_studio.evaluation import KFOLD, evaluate
-from manifold_studio.files.project_file import save_project
+from manifold_studio.project.project_file import save_project
 from manifold_studio.session.model import Session
 
 CHAIN = [("select_columns", {"exclude": ["sepal_width"]}), ("log", {"columns": ["petal_length"]})]

@@ -9,16 +9,16 @@ import sys
 import numpy as np
 import pytest
 
-from manifold_studio.analysis.script_export import (
+from manifold_studio.reproduce.script_export import (
     NothingToExport,
     run_output_name,
     session_script,
     write_script,
 )
-from manifold_studio.analysis.script_spec import script_spec
+from manifold_studio.reproduce.script_spec import script_spec
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.evaluation import KFOLD, evaluate
-from manifold_studio.files.project_file import save_project
+from manifold_studio.project.project_file import save_project
 from manifold_studio.session.model import Session
 
 
@@ -146,8 +146,8 @@ def test_a_test_and_score_with_a_chain_is_reproduced_by_the_script(tmp_path):
     written from the saved project repeats it in a fresh process with the same numbers."""
     import manifold_studio as ms
     from manifold_studio.evaluation import compare_learners
-    from manifold_studio.files.analysis_records import comparison_record
-    from manifold_studio.session.chain import chained_estimator
+    from manifold_studio.project.analysis_records import comparison_record
+    from manifold_studio.analysis.chain import chained_estimator
 
     s = Session()
     ds = s.load(str(_write_csv(tmp_path / "points.csv", n=120, seed=5)), label_column="kind")

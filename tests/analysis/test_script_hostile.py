@@ -22,10 +22,10 @@ import sys
 import numpy as np
 import pytest
 
-from manifold_studio.analysis.script_export import run_output_name, write_script
-from manifold_studio.analysis.script_spec import script_spec
+from manifold_studio.reproduce.script_export import run_output_name, write_script
+from manifold_studio.reproduce.script_spec import script_spec
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.files.project_file import META_KEY, save_project
+from manifold_studio.project.project_file import META_KEY, save_project
 from manifold_studio.session.model import Session
 
 BREAKERS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x00", "\t", "'", '"',
@@ -192,8 +192,8 @@ def scored(tmp_path_factory):
     """A project with a chained PCA, an SVM and a saved Test & Score, and its plain script."""
     import manifold_studio as ms
     from manifold_studio.evaluation import compare_learners
-    from manifold_studio.files.analysis_records import comparison_record
-    from manifold_studio.session.chain import chained_estimator
+    from manifold_studio.project.analysis_records import comparison_record
+    from manifold_studio.analysis.chain import chained_estimator
 
     folder = tmp_path_factory.mktemp("scored")
     data = _write_csv(folder / "points.csv", ["a", "b", "c", "kind"])

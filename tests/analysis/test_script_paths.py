@@ -12,10 +12,10 @@ import sys
 
 import numpy as np
 
-from manifold_studio.analysis.replay import replay
-from manifold_studio.analysis.script_export import run_output_name, write_script
-from manifold_studio.analysis.script_spec import script_spec
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.reproduce.replay import replay
+from manifold_studio.reproduce.script_export import run_output_name, write_script
+from manifold_studio.reproduce.script_spec import script_spec
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import Session
 
 
@@ -158,7 +158,7 @@ def test_a_script_into_a_folder_that_cannot_be_written_is_refused_in_one_line(tm
 
 
 def test_a_session_not_saved_yet_gets_the_digest_at_export(tmp_path):
-    from manifold_studio.analysis.script_export import session_script
+    from manifold_studio.reproduce.script_export import session_script
 
     data = _write_csv(tmp_path / "points.csv")
     s, _pca, _km = _session(data)

@@ -10,9 +10,9 @@ import numpy as np
 from scipy.spatial.distance import pdist, squareform
 
 import manifold_studio as ms
-from manifold_studio.analysis.script_export import run_output_name, session_script, write_script
-from manifold_studio.analysis.script_spec import script_spec
-from manifold_studio.files.project_file import save_project
+from manifold_studio.reproduce.script_export import run_output_name, session_script, write_script
+from manifold_studio.reproduce.script_spec import script_spec
+from manifold_studio.project.project_file import save_project
 from manifold_studio.session.model import Session
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import manifold_studio as ms
-from manifold_studio.analysis.replay import replay
+from manifold_studio.reproduce.replay import replay
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.session.model import Session

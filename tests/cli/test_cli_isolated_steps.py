@@ -89,7 +89,7 @@ def test_score_and_compare_clusterings_report_a_crashing_step_and_exit_1(tmp_pat
 
 def _project_with_a_third_party_step(tmp_path, env, monkeypatch):
     """A project with a PCA run behind the third-party step tp_double, saved in this process."""
-    from manifold_studio.files.project_file import save_project
+    from manifold_studio.project.project_file import save_project
     from manifold_studio.plugins.host import PluginHost, get_host, reset_host
     from manifold_studio.session.model import Session
 

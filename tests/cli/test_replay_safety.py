@@ -10,10 +10,10 @@ import os
 import numpy as np
 import pytest
 
-from manifold_studio.analysis.replay import replay
+from manifold_studio.reproduce.replay import replay
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.errors import DataError, WriteError
-from manifold_studio.files.project_file import save_project
+from manifold_studio.project.project_file import save_project
 from manifold_studio.session.model import Session
 
 

@@ -143,7 +143,7 @@ def test_algorithm_that_extends_wrongly_fails_and_stops(monkeypatch):
 
 
 def test_project_step_detects_a_reopened_project_that_differs(monkeypatch):
-    from manifold_studio.files import project_file as project
+    from manifold_studio.project import project_file as project
 
     load = project.load_project
 

@@ -15,9 +15,9 @@ import pytest
 
 import manifold_studio as ms
 from manifold_studio.errors import DataError
-from manifold_studio.files import bounded
+from manifold_studio.fileio import bounded
 from manifold_studio.files.model_file import ModelFileError, load_model, save_model
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import Session
 
 from hostile_files import (
@@ -285,6 +285,6 @@ def test_out_of_memory_while_restoring_says_how_much(model_path, project_path, m
     blob = model_file.model_bytes(ms.get_algorithm("pca").fit(np.eye(4)))
     with pytest.raises(ModelFileError, match=r"the model bytes: not enough memory to load it \(3\.00 GiB asked for"):
         model_file.model_from_bytes(blob)
-    monkeypatch.setattr("manifold_studio.files.project_file._ProjectReader.read", no_memory)
+    monkeypatch.setattr("manifold_studio.project.project_file._ProjectReader.read", no_memory)
     with pytest.raises(ModelFileError, match=r"p\.msproj: not enough memory to load it \(3\.00 GiB asked for"):
         read_project(project_path)

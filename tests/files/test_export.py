@@ -12,7 +12,7 @@ import manifold_studio as ms
 from manifold_studio.render import plot as plot_render
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.tables.dataset_columns import dataset_columns
-from manifold_studio.files.export_paths import MAX_SIDE, MIN_SIDE, ExportError, check_image_size, parse_size
+from manifold_studio.fileio.export_paths import MAX_SIDE, MIN_SIDE, ExportError, check_image_size, parse_size
 from manifold_studio.render.colors import CATEGORICAL
 from manifold_studio.render.plot import MapPlot, render_png, render_svg, save_map
 from manifold_studio.session.model import Session

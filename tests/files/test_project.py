@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from manifold_studio.files.model_file import ModelFileError
-from manifold_studio.files.project_file import load_project, save_project
+from manifold_studio.project.project_file import load_project, save_project
 from manifold_studio.session.records import DONE, FAILED
 from manifold_studio.session.model import Session
 
@@ -102,7 +102,7 @@ def test_load_into_a_live_session_replaces_contents_and_notifies(session, tmp_pa
     live.run("pca", n_components=1)
     events = []
     live.subscribe(lambda ev: events.append(ev.kind))
-    from manifold_studio.files.project_file import load_project_into
+    from manifold_studio.project.project_file import load_project_into
 
     load_project_into(live, path)
     assert list(live.datasets) == list(session.datasets)
@@ -117,7 +117,7 @@ def test_load_into_keeps_everything_when_the_file_is_bad(tmp_path):
     live.run("pca", n_components=1)
     bad = tmp_path / "bad.msproj"
     bad.write_bytes(b"PK\x03\x04 truncated")
-    from manifold_studio.files.project_file import load_project_into
+    from manifold_studio.project.project_file import load_project_into
 
     with pytest.raises(ModelFileError, match="bad.msproj"):
         load_project_into(live, bad)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 
 from manifold_studio.files.model_file import atomic_savez
-from manifold_studio.files.project_file import META_KEY, read_project, save_project
+from manifold_studio.project.project_file import META_KEY, read_project, save_project
 from manifold_studio.session.model import Session
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hostile_files import PROJECT_KEY, drop_member, edit_document, set_member
-from manifold_studio.files.project_file import FORMAT_VERSION, load_project, read_project, save_project
+from manifold_studio.project.project_file import FORMAT_VERSION, load_project, read_project, save_project
 from manifold_studio.session.annotate import label_into_column
 from manifold_studio.session.model import Session
 

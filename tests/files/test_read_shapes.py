@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from hostile_files import PROJECT_KEY, edit_document, set_member
 
-from manifold_studio.analysis.replay import replay
+from manifold_studio.reproduce.replay import replay
 from manifold_studio.analysis.report import PNG_SIGNATURE, data_item, run_item
-from manifold_studio.analysis.script_export import write_script
-from manifold_studio.analysis.script_spec import script_spec
+from manifold_studio.reproduce.script_export import write_script
+from manifold_studio.reproduce.script_spec import script_spec
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.files.model_file import ModelFileError
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import Session
 
 PNG = PNG_SIGNATURE + b"rest of a figure"
@@ -76,7 +76,7 @@ def test_malformed_report_items_are_left_out_and_the_project_opens(project, tmp_
 
 
 def test_a_saved_test_and_score_of_the_wrong_shape_is_left_out(tmp_path):
-    from manifold_studio.files.analysis_records import comparison_record
+    from manifold_studio.project.analysis_records import comparison_record
 
     s = Session()
     ds = s.load("sample:iris")

@@ -14,7 +14,7 @@ import pytest
 import manifold_studio as ms
 from manifold_studio.data import Dataset
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.files.project_file import SUFFIX, read_project, save_project
+from manifold_studio.project.project_file import SUFFIX, read_project, save_project
 from manifold_studio.session.model import Session
 
 
@@ -31,7 +31,7 @@ def test_killing_the_process_during_a_large_save_keeps_the_previous_project(tmp_
     script = textwrap.dedent(f"""
         import numpy as np
         from manifold_studio.data import Dataset
-        from manifold_studio.files.project_file import save_project
+        from manifold_studio.project.project_file import save_project
         from manifold_studio.session.model import Session
         s = Session()
         rng = np.random.default_rng(0)

@@ -14,7 +14,7 @@ from manifold_studio.algorithms import ClusteringAlgorithm, Int
 from manifold_studio.algorithms.state_schema import Fitted, StateError, declared_state, validate_state
 from manifold_studio.files import schemas
 from manifold_studio.files.model_file import ModelFileError, load_model, save_model
-from manifold_studio.files.project_file import read_project, save_project
+from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.session.model import DONE, FAILED, Session
 
 from hostile_files import PROJECT_KEY, drop_member, edit_document, set_member

@@ -103,7 +103,7 @@ def _session_with_cut(cut):
 
 
 def test_project_file_keeps_the_cut_and_drops_one_that_does_not_fit(tmp_path):
-    from manifold_studio.files.project_file import read_project, save_project
+    from manifold_studio.project.project_file import read_project, save_project
 
     cut = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3, 3])
     save_project(_session_with_cut(cut), tmp_path / "a.msproj")

@@ -130,7 +130,7 @@ def test_open_fit_and_reopen_a_distance_matrix(qtbot, make_window, host, iris, i
     assert w.run_algorithm("pca", {}) is None and "cannot fit one" in w.statusBar().currentMessage()
 
     # project round trip: still a distance matrix, with its names and labels
-    from manifold_studio.files.project_file import load_project, save_project
+    from manifold_studio.project.project_file import load_project, save_project
 
     save_project(w.session, tmp_path / "d.msproj")
     session, _views = load_project(tmp_path / "d.msproj", host)

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 
 from gui_helpers import wait_idle, wait_last_run
 from manifold_studio.tables.dataset_columns import dataset_columns
-from manifold_studio.files.export_paths import MAX_SIDE, MIN_SIDE
+from manifold_studio.fileio.export_paths import MAX_SIDE, MIN_SIDE
 from manifold_studio.gui import export as export_module
 from manifold_studio.gui.export import ImageExportDialog, install_export
 from manifold_studio.tables.export import rows_as_tsv
@@ -125,7 +125,7 @@ def test_unwritable_folder(win, locked):
 
 
 def test_a_write_failing_in_the_job_is_reported(win, qtbot, tmp_path, monkeypatch):
-    from manifold_studio.files.export_paths import ExportError
+    from manifold_studio.fileio.export_paths import ExportError
 
     def refuse(path, write, binary=True):
         raise ExportError(f"Cannot write to {tmp_path}: permission denied.")

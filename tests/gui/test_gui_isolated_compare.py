@@ -16,7 +16,7 @@ pytest.importorskip("pytestqt")
 
 from manifold_studio.analysis.compare_learners import compare_learners  # noqa: E402
 from manifold_studio.plugins.host import PluginHost, get_host, reset_host  # noqa: E402
-from manifold_studio.session.chain import chained_estimator  # noqa: E402
+from manifold_studio.analysis.chain import chained_estimator  # noqa: E402
 
 WINDOW_DIALOGS = False
 WINDOW_SIZE = (1300, 900)

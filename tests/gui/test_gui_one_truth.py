@@ -249,7 +249,7 @@ def test_choose_k_computes_on_what_the_next_run_fits(qtbot, make_window, host):
 
 
 def test_a_project_chain_with_a_step_not_installed_is_shown_and_blocks_run(qtbot, make_window, host, tmp_path):
-    from manifold_studio.files.project_file import save_project
+    from manifold_studio.project.project_file import save_project
     from manifold_studio.session.model import Session
 
     s = Session(host)

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 import manifold_studio as ms  # noqa: E402
 from manifold_studio.algorithms.pipeline import Pipeline  # noqa: E402
 from manifold_studio.files.model_file import load_model  # noqa: E402
-from manifold_studio.files.project_file import load_project, save_project  # noqa: E402
+from manifold_studio.project.project_file import load_project, save_project  # noqa: E402
 
 WINDOW_DIALOGS = False
 WINDOW_SIZE = (1300, 900)

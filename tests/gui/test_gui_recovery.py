@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from gui_helpers import wait_idle
-from manifold_studio.session.recovery import orphaned_recovery_files, recovery_path
+from manifold_studio.project.recovery import orphaned_recovery_files, recovery_path
 
 
 def test_a_killed_session_is_restored(qtbot, make_window, fresh_host, tmp_path, monkeypatch):
@@ -65,7 +65,7 @@ def test_a_killed_session_is_restored(qtbot, make_window, fresh_host, tmp_path, 
 def test_the_autosave_keeps_the_chain_and_the_form_values(qtbot, make_window, fresh_host, tmp_path, monkeypatch):
     """Issue 30: the recovery file is a project with the preparation chain and every method's
     form values, and restoring it brings both back."""
-    from manifold_studio.files.project_file import read_project
+    from manifold_studio.project.project_file import read_project
 
     monkeypatch.setenv("MANIFOLD_STUDIO_RECOVERY_DIR", str(tmp_path))
     w = make_window(fresh_host)

@@ -9,7 +9,7 @@ from PIL import Image
 
 from gui_helpers import wait_idle, wait_last_run
 
-from manifold_studio.analysis.script_spec import script_spec
+from manifold_studio.reproduce.script_spec import script_spec
 
 WINDOW_DIALOGS = False
 
@@ -117,7 +117,7 @@ def test_roles_and_a_labelled_meta_column_survive_the_project_and_reach_the_scri
     import subprocess
     import sys
 
-    from manifold_studio.analysis.script_export import run_output_name
+    from manifold_studio.reproduce.script_export import run_output_name
 
     src = tmp_path / "data" / "penguins.csv"
     src.parent.mkdir()

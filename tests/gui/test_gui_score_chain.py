@@ -95,7 +95,7 @@ def test_a_chain_step_failing_on_one_fold_is_named_and_the_rest_is_scored(qtbot,
     # data set made here, so that the script loads it)
     w.session.datasets["one column"].source = str(tmp_path / "one.csv")
     path = w.project.export_script(tmp_path / "analysis.py")
-    from manifold_studio.analysis.script_spec import script_spec
+    from manifold_studio.reproduce.script_spec import script_spec
 
     text = path.read_text()
     assert "comparison = test_and_score(SPEC['test_score'], data1)" in text

@@ -202,7 +202,7 @@ def test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation(qtbot, 
     assert path.exists()
 
     # the autosaved recovery file holds them too
-    from manifold_studio.files.project_file import read_project
+    from manifold_studio.project.project_file import read_project
 
     job = w.autosave.save_now()
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)

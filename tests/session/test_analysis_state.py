@@ -14,7 +14,7 @@ from scipy.cluster import hierarchy  # noqa: E402
 from manifold_studio.analysis.compare_clusterings import compare_on_dataset  # noqa: E402
 from manifold_studio.analysis.report import run_item  # noqa: E402
 from manifold_studio.errors import DataError  # noqa: E402
-from manifold_studio.files.project_file import load_project, read_project, save_project  # noqa: E402
+from manifold_studio.project.project_file import load_project, read_project, save_project  # noqa: E402
 from manifold_studio.session.model import Session  # noqa: E402
 
 STANDARDIZE = ("standardize", {"with_mean": True, "with_std": True})

@@ -23,7 +23,7 @@ def D():
 def test_the_methods_that_take_distances():
     algos = get_host().algorithms
     assert distance_methods(algos) == ["hierarchical", "isomap", "laplacian_eigenmaps", "mds",
-                                       "spectral_clustering", "tsne"]
+                                       "spectral_clustering", "tsne", "umap"]
     assert distance_param(algos["mds"]) == "dissimilarity" and distance_param(algos["isomap"]) == "metric"
     # a precomputed kernel is not a distance matrix; LLE's metric has no 'precomputed'
     assert distance_param(algos["kernel_pca"]) is None and distance_param(algos["svm"]) is None

@@ -302,7 +302,7 @@ def test_fit_sample_on_h5ad(h5ad, tmp_path):
 
 
 def test_project_keeps_obs_annotations_and_ready_maps(h5ad, tmp_path):
-    from manifold_studio.files.project_file import load_project, save_project
+    from manifold_studio.project.project_file import load_project, save_project
     from manifold_studio.session.model import Session
 
     session = Session()

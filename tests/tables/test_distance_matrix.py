@@ -11,8 +11,8 @@ from scipy.spatial.distance import pdist, squareform
 import manifold_studio as ms
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
-from manifold_studio.files.bounded import ENV_VAR
-from manifold_studio.tables.distance_matrix import read_distances_to
+from manifold_studio.fileio.bounded import ENV_VAR
+from manifold_studio.distance_matrix import read_distances_to
 
 
 @pytest.fixture(scope="module")

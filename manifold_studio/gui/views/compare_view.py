@@ -41,7 +41,7 @@ from manifold_studio.gui.views.small_map import (
 )
 from manifold_studio.gui.widgets import message_label, say
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 #: runs checked when the view first shows a data set (the latest ones)
 DEFAULT_RUNS = 4

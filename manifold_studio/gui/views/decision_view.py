@@ -25,7 +25,7 @@ from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 REGION_ALPHA = 0.30  # region colour = white blended with this much of the class colour
 

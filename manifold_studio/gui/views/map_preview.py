@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from manifold_studio.gui.views.map_encoding import SYMBOL_ALPHA, brushes_for
 from manifold_studio.gui.views.palette import make_coloring
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 #: the view's range is changed when the points leave it or fill less than this fraction of it
 MIN_FILL = 0.35

@@ -55,7 +55,7 @@ from manifold_studio.gui.views.map_preview import MapPreviewMixin
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 from manifold_studio.render.spatial_grid import GridIndex
 
 #: above this many points the map switches to the cheap FastPointsItem

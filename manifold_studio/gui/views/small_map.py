@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from manifold_studio.gui.views import selection_overlay
 from manifold_studio.gui.views.palette import Coloring, make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem
-from manifold_studio.render.map_coords import as_map_xy
+from manifold_studio.analysis.map_coords import as_map_xy
 
 #: above this many points a small map draws with FastPointsItem
 SMALL_MAP_FAST = 3_000   # above, 2×2 px points in one cheap item (a symbol per point cost 160 ms at 20,000)

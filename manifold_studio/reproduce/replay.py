@@ -2,7 +2,7 @@
 
 ::
 
-    from manifold_studio.analysis.replay import replay
+    from manifold_studio.reproduce.replay import replay
     result = replay("project.msproj", "new.csv", "results/")   # or a Session
     result.outputs        # [(run id, Path('results/run1_isomap.csv')), ...]
     result.notes          # runs that could not be applied, and why
@@ -28,11 +28,11 @@ import manifold_studio as ms
 from manifold_studio.algorithms.named_columns import check_numeric, first_non_number
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.run_cut import extend_cut
-from manifold_studio.analysis.script_export import run_output_name
+from manifold_studio.reproduce.script_export import run_output_name
 from manifold_studio.errors import DataError, InvalidParameterError, ManifoldStudioError, WriteError
 from manifold_studio.extend.out_of_core import row_id_header
-from manifold_studio.files.export_paths import same_file
-from manifold_studio.files.project_file import read_project
+from manifold_studio.fileio.export_paths import same_file
+from manifold_studio.project.project_file import read_project
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.export import write_table_csv
 from manifold_studio.tables.model import NUMERIC

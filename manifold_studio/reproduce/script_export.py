@@ -2,11 +2,11 @@
 
 ::
 
-    from manifold_studio.analysis.script_export import session_script, write_script
+    from manifold_studio.reproduce.script_export import session_script, write_script
     text = session_script(session)            # or write_script("project.msproj", "analysis.py")
 
 The script is generated from data, never from text pasted into code. What the session did is
-one plain-data spec (:func:`manifold_studio.analysis.script_spec.session_spec`): the data sets,
+one plain-data spec (:func:`manifold_studio.reproduce.script_spec.session_spec`): the data sets,
 the runs, the Test & Score comparison. The script holds it as one JSON literal,
 ``SPEC = json.loads((<repr of each line of the JSON text>), object_hook=decode_floats)`` (one
 string literal, split in lines: one per data set and per run), followed by code that
@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from manifold_studio.analysis.script_spec import (
+from manifold_studio.reproduce.script_spec import (
     FLOAT_TAG,
     NothingToExport,
     run_chain,
@@ -41,9 +41,9 @@ from manifold_studio.analysis.script_spec import (
     session_spec,
     spec_json,
 )
-from manifold_studio.files.atomic import atomic_write
-from manifold_studio.files.export_paths import check_output_path
-from manifold_studio.files.project_file import read_project
+from manifold_studio.fileio.atomic import atomic_write
+from manifold_studio.fileio.export_paths import check_output_path
+from manifold_studio.project.project_file import read_project
 
 __all__ = ["session_script", "write_script", "script_text", "run_output_name", "run_chain", "NothingToExport"]
 
@@ -66,7 +66,7 @@ from pathlib import Path
 import numpy as np
 
 import manifold_studio as ms
-from manifold_studio.session.chain import chained_estimator
+from manifold_studio.analysis.chain import chained_estimator
 
 HERE = Path(__file__).resolve().parent  # data paths in SPEC are relative to this script's folder
 OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
@@ -202,7 +202,7 @@ for note in SPEC["notes"]:
 
 
 def script_text(spec: dict) -> str:
-    """The script for a spec of :func:`~manifold_studio.analysis.script_spec.session_spec`: the
+    """The script for a spec of :func:`~manifold_studio.reproduce.script_spec.session_spec`: the
     fixed code, the spec as one JSON literal, and one line per data set and run that indexes it
     by position (variable names are made of positions and run numbers only)."""
     stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

@@ -3,7 +3,7 @@
 preparation step from a plugin installed from another distribution the way the command line does
 (:mod:`manifold_studio.cli.worker_command`) — in a spawned child, so a plugin that segfaults or
 calls ``os._exit`` ends only that child. The comparison comes back as its project record
-(:mod:`manifold_studio.files.analysis_records`: JSON-able document and arrays, no pickle of
+(:mod:`manifold_studio.project.analysis_records`: JSON-able document and arrays, no pickle of
 objects); a child that dies raises :class:`~manifold_studio.session.isolated_fit.PluginProcessError`
 naming the signal or the exit code, and the caller keeps what it had. Qt-free::
 
@@ -24,8 +24,8 @@ from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.pipeline import PIPELINE_ID, make_pipeline
 from manifold_studio.analysis.compare_clusterings import compare_clusterings
 from manifold_studio.analysis.compare_learners import compare_learners
-from manifold_studio.evaluation import evaluate
-from manifold_studio.files.analysis_records import (
+from manifold_studio.analysis.evaluate import evaluate
+from manifold_studio.project.analysis_records import (
     clustering_comparison_from_record,
     clustering_comparison_record,
     comparison_from_record,
@@ -34,7 +34,7 @@ from manifold_studio.files.analysis_records import (
     evaluation_record,
 )
 from manifold_studio.plugins.host import get_host
-from manifold_studio.session.chain import dataset_columns
+from manifold_studio.analysis.chain import dataset_columns
 from manifold_studio.session.isolated_fit import (
     PipeProgress,
     _build,

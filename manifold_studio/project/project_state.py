@@ -1,6 +1,6 @@
 """The analysis state a project keeps beyond its data sets and runs: the current preparation
 chain (field ``chain``: ``[[step id, {parameters}], ...]``). Written and read by
-:mod:`manifold_studio.files.project_file`."""
+:mod:`manifold_studio.project.project_file`."""
 from __future__ import annotations
 
 from manifold_studio.files.model_file import _jsonable

@@ -21,7 +21,7 @@ bounded archive, the Matrix Market reader) and then checked as a distance matrix
   is set to 0 / symmetrised and reported.
 * **Sparse files** (sparse ``.npz``, coordinate ``.mtx``) are made dense; every off-diagonal
   distance must be stored (a k-nearest-neighbour graph is not a distance matrix).
-* **Size.** The n x n matrix must fit the load limit (:mod:`manifold_studio.files.bounded`); it is
+* **Size.** The n x n matrix must fit the load limit (:mod:`manifold_studio.fileio.bounded`); it is
   checked before anything is read: from the ``.npy`` header, the Matrix Market header, the text
   file's line and field counts, or a sparse matrix's shape before it is made dense.
 
@@ -39,7 +39,7 @@ from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.params import Float
 from manifold_studio.data import Dataset, Loader
 from manifold_studio.errors import DataError
-from manifold_studio.files.bounded import ENV_VAR, check_npy_file, human_bytes, max_load_bytes
+from manifold_studio.fileio.bounded import ENV_VAR, check_npy_file, human_bytes, max_load_bytes
 from manifold_studio.tables.model import CATEGORICAL, META, TEXT, quote
 
 #: the default of ``symmetry_tolerance``: relative to the largest distance (rounding of a text file)

@@ -66,3 +66,10 @@ def jsonable_params(params: dict) -> dict:
             v = list(v)
         out[k] = v
     return out
+
+
+def chain_imputes(step_ids) -> bool:
+    """Whether a chain (step ids, or a pipeline's ``steps``) fills missing values: then rows with gaps
+    are kept as NaN when loading (``missing=keep``) instead of dropped."""
+    ids = [s[1] if isinstance(s, tuple) else s for s in step_ids]  # a pipeline's (name, step) pairs
+    return any(getattr(s, "id", s) == "impute" for s in ids)

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from manifold_studio.files.project_file import SUFFIX, save_project
+from manifold_studio.project.project_file import SUFFIX, save_project
 from manifold_studio.session.model import Session
 
 PREFIX = "session-"
@@ -103,7 +103,7 @@ def snapshot(session: Session) -> Session:
 def write_recovery(snap: Session, view_settings: dict | None = None, progress=None,
                    analyses: dict | None = None, form_values: dict | None = None) -> Path:
     """Save a snapshot to this process's recovery file (atomically), with the ``analyses``
-    records and the forms' ``form_values`` of :func:`~manifold_studio.files.project_file.save_project`."""
+    records and the forms' ``form_values`` of :func:`~manifold_studio.project.project_file.save_project`."""
     folder = recovery_dir()
     folder.mkdir(parents=True, exist_ok=True)
     return save_project(snap, recovery_path(), view_settings, analyses, form_values)

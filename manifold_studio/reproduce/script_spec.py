@@ -3,7 +3,7 @@
 :func:`session_spec` turns a session (and its saved Test & Score comparison) into one JSON-able
 dict: the data sets to load (source, size and SHA-256, loader options, roles), the runs to refit
 (algorithm, parameters, preparation chain, rows, outputs, evaluation, dendrogram cut) and the
-comparison to repeat. :mod:`manifold_studio.analysis.script_export` writes it into the script as
+comparison to repeat. :mod:`manifold_studio.reproduce.script_export` writes it into the script as
 one JSON literal that the script's fixed code reads: no name, key, path or value from the data
 or the project ever becomes code.
 
@@ -23,10 +23,10 @@ import numpy as np
 
 from manifold_studio.analysis.run_cut import cut_arguments
 from manifold_studio.errors import ManifoldStudioError, UnknownAlgorithmError
-from manifold_studio.files.source_file import with_digest
-from manifold_studio.session.chain import non_default_params, pipeline_chain
+from manifold_studio.fileio.source_file import with_digest
+from manifold_studio.analysis.chain import non_default_params, pipeline_chain
 from manifold_studio.session.records import DONE
-from manifold_studio.tables.distance_matrix import DistanceMatrixLoader
+from manifold_studio.distance_matrix import DistanceMatrixLoader
 
 __all__ = ["NothingToExport", "session_spec", "spec_json", "script_spec", "decode_floats", "run_output_name",
            "run_chain", "FLOAT_TAG"]

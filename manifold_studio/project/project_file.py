@@ -7,7 +7,7 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 - ``data/<i>/X``, ``data/<i>/labels``, ``data/<i>/images``, ``data/<i>/row_ids`` for the i-th data
   set, and (format 2) ``data/<i>/table/...`` for the typed table it was read from, with its column
   roles and meta columns (:mod:`manifold_studio.files.project_tables`); its document also names
-  the file it was read from with its size and SHA-256 (:mod:`manifold_studio.files.source_file`).
+  the file it was read from with its size and SHA-256 (:mod:`manifold_studio.fileio.source_file`).
   A format 1 file (without them) still opens;
 - ``run/<id>/embedding``, ``run/<id>/labels``, ``run/<id>/rows`` for a run's results, and
   ``run/<id>/cut_labels`` for the dendrogram cut the user chose (``meta["cut"]`` describes it);
@@ -15,7 +15,7 @@ The file is a compressed ``.npz`` (a zip of ``.npy`` arrays) holding one JSON do
 - ``run/<id>/ext/<j>/values`` and ``run/<id>/ext/<j>/rows`` for its extensions;
 - ``analysis/<key>/<name>`` for the arrays of an analysis result saved with the project (a
   classifier run's evaluation, a Test & Score comparison: ``analyses=`` of :func:`save_project`,
-  records of :mod:`manifold_studio.files.analysis_records`).
+  records of :mod:`manifold_studio.project.analysis_records`).
 
 It is read back with ``np.load(allow_pickle=False)`` and written atomically (a temporary file,
 then a rename), so a crash while saving never damages the previous version. A run whose
@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from manifold_studio import __version__
 from manifold_studio.data import MISSING_POLICIES, Dataset
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
-from manifold_studio.files.bounded import out_of_memory
+from manifold_studio.fileio.bounded import out_of_memory
 from manifold_studio.files.form_values import form_values_field, read_form_values
 from manifold_studio.files.model_file import (
     ModelFileError,
@@ -51,11 +51,11 @@ from manifold_studio.files.model_file import (
     short_text,
     unpack_estimator,
 )
-from manifold_studio.files.project_state import chain_document, read_chain
+from manifold_studio.project.project_state import chain_document, read_chain
 from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
-from manifold_studio.files.project_parts import read_analyses, read_report
+from manifold_studio.project.project_parts import read_analyses, read_report
 from manifold_studio.files.schemas import PROJECT, short
-from manifold_studio.files.source_file import with_digest
+from manifold_studio.fileio.source_file import with_digest
 from manifold_studio.session.model import Session
 from manifold_studio.session.records import (
     CANCELLED,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 from manifold_studio.errors import ManifoldStudioError, WriteError
-from manifold_studio.files.atomic import atomic_write
+from manifold_studio.fileio.atomic import atomic_write
 
 IMAGE_EXTENSIONS = (".png", ".svg")
 TABLE_EXTENSIONS = (".csv",)
@@ -84,7 +84,7 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def write_file(path, write: Callable[[IO], None], *, binary: bool = True) -> Path:
-    """Write ``path`` atomically (:func:`manifold_studio.files.atomic.atomic_write`); a permission
+    """Write ``path`` atomically (:func:`manifold_studio.fileio.atomic.atomic_write`); a permission
     problem becomes "Cannot write to FOLDER: permission denied" and the old file stays."""
 
     folder = folder_of(path)

@@ -22,7 +22,7 @@ from manifold_studio.analysis.compare_clusterings import MEASURES, ClusteringCom
 from manifold_studio.analysis.compare_learners import METRICS, Comparison, LearnerResult
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import EvaluationResult
-from manifold_studio.session.chain import jsonable_params
+from manifold_studio.analysis.chain import jsonable_params
 
 __all__ = ["evaluation_record", "evaluation_from_record", "comparison_record", "comparison_from_record",
            "clustering_comparison_record", "clustering_comparison_from_record"]
