@@ -36,21 +36,28 @@ def byte_scannable(encoding: str, char: str | None) -> bool:
 
 
 class TallyReader(io.BufferedReader):
-    """A binary file that counts, in the bytes read from it, the line feeds and the delimiters
-    and notes whether a quote character occurs (memchr-speed counts of data already in cache)."""
+    """A binary file that counts, in the bytes read from it, the line feeds, the delimiters and
+    the spaces that open a field (what pandas' ``skipinitialspace`` would skip), and notes
+    whether a quote character occurs (fast counts of data already in cache)."""
 
     def __init__(self, path, char: str):
         super().__init__(io.FileIO(path, "rb"), buffer_size=1 << 20)
         self._delim = ord(char)
-        self.newlines = self.delimiters = 0
+        self.newlines = self.delimiters = self.opening_spaces = 0
         self.quoted = False
         self._last = b""
+        self._field_start = True   # the next byte opens a field (the file's first byte does)
 
     def _tally(self, data: bytes) -> bytes:
         if data:   # (numpy counts bytes several times faster than bytes.count)
             a = np.frombuffer(data, dtype=np.uint8)
-            self.newlines += int(np.count_nonzero(a == 10))
-            self.delimiters += int(np.count_nonzero(a == self._delim))
+            feeds, delims = a == 10, a == self._delim
+            self.newlines += int(np.count_nonzero(feeds))
+            self.delimiters += int(np.count_nonzero(delims))
+            spaces = a == 32
+            opens = feeds[:-1] | delims[:-1]
+            self.opening_spaces += int(np.count_nonzero(opens & spaces[1:])) + int(self._field_start and spaces[0])
+            self._field_start = bool(feeds[-1] or delims[-1])
             self.quoted = self.quoted or b'"' in data
             self._last = data[-1:]
         return data

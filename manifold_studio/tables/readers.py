@@ -97,6 +97,7 @@ class CsvPlan:
     kwargs: dict
     notes: list[str] = field(default_factory=list)
     row_estimate: int = 0             # rows expected from the file size and its first 256 KiB
+    spaced: bool = True               # whether a field of the first 256 KiB opens with a space
 
     @property
     def lines(self) -> np.ndarray:
@@ -130,14 +131,16 @@ class CsvPlan:
             raise DataError(f"{path.name} cannot be read as {self.delimiter}-separated text: "
                             f"{text.splitlines()[-1] if text else type(exc).__name__}.") from None
 
-    def chunks(self, rows: int, source=None):
+    def chunks(self, rows: int, source=None, **extra):
         """The file (or ``source``, an open binary file of it) as DataFrames of at most ``rows``
-        rows (failures as DataError). When the file turns out not to be in the sniffed encoding,
-        the plan switches to Latin-1 (noted) and :class:`EncodingChanged` is raised: read again."""
+        rows (failures as DataError; ``extra`` overrides pandas arguments). When the file turns out
+        not to be in the sniffed encoding, the plan switches to Latin-1 (noted) and
+        :class:`EncodingChanged` is raised: read again."""
         import pandas as pd
 
         try:
-            with pd.read_csv(source or self.path, encoding=self.encoding, chunksize=rows, **self.kwargs) as reader:
+            with pd.read_csv(source or self.path, encoding=self.encoding, chunksize=rows,
+                             **{**self.kwargs, **extra}) as reader:
                 yield from reader
         except UnicodeDecodeError:
             self.notes.append(f"{self.path.name} is not {self.encoding} text past its first 256 KiB: read as Latin-1.")
@@ -221,8 +224,9 @@ def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: st
                   nrows=None if head_rows is None else len(lines))
     per_line = len(head) / max(head.count("\n"), 1)
     estimate = int(path.stat().st_size / max(per_line, 1.0) * 1.02) + 16 if path.is_file() else 0
+    spaced = char is None or head.startswith(" ") or f"{char} " in head or "\n " in head
     return CsvPlan(path, first.delimiter, first.has_header, enc, names, lines,
-                   [names[j] for j in decimal_columns], kwargs, notes, estimate)
+                   [names[j] for j in decimal_columns], kwargs, notes, estimate, spaced)
 
 
 def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
@@ -269,7 +273,9 @@ def _chunked_columns(plan: CsvPlan):
     gathered as they are. A plain 8-bit or UTF-8 file is read through a :class:`TallyReader`: when
     no record lacks its last field and the counts show one record of the header's width per line,
     the line numbers follow without scanning the file again; otherwise the scan numbers the
-    records (and refuses ragged ones). None when a numeric column meets text in a later chunk (the
+    records (and refuses ragged ones). When no field of the first 256 KiB opens with a space,
+    pandas' (slower) skipping of opening spaces is off, and the counts confirm it did not matter.
+    None when a numeric column meets text in a later chunk (the
     whole-file path then reports the stray cells) or the rows do not match the lines."""
     import pandas as pd
 
@@ -281,8 +287,9 @@ def _chunked_columns(plan: CsvPlan):
     pos, short = 0, False
     last = plan.names[-1]
     source = None if known else TallyReader(plan.path, char)
+    extra = {} if known or plan.spaced else {"skipinitialspace": False}
     try:
-        for chunk in plan.chunks(FAST_CHUNK_ROWS, source):
+        for chunk in plan.chunks(FAST_CHUNK_ROWS, source, **extra):
             kinds = [dt.kind in "fiu" for dt in chunk.dtypes]
             if numeric is None:
                 numeric = [nm for nm, k in zip(plan.names, kinds) if k]  # (a few dozen names: list is fine)
@@ -309,8 +316,8 @@ def _chunked_columns(plan: CsvPlan):
     finally:
         if source is not None:
             source.close()
-    if numeric is None or not pos:
-        return None   # (the whole-file path says what is wrong)
+    if numeric is None or not pos or (extra and source.opening_spaces):
+        return None   # (the whole-file path says what is wrong, or reads the spaced fields right)
     lines = None if known or short else source.record_lines(pos, len(plan.names), plan.has_header)
     if lines is None:
         lines = plan.lines   # the scan (refuses ragged records)

@@ -72,3 +72,15 @@ def test_a_short_row_estimate_grows_the_block(tmp_path, monkeypatch):
     np.testing.assert_array_equal(block, X)
     np.testing.assert_array_equal(lines, np.arange(2, 42))
     assert numeric == [f"x{j}" for j in range(4)] and others is None
+
+
+def test_spaces_opening_fields_past_the_sniffed_head_are_still_skipped(tmp_path):
+    rows = "".join(f"{i}.000000,{i % 7}.500000,a\n" for i in range(16_000))   # > 256 KiB without spaces
+    path = write(tmp_path, "s.csv", "x,y,z\n" + rows + "5, NA, b\n")
+    table = read_csv_table(path).table
+    assert np.isnan(table.column("y").values[-1]) and table.column("y").values[-2] == 15_999 % 7 + 0.5
+    z = table.column("z")
+    assert z.categories[z.values[-1]] == "b"
+    with TallyReader(path, ",") as fh:
+        fh.read()
+        assert fh.opening_spaces == 2
