@@ -54,9 +54,10 @@ class TallyReader(io.BufferedReader):
             feeds, delims = a == 10, a == self._delim
             self.newlines += int(np.count_nonzero(feeds))
             self.delimiters += int(np.count_nonzero(delims))
-            spaces = a == 32
-            opens = feeds[:-1] | delims[:-1]
-            self.opening_spaces += int(np.count_nonzero(opens & spaces[1:])) + int(self._field_start and spaces[0])
+            if b" " in data:
+                spaces = a == 32
+                opens = feeds[:-1] | delims[:-1]
+                self.opening_spaces += int(np.count_nonzero(opens & spaces[1:])) + int(self._field_start and spaces[0])
             self._field_start = bool(feeds[-1] or delims[-1])
             self.quoted = self.quoted or b'"' in data
             self._last = data[-1:]

@@ -139,8 +139,8 @@ class CsvPlan:
         import pandas as pd
 
         try:
-            with pd.read_csv(source or self.path, encoding=self.encoding, chunksize=rows,
-                             **{**self.kwargs, **extra}) as reader:
+            with pd.read_csv(source or self.path, chunksize=rows,
+                             **{"encoding": self.encoding, **self.kwargs, **extra}) as reader:
                 yield from reader
         except UnicodeDecodeError:
             self.notes.append(f"{self.path.name} is not {self.encoding} text past its first 256 KiB: read as Latin-1.")
@@ -288,6 +288,8 @@ def _chunked_columns(plan: CsvPlan):
     last = plan.names[-1]
     source = None if known else TallyReader(plan.path, char)
     extra = {} if known or plan.spaced else {"skipinitialspace": False}
+    if not known and plan.encoding == "utf-8-sig":
+        extra["encoding"] = "utf-8"   # bytes straight to the C parser (which drops a BOM), not decoded twice
     try:
         for chunk in plan.chunks(FAST_CHUNK_ROWS, source, **extra):
             kinds = [dt.kind in "fiu" for dt in chunk.dtypes]
@@ -304,8 +306,9 @@ def _chunked_columns(plan: CsvPlan):
                 block = _grown(block, pos + len(chunk))
             short = short or bool(chunk[last].isna().any())  # a short record has no last field
             part = block[pos:pos + len(chunk)]
-            if numeric:
-                part[...] = chunk[numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+            if numeric:   # (column by column into the block: no interleaved temporary)
+                np.stack([chunk[nm].to_numpy(dtype=np.float64, na_value=np.nan) for nm in numeric], axis=1,
+                         out=part)
                 if not np.isfinite(part).all():
                     part[np.isinf(part)] = np.nan
             for nm in other:
