@@ -168,9 +168,7 @@ def _symmetric_matvec(M):
         F = M.T   # the same symmetric matrix, F-ordered: no copy
     else:
         return None
-    from scipy.linalg.blas import dsymv
-
-    return lambda v: dsymv(1.0, F, np.asarray(v, dtype=np.float64).ravel(), lower=0)
+    return lambda v: sla.blas.dsymv(1.0, F, np.asarray(v, dtype=np.float64).ravel(), lower=0)
 
 
 def _checked_operator(M, ticker: _Ticker) -> spla.LinearOperator:
