@@ -119,7 +119,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-csv-") as tmp:
         folder = Path(tmp)
-        _old_reader(folder)
+        if args.old:
+            _old_reader(folder)
         path = folder / "numbers.csv"
         _write_file(path, args.rows, args.cols)
         size_mb = path.stat().st_size / 2**20
