@@ -1,7 +1,12 @@
-"""CSV loading benchmark: the pandas-based table reader against the hand-written reader it replaced.
+"""CSV loading benchmark: the table reader against ``pandas.read_csv`` (and the hand-written reader it replaced).
 
     nice -n 19 .venv/bin/python benchmarks/bench_csv.py            # 1,000,000 x 20 numbers
     .venv/bin/python benchmarks/bench_csv.py --rows 100000          # smaller
+    .venv/bin/python benchmarks/bench_csv.py --old                  # also the old reader (minutes)
+
+Against pandas: ``Loader.load`` (sniffing, line numbers, ragged-row checks, the Dataset and its load
+report) and a bare ``pandas.read_csv(path)`` alternate ``--repeat`` times in one fresh process; the
+best wall-clock and CPU (process) times of each and their ratios are reported.
 
 The old reader is the CSV loader of commit b118a58 (plugins/manifold_studio_builtins/csv_loader.py and
 csv_text.py), taken from git into a temporary folder and imported under other names. Both readers
@@ -37,6 +42,18 @@ import numpy as np
 import pandas  # imported by both, so that its memory is in the baseline of both
 from manifold_studio.data import Dataset
 which, path, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if which == "duel":
+    from manifold_studio_builtins.csv_loader import CsvLoader
+    loader, best = CsvLoader(), {{}}
+    for _ in range(repeat):
+        for name, func in (("ours", lambda: loader.load(path)), ("pandas", lambda: pandas.read_csv(path))):
+            t, c = time.perf_counter(), time.process_time()
+            out = func()
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
+            best[name] = [min(a, b) for a, b in zip(best.get(name, [wall, cpu]), [wall, cpu])]
+            del out
+    print(json.dumps(best))
+    sys.exit(0)
 if which == "old":
     from old_csv_loader import CsvLoader
 else:
@@ -97,23 +114,43 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--cols", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3, help="runs of the new reader (the old one runs once)")
+    ap.add_argument("--old", action="store_true", help="also time the old hand-written reader (minutes)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "csv.txt"))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-csv-") as tmp:
         folder = Path(tmp)
-        _old_reader(folder)
+        if args.old:
+            _old_reader(folder)
         path = folder / "numbers.csv"
         _write_file(path, args.rows, args.cols)
         size_mb = path.stat().st_size / 2**20
+        duel = _run("duel", folder, path, args.repeat)
         new = _run("new", folder, path, args.repeat)
-        old = _run("old", folder, path, 1)
+        old = _run("old", folder, path, 1) if args.old else None
     final_mb = args.rows * args.cols * 8 / 2**20
-    assert new["shape"] == old["shape"] == [args.rows, args.cols], (new["shape"], old["shape"])
-    assert abs(new["checksum"] - old["checksum"]) <= 1e-9 * max(1.0, abs(old["checksum"]))
-    lines = [
-        f"CSV loading, {args.rows:,} x {args.cols} numbers ({size_mb:.0f} MiB file, final array {final_mb:.0f} MiB)",
+    assert new["shape"] == [args.rows, args.cols], new["shape"]
+    ours, pd_ = duel["ours"], duel["pandas"]
+    versus = [
+        f"CSV loading, {args.rows:,} x {args.cols} numbers ({size_mb:.0f} MiB file), Loader.load against "
+        f"pandas.read_csv, alternating in one process, best of {args.repeat}",
         f"machine: {platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at the end",
+        f"ours (with line numbers, ragged-row checks and the load report): wall {ours[0]:.2f} s, CPU {ours[1]:.2f} s",
+        f"pandas.read_csv(path): wall {pd_[0]:.2f} s, CPU {pd_[1]:.2f} s",
+        f"ratio ours / pandas: wall {ours[0] / pd_[0]:.2f}, CPU {ours[1] / pd_[1]:.2f}",
+        f"new peak memory / final array: RSS {new['rss_peak_mb'] / final_mb:.2f}x, "
+        f"tracemalloc {new['traced_peak_mb'] / final_mb:.2f}x",
+        f"report: {new['report']}",
+    ]
+    if old is None:
+        text = "\n".join(versus) + "\n"
+        print(text)
+        Path(args.out).write_text(text)
+        return
+    assert old["shape"] == [args.rows, args.cols], old["shape"]
+    assert abs(new["checksum"] - old["checksum"]) <= 1e-9 * max(1.0, abs(old["checksum"]))
+    lines = versus + [
+        "", f"Against the old hand-written reader (final array {final_mb:.0f} MiB):",
         f"old reader (hand-written, {OLD_COMMIT}): {old['time']:.2f} s, peak RSS +{old['rss_peak_mb']:.0f} MiB, "
         f"tracemalloc peak {old['traced_peak_mb']:.0f} MiB",
         f"new reader (pandas, manifold_studio.tables): best of {args.repeat} {new['time']:.2f} s "

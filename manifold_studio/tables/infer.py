@@ -209,10 +209,11 @@ def columns_from_block(block: np.ndarray, names: list[str], lines: np.ndarray, w
                        label_column: str | None, report: list[str]) -> list[Column]:
     """Numeric columns that are views of the float64 ``block`` (NaN for missing)."""
     columns = []
+    first = block[0] if len(block) else np.full(len(names), np.nan)
     for j, nm in enumerate(names):
         values = block[:, j]
         role = TARGET if nm == label_column else FEATURE
-        if np.isnan(values).all():
+        if np.isnan(first[j]) and np.isnan(values).all():   # (a strided pass only when it may be empty)
             report.append(f"column {quote(nm)} is empty: left out.")
             columns.append(Column(nm, NUMERIC, values, SKIPPED, None, "empty"))
         else:

@@ -12,7 +12,8 @@ CSV/TSV: the delimiter, the header row and decimal commas are found from the fir
 UTF-16 with BOM, or Latin-1 (reported), unless given; the missing-value spellings are empty,
 ``NA``, ``N/A``, ``NaN``, ``null``, ``None``, ``?``, ``#N/A`` (any case) plus ``na_values``. Then
 pandas' C parser reads the whole file, and :mod:`~manifold_studio.tables.lines` gives every row its
-line number (the row id) and refuses ragged rows by line.
+line number (the row id) and refuses ragged rows by line (for a plain file of numbers, from counts
+taken as pandas reads it, without a second pass).
 
 Excel: one sheet; a workbook with several sheets is refused with their names unless ``sheet``
 names one. Parquet and Arrow IPC / Feather (file or stream format): the columns and their types as
@@ -34,7 +35,7 @@ import numpy as np
 
 from manifold_studio.errors import DataError
 from manifold_studio.tables.infer import table_from_block, table_from_frame
-from manifold_studio.tables.lines import record_lines
+from manifold_studio.tables.lines import TallyReader, byte_scannable, record_lines
 from manifold_studio.tables.model import ReadResult, quote
 from manifold_studio.tables.sniff import (
     DECIMAL_COMMA,
@@ -93,10 +94,23 @@ class CsvPlan:
     has_header: bool
     encoding: str
     names: list[str]
-    lines: np.ndarray
+    line_numbers: np.ndarray | None   # None until :attr:`lines` is first asked for
     decimal_names: list[str]
     kwargs: dict
     notes: list[str] = field(default_factory=list)
+    row_estimate: int = 0             # rows expected from the file size and its first 256 KiB
+    spaced: bool = True               # whether a field of the first 256 KiB opens with a space
+
+    @property
+    def lines(self) -> np.ndarray:
+        """The line of every data record, after checking no record is ragged (scans the file once)."""
+        if self.line_numbers is None:
+            lines = record_lines(self.path, self.encoding, DELIMITERS[self.delimiter], self.has_header,
+                                 self.path.name)
+            if not len(lines):
+                raise DataError(f"{self.path.name} holds a header but no data rows.")
+            self.line_numbers = lines
+        return self.line_numbers
 
     @property
     def detail(self) -> str:
@@ -119,14 +133,16 @@ class CsvPlan:
             raise DataError(f"{path.name} cannot be read as {self.delimiter}-separated text: "
                             f"{text.splitlines()[-1] if text else type(exc).__name__}.") from None
 
-    def chunks(self, rows: int):
-        """The file as DataFrames of at most ``rows`` rows (failures as DataError). When the file
-        turns out not to be in the sniffed encoding, the plan switches to Latin-1 (noted) and
+    def chunks(self, rows: int, source=None, **extra):
+        """The file (or ``source``, an open binary file of it) as DataFrames of at most ``rows``
+        rows (failures as DataError; ``extra`` overrides pandas arguments). When the file turns out
+        not to be in the sniffed encoding, the plan switches to Latin-1 (noted) and
         :class:`EncodingChanged` is raised: read again."""
         import pandas as pd
 
         try:
-            with pd.read_csv(self.path, encoding=self.encoding, chunksize=rows, **self.kwargs) as reader:
+            with pd.read_csv(source or self.path, chunksize=rows,
+                             **{"encoding": self.encoding, **self.kwargs, **extra}) as reader:
                 yield from reader
         except UnicodeDecodeError:
             self.notes.append(f"{self.path.name} is not {self.encoding} text past its first 256 KiB: read as Latin-1.")
@@ -180,9 +196,10 @@ def _exact_floats() -> dict:
 
 
 def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
-             encoding: str = "auto", na_values=(), head_rows: int | None = None) -> CsvPlan:
+             encoding: str = "auto", na_values=(), head_rows: int | None = None, scan: bool = True) -> CsvPlan:
     """Sniff a delimited file (first 256 KiB), number its records and check they are not ragged.
-    With ``head_rows``, only that many first rows are planned (a preview: no scan of the file)."""
+    With ``head_rows``, only that many first rows are planned (a preview: no scan of the file);
+    with ``scan=False`` the records are numbered when :attr:`CsvPlan.lines` is first asked for."""
     path = _with_line_feeds(Path(path))
     if decimal not in DECIMALS:
         raise DataError(f"Invalid decimal {decimal!r}: allowed are {', '.join(DECIMALS)}.")
@@ -202,11 +219,11 @@ def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: st
     if decimal == "auto":
         notes.extend(sniff_notes)
     char = DELIMITERS[first.delimiter]
-    if head_rows is None:
-        lines = record_lines(path, enc, char, first.has_header, path.name)
-    else:
+    if head_rows is not None:
         lines = np.asarray(first.line_numbers[:max(int(head_rows), 0)], dtype=np.int64)
-    if not len(lines):
+    else:
+        lines = record_lines(path, enc, char, first.has_header, path.name) if scan else None
+    if lines is not None and not len(lines):
         raise DataError(f"{path.name} holds a header but no data rows.")
     names = first.names
     kwargs = dict(sep=char if char is not None else r"\s+", header=0 if first.has_header else None,
@@ -215,8 +232,11 @@ def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: st
                   dtype={names[j]: "str" for j in decimal_columns} or None,
                   decimal="," if decimal == "comma" else ".", thousands="." if decimal == "comma" else None,
                   nrows=None if head_rows is None else len(lines))
+    per_line = len(head) / max(head.count("\n"), 1)
+    estimate = int(path.stat().st_size / max(per_line, 1.0) * 1.02) + 16 if path.is_file() else 0
+    spaced = char is None or head.startswith(" ") or f"{char} " in head or "\n " in head
     return CsvPlan(path, first.delimiter, first.has_header, enc, names, lines,
-                   [names[j] for j in decimal_columns], kwargs, notes)
+                   [names[j] for j in decimal_columns], kwargs, notes, estimate, spaced)
 
 
 def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decimal: str = "auto",
@@ -228,17 +248,17 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
     0-based index; ``roles``/``types`` override inference ({column: role or type})."""
     path = Path(path)
     plan = plan_csv(path, delimiter=delimiter, header=header, decimal=decimal, encoding=encoding,
-                    na_values=na_values)
+                    na_values=na_values, scan=False)
     label = _column_name(label_column, plan.names, path)
     id_name = _column_name(id_column, plan.names, path, "id column")
     choices = dict(label_column=label, roles=roles, types=types, id_column=id_name, report=plan.notes)
     extra = {"delimiter": plan.delimiter, "has_header": plan.has_header}
     read = _chunked_columns(plan)
     if read is not None:
-        block, numeric, others = read
+        block, numeric, others, lines = read
         if others is not None:
             plan.fix_decimal_commas(others)
-        table = table_from_block(block, numeric, plan.lines, where=path.name, name=path.stem, source=str(path),
+        table = table_from_block(block, numeric, lines, where=path.name, name=path.stem, source=str(path),
                                  others=others, order=plan.names, **choices)
         return ReadResult(table, plan.detail, {**extra, "encoding": plan.encoding})
     frame = plan.read()
@@ -257,32 +277,48 @@ def read_csv_table(path, *, delimiter: str = "auto", header: str = "auto", decim
 
 
 def _chunked_columns(plan: CsvPlan):
-    """``(block, numeric names, DataFrame of the other columns)`` read chunk by chunk: the columns
-    that are numbers go straight into one C-ordered float64 array sized by the line count
-    (infinite values as NaN; peak memory about the array and one chunk), the others (text,
-    dates, booleans) are gathered as they are. None when a numeric column meets text in a later
-    chunk (the whole-file path then reports the stray cells) or the rows do not match the lines."""
+    """``(block, numeric names, DataFrame of the other columns, line numbers)`` read chunk by chunk:
+    the columns that are numbers go straight into one C-ordered float64 array (infinite values as
+    NaN; peak memory about the array and one chunk), the others (text, dates, booleans) are
+    gathered as they are. A plain 8-bit or UTF-8 file is read through a :class:`TallyReader`: when
+    no record lacks its last field and the counts show one record of the header's width per line,
+    the line numbers follow without scanning the file again; otherwise the scan numbers the
+    records (and refuses ragged ones). When no field of the first 256 KiB opens with a space,
+    pandas' (slower) skipping of opening spaces is off, and the counts confirm it did not matter.
+    None when a numeric column meets text in a later chunk (the
+    whole-file path then reports the stray cells) or the rows do not match the lines."""
     import pandas as pd
 
-    n = len(plan.lines)
+    char = DELIMITERS[plan.delimiter]
+    known = plan.line_numbers is not None or not byte_scannable(plan.encoding, char)
+    capacity = len(plan.lines) if known else max(plan.row_estimate, 16)
     block = numeric = other = None
     parts: dict[str, list] = {}
-    pos = 0
+    pos, short = 0, False
+    last = plan.names[-1]
+    source = None if known else TallyReader(plan.path, char)
+    extra = {} if known or plan.spaced else {"skipinitialspace": False}
+    if not known and plan.encoding == "utf-8-sig":
+        extra["encoding"] = "utf-8"   # bytes straight to the C parser (which drops a BOM), not decoded twice
     try:
-        for chunk in plan.chunks(FAST_CHUNK_ROWS):
+        for chunk in plan.chunks(FAST_CHUNK_ROWS, source, **extra):
             kinds = [dt.kind in "fiu" for dt in chunk.dtypes]
             if numeric is None:
                 numeric = [nm for nm, k in zip(plan.names, kinds) if k]  # (a few dozen names: list is fine)
                 other = [nm for nm, k in zip(plan.names, kinds) if not k]
-                block = np.empty((n, len(numeric)), dtype=np.float64)
+                block = np.empty((capacity, len(numeric)), dtype=np.float64)
                 parts = {nm: [] for nm in other}
             elif any(nm in numeric and not k for nm, k in zip(plan.names, kinds)):
                 return None  # text met in a column that was numbers
-            if pos + len(chunk) > n:
-                return None
+            if pos + len(chunk) > len(block):
+                if known:
+                    return None
+                block = _grown(block, pos + len(chunk))
+            short = short or bool(chunk[last].isna().any())  # a short record has no last field
             part = block[pos:pos + len(chunk)]
-            if numeric:
-                part[...] = chunk[numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+            if numeric:   # (column by column into the block: no interleaved temporary)
+                np.stack([chunk[nm].to_numpy(dtype=np.float64, na_value=np.nan) for nm in numeric], axis=1,
+                         out=part)
                 if not np.isfinite(part).all():
                     part[np.isinf(part)] = np.nan
             for nm in other:
@@ -290,10 +326,27 @@ def _chunked_columns(plan: CsvPlan):
             pos += len(chunk)
     except EncodingChanged:
         return None
-    if pos != n or numeric is None:
+    finally:
+        if source is not None:
+            source.close()
+    if numeric is None or not pos or (extra and source.opening_spaces):
+        return None   # (the whole-file path says what is wrong, or reads the spaced fields right)
+    lines = None if known or short else source.record_lines(pos, len(plan.names), plan.has_header)
+    if lines is None:
+        lines = plan.lines   # the scan (refuses ragged records)
+    else:
+        plan.line_numbers = lines
+    if pos != len(lines):
         return None
     others = pd.DataFrame({nm: pd.concat(parts[nm], ignore_index=True) for nm in other}) if other else None
-    return block, numeric, others
+    return block[:pos], numeric, others, lines
+
+
+def _grown(block: np.ndarray, rows: int) -> np.ndarray:
+    """``block`` copied into a larger array of at least ``rows`` rows (the row estimate was short)."""
+    bigger = np.empty((max(rows, int(len(block) * 1.5)), block.shape[1]), dtype=block.dtype)
+    bigger[:len(block)] = block
+    return bigger
 
 
 def iter_csv_tables(path, chunk_rows: int, *, label_column=None, id_column=None, roles: dict | None = None,

@@ -127,3 +127,24 @@ def test_covariance_route_survives_a_large_mean(offset, rng):
     full = principal_axes(X, 5, solver="full")
     np.testing.assert_allclose(cov.singular_values[:5], full.singular_values[:5], rtol=1e-8)
     np.testing.assert_allclose(np.abs(cov.components[:5] @ full.components[:5].T), np.eye(5), atol=1e-6)
+
+
+def test_covariance_route_with_few_axes_takes_the_leading_eigenpairs_only(monkeypatch):
+    """At most a quarter of the axes: LAPACK's subset solver on the covariance gives the same axes
+    as the SVD, and the total variance still comes from the whole trace."""
+    import manifold_studio.algorithms.pca_solvers as solvers
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 40)) @ rng.normal(size=(40, 40)) + 3.0
+    calls = []
+    real = solvers._leading_eigenpairs
+    monkeypatch.setattr(solvers, "_leading_eigenpairs", lambda C, k: calls.append(k) or real(C, k))
+    axes = solvers.principal_axes(X, 10, solver="covariance")
+    assert calls == [10]
+    Xc = X - X.mean(axis=0)
+    _, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    np.testing.assert_allclose(axes.singular_values, s[:10], rtol=1e-10)
+    np.testing.assert_allclose(np.abs(axes.components @ Vt[:10].T), np.eye(10), atol=1e-8)
+    assert axes.total_variance == pytest.approx((Xc ** 2).sum() / 399, rel=1e-12)
+    solvers.principal_axes(X, 11, solver="covariance")   # above a quarter: the full eigh
+    assert calls == [10]

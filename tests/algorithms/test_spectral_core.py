@@ -212,3 +212,19 @@ def test_rbf_underflow_is_a_clear_error():
     with pytest.raises(DataError, match="underflows to 0"):
         check_rbf_width(X, 1e6)
     check_rbf_width(X, 0.1)  # fine
+
+
+def test_dense_symmetric_products_read_one_triangle():
+    """ARPACK's products with a dense symmetric matrix go through BLAS dsymv (C or F order, no
+    copy) and equal the general product; other matrices keep numpy's product."""
+    from manifold_studio.algorithms.spectral import _symmetric_matvec
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(60, 60))
+    M = A + A.T
+    v = rng.normal(size=60)
+    for order in (M, np.asfortranarray(M)):
+        np.testing.assert_allclose(_symmetric_matvec(order)(v), M @ v, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(_symmetric_matvec(order)(v[:, None]), M @ v, rtol=1e-12, atol=1e-12)
+    assert _symmetric_matvec(M[:, :50]) is None and _symmetric_matvec(M.astype(np.float32)) is None
+    assert _symmetric_matvec(M[::2, ::2]) is None
