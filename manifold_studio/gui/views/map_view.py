@@ -25,7 +25,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QLabel,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from manifold_studio.gui.flow_layout import FlowLayout, group
@@ -64,6 +66,8 @@ FAST_THRESHOLD = 100_000
 FAST_TWO_PIXEL_LIMIT = 400_000
 #: the density image is recomputed this long after the view range stops changing (ms)
 DENSITY_DELAY_MS = 40
+#: the legend is placed again this long after the plot stops being resized (ms)
+LEGEND_DELAY_MS = 60
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
@@ -127,20 +131,34 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self.encoding.changed.connect(self._redraw)
         self.encoding.showAll.connect(self.show_all_classes)
 
-        # one toolbar that wraps onto more lines when the map is narrow (tools add their widgets
-        # with add_toolbar_widget); the hover text has its own line under the plot
+        # one toolbar row that wraps onto more lines when the map is narrow: colour, size and the
+        # tools that ask for it (selection modes, Add to report); every other control (encodings,
+        # equal axes, the map instruments, ...) is in a second bar folded under "More" so the
+        # plot keeps most of the window (issue 33). Tools add widgets with add_toolbar_widget.
         bar = FlowLayout()
         bar.addWidget(group(QLabel("Colour:"), self.color_combo))
         bar.addWidget(group(QLabel("Size:"), self.size_spin))
-        bar.addWidget(self.equal_axes)
+        self.more_button = QToolButton()
+        self.more_button.setText("More ▾")
+        self.more_button.setCheckable(True)
+        self.more_button.setToolTip("Show or hide the map's other controls: colour map, size by, opacity, "
+                                    "equal axes, search, density, labels, neighbours, ...")
+        self.more_button.toggled.connect(self.show_more_controls)
+        bar.addWidget(self.more_button)
+        more = FlowLayout()
+        more.addWidget(self.equal_axes)
         enc = self.encoding.widgets()
         for i in range(len(enc)):
             w = enc[i]
             if isinstance(w, QLabel):
                 continue
             prev = enc[i - 1] if i else None
-            bar.addWidget(group(prev, w) if isinstance(prev, QLabel) else w)
-        self._bar = bar
+            more.addWidget(group(prev, w) if isinstance(prev, QLabel) else w)
+        self.more_bar = QWidget()
+        self.more_bar.setLayout(more)
+        more.setContentsMargins(0, 0, 0, 0)
+        self.more_bar.setVisible(False)
+        self._bar, self._more = bar, more
 
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(True)
@@ -170,11 +188,19 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self._density_timer.setInterval(DENSITY_DELAY_MS)
         self._density_timer.timeout.connect(self.update_density)
         self.plot_item.getViewBox().sigRangeChanged.connect(self._on_range_changed)
+        # a resized plot (window, docks) moves points under the legend: place it again, once
+        # the resizing stops
+        self._legend_timer = QTimer(self)
+        self._legend_timer.setSingleShot(True)
+        self._legend_timer.setInterval(LEGEND_DELAY_MS)
+        self._legend_timer.timeout.connect(self.place_legend)
+        self.plot_item.getViewBox().sigResized.connect(lambda *_: self._legend_timer.start())
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title_label)
         layout.addLayout(bar)
+        layout.addWidget(self.more_bar)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover_label)
 
@@ -286,9 +312,20 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self.set_overlays(layers)
         self.runShown.emit(run)
 
-    def add_toolbar_widget(self, widget) -> None:
-        """Put a tool's widget in the map's toolbar (before the hover text)."""
-        self._bar.insertWidget(self._bar.count(), widget)
+    def add_toolbar_widget(self, widget, primary: bool = False) -> None:
+        """Put a tool's widget in the map's toolbar: the always-shown row (``primary``, before
+        the "More" button) or the bar that "More" unfolds."""
+        if primary:
+            self._bar.insertWidget(self._bar.indexOf(self.more_button), widget)
+        else:
+            self._more.insertWidget(self._more.count(), widget)
+
+    def show_more_controls(self, on: bool = True) -> None:
+        """Unfold (or fold) the map's second bar of controls."""
+        self.more_bar.setVisible(bool(on))
+        self.more_button.setText("Less ▴" if on else "More ▾")
+        if self.more_button.isChecked() != bool(on):
+            self.more_button.setChecked(bool(on))
 
     def set_run_labels(self, labels) -> None:
         """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view."""
