@@ -25,7 +25,7 @@ LEFT_FRACTION, LEFT_WIDTH = 0.22, (290, 380)
 #: the strip under the map: a fraction of the window's height, within these pixels
 STRIP_FRACTION, STRIP_HEIGHT = 0.15, (110, 170)
 #: a dock opened on the right gets this fraction of the width; at the bottom, of the height
-RIGHT_FRACTION, BOTTOM_FRACTION = 0.32, 0.5
+RIGHT_FRACTION, BOTTOM_FRACTION = 0.32, 0.55
 
 _RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 _BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
