@@ -330,9 +330,7 @@ def install_preferences(window, settings: QSettings | None = None) -> Preference
 
     window._preferences_watcher = _CloseWatcher(window, prefs)
     window.installEventFilter(window._preferences_watcher)
-    layout = getattr(window, "window_layout", None)
-    if layout is not None:
-        layout.remember_default()  # View ▸ Reset layout goes back to this
+    window.window_layout.remember_default()  # View ▸ Reset layout goes back to this
     #: True when the saved geometry and docks were restored (app.py then keeps that size)
     window.layout_restored = prefs.restore_layout(window)
     if window.layout_restored:
