@@ -25,12 +25,10 @@ from PySide6.QtWidgets import (
     QComboBox,
     QLabel,
     QSpinBox,
-    QToolButton,
     QVBoxLayout,
-    QWidget,
 )
 
-from manifold_studio.gui.flow_layout import FlowLayout, group
+from manifold_studio.gui.flow_layout import FoldingBar, group
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
@@ -135,30 +133,19 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         # tools that ask for it (selection modes, Add to report); every other control (encodings,
         # equal axes, the map instruments, ...) is in a second bar folded under "More" so the
         # plot keeps most of the window (issue 33). Tools add widgets with add_toolbar_widget.
-        bar = FlowLayout()
-        bar.addWidget(group(QLabel("Colour:"), self.color_combo))
-        bar.addWidget(group(QLabel("Size:"), self.size_spin))
-        self.more_button = QToolButton()
-        self.more_button.setText("More ▾")
-        self.more_button.setCheckable(True)
-        self.more_button.setToolTip("Show or hide the map's other controls: colour map, size by, opacity, "
-                                    "equal axes, search, density, labels, neighbours, ...")
-        self.more_button.toggled.connect(self.show_more_controls)
-        bar.addWidget(self.more_button)
-        more = FlowLayout()
-        more.addWidget(self.equal_axes)
+        self._toolbar = FoldingBar("Show or hide the map's other controls: colour map, size by, opacity, "
+                                   "equal axes, search, density, labels, neighbours, ...")
+        self._toolbar.add(group(QLabel("Colour:"), self.color_combo), primary=True)
+        self._toolbar.add(group(QLabel("Size:"), self.size_spin), primary=True)
+        self._toolbar.add(self.equal_axes)
         enc = self.encoding.widgets()
         for i in range(len(enc)):
             w = enc[i]
             if isinstance(w, QLabel):
                 continue
             prev = enc[i - 1] if i else None
-            more.addWidget(group(prev, w) if isinstance(prev, QLabel) else w)
-        self.more_bar = QWidget()
-        self.more_bar.setLayout(more)
-        more.setContentsMargins(0, 0, 0, 0)
-        self.more_bar.setVisible(False)
-        self._bar, self._more = bar, more
+            self._toolbar.add(group(prev, w) if isinstance(prev, QLabel) else w)
+        self.more_button, self.more_bar = self._toolbar.button, self._toolbar.more_bar
 
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(True)
@@ -199,7 +186,7 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title_label)
-        layout.addLayout(bar)
+        layout.addLayout(self._toolbar.row)
         layout.addWidget(self.more_bar)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover_label)
@@ -313,19 +300,13 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self.runShown.emit(run)
 
     def add_toolbar_widget(self, widget, primary: bool = False) -> None:
-        """Put a tool's widget in the map's toolbar: the always-shown row (``primary``, before
-        the "More" button) or the bar that "More" unfolds."""
-        if primary:
-            self._bar.insertWidget(self._bar.indexOf(self.more_button), widget)
-        else:
-            self._more.insertWidget(self._more.count(), widget)
+        """Put a tool's widget in the map's toolbar: the always-shown row (``primary``) or the
+        bar that *More* unfolds."""
+        self._toolbar.add(widget, primary)
 
     def show_more_controls(self, on: bool = True) -> None:
         """Unfold (or fold) the map's second bar of controls."""
-        self.more_bar.setVisible(bool(on))
-        self.more_button.setText("Less ▴" if on else "More ▾")
-        if self.more_button.isChecked() != bool(on):
-            self.more_button.setChecked(bool(on))
+        self._toolbar.unfold(on)
 
     def set_run_labels(self, labels) -> None:
         """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view."""
