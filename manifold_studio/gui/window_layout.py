@@ -102,7 +102,7 @@ class WindowLayout(QObject):
     def show_if_wanted(self, key: str, applies: bool) -> None:
         """A view's dock after a run: shown when the user opened it and it applies to the run."""
         dock = self.window.docks.get(key)
-        if dock is None or dock.isFloating() and not applies:
+        if dock is None:
             return
         target = applies and key in self.wanted
         if dock.isHidden() == target:

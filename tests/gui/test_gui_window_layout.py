@@ -80,7 +80,7 @@ def points_under_legend(view) -> int:
     return int(np.count_nonzero((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())))
 
 
-@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("size", [(1280, 800), *SIZES])  # 1280 × 800: `gui --screenshot`'s default
 def test_default_layout_gives_the_map_half_the_window(qtbot, make_window, host, size):
     w = iris_window(qtbot, make_window, host, size)
     assert shown_docks(w) == set(DEFAULT_DOCKS)
