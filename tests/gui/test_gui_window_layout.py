@@ -4,6 +4,8 @@ shown; a view opens from the View menu as the front tab of its area; no tab titl
 characters; Test & Score shows at least 8 table rows when opened; View ▸ Reset layout restores
 the default; the legend covers no point after the window is resized. Rendered offscreen;
 measured from the widgets' geometries."""
+import os
+
 import numpy as np
 import pytest
 
@@ -170,7 +172,6 @@ def test_a_layout_saved_by_an_older_version_is_not_restored(qtbot, make_window, 
     from PySide6.QtCore import QSettings
 
     from manifold_studio.gui.preferences import SETTINGS_ENV, STATE_KEY, STATE_VERSION
-    import os
 
     old = make_window(host)
     old.window_layout.open("view:spectrum")  # a layout with a view open, saved under version 1
