@@ -62,4 +62,4 @@ def install_clustering_tools(window) -> None:
         area = window.dockWidgetArea(sil)
         window.removeDockWidget(dend)
         window.addDockWidget(area, dend, Qt.Orientation.Vertical)  # a new row of the area
-        dend.show()
+        dend.hide()  # opened from the View menu, as every view (gui/window_layout.py)

@@ -7,7 +7,7 @@ Keep a label with its control by putting both in :func:`group` (they then wrap t
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QHBoxLayout, QLayout, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLayout, QSizePolicy, QToolButton, QWidget
 
 
 class FlowLayout(QLayout):
@@ -92,3 +92,34 @@ def group(*widgets: QWidget) -> QWidget:
         lay.addWidget(w)
     box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
     return box
+
+
+class FoldingBar:
+    """A toolbar row (:attr:`row`, a :class:`FlowLayout`) ending in a *More ▾* button that
+    unfolds a second bar (:attr:`more_bar`, hidden at first) for the controls used less often."""
+
+    def __init__(self, tooltip: str = ""):
+        self.row = FlowLayout()
+        self.button = QToolButton()
+        self.button.setText("More ▾")
+        self.button.setCheckable(True)
+        self.button.setToolTip(tooltip)
+        self.button.toggled.connect(self.unfold)
+        self.row.addWidget(self.button)
+        self.more = FlowLayout()
+        self.more_bar = QWidget()
+        self.more_bar.setLayout(self.more)
+        self.more_bar.setVisible(False)
+
+    def add(self, widget: QWidget, primary: bool = False) -> None:
+        """``widget`` in the row (``primary``, before the button) or in the folded bar."""
+        if primary:
+            self.row.insertWidget(self.row.indexOf(self.button), widget)
+        else:
+            self.more.insertWidget(self.more.count(), widget)
+
+    def unfold(self, on: bool = True) -> None:
+        self.more_bar.setVisible(bool(on))
+        self.button.setText("Less ▴" if on else "More ▾")
+        if self.button.isChecked() != bool(on):
+            self.button.setChecked(bool(on))

@@ -53,6 +53,7 @@ from manifold_studio.gui.run_controls import RunControls
 from manifold_studio.gui.run_log import RunLog
 from manifold_studio.gui.selection_model import SelectionModel
 from manifold_studio.gui.session_bridge import SessionBridge
+from manifold_studio.gui.window_layout import WindowLayout
 from manifold_studio.gui.window_tools import all_views, install_tools
 from manifold_studio.gui.worker import Job, JobRunner
 from manifold_studio.plugins.host import get_host
@@ -97,12 +98,15 @@ class MainWindow(RunActions, QMainWindow):
         self.menus: dict = {}
         self._laid_out = False
         self._declare_parts()
+        #: where the docks go, opening on demand, View ▸ Reset layout (gui/window_layout.py)
+        self.window_layout = WindowLayout(self)
 
         self.setWindowTitle("Manifold Studio")
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.TopLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
         self._build_panels()
         self._build_views()
@@ -207,7 +211,8 @@ class MainWindow(RunActions, QMainWindow):
 
     def add_dock(self, key: str, title: str, widget: QWidget, area: str = "right",
                  tabify: bool = True) -> QDockWidget:
-        """Put ``widget`` in a dock (tabified with the existing docks of ``area``)."""
+        """Put ``widget`` in a dock (tabified with the existing docks of ``area``); only the
+        default docks are shown at first, the others open from the View menu."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")
         dock.setWidget(widget)
@@ -220,6 +225,7 @@ class MainWindow(RunActions, QMainWindow):
         if tabify and same_area and area in ("bottom", "right"):
             self.tabifyDockWidget(same_area[-1], dock)
         self.docks[key] = dock
+        self.window_layout.adopt(key, dock)
         if "view" in self.menus:
             self.menus["view"].addAction(dock.toggleViewAction())
         return dock
@@ -253,6 +259,8 @@ class MainWindow(RunActions, QMainWindow):
         self.menus["tools"] = bar.addMenu("&Tools")
         self.menus["tools"].menuAction().setVisible(False)  # shown when a tool adds an action
         view_menu = self.menus["view"] = bar.addMenu("&View")
+        view_menu.addAction(self.window_layout.reset_action)
+        view_menu.addSeparator()
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
 
@@ -440,13 +448,13 @@ class MainWindow(RunActions, QMainWindow):
             self.show_run(run)  # e.g. an extension was added to the shown run
 
     def show_run(self, run) -> None:
-        """Show ``run`` in every registered view (docks of views that do not apply are hidden)."""
+        """Show ``run`` in every registered view (the docks the user opened are hidden while
+        their view does not apply)."""
         dataset = self.session.datasets.get(run.dataset_name) if run is not None else None
         for view_id, view in self.views.items():
             applies = view.applies_to(run)
-            dock = self.docks.get(f"view:{view_id}")
-            if dock is not None and dock.isVisible() != applies and run is not None:
-                dock.setVisible(applies)
+            if run is not None:
+                self.window_layout.show_if_wanted(f"view:{view_id}", applies)
             if applies:
                 try:
                     view.show_run(run, dataset)
@@ -475,23 +483,8 @@ class MainWindow(RunActions, QMainWindow):
         super().showEvent(event)
         if not self._laid_out:
             self._laid_out = True
-            self._initial_layout()
-
-    def _initial_layout(self) -> None:
-        """Sensible first proportions: a 370 px left column, a low log area, a large map."""
-        left = [d for key, d in self.docks.items() if key in ("data", "algorithm")]
-        width = max(330, min(400, self.width() // 3))
-        self.resizeDocks(left, [width] * len(left), Qt.Orientation.Horizontal)
-        data_h = min(self.data_panel.sizeHint().height() + 30, int(self.height() * 0.54))
-        self.resizeDocks([self.docks["data"], self.docks["algorithm"]],
-                         [data_h, max(200, self.height() - data_h)], Qt.Orientation.Vertical)
-        right = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["right"] and not d.isFloating()]
-        if right:  # the map keeps most of the width
-            self.resizeDocks(right, [max(300, self.width() // 4)] * len(right), Qt.Orientation.Horizontal)
-        bottom = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS["bottom"]]
-        if bottom:
-            self.resizeDocks(bottom[:1], [max(200, self.height() // 4)], Qt.Orientation.Vertical)
-        self.docks["runs"].raise_()  # the log of runs is the first tab a newcomer sees
+            self.window_layout.apply_proportions()
+            QTimer.singleShot(0, self.window_layout.apply_proportions)  # once the docks are laid out
 
     def closeEvent(self, event):
         self.shutdown()

@@ -46,8 +46,9 @@ THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 DEFAULTS = {"point_size": 7, "colormap": getattr(_palette, "DEFAULT_COLOR_MAP", "viridis"), "threads": 0, "default_sample": "iris",
             "restore_layout": True}
 GEOMETRY_KEY, STATE_KEY = "window/geometry", "window/state"
-#: bump when the dock layout changes incompatibly (an older saved state is then ignored)
-STATE_VERSION = 1
+#: bump when the dock layout changes incompatibly (an older saved state is then ignored);
+#: 2: the map-centred layout of issue 33 (views open on demand)
+STATE_VERSION = 2
 
 
 def open_settings(path=None) -> QSettings:
@@ -159,16 +160,17 @@ class Preferences(QObject):
         self.settings.sync()
 
     def restore_layout(self, window) -> bool:
-        """Restore geometry and docks saved by :meth:`save_layout`; True when a layout was restored."""
+        """Restore geometry and docks saved by :meth:`save_layout`; True when the docks were
+        restored (a state saved by another :data:`STATE_VERSION` is not: the default layout then
+        applies)."""
         if not self.get("restore_layout"):
             return False
         geometry, state = self.settings.value(GEOMETRY_KEY), self.settings.value(STATE_KEY)
-        restored = False
+        if not isinstance(state, QByteArray) or state.isEmpty() or not window.restoreState(state, STATE_VERSION):
+            return False
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            restored = window.restoreGeometry(geometry)
-        if isinstance(state, QByteArray) and not state.isEmpty():
-            restored = window.restoreState(state, STATE_VERSION) or restored
-        return restored
+            window.restoreGeometry(geometry)
+        return True
 
 
 def apply_map_settings(window, values: dict) -> None:
@@ -328,6 +330,7 @@ def install_preferences(window, settings: QSettings | None = None) -> Preference
 
     window._preferences_watcher = _CloseWatcher(window, prefs)
     window.installEventFilter(window._preferences_watcher)
+    window.window_layout.remember_default()  # View ▸ Reset layout goes back to this
     #: True when the saved geometry and docks were restored (app.py then keeps that size)
     window.layout_restored = prefs.restore_layout(window)
     if window.layout_restored:

@@ -155,7 +155,7 @@ class ReportActions:
         map_view = w.map_view
         if map_view is not None and "map" not in self.buttons and hasattr(map_view, "add_toolbar_widget"):
             self.buttons["map"] = report_button(self, "map")
-            map_view.add_toolbar_widget(self.buttons["map"])
+            map_view.add_toolbar_widget(self.buttons["map"], primary=True)
         for key, dock in w.docks.items():
             if key in NOT_VIEWS or key in self.buttons or dock.widget() is map_view:
                 continue

@@ -77,6 +77,7 @@ def test_cluster_this_map_colours_points_draws_centres_and_silhouettes(qtbot, ma
     assert brushes == [tuple(int(v) for v in view.coloring.colors[i]) for i in range(3)]
 
     sil = w.views["silhouette"]
+    w.window_layout.open("view:silhouette")  # the result views open from the View menu (issue 33)
     qtbot.waitUntil(lambda: sil.result is not None and sil.run is km, timeout=10_000)
     assert sil.n_bars == ds.n_samples  # one bar per point
     expected = metrics.silhouette(pca.embedding, km.labels)  # computed on the map it clustered
@@ -114,6 +115,7 @@ def test_dendrogram_cut_line_recolours_the_map_without_refitting(qtbot, make_win
     h = w.run_algorithm("hierarchical", {"n_clusters": 3, "method": "ward"})
     wait_last_run(qtbot, w)
     dend = w.views["dendrogram"]
+    w.window_layout.open("view:dendrogram")  # the result views open from the View menu (issue 33)
     qtbot.waitUntil(lambda: dend.result is not None and dend.run is h, timeout=15_000)
     assert w.docks["view:dendrogram"].isVisible()
     assert len(dend._curve.xData) == 6 * dend.result.icoord.shape[0]
@@ -151,6 +153,7 @@ def test_divisive_tree_cut_merges_clusters(qtbot, make_window, host):
     h = w.run_algorithm("hierarchical", {"n_clusters": 5, "method": "divisive", "random_state": 0})
     wait_last_run(qtbot, w)
     dend = w.views["dendrogram"]
+    w.window_layout.open("view:dendrogram")  # the result views open from the View menu (issue 33)
     qtbot.waitUntil(lambda: dend.result is not None and dend.run is h, timeout=15_000)
     assert dend.result.n_leaves == 5 and dend.clusters_at(dend.cut_height) == 5
     Z = h.estimator.linkage_matrix_
@@ -177,10 +180,16 @@ def test_contingency_table_and_adjusted_rand_index_on_iris(qtbot, make_window, h
     assert [t.horizontalHeaderItem(j).text() for j in range(3)] == ["setosa", "versicolor", "virginica"]
     assert t.item(3, 3).text() == "150"
     assert int(t.item(0, 0).text()) == table.table[0, 0]
-    # an embedding run: the clustering views do not apply (docks hidden)
+    # an embedding run: the clustering views the user opened do not apply (docks hidden) ...
+    w.window_layout.open("view:contingency")
+    w.window_layout.open("view:dendrogram")
     w.run_algorithm("pca", {})
     wait_last_run(qtbot, w)
     assert not w.docks["view:contingency"].isVisible() and not w.docks["view:dendrogram"].isVisible()
+    # ... and come back with the next clustering run
+    w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 1})
+    wait_last_run(qtbot, w)
+    assert not w.docks["view:contingency"].isHidden() and w.docks["view:dendrogram"].isHidden()
 
 
 # -- choose k -------------------------------------------------------------------------------------

@@ -250,6 +250,7 @@ def test_extension_quality_report_plots_intervals_and_explains(qtbot, make_windo
     w = make_window(host, _session(host, ds))
     run = _wait_done(qtbot, w, w.run_algorithm("kernel_pca", {"kernel": "rbf", "gamma": 0.02}))
     view = w.views["extension_quality"]
+    w.window_layout.open("view:extension_quality")  # from the View menu (issue 33)
     assert view.applies_to(run) and w.docks["view:extension_quality"].isVisibleTo(w)
     view.fractions_edit.setText("5, 20")
     view.repeats_spin.setValue(2)
@@ -282,6 +283,7 @@ def test_spectrum_view_shows_the_eigenvalues_of_a_spectral_run(qtbot, make_windo
     w = make_window(host, _session(host, ds))
     run = _wait_done(qtbot, w, w.run_algorithm("isomap", {"n_components": 3}))
     view = w.views["spectrum"]
+    w.window_layout.open("view:spectrum")  # from the View menu (issue 33)
     assert view.applies_to(run) and w.docks["view:spectrum"].isVisibleTo(w)
     assert np.allclose(view.bar_heights("kept"), run.estimator.eigenvalues_)
     assert "Explained fraction" in view.details.text()
@@ -340,6 +342,7 @@ def test_pca_spectrum_gives_the_cumulative_curve_and_the_m_for_a_share(qtbot, ma
     run = _wait_done(qtbot, w, w.run_algorithm("pca", {"n_components": 6}))
     view = w.views["spectrum"]
     ratios = run.estimator.explained_variance_ratio_
+    w.window_layout.open("view:spectrum")  # from the View menu (issue 33)
     assert view.cumulative_box.isVisibleTo(w)
     view.keep_spin.setValue(90.0)
     expected = int(np.searchsorted(np.cumsum(ratios), 0.9) + 1)

@@ -262,6 +262,9 @@ def test_meta_columns_of_a_table_are_offered(qtbot, make_window):
 
 def test_a_view_behind_another_tab_draws_only_when_its_tab_is_chosen(qtbot, win):
     w = win
+    for k in FEATURE_VIEWS:  # hidden by default: opened from the View menu, each in front of the last
+        w.docks[f"view:{k}"].toggleViewAction().trigger()
+    qtbot.wait(50)
     behind = [k for k in FEATURE_VIEWS if not w.views[k].on_screen()]
     assert behind  # tabbed docks: at most one of them is on screen
     key = behind[0]

@@ -84,9 +84,7 @@ def assert_map_extent(view):
 
 
 def bring_forward(window, qtbot, key):
-    dock = window.docks[key]
-    dock.show()
-    dock.raise_()
+    window.window_layout.open(key)  # as View ▸ <view> does
     qtbot.wait(30)
 
 

@@ -254,6 +254,7 @@ def test_instruments_are_saved_with_the_project_and_added_to_the_report(qtbot, m
     facts = dict(item.facts)
     assert item.title == "Map instruments — Explain selection"
     assert facts["compared"].startswith("40 selected rows") and len(item.facts) > 5
+    w.window_layout.open("map_instruments")  # View ▸ Map instruments (hidden until opened, issue 33)
     added = w.report_actions.add_view("map_instruments", caption="wine explained")
     assert added is not None and added.image is not None and dict(added.facts) == facts
     path = tmp_path / "instruments.msproj"

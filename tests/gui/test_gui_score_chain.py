@@ -86,6 +86,7 @@ def test_a_chain_step_failing_on_one_fold_is_named_and_the_rest_is_scored(qtbot,
         assert (f"{r.name}: fold 2: preparation step 'drop_constant' failed on its training part: every column "
                 "is constant ('x')") in panel.status.text()
     # the report item of the dock records the data, the chain, the scheme and the learners
+    w.window_layout.open("test_score")  # as Tools ▸ Test & Score does (docks are hidden until opened)
     item = w.report_actions.add_view("test_score", caption="")
     facts = dict(item.facts)
     assert facts["Data set"] == "one column" and facts["Preparation"] == "drop_constant"

@@ -123,6 +123,8 @@ def test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highli
     assert np.array_equal(np.sort(rows2[second.highlighted]), expected)
     # and the Table dock highlights exactly these rows (cells painted from the same selection)
     table = w.data_table
+    w.window_layout.open("table")  # View ▸ Table (hidden until opened, issue 33)
+    qtbot.waitUntil(table.isVisible, timeout=5_000)
     assert np.array_equal(np.sort(table.selected_rows()), expected)
     model = table.model
     painted = [int(model.data(model.index(p, 0))) for p in range(model.rowCount())
@@ -270,6 +272,8 @@ def test_label_the_selection_creates_then_edits_the_label_column(qtbot, make_win
     # the data table (a dock of the window) shows the new label column at once
     table = getattr(w, "data_table", None)
     if table is not None:
+        w.window_layout.open("table")  # View ▸ Table (hidden until opened, issue 33)
+        qtbot.waitUntil(table.isVisible, timeout=5_000)
         model = table.model
         col = model.column_index("outlier?")
         assert col is not None

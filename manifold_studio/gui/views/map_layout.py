@@ -106,6 +106,16 @@ class FittingViewBox(pg.ViewBox):
         self.fitted.emit()
 
 
+def shows_all_points(view) -> bool:
+    """Whether every point of the map is inside its view (the user has not zoomed in): then a
+    resize may grow the view to keep the legend off the points."""
+    xy = view.xy[np.isfinite(view.xy).all(axis=1)] if len(view.xy) else view.xy
+    if not len(xy):
+        return False
+    (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
+    return bool(((xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)).all())
+
+
 def _still_fitted(view, lo, hi) -> bool:
     """Whether the view still shows the fitted extent (the user has not panned or zoomed since;
     a room already made for the legend only widened it)."""

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from manifold_studio.gui.flow_layout import FlowLayout, group
+from manifold_studio.gui.flow_layout import FoldingBar, group
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
@@ -49,7 +49,8 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     visible_mask,
 )
 from manifold_studio.gui.views.map_layout import (FittingViewBox, color_overlays, column_kind, extension_labels,
-                                                  run_pca_map, fit_to_points, overlay_item, place_legend)
+                                                  run_pca_map, fit_to_points, overlay_item, place_legend,
+                                                  shows_all_points)
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.map_preview import MapPreviewMixin
 from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
@@ -64,6 +65,8 @@ FAST_THRESHOLD = 100_000
 FAST_TWO_PIXEL_LIMIT = 400_000
 #: the density image is recomputed this long after the view range stops changing (ms)
 DENSITY_DELAY_MS = 40
+#: the legend is placed again this long after the plot stops being resized (ms)
+LEGEND_DELAY_MS = 60
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
@@ -127,20 +130,23 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self.encoding.changed.connect(self._redraw)
         self.encoding.showAll.connect(self.show_all_classes)
 
-        # one toolbar that wraps onto more lines when the map is narrow (tools add their widgets
-        # with add_toolbar_widget); the hover text has its own line under the plot
-        bar = FlowLayout()
-        bar.addWidget(group(QLabel("Colour:"), self.color_combo))
-        bar.addWidget(group(QLabel("Size:"), self.size_spin))
-        bar.addWidget(self.equal_axes)
+        # one toolbar row that wraps onto more lines when the map is narrow: colour, size and the
+        # tools that ask for it (selection modes, Add to report); every other control (encodings,
+        # equal axes, the map instruments, ...) is in a second bar folded under "More" so the
+        # plot keeps most of the window (issue 33). Tools add widgets with add_toolbar_widget.
+        self._toolbar = FoldingBar("Show or hide the map's other controls: colour map, size by, opacity, "
+                                   "equal axes, search, density, labels, neighbours, ...")
+        self._toolbar.add(group(QLabel("Colour:"), self.color_combo), primary=True)
+        self._toolbar.add(group(QLabel("Size:"), self.size_spin), primary=True)
+        self._toolbar.add(self.equal_axes)
         enc = self.encoding.widgets()
         for i in range(len(enc)):
             w = enc[i]
             if isinstance(w, QLabel):
                 continue
             prev = enc[i - 1] if i else None
-            bar.addWidget(group(prev, w) if isinstance(prev, QLabel) else w)
-        self._bar = bar
+            self._toolbar.add(group(prev, w) if isinstance(prev, QLabel) else w)
+        self.more_button, self.more_bar = self._toolbar.button, self._toolbar.more_bar
 
         self.plot = pg.PlotWidget(viewBox=FittingViewBox())
         self.plot.setMenuEnabled(True)
@@ -171,11 +177,19 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self._density_timer.timeout.connect(self.update_density)
         self.plot_item.getViewBox().sigRangeChanged.connect(self._on_range_changed)
         self.plot_item.getViewBox().fitted.connect(lambda: place_legend(self, grow=True))
+        # a resized plot (window, docks) moves points under the legend: place it again, once
+        # the resizing stops
+        self._legend_timer = QTimer(self)
+        self._legend_timer.setSingleShot(True)
+        self._legend_timer.setInterval(LEGEND_DELAY_MS)
+        self._legend_timer.timeout.connect(lambda: place_legend(self, grow=shows_all_points(self)))
+        self.plot_item.getViewBox().sigResized.connect(lambda *_: self._legend_timer.start())
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.title_label)
-        layout.addLayout(bar)
+        layout.addLayout(self._toolbar.row)
+        layout.addWidget(self.more_bar)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover_label)
 
@@ -287,9 +301,14 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self.set_overlays(layers)
         self.runShown.emit(run)
 
-    def add_toolbar_widget(self, widget) -> None:
-        """Put a tool's widget in the map's toolbar (before the hover text)."""
-        self._bar.insertWidget(self._bar.count(), widget)
+    def add_toolbar_widget(self, widget, primary: bool = False) -> None:
+        """Put a tool's widget in the map's toolbar: the always-shown row (``primary``) or the
+        bar that *More* unfolds."""
+        self._toolbar.add(widget, primary)
+
+    def show_more_controls(self, on: bool = True) -> None:
+        """Unfold (or fold) the map's second bar of controls."""
+        self._toolbar.unfold(on)
 
     def set_run_labels(self, labels) -> None:
         """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view."""
@@ -463,6 +482,7 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
     def place_legend(self) -> None:
         """Put the legend in the plot's emptiest corner (:func:`.map_layout.place_legend`)."""
         place_legend(self)
+
 
     def update_density(self) -> None:
         """Re-bin the density image over the current view range (density mode only)."""

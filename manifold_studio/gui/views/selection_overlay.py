@@ -439,7 +439,7 @@ def install_selection(window) -> SelectionOverlay:
         idx = drawn_index()
         return (codes if idx is None else codes[idx]), getattr(c, "colors", None)
     overlay.point_colors = colors
-    view.add_toolbar_widget(overlay.bar)
+    view.add_toolbar_widget(overlay.bar, primary=True)
     view.redrawn.connect(overlay.refresh)
     view.runShown.connect(lambda _run: overlay.refresh())
     window.bridge.datasetsChanged.connect(overlay.refresh)  # a removed data set: no highlight
