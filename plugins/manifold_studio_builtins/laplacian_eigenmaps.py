@@ -51,7 +51,12 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     """Laplacian eigenmaps on the symmetrised k-NN graph with heat-kernel weights.
 
     ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph
-    (zero diagonal), degrees ``d_i``, normalised kernel ``M = D^-1/2 W D^-1/2`` (the normalised
+    (zero diagonal), degrees ``d_i``. The graph is the union of the k-NN relations, each edge with
+    its full heat weight: ``W = max(A, A^T)`` (an edge when either point is among the other's
+    neighbours, the thesis' symmetrised graph). This differs on purpose from scikit-learn's
+    SpectralEmbedding, which averages 0/1 connectivities, ``0.5 (A + A^T)``, so a one-way edge
+    weighs half there; on data where neighbourhoods are mostly mutual the maps agree up to
+    rotation (tested), elsewhere they differ a little. With these weights: normalised kernel ``M = D^-1/2 W D^-1/2`` (the normalised
     Laplacian is ``I - M``). The leading eigenvector (eigenvalue 1, proportional to sqrt(d)) is
     dropped. ``extend`` uses the normalised kernel 5.2: a new point's heat-kernel weights to its
     k nearest training points divided by the square roots of both points' degrees, through the
