@@ -30,6 +30,7 @@ import numpy as np
 from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
 from manifold_studio.plugins.host import get_host
+from manifold_studio.tables.readers import exact_floats
 from manifold_studio.tables.result_table import escape_formula, result_header
 
 INSTALL_HINT = 'pip install "manifold-studio[dask]"'
@@ -179,7 +180,7 @@ def read_input(source: str, label_column: str | None = None):
         frame = dd.read_parquet(files if len(files) > 1 else files[0])
     elif suffix in (".csv", ".tsv", ".txt"):
         sep = _sniffed_separator(files[0], get_host())
-        frame = dd.read_csv(files, sep=sep)
+        frame = dd.read_csv(files, sep=sep, **exact_floats())   # numbers to the last bit, as our reader
     else:
         raise DataError(f"Dask reads Parquet, .npy parts, CSV or Zarr; not {Path(files[0]).name}.")
     if label_column is not None and label_column not in frame.columns:

@@ -174,7 +174,7 @@ def _with_line_feeds(path: Path) -> Path:
     return copy
 
 
-def _exact_floats() -> dict:
+def exact_floats() -> dict:
     """Numbers read to the last bit: pandas 3 parses correctly rounded by default; pandas 2's
     default ("high") can be an ulp off, so it is asked for the round-trip parser."""
     import pandas as pd
@@ -215,7 +215,7 @@ def plan_csv(path, *, delimiter: str = "auto", header: str = "auto", decimal: st
     names = first.names
     kwargs = dict(sep=char if char is not None else r"\s+", header=0 if first.has_header else None,
                   names=names, index_col=False, usecols=list(range(len(names))), na_values=_na_values(na_values),
-                  keep_default_na=False, skipinitialspace=True, engine="c", **_exact_floats(),
+                  keep_default_na=False, skipinitialspace=True, engine="c", **exact_floats(),
                   dtype={names[j]: "str" for j in decimal_columns} or None,
                   decimal="," if decimal == "comma" else ".", thousands="." if decimal == "comma" else None,
                   nrows=None if head_rows is None else len(lines))
