@@ -24,6 +24,7 @@ import numpy as np
 
 from manifold_studio import load_data
 from manifold_studio.algorithms.labels import same_labels
+from manifold_studio.algorithms.named_columns import check_numeric
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
@@ -115,6 +116,13 @@ def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) 
         if len(names) != len(train_names) or idx != list(range(len(idx))):
             note = f"{ds.name}: columns matched to the training data by name ({', '.join(train_names)})."
         return X[:, idx], note
+    if train_names and ds.table is not None:
+        # a column the model was fitted on as numbers that is text here: refused naming the line
+        # and the cell, never recoded (check_numeric raises)
+        present = {c.name for c in ds.table.columns}
+        for name in train_names:
+            if name not in (names or []) and name in present:
+                check_numeric(ds.table, name, "the model")
     if X.shape[1] != n_features:
         have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""
         want = f" ({', '.join(train_names)})" if train_names and len(train_names) <= 12 else ""
