@@ -79,6 +79,7 @@ class MainWindow(RunActions, QMainWindow):
             host = get_host()
         self.host = host
         self.session = session if session is not None else Session(host)
+        self.session.isolate_third_party = True   # views never run third-party steps in this process
         self.bridge = SessionBridge(self.session, self)
         #: the selected rows of each data set, shared by every view (linked brushing)
         self.selection = SelectionModel(self.session, self)

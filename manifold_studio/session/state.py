@@ -58,6 +58,19 @@ class AnalysisState:
         self._done: list[Command] = []
         self._undone: list[Command] = []
         self._prepared: dict[int, tuple] = {}  # run id -> (key, PreparedData)
+        #: the window sets it: a chain with a third-party preparation step is never applied in
+        #: this process to recompute prepared data for a view (its fits run in a worker process)
+        self.isolate_third_party = False
+
+    def _refuse_third_party(self, chain, what: str) -> None:
+        """Raise when ``isolate_third_party`` is set and ``chain`` holds a third-party step."""
+        if not self.isolate_third_party:
+            return
+        foreign = [step for step, _ in chain if self.host.is_third_party(step)]
+        if foreign:
+            raise DataError(f"{what} goes through the third-party preparation step '{foreign[0]}', which runs "
+                            "in a worker process only, never in the window's: this view is not drawn on the "
+                            "prepared data (fits, Test & Score and exports still use it).")
 
     def notify_kind(self, kind: str, run=None) -> None:
         self._notify(SessionEvent(kind, run=run, dataset=run.dataset_name if run is not None else None))
@@ -178,7 +191,9 @@ class AnalysisState:
         """Data set ``dataset_name`` (default: the current one) through ``chain`` (default: the
         current chain) fitted on all its rows: what the next run fits on (Choose k computes on it)."""
         ds = self.dataset(dataset_name)
-        return _prepare_all(normal_chain(self._chain if chain is None else chain), ds)
+        chain = normal_chain(self._chain if chain is None else chain)
+        self._refuse_third_party(chain, "The preparation chain")
+        return _prepare_all(chain, ds)
 
     def prepared_data(self, run_id: int) -> PreparedData:
         """The matrix run ``run_id`` was fitted on, one row per point of the run: its data set's
@@ -199,6 +214,7 @@ class AnalysisState:
                             "cannot be recomputed; bring the data set back (Edit ▸ Undo, or load it again).")
         ds = self.dataset(run.dataset_name)
         chain = normal_chain(run.meta.get("chain") if isinstance(run.meta, dict) else None)
+        self._refuse_third_party(chain, f"Run #{run_id}'s preparation chain")
         for gone in [i for i in self._prepared if i not in self.runs]:  # removed runs
             del self._prepared[gone]
         key = (ds.X, run.estimator, run.rows, run.meta.get("chain"))  # recomputed when one is replaced
