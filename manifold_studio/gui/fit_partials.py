@@ -88,11 +88,9 @@ def draw_partial(window, run_id: int, result) -> None:
             return
         dock = window.docks.get("view:training_curve")
         if dock is not None and not dock.isVisible():
-            # showing the dock lays the window out again and paints it: the curve is
-            # drawn on the next turn of the event loop, not in the same stall
+            # the curve's dock opens with the first curve of a fit (hidden by default): drawn now,
+            # since a fast fit may end before the next turn of the event loop
             dock.setVisible(True)
-            QTimer.singleShot(0, lambda: None if run.finished else view.show_partial(run, preview.value))
-            return
         view.show_partial(run, preview.value)
         return
     if window.map_view is None:
