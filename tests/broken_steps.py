@@ -22,6 +22,10 @@ class _Step(Preprocessor):
         self.scale_ = 2.0
 
     def _transform(self, X):
+        if os.environ.get("STEP_CRASH_AFTER_FIT"):   # anywhere but the process that fitted it
+            with open(os.environ["CLI_STEP_PID_FILE"]) as fh:
+                if fh.read() != str(os.getpid()):
+                    ctypes.string_at(0)
         how = os.environ.get("STEP_CRASH_IN_TRANSFORM")
         if how == "segv":
             ctypes.string_at(0)

@@ -59,7 +59,8 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.cli.worker_command import NOTHING_WRITTEN, in_worker, isolated_fit, nothing_written
+from manifold_studio.cli.worker_command import (NOTHING_WRITTEN, in_worker, isolated_extend, isolated_fit,
+                                                 nothing_written)
 from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
 from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.result_table import result_table
@@ -304,8 +305,9 @@ def cmd_run(args) -> int:
                              args.data)
         result = training_result(est, ds.X)
     if new is not None:
-        ext, ext_time = _timed(console, f"{cls.id} extend",
-                               lambda progress: est.extend(X_new, progress=progress), args.extend)
+        extend = (isolated_extend(est, cls.id, X_new) if isolated is not None
+                  else lambda progress: est.extend(X_new, progress=progress))
+        ext, ext_time = _timed(console, f"{cls.id} extend", extend, args.extend)
         ext = np.asarray(ext)
 
     header, columns = result_table(result, cls.id, cls.kind, ds.labels, ds.label_name, ds.row_ids, row_id_header(ds),
@@ -322,8 +324,8 @@ def cmd_run(args) -> int:
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params(),
-                                 {p.name: p.default for p in cls.params},
-                                 prepared_matrix(est, ds, steps)) if plot_size else ""
+                                 {p.name: p.default for p in cls.params},  # (third-party steps: not here)
+                                 prepared_matrix(est, ds, steps) if isolated is None else None) if plot_size else ""
 
     for warning in getattr(est, "fit_warnings_", None) or ():
         console.note(f"warning: {warning}")

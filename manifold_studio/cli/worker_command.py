@@ -23,6 +23,7 @@ from pathlib import Path
 from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.cli.console import EXIT_INTERNAL, print_error
 from manifold_studio.errors import describe_exit
+from manifold_studio.session.isolated_extend import extend_in_subprocess
 from manifold_studio.session.isolated_fit import PluginProcessError, fit_estimator_in_subprocess
 
 #: set in the child: the file it writes its exit status to when it finishes
@@ -46,6 +47,20 @@ def isolated_fit(est, algorithm_id: str, ds):
         except PluginProcessError as exc:
             raise nothing_written(algorithm_id, exc) from None
     return fit
+
+
+def isolated_extend(est, algorithm_id: str, X_new):
+    """``extend(progress) -> values`` of the fitted ``est`` (its fit ran in a worker process) on
+    ``X_new`` in a worker process too: a pipeline gets its training columns matched here
+    (``input_matrix``, no plugin code), its steps and algorithm run in the worker."""
+    X = est.input_matrix(X_new) if getattr(est, "id", "") == PIPELINE_ID else X_new
+
+    def extend(progress):
+        try:
+            return extend_in_subprocess(est, X, progress, name=f"{algorithm_id} extend", unaffected=NOTHING_WRITTEN)
+        except PluginProcessError as exc:
+            raise nothing_written(algorithm_id, exc) from None
+    return extend
 
 
 def nothing_written(algorithm_id: str, exc: PluginProcessError) -> PluginProcessError:

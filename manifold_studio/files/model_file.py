@@ -324,16 +324,19 @@ def model_bytes(estimator) -> bytes:
     return buf.getvalue()
 
 
-def model_from_bytes(blob: bytes, where: str = "the model bytes", *, with_metadata: bool = False):
+def model_from_bytes(blob: bytes, where: str = "the model bytes", *, with_metadata: bool = False,
+                     check_usable: bool = True):
     """The estimator of :func:`model_bytes` or of a model file's bytes (read with
-    ``allow_pickle=False``, bounded); ``(estimator, metadata)`` with ``with_metadata``."""
+    ``allow_pickle=False``, bounded); ``(estimator, metadata)`` with ``with_metadata``.
+    ``check_usable=False`` skips extending one probe point (plugin code): for a model that a
+    worker process just fitted and sent, whose plugin code must not run in this process."""
     try:
         npz = BoundedNpz(where, "model", source=io.BytesIO(blob))
     except DataError as exc:
         raise ModelFileError(str(exc)) from None
     with npz:
         try:
-            est, meta = _read_model(npz, Path(where), where)
+            est, meta = _read_model(npz, Path(where), where, check_usable)
         except MemoryError as exc:
             raise ModelFileError(str(out_of_memory(where, len(blob), exc))) from None
     return (est, meta) if with_metadata else est
@@ -432,14 +435,14 @@ def read_metadata(path) -> dict:
         return _read_meta(npz, path)
 
 
-def _read_model(npz, path: Path, where: str):
+def _read_model(npz, path: Path, where: str, check_usable: bool = True):
     """(estimator, metadata) from an open model archive: the header is validated, the array
     members are checked against the algorithm's declared state before any is loaded."""
     meta = _read_meta(npz, path)
     names = [k[len(ARRAY_PREFIX):] for k in npz.files if k.startswith(ARRAY_PREFIX)]
     check_member_names(meta, names, where)
     arrays = read_arrays(npz, path, ARRAY_PREFIX)
-    return unpack_estimator(meta, arrays, where), meta
+    return unpack_estimator(meta, arrays, where, check_usable=check_usable), meta
 
 
 def check_member_names(meta: dict, names: list[str], where: str) -> None:

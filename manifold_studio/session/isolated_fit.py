@@ -175,7 +175,8 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
             _child, (module, qualname, dict(params), x_path, y_path, list(sys.path), memory_limit_mb, chain),
             progress, name, f"manifold-studio fit {qualname or 'pipeline'}", cancel_grace_s=cancel_grace_s,
             unaffected=unaffected)
-    est = model_from_bytes(blob, f"the model of {name} from its worker process")
+    # the worker just fitted it; extending a probe point here would run plugin code in this process
+    est = model_from_bytes(blob, f"the model of {name} from its worker process", check_usable=False)
     est.fit_warnings_ = warnings_
     if early:
         est.stopped_early_ = True

@@ -145,3 +145,26 @@ def test_run_with_cross_validation_runs_whole_in_a_worker(tmp_path, env):
                             "--cv", "3", "--out", str(out))
     assert code == 1 and "SIGSEGV" in err and "tp_segv" in err and err.count("\n") == 1, err
     assert step_pid(env) != pid and not out.exists()
+
+
+def test_run_extends_a_third_party_pipeline_in_a_worker_too(tmp_path, env):
+    # the step segfaults in transform anywhere but the process that fitted it: the extension of
+    # --extend must run in a worker of its own, whose death is reported, nothing written
+    env = {**env, "STEP_CRASH_AFTER_FIT": "1"}
+    ext = tmp_path / "ext.csv"
+    code, _, err, pid = cli(env, "run", "pca", "--data", "sample:iris", "--prep", "tp_double",
+                            "--extend", "sample:iris", "--extend-out", str(ext), "--out", str(tmp_path / "a.csv"))
+    assert code == 1, err
+    assert "extend" in err and "SIGSEGV" in err and "No output file was written" in err
+    assert step_pid(env) != pid and not ext.exists() and not (tmp_path / "a.csv").exists()
+
+
+@pytest.mark.slow
+def test_run_extend_in_a_worker_gives_the_in_process_result(tmp_path, env):
+    code, _, err, _pid = cli(env, "run", "pca", "--data", "sample:iris", "--prep", "tp_double",
+                             "--extend", "sample:iris", "--extend-out", str(tmp_path / "e.csv"),
+                             "--out", str(tmp_path / "a.csv"))
+    assert code == 0, err
+    fitted = np.loadtxt(tmp_path / "a.csv", delimiter=",", skiprows=1, usecols=(1, 2))
+    extended = np.loadtxt(tmp_path / "e.csv", delimiter=",", skiprows=1, usecols=(1, 2))
+    np.testing.assert_allclose(extended, fitted, atol=1e-9)
