@@ -3,6 +3,10 @@
 import os
 import textwrap
 
+import pytest
+
+from manifold_studio.plugins.host import PluginHost, get_host, reset_host
+
 STEP_PLUGIN = '''
 import ctypes
 import os
@@ -77,3 +81,16 @@ def step_env(tmp_path):
     for var in ("MANIFOLD_STUDIO_PLUGIN_SETTINGS", "MANIFOLD_STUDIO_DISABLE_PLUGINS", "MANIFOLD_STUDIO_DEBUG"):
         e.pop(var, None)
     return e
+
+
+@pytest.fixture
+def steps_host(tmp_path, monkeypatch):
+    """The plugin host with the broken steps' plugin folder installed (a test imports it as a
+    fixture: ``from broken_steps import steps_host``)."""
+    env = step_env(tmp_path)
+    for key in ("MANIFOLD_STUDIO_PLUGIN_DIR", "MANIFOLD_STUDIO_RECOVERY_DIR", "CLI_STEP_PID_FILE"):
+        monkeypatch.setenv(key, env[key])
+    old = get_host()
+    host = reset_host(PluginHost().discover())
+    yield host
+    reset_host(old)

@@ -15,12 +15,10 @@ from __future__ import annotations
 import importlib
 import sys
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.pipeline import PIPELINE_ID, make_pipeline
 from manifold_studio.analysis.compare_clusterings import compare_clusterings
 from manifold_studio.analysis.compare_learners import compare_learners
@@ -36,6 +34,7 @@ from manifold_studio.project.analysis_records import (
 from manifold_studio.plugins.host import get_host
 from manifold_studio.analysis.chain import dataset_columns
 from manifold_studio.session.isolated_fit import (
+    save_inputs,
     PipeProgress,
     _build,
     report_outcome,
@@ -93,21 +92,6 @@ def _import(ref):
     return obj
 
 
-def _save(tmp: str, X, y) -> tuple[str, str | None]:
-    if is_sparse(X):  # kept sparse (scipy's npz format, read back without pickle)
-        x_path = str(Path(tmp) / "X.npz")
-        sp.save_npz(x_path, sp.csr_array(X, dtype=np.float64), compressed=False)
-    else:
-        x_path = str(Path(tmp) / "X.npy")
-        np.save(x_path, np.ascontiguousarray(X, dtype=np.float64), allow_pickle=False)
-    y_path = None
-    if y is not None:
-        y = np.asarray(y)
-        y_path = str(Path(tmp) / "y.npy")
-        np.save(y_path, y.astype(str) if y.dtype == object else y, allow_pickle=False)
-    return x_path, y_path
-
-
 def _load(x_path: str, y_path: str | None):
     X = sp.load_npz(x_path) if x_path.endswith(".npz") else np.load(x_path, allow_pickle=False)
     return X, (np.load(y_path, allow_pickle=False) if y_path else None)
@@ -130,7 +114,7 @@ def compare_learners_in_worker(learners, X, y, *, progress=None, **kwargs):
     (X, y) in a worker process; the same Comparison (through its project record)."""
     recipes = [learner_recipe(learner) for learner in learners]
     with tempfile.TemporaryDirectory(prefix="ms-score-") as tmp:
-        x_path, y_path = _save(tmp, X, y)
+        x_path, y_path = save_inputs(tmp, X, y)
         doc, arrays = run_supervised(_score_child, (recipes, x_path, y_path, list(sys.path), dict(kwargs)),
                                      progress, "Test & Score", "manifold-studio test-and-score",
                                      unaffected=UNAFFECTED, data_errors=True)
@@ -153,7 +137,7 @@ def evaluation_in_worker(estimator, X, y, method: str, *, progress=None, **kwarg
     """:func:`~manifold_studio.evaluation.evaluate` of a run's unfitted ``estimator`` (its
     classifier, or its pipeline) on (X, y) in a worker process; the same EvaluationResult."""
     with tempfile.TemporaryDirectory(prefix="ms-evaluate-") as tmp:
-        x_path, y_path = _save(tmp, X, y)
+        x_path, y_path = save_inputs(tmp, X, y)
         doc, arrays = run_supervised(_evaluation_child, (learner_recipe(estimator), x_path, y_path, list(sys.path),
                                                          str(method), dict(kwargs)),
                                      progress, "the evaluation", "manifold-studio evaluate",
@@ -186,7 +170,7 @@ def compare_on_dataset_in_worker(methods, dataset, k_range, *, chain=(), progres
         steps = {"steps": [(str(s), dict(p or {})) for s, p in chain], "columns": [str(n) for n in names],
                  "categories": {str(k): list(v) for k, v in (cats or {}).items()}}
     with tempfile.TemporaryDirectory(prefix="ms-clusters-") as tmp:
-        x_path, _ = _save(tmp, dataset.X, None)
+        x_path, _ = save_inputs(tmp, dataset.X, None)
         doc, arrays = run_supervised(_cluster_child, ([(str(a), dict(p)) for a, p in methods], steps, x_path,
                                                       list(sys.path), [int(k) for k in k_range], dict(kwargs)),
                                      progress, "Compare clusterings", "manifold-studio compare-clusterings",

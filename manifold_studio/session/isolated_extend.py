@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
-from manifold_studio.session.isolated_fit import PipeProgress, report_outcome, run_supervised
+from manifold_studio.session.isolated_fit import PipeProgress, report_outcome, run_supervised, save_inputs
 
 __all__ = ["extend_in_subprocess"]
 
@@ -43,12 +42,7 @@ def extend_in_subprocess(est, X, progress=None, *, name: str = "the model", unaf
     with tempfile.TemporaryDirectory(prefix="ms-extend-") as tmp:
         model_path = Path(tmp) / "model.msmodel"
         model_path.write_bytes(model_bytes(est))
-        if is_sparse(X):
-            x_path = str(Path(tmp) / "X.npz")
-            sp.save_npz(x_path, sp.csr_array(X, dtype=np.float64), compressed=False)
-        else:
-            x_path = str(Path(tmp) / "X.npy")
-            np.save(x_path, np.ascontiguousarray(X, dtype=np.float64), allow_pickle=False)
+        x_path, _ = save_inputs(tmp, X)
         (values,) = run_supervised(_child, (list(sys.path), str(model_path), x_path), progress, name,
                                    f"manifold-studio extend {name}", unaffected=unaffected, data_errors=True)
     return values

@@ -145,6 +145,24 @@ def _child(conn, module: str | None, qualname: str | None, params: dict, x_path:
 
 # -- the parent -----------------------------------------------------------------------------------
 
+def save_inputs(folder: str, X, y=None) -> tuple[str, str | None]:
+    """Write a worker's inputs into ``folder`` without pickle: X as ``.npy`` (or scipy's sparse
+    ``.npz``, kept sparse: the algorithm decides whether it takes it), y as ``.npy`` (text
+    labels as strings); returns their paths (y's None without y)."""
+    if is_sparse(X):
+        x_path = str(Path(folder) / "X.npz")
+        sp.save_npz(x_path, sp.csr_array(X, dtype=np.float64), compressed=False)
+    else:
+        x_path = str(Path(folder) / "X.npy")
+        np.save(x_path, np.ascontiguousarray(X, dtype=np.float64), allow_pickle=False)
+    y_path = None
+    if y is not None:
+        y = np.asarray(y)
+        y_path = str(Path(folder) / "y.npy")
+        np.save(y_path, y.astype(str) if y.dtype == object else y, allow_pickle=False)
+    return x_path, y_path
+
+
 def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
                       cancel_grace_s: float = CANCEL_GRACE_S, memory_limit_mb: float | None = None,
                       unaffected: str = "The window and your data are unaffected.",
@@ -158,17 +176,7 @@ def fit_in_subprocess(algorithm_cls, params: dict, X, y=None, progress=None, *,
     if memory_limit_mb is None and os.environ.get("MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"):
         memory_limit_mb = float(os.environ["MANIFOLD_STUDIO_PLUGIN_MEMORY_MB"])
     with tempfile.TemporaryDirectory(prefix="ms-fit-") as tmp:
-        if is_sparse(X):   # kept sparse: the algorithm decides whether it takes it
-            x_path = str(Path(tmp) / "X.npz")
-            sp.save_npz(x_path, sp.csr_array(X, dtype=np.float64), compressed=False)
-        else:
-            x_path = str(Path(tmp) / "X.npy")
-            np.save(x_path, np.ascontiguousarray(X, dtype=np.float64), allow_pickle=False)
-        y_path = None
-        if y is not None:
-            y = np.asarray(y)
-            y_path = str(Path(tmp) / "y.npy")
-            np.save(y_path, y.astype(str) if y.dtype == object else y, allow_pickle=False)
+        x_path, y_path = save_inputs(tmp, X, y)
         module, qualname = (None, None) if algorithm_cls is None else (algorithm_cls.__module__,
                                                                        algorithm_cls.__qualname__)
         blob, embedding, labels, summary, fit_time, warnings_, early = run_supervised(

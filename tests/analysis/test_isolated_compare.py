@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from broken_steps import step_env
+from broken_steps import steps_host  # noqa: F401 (a fixture)
 from manifold_studio.analysis.compare_clusterings import compare_on_dataset
 from manifold_studio.analysis.compare_learners import compare_learners
 from manifold_studio.project.isolated_compare import (
@@ -16,21 +16,11 @@ from manifold_studio.project.isolated_compare import (
     compare_on_dataset_in_worker,
     comparison_needs_worker,
 )
-from manifold_studio.plugins.host import PluginHost, get_host, reset_host
 from manifold_studio.analysis.chain import chained_estimator
 from manifold_studio.session.isolated_fit import PluginProcessError
 from manifold_studio.session.model import Session
 
 
-@pytest.fixture
-def steps_host(tmp_path, monkeypatch):
-    env = step_env(tmp_path)
-    for key in ("MANIFOLD_STUDIO_PLUGIN_DIR", "MANIFOLD_STUDIO_RECOVERY_DIR", "CLI_STEP_PID_FILE"):
-        monkeypatch.setenv(key, env[key])
-    old = get_host()
-    host = reset_host(PluginHost().discover())
-    yield host
-    reset_host(old)
 
 
 def _learners(host, ds, chain):

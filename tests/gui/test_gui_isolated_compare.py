@@ -9,28 +9,18 @@ import os
 import numpy as np
 import pytest
 
-from broken_steps import step_env
+from broken_steps import steps_host  # noqa: F401 (a fixture)
 from gui_helpers import wait_idle
 
 pytest.importorskip("pytestqt")
 
 from manifold_studio.analysis.compare_learners import compare_learners  # noqa: E402
-from manifold_studio.plugins.host import PluginHost, get_host, reset_host  # noqa: E402
 from manifold_studio.analysis.chain import chained_estimator  # noqa: E402
 
 WINDOW_DIALOGS = False
 WINDOW_SIZE = (1300, 900)
 
 
-@pytest.fixture
-def steps_host(tmp_path, monkeypatch):
-    env = step_env(tmp_path)
-    for key in ("MANIFOLD_STUDIO_PLUGIN_DIR", "MANIFOLD_STUDIO_RECOVERY_DIR", "CLI_STEP_PID_FILE"):
-        monkeypatch.setenv(key, env[key])
-    old = get_host()
-    host = reset_host(PluginHost().discover())
-    yield host
-    reset_host(old)
 
 
 def _wait(qtbot, w, job):

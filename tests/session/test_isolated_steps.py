@@ -10,21 +10,11 @@ import numpy as np
 import pytest
 
 import manifold_studio as ms
-from broken_steps import step_env
-from manifold_studio.plugins.host import PluginHost, get_host, reset_host
+from broken_steps import steps_host  # noqa: F401 (a fixture)
 from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
 from manifold_studio.session.model import Session
 
 
-@pytest.fixture
-def steps_host(tmp_path, monkeypatch):
-    env = step_env(tmp_path)
-    for key in ("MANIFOLD_STUDIO_PLUGIN_DIR", "MANIFOLD_STUDIO_RECOVERY_DIR", "CLI_STEP_PID_FILE"):
-        monkeypatch.setenv(key, env[key])
-    old = get_host()
-    host = reset_host(PluginHost().discover())
-    yield host
-    reset_host(old)
 
 
 def _session():

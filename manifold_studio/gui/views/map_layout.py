@@ -92,7 +92,7 @@ def fit_to_points(view) -> None:
     lo, hi = lo - (span - (hi - lo)) / 2, hi + (span - (hi - lo)) / 2
     view.plot_item.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.05)
     place_legend(view, grow=True)            # now, while the range is the fitted one
-    QTimer.singleShot(0, lambda: place_legend(view, grow=_still_fitted(view, lo, hi)))
+    QTimer.singleShot(0, lambda: place_legend(view, grow=shows_all_points(view)))
 
 
 class FittingViewBox(pg.ViewBox):
@@ -114,13 +114,6 @@ def shows_all_points(view) -> bool:
         return False
     (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
     return bool(((xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)).all())
-
-
-def _still_fitted(view, lo, hi) -> bool:
-    """Whether the view still shows the fitted extent (the user has not panned or zoomed since;
-    a room already made for the legend only widened it)."""
-    (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
-    return x0 <= lo[0] and x1 >= hi[0] and y0 <= lo[1] and y1 >= hi[1]
 
 
 def place_legend(view, grow: bool = False) -> None:
