@@ -204,7 +204,7 @@ def iter_source(source: str, host, options: dict | None = None, chunk_rows: int 
 def extend_source(estimator, source: str, *, host=None, options: dict | None = None, out: str | None = None,
                   train_feature_names: list[str] | None = None, chunk_rows: int = CHUNK_ROWS,
                   keep_values: bool = False, keep_data_mb: float = 0.0, progress=None,
-                  escape_formulas: bool = True, metas: bool = False) -> ExtendReport:
+                  escape_formulas: bool = True, metas: bool = False, extend=None) -> ExtendReport:
     """Extend ``estimator`` to every row of ``source``, chunk by chunk.
 
     ``out``: write the result there (CSV or ``.npy``; ``-`` for standard output) as it goes.
@@ -216,7 +216,9 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     output starts with the row id column: one table file's line numbers (or id column values),
     else the rows' positions over all the parts. ``escape_formulas``: see
     :class:`~manifold_studio.tables.result_table.ResultWriter`. ``metas``: the data's meta columns
-    follow the row id (CSV, TSV, Parquet).
+    follow the row id (CSV, TSV, Parquet). ``extend(X) -> values``, if given, extends each chunk's
+    matrix instead of ``estimator.extend`` (the window extends a third-party model in a worker
+    process this way).
     """
 
     if host is None:
@@ -252,7 +254,7 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
             if note and note not in report.notes:
                 report.notes.append(note)
             if X.shape[0]:
-                result = np.asarray(estimator.extend(X))
+                result = np.asarray(estimator.extend(X) if extend is None else extend(X))
                 if out is not None:
                     if writer is None:
                         writer = ResultWriter(out, prefix, estimator.kind, ds.label_name, escape_formulas,
