@@ -25,7 +25,7 @@ import numpy as np
 from manifold_studio import load_data
 from manifold_studio.algorithms.labels import same_labels
 from manifold_studio.algorithms.named_columns import STRAY_TEXT, check_numeric_columns
-from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
 from manifold_studio.fileio.bounded import check_regular_file
@@ -216,9 +216,9 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     output starts with the row id column: one table file's line numbers (or id column values),
     else the rows' positions over all the parts. ``escape_formulas``: see
     :class:`~manifold_studio.tables.result_table.ResultWriter`. ``metas``: the data's meta columns
-    follow the row id (CSV, TSV, Parquet). ``extend(X) -> values``, if given, extends each chunk's
-    matrix instead of ``estimator.extend`` (the window extends a third-party model in a worker
-    process this way).
+    follow the row id (CSV, TSV, Parquet). ``extend(X, progress) -> values``, if given, extends each
+    chunk's matrix instead of ``estimator.extend`` (the window extends a third-party model in a
+    worker process this way: :func:`manifold_studio.session.isolated_extend.extend_model`).
     """
 
     if host is None:
@@ -254,7 +254,8 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
             if note and note not in report.notes:
                 report.notes.append(note)
             if X.shape[0]:
-                result = np.asarray(estimator.extend(X) if extend is None else extend(X))
+                result = np.asarray(estimator.extend(X) if extend is None else extend(X, SubProgress(
+                    progress, min(report.n_rows / expected, 0.99), min((report.n_rows + X.shape[0]) / expected, 0.99))))
                 if out is not None:
                     if writer is None:
                         writer = ResultWriter(out, prefix, estimator.kind, ds.label_name, escape_formulas,
