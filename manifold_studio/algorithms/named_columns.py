@@ -13,7 +13,11 @@ from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.errors import DataError
 
 __all__ = ["as_named_matrix", "frame_to_matrix", "match_columns", "table_matrix", "first_non_number",
-           "check_numeric", "is_table", "is_dataset"]
+           "check_numeric", "check_numeric_columns", "is_table", "is_dataset", "STRAY_TEXT"]
+
+#: the note of a column read as numbers whose few text cells were read as missing
+#: (:mod:`manifold_studio.tables.infer`; the table's report names the first such cell)
+STRAY_TEXT = "numbers with stray text"
 
 
 # ``algorithms`` is the bottom layer of the contract in pyproject.toml: it cannot import
@@ -175,8 +179,64 @@ def check_numeric(table, name: str, what: str, text_as_missing: bool = False) ->
         values = col.decoded() if col.type == "categorical" else col.values
         return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(
             dtype=np.float64, na_value=np.nan)
+    raise DataError(_not_numeric_message(table, name, what))
+
+
+def _stray_cell(table, name: str) -> tuple[str, object, str] | None:
+    """(``line N``, the cell, the other lines) of the first text cell of a numeric column whose
+    text cells were read as missing, from the line the reader wrote into the table's report."""
+    start = f"column '{name}' is numeric but "
+    line = next((ln for ln in getattr(table, "report", None) or () if ln.startswith(start)), "")
+    tail = line[len(start):].partition("read as missing: ")[2].rstrip(".")
+    cell, _, rest = tail.rpartition(" on line ")
+    if not cell:
+        return None
+    try:
+        import ast
+
+        cell = ast.literal_eval(cell)   # the reader wrote repr() of the cell
+    except (ValueError, SyntaxError):
+        pass
+    number, _, others = rest.partition(" ")
+    return f"line {number}", cell, others
+
+
+def _not_numeric_message(table, name: str, what: str) -> str:
+    col = table.column(name)
+    if col.type == "numeric":   # numbers with stray text cells, read as missing
+        found = _stray_cell(table, name)
+        cell = (f": on {found[0]} it holds {str(found[1])!r}" + (f" {found[2]}" if found[2] else "")
+                if found is not None else " (the reader read them as missing)")
+        return (f"Column '{name}' was numeric when {what} was fitted, but in the new data some of its cells are "
+                f"not numbers{cell}. Fix the cells (or make them missing for an impute step to fill); they are "
+                "not recoded.")
     found = first_non_number(table, name)
     cell = f": on {found[0]} it holds {str(found[1])!r}" if found is not None else ""
-    raise DataError(f"Column '{name}' was numeric when {what} was fitted, but in the new data it is "
-                    f"{col.type}{cell}. Fix the cell (or make it missing for an impute step to fill); "
-                    "it is not recoded.")
+    return (f"Column '{name}' was numeric when {what} was fitted, but in the new data it is "
+            f"{col.type}{cell}. Fix the cell (or make it missing for an impute step to fill); "
+            "it is not recoded.")
+
+
+def check_numeric_columns(table, names, what: str, *, where: str = "", imputes: bool = False) -> list[str]:
+    """The one type check of new data (``apply``, ``run --extend``, ``replay``, the window):
+    each of ``names`` — columns ``what`` was fitted on as numbers — must be numbers in ``table``.
+    A column read as categorical or text, or read as numbers whose few text cells became missing
+    (:data:`STRAY_TEXT`), is refused with a DataError naming the column, the line and the cell
+    (``where``: the file, before it); it is never recoded. With ``imputes`` (a chain with an impute
+    step) those cells are read as missing for it to fill: returns one note per such column."""
+    notes: list[str] = []
+    prefix = f"{where}: " if where else ""
+    for name in names:
+        if name not in table:
+            continue
+        col = table.column(name)
+        stray = col.type == "numeric" and col.note == STRAY_TEXT
+        if not stray and (col.type in ("numeric", "datetime") or (col.type == "categorical" and col.numeric_categories)):
+            continue
+        if not imputes:
+            raise DataError(prefix + _not_numeric_message(table, name, what))
+        found = _stray_cell(table, name) if stray else first_non_number(table, name)
+        cell = f"{found[1]!r} on {found[0]}" if found is not None else "text cells"
+        notes.append(f"{prefix}column '{name}' holds text ({cell}); {what} reads it as missing for its impute "
+                     "step to fill.")
+    return notes

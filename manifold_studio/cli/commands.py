@@ -288,12 +288,14 @@ def cmd_run(args) -> int:
     # a third-party algorithm or preparation step fits in a worker process (as in the window): its
     # crash ends the run, not us
     isolated = isolated_fit(est, cls.id, ds) if parts else None
+    extend_there = isolated_extend(cls.id) if parts else None  # and extends there (--fit-sample, --extend)
     if args.fit_sample is not None:
         sampled, fit_time = _timed(
             console, f"{cls.id} on a sample",
             lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
                                            progress=progress, clone=False, columns=ds.feature_names, distances=ds.distance_matrix,
-                                           fit=isolated and (lambda *a: isolated(*a).estimator)), args.data)
+                                           fit=isolated and (lambda *a: isolated(*a).estimator), extend=extend_there),
+            args.data)
         result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
     elif isolated is not None:
         outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
@@ -305,7 +307,7 @@ def cmd_run(args) -> int:
                              args.data)
         result = training_result(est, ds.X)
     if new is not None:
-        extend = (isolated_extend(est, cls.id, X_new) if isolated is not None
+        extend = ((lambda progress: extend_there(est, X_new, progress)) if extend_there is not None
                   else lambda progress: est.extend(X_new, progress=progress))
         ext, ext_time = _timed(console, f"{cls.id} extend", extend, args.extend)
         ext = np.asarray(ext)

@@ -1,7 +1,8 @@
 """Third-party code of a command in a worker process (Qt-free).
 
 ``run`` fits a third-party algorithm, or a chain with a third-party step, there
-(:func:`isolated_fit`, over :mod:`manifold_studio.session.isolated_fit`). ``score``,
+(:func:`isolated_fit`, over :mod:`manifold_studio.session.isolated_fit`), and extends it there
+(``--extend``, ``--fit-sample``: :func:`isolated_extend`). ``score``,
 ``compare-clusterings`` and ``replay`` fit and apply many models: when a part of them is
 third-party (an algorithm or a preparation step from a plugin installed from another
 distribution) the whole command runs again, as it was typed plus ``--in-process``, in a child
@@ -23,7 +24,7 @@ from pathlib import Path
 from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.cli.console import EXIT_INTERNAL, print_error
 from manifold_studio.errors import describe_exit
-from manifold_studio.session.isolated_extend import extend_in_subprocess
+from manifold_studio.session.isolated_extend import extend_model
 from manifold_studio.session.isolated_fit import PluginProcessError, fit_estimator_in_subprocess
 
 #: set in the child: the file it writes its exit status to when it finishes
@@ -49,15 +50,16 @@ def isolated_fit(est, algorithm_id: str, ds):
     return fit
 
 
-def isolated_extend(est, algorithm_id: str, X_new):
-    """``extend(progress) -> values`` of the fitted ``est`` (its fit ran in a worker process) on
-    ``X_new`` in a worker process too: a pipeline gets its training columns matched here
-    (``input_matrix``, no plugin code), its steps and algorithm run in the worker."""
-    X = est.input_matrix(X_new) if getattr(est, "id", "") == PIPELINE_ID else X_new
+def isolated_extend(algorithm_id: str):
+    """``extend(est, X, progress) -> values``: the fitted ``est`` (its fit ran in a worker process)
+    extended to ``X`` in a worker process too, by the window's path
+    (:func:`~manifold_studio.session.isolated_extend.extend_model`: a pipeline gets its training
+    columns matched here, no plugin code; its steps and algorithm run in the worker). ``run
+    --extend`` and ``run --fit-sample`` use it; a dead worker says that nothing was written."""
 
-    def extend(progress):
+    def extend(est, X, progress):
         try:
-            return extend_in_subprocess(est, X, progress, name=f"{algorithm_id} extend", unaffected=NOTHING_WRITTEN)
+            return extend_model(est, X, progress, isolated=True, unaffected=NOTHING_WRITTEN)
         except PluginProcessError as exc:
             raise nothing_written(algorithm_id, exc) from None
     return extend

@@ -24,8 +24,8 @@ import numpy as np
 
 from manifold_studio import load_data
 from manifold_studio.algorithms.labels import same_labels
-from manifold_studio.algorithms.named_columns import check_numeric
-from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.algorithms.named_columns import STRAY_TEXT, check_numeric_columns
+from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
 from manifold_studio.fileio.bounded import check_regular_file
@@ -110,26 +110,38 @@ def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) 
     """(the matrix of ``ds`` with columns in the training order, a note when they were matched
     by name). Columns are matched by name when the training names are all present."""
     X, names = ds.X, ds.feature_names
+    where = Path(ds.source).name if ds.source else ds.name
+    if train_names and ds.table is not None:
+        # a column the model was fitted on as numbers that holds text here (read as categorical or
+        # text, so no feature here, or as numbers with its text cells missing) is refused naming the
+        # line and the cell: never recoded, its rows never dropped
+        table, features = ds.table, set(names or [])
+        check_numeric_columns(table, [n for n in train_names if n in table and (
+            n not in features or table.column(n).note == STRAY_TEXT)], "the model", where=where)
     idx = match_columns(names, train_names)
     if idx is not None:
         note = None
         if len(names) != len(train_names) or idx != list(range(len(idx))):
             note = f"{ds.name}: columns matched to the training data by name ({', '.join(train_names)})."
         return X[:, idx], note
-    if train_names and ds.table is not None:
-        # a column the model was fitted on as numbers that is text here: refused naming the line
-        # and the cell, never recoded (check_numeric raises)
-        present = {c.name for c in ds.table.columns}
-        for name in train_names:
-            if name not in (names or []) and name in present:
-                check_numeric(ds.table, name, "the model")
     if X.shape[1] != n_features:
         have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""
         want = f" ({', '.join(train_names)})" if train_names and len(train_names) <= 12 else ""
-        where = Path(ds.source).name if ds.source else ds.name
         raise DataError(f"{where} has {X.shape[1]} numeric column(s){have} but the model was fitted on "
                         f"{n_features}{want}: give data with the same columns as the training data")
     return X, None
+
+
+def pipeline_types(pipeline, ds: Dataset, where: str) -> list[str]:
+    """Refuse text in the columns a fitted pipeline took as numbers (its columns without training
+    categories), naming the line and the cell; notes instead when its chain imputes (see
+    :func:`~manifold_studio.algorithms.named_columns.check_numeric_columns`)."""
+    if ds.table is None or not ds.table_features:
+        return []
+    categories = getattr(pipeline, "categories_in_", None) or {}
+    numeric = [str(n) for n in getattr(pipeline, "columns_in_", None) or () if n not in categories]
+    return check_numeric_columns(ds.table, numeric, "the model", where=where,
+                                 imputes=bool(getattr(pipeline, "imputes", False)))
 
 
 def dataset_table(ds: Dataset):
@@ -192,7 +204,7 @@ def iter_source(source: str, host, options: dict | None = None, chunk_rows: int 
 def extend_source(estimator, source: str, *, host=None, options: dict | None = None, out: str | None = None,
                   train_feature_names: list[str] | None = None, chunk_rows: int = CHUNK_ROWS,
                   keep_values: bool = False, keep_data_mb: float = 0.0, progress=None,
-                  escape_formulas: bool = True, metas: bool = False) -> ExtendReport:
+                  escape_formulas: bool = True, metas: bool = False, extend=None) -> ExtendReport:
     """Extend ``estimator`` to every row of ``source``, chunk by chunk.
 
     ``out``: write the result there (CSV or ``.npy``; ``-`` for standard output) as it goes.
@@ -204,7 +216,9 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     output starts with the row id column: one table file's line numbers (or id column values),
     else the rows' positions over all the parts. ``escape_formulas``: see
     :class:`~manifold_studio.tables.result_table.ResultWriter`. ``metas``: the data's meta columns
-    follow the row id (CSV, TSV, Parquet).
+    follow the row id (CSV, TSV, Parquet). ``extend(X, progress) -> values``, if given, extends each
+    chunk's matrix instead of ``estimator.extend`` (the window extends a third-party model in a
+    worker process this way: :func:`manifold_studio.session.isolated_extend.extend_model`).
     """
 
     if host is None:
@@ -231,13 +245,17 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
             report.notes.extend(ds.report)
             by_line = by_line and ds.table is not None or not files
             if callable(getattr(estimator, "prepare", None)):  # a pipeline: columns by name
+                for text in pipeline_types(estimator, ds, part.name):
+                    if text not in report.notes:
+                        report.notes.append(text)
                 X, note = estimator.input_matrix(dataset_table(ds)), None
             else:
                 X, note = align_features(ds, train_feature_names, n_features)
             if note and note not in report.notes:
                 report.notes.append(note)
             if X.shape[0]:
-                result = np.asarray(estimator.extend(X))
+                result = np.asarray(estimator.extend(X) if extend is None else extend(X, SubProgress(
+                    progress, min(report.n_rows / expected, 0.99), min((report.n_rows + X.shape[0]) / expected, 0.99))))
                 if out is not None:
                     if writer is None:
                         writer = ResultWriter(out, prefix, estimator.kind, ds.label_name, escape_formulas,

@@ -62,13 +62,16 @@ def _training_output(est) -> np.ndarray:
 
 def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, progress=None,
                   fit_share: float = 0.3, clone: bool = True, fit=None, columns=None,
-                  distances: bool = False) -> SampleFitResult:
+                  distances: bool = False, extend=None) -> SampleFitResult:
     """Fit on ``n_samples`` random rows of X, extend to all rows; see the module docstring.
 
     ``fit_share`` is the part of the progress bar given to the fit. ``clone=False`` fits the
     given estimator itself instead of a fresh copy. ``y`` is needed for classifiers only.
     ``fit(X, y, progress)``, if given, does the fitting and returns the fitted estimator (the
-    command line fits a third-party plugin in a worker process this way). A pipeline
+    command line fits a third-party plugin in a worker process this way); ``extend(est, rows,
+    progress)``, if given, extends the fitted estimator to a block of rows and returns the values
+    (a third-party model extends in a worker process this way:
+    :func:`manifold_studio.session.isolated_extend.extend_model`). A pipeline
     (:func:`manifold_studio.make_pipeline`) is fitted with the column names ``columns``, and X may
     hold missing values (NaN) for its preparation steps to fill. ``distances``: X is the square
     N x N distance matrix of a method with metric='precomputed': the fit gets the m x m distances
@@ -114,9 +117,10 @@ def fit_on_sample(estimator, X, n_samples: int, *, y=None, random_state=None, pr
     for start in range(0, n_rest, EXTEND_BLOCK):
         stop = min(n_rest, start + EXTEND_BLOCK)
         block = X[np.ix_(rest[start:stop], idx)] if distances else X[rest[start:stop]]
-        part = est.extend(block,
-                          progress=SubProgress(sub, start / max(n_rest, 1), stop / max(n_rest, 1),
-                                               f"Extending to {N:,} points: "))
+        block_progress = SubProgress(sub, start / max(n_rest, 1), stop / max(n_rest, 1),
+                                     f"Extending to {N:,} points: ")
+        part = (est.extend(block, progress=block_progress) if extend is None
+                else extend(est, block, block_progress))
         part = np.asarray(part)
         if out is None:
             out = np.empty((N,) + part.shape[1:], dtype=part.dtype)

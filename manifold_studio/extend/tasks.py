@@ -1,7 +1,8 @@
 """Qt-free tasks behind the GUI's out-of-sample tools (extend to a file, hold-out, fit on a
 sample, extension quality report). Extending a run to a loaded data set is the session's spec
 (:func:`manifold_studio.session.lifecycle.prepare_extension`); every path extends through
-:func:`manifold_studio.session.fitting.extend_estimator`.
+:func:`manifold_studio.session.isolated_extend.extend_model` (in a worker process for a model
+with a third-party part).
 
 Nothing here imports Qt: each function is a plain callable taking ``progress=`` that the GUI
 hands to a worker thread (``window.start_job``) and that a script or a test can call directly.
@@ -22,9 +23,12 @@ from manifold_studio.errors import DataError, error_message
 from manifold_studio.extend.out_of_core import extend_source
 from manifold_studio.extend.quality import extension_quality
 from manifold_studio.extend.sample_fit import fit_on_sample
-from manifold_studio.files.model_file import load_model_with_metadata
+from manifold_studio.extend.isolated_apply import model_ids
+from manifold_studio.files.model_file import load_model_with_metadata, read_metadata
 from manifold_studio.plugins.host import get_host
-from manifold_studio.session.fitting import ExtendResult, extend_estimator
+from manifold_studio.session.fitting import ExtendResult
+from manifold_studio.session.isolated_extend import extend_model
+from manifold_studio.session.isolated_fit import fit_estimator_in_subprocess, third_party_parts
 from manifold_studio.session.records import FitOutcome
 from manifold_studio.distance_matrix import read_distances_to
 
@@ -56,15 +60,24 @@ def matrix_megabytes(n: int) -> float:
 # -- fit on a sample ----------------------------------------------------------------------------
 
 def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, y=None,
-                    random_state=None, progress=None, distances: bool = False) -> FitOutcome:
+                    random_state=None, progress=None, distances: bool = False, *, estimator=None,
+                    isolated: bool = False) -> FitOutcome:
     """Fit on ``n_samples`` random rows of ``X`` and extend to all rows (a FitOutcome for the
     whole data set). ``meta["fitted_rows"]`` lists the rows that were fitted. ``distances``: X is a
-    square distance matrix (see :func:`~manifold_studio.extend.sample_fit.fit_on_sample`)."""
+    square distance matrix (see :func:`~manifold_studio.extend.sample_fit.fit_on_sample`).
+    ``estimator``: the unfitted estimator (e.g. a run's chain and algorithm) instead of
+    ``algorithm_cls(**params)``; ``isolated``: fit it in a worker process and extend it in another
+    (a third-party plugin that crashes ends only the run)."""
 
     progress = as_progress(progress)
     start = time.perf_counter()
-    res = fit_on_sample(algorithm_cls(**params), X, n_samples, y=y, random_state=random_state,
-                        progress=progress, clone=False, distances=distances)
+    est = algorithm_cls(**params) if estimator is None else estimator
+    fit = extend = None
+    if isolated:
+        fit = lambda X_fit, y_fit, p: fit_estimator_in_subprocess(est, X_fit, y_fit, p).estimator  # noqa: E731
+        extend = lambda fitted, rows, p: extend_model(fitted, rows, p, isolated=True)  # noqa: E731
+    res = fit_on_sample(est, X, n_samples, y=y, random_state=random_state, progress=progress, clone=False,
+                        distances=distances, fit=fit, extend=extend)
     est = res.estimator
     out = np.asarray(res.output)
     embedding = labels = None
@@ -81,6 +94,8 @@ def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, 
     summary = {"fitted_on": f"{m:,} of {N:,}", "extend_time_s": round(res.extend_time, 3), **summary}
     meta = {"sample_fit": {"n_fitted": m, "n_total": N, "random_state": random_state,
                            "fit_time_s": res.fit_time, "extend_time_s": res.extend_time}}
+    if isolated:   # its later extensions run in a worker process too
+        meta["worker_process"] = True
     if m < N:  # JSON-friendly (run.meta is saved with projects); absent when every row was fitted
         meta["fitted_rows"] = res.sample_indices.tolist()
     return FitOutcome(est, embedding, labels, summary, time.perf_counter() - start, meta=meta)
@@ -93,24 +108,26 @@ KEEP_DATA_MB = 512.0
 
 
 def load_and_extend(source: str, estimator, host=None, options: dict | None = None,
-                    progress=None, keep_data_mb: float = KEEP_DATA_MB) -> ExtendResult:
+                    progress=None, keep_data_mb: float = KEEP_DATA_MB, isolated: bool = False) -> ExtendResult:
     """Extend ``estimator`` to every row of a file (or ``sample:NAME``, a folder of parts),
     reading it chunk by chunk (:func:`manifold_studio.extend.out_of_core.extend_source`): the file is
     never loaded whole; its rows are kept as a data set only while they take at most
-    ``keep_data_mb`` MB."""
+    ``keep_data_mb`` MB. ``isolated``: each chunk is extended in a worker process
+    (:func:`~manifold_studio.session.isolated_extend.extend_model`); the file is read here."""
 
     label = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
+    extend = (lambda X, p: extend_model(estimator, X, p, isolated=True)) if isolated else None
     rep = extend_source(estimator, source, host=host, options=options, keep_values=True,
                         keep_data_mb=keep_data_mb,
-                        train_feature_names=_training_feature_names(estimator), progress=progress)
+                        train_feature_names=_training_feature_names(estimator), progress=progress, extend=extend)
     return ExtendResult(rep.values, rep.seconds, rep.dataset, None, label, rep.correct, rep.notes)
 
 
 def load_distances_and_extend(source: str, estimator, training: Dataset, host=None, options: dict | None = None,
-                              progress=None) -> ExtendResult:
+                              progress=None, isolated: bool = False) -> ExtendResult:
     """Extend ``estimator``, fitted on the distance-matrix data set ``training``, to the points of a
     file holding their distances to its n items (m x n, read by the file's loader and checked by
-    :func:`manifold_studio.distance_matrix.read_distances_to`)."""
+    :func:`manifold_studio.distance_matrix.read_distances_to`); ``isolated``: as :func:`load_and_extend`."""
     progress = as_progress(progress)
     name = Path(source).name
     options = dict(options or {})
@@ -120,7 +137,7 @@ def load_distances_and_extend(source: str, estimator, training: Dataset, host=No
     read = load_data(str(source), host, SubProgress(progress, 0.0, 0.2), loader=loader, **options)
     new = read_distances_to(read, training, name)
     start = time.perf_counter()
-    values = extend_estimator(estimator, new.X, SubProgress(progress, 0.2, 1.0), what=name)
+    values = extend_model(estimator, new.X, SubProgress(progress, 0.2, 1.0), isolated=isolated, what=name)
     return ExtendResult(values, time.perf_counter() - start, new, None, name)
 
 
@@ -133,12 +150,15 @@ def apply_model_to_file(model_path: str, source: str, host=None, options: dict |
                         progress=None):
     """Load a saved model and a data file, extend the model to the file.
 
+    A model with a third-party algorithm or step is read without its probe extension and
+    extended in worker processes (``isolated`` of :func:`load_and_extend`), as ``apply`` does.
     Returns ``(estimator, metadata, ExtendResult)``."""
 
     progress = as_progress(progress)
     progress.checkpoint(0.0, f"Reading the model {Path(model_path).name}")
-    est, meta = load_model_with_metadata(model_path)
-    res = load_and_extend(source, est, host, options, progress=SubProgress(progress, 0.05, 1.0))
+    isolated = bool(third_party_parts(model_ids(read_metadata(model_path))))
+    est, meta = load_model_with_metadata(model_path, check_usable=not isolated)
+    res = load_and_extend(source, est, host, options, progress=SubProgress(progress, 0.05, 1.0), isolated=isolated)
     return est, meta, res
 
 

@@ -464,12 +464,14 @@ def check_member_names(meta: dict, names: list[str], where: str) -> None:
             check_state_names(model_class(part, where), own, where)
 
 
-def load_model_with_metadata(path):
-    """``(estimator, metadata)`` from a model file written by :func:`save_model`."""
+def load_model_with_metadata(path, *, check_usable: bool = True):
+    """``(estimator, metadata)`` from a model file written by :func:`save_model`;
+    ``check_usable=False``: see :func:`model_from_bytes` (a third-party model that a worker
+    process extends)."""
     path = Path(path)
     with open_npz(path) as npz:
         try:
-            return _read_model(npz, path, path.name)
+            return _read_model(npz, path, path.name, check_usable)
         except MemoryError as exc:
             raise ModelFileError(str(out_of_memory(path.name, None, exc))) from None
 

@@ -45,7 +45,7 @@ from manifold_studio.gui.data_panel import LoaderOptionsDialog
 from manifold_studio.gui.model_file_actions import ModelFileActions
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import heading_label, message_label, say, seed_spin_box
-from manifold_studio.session.lifecycle import prepare_extension
+from manifold_studio.session.lifecycle import prepare_extension, run_extends_in_worker
 
 HELDOUT, DATASET = "heldout", "dataset"
 
@@ -346,11 +346,14 @@ class ExtendPanel(ModelFileActions, ResultView):
         if not ok:
             return None
         training = self.session.datasets.get(run.dataset_name)
+        isolated = run_extends_in_worker(run)   # a third-party model extends in a worker process
         if training is not None and training.distance_matrix and run.source_run is None:
             task = functools.partial(load_distances_and_extend, str(path), run.estimator,
-                                     training if run.rows is None else training.subset(run.rows), self.window.host, options)
+                                     training if run.rows is None else training.subset(run.rows), self.window.host, options,
+                                     isolated=isolated)
         else:
-            task = functools.partial(load_and_extend, str(path), run.estimator, self.window.host, options)
+            task = functools.partial(load_and_extend, str(path), run.estimator, self.window.host, options,
+                                     isolated=isolated)
         return self._start(task, run, path.name, dataset_name=None, source=path.name)
 
     def _start(self, task, run, label: str, dataset_name: str | None, source: str = ""):
@@ -411,7 +414,7 @@ class ExtendPanel(ModelFileActions, ResultView):
         self.extendFailed.emit(message)
 
     def _extend_failed(self, run_id: int, what: str, message: str, detail: str) -> None:
-        self._fail(f"Could not extend run #{run_id} to {what}: {message}. Nothing was changed.", detail)
+        self._fail(f"Could not extend run #{run_id} to {what}: {message.rstrip('.')}. Nothing was changed.", detail)
 
     def _extend_cancelled(self) -> None:
         self._say("Extension cancelled; the earlier results are kept.")
@@ -454,17 +457,15 @@ class ExtendPanel(ModelFileActions, ResultView):
             return None
         m = int(self.sample_size.value() if m is None else m)
         seed = int(self.sample_seed.value())
-        host, session = self.window.host, self.session
+        session, controls = self.session, self.window.run_controls
 
         def make_task(run):
-            cls = host.algorithm_class(run.algorithm_id)
-            X, y = session.training_data(run)
-            if cls.requires_labels and y is None:
-                raise DataError(f"{cls.name} needs labels, and data set '{run.dataset_name}' has none.")
-            uses = cls.requires_labels or cls(**run.params).uses_labels()
+            # the run's estimator (its chain too) and data, as a plain fit gets them; a third-party
+            # part fits in a worker process and extends in another, as a plain run's extension does
+            spec = session.fit_task(run, isolated=controls.isolated_for(run.algorithm_id))
             distances = session.dataset(run.dataset_name).distance_matrix and run.source_run is None
-            return functools.partial(sample_fit_task, cls, dict(run.params), X, m, y if uses else None, seed,
-                                     distances=distances)
+            return functools.partial(sample_fit_task, None, {}, spec.X, m, spec.y, seed, distances=distances,
+                                     estimator=spec.estimator, isolated=spec.in_worker)
 
         run = self.window.run_algorithm(algorithm_id, params, ds.name, make_task=make_task)
         if run is not None and not run.finished:

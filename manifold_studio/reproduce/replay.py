@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import manifold_studio as ms
-from manifold_studio.algorithms.named_columns import check_numeric, first_non_number
+from manifold_studio.algorithms.named_columns import check_numeric_columns
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.analysis.run_cut import extend_cut
 from manifold_studio.reproduce.script_export import run_output_name
@@ -100,30 +100,11 @@ def check_types(run, train, new, where: str, notes: list | None = None) -> None:
     pipeline = getattr(est, "id", "") == "pipeline" and run.source_run is None
     used = [str(n) for n in est.feature_names_in_] if pipeline else list(train.feature_names or [])
     imputes = pipeline and bool(getattr(est, "imputes", False))
-    what = f"run #{run.id} ({run.algorithm_id})"
-    for name in used:
-        if name not in train.table or name not in new.table or train.table.column(name).type != NUMERIC:
-            continue
-        col = new.table.column(name)
-        stray = col.type == NUMERIC and col.note == "numbers with stray text"
-        if col.type == NUMERIC and not stray:
-            continue
-        found = first_non_number(new.table, name)
-        line = next((ln for ln in new.table.report if ln.startswith(f"column '{name}' is numeric but")), "")
-        if imputes:
-            if notes is not None:
-                cell = f"{found[1]!r} on {found[0]}" if found else line
-                notes.append(f"{where}: column '{name}' holds text ({cell}); {what} reads it as missing for its "
-                             "impute step to fill.")
-            continue
-        if col.type != NUMERIC:
-            try:
-                check_numeric(new.table, name, what)  # raises, naming the line and the cell
-            except DataError as exc:
-                raise DataError(f"{where}: {exc}") from None
-        raise DataError(f"{where}: column '{name}' was numeric when {what} was fitted, but some of its cells "
-                        f"are not numbers ({line.split(': ', 1)[-1].rstrip('.') if line else 'text'}). Fix the "
-                        "cells; they are not recoded.")
+    numeric = [n for n in used if n in train.table and train.table.column(n).type == NUMERIC]
+    found = check_numeric_columns(new.table, numeric, f"run #{run.id} ({run.algorithm_id})", where=where,
+                                  imputes=imputes)
+    if notes is not None:
+        notes.extend(found)
 
 
 def _load_like(train, data_path) -> "ms.Dataset":

@@ -1,10 +1,13 @@
-"""Extending a fitted third-party model in a worker process (Qt-free): what ``run --extend``
-does after an isolated fit, so a plugin's extension that crashes, exits or hangs ends only the
-worker (reported with its signal or exit code), never the command.
+"""Extending a fitted third-party model in a worker process (Qt-free): what ``run --extend``,
+``run --fit-sample`` and the window's Extend panel do with a model that holds a third-party
+algorithm or preparation step (or was fitted in a worker process), so a plugin's extension that
+crashes, exits or hangs ends only the worker (reported with its signal or exit code), never the
+command or the window.
 
 ::
 
-    values = extend_in_subprocess(est, X_new, progress, name="mystep + pca")
+    values = extend_model(est, X_new, progress, isolated=extends_in_worker(est))   # the one path
+    values = extend_in_subprocess(est, X_new, progress, name="mystep + pca")     # always a worker
 
 The model travels as its pickle-free model bytes, the rows as ``.npy`` / sparse ``.npz``; a
 pipeline receives the matrix of its training columns in the training order
@@ -19,10 +22,23 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from manifold_studio.algorithms.checks import is_sparse
+from manifold_studio.algorithms.pipeline import PIPELINE_ID
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
-from manifold_studio.session.isolated_fit import PipeProgress, report_outcome, run_supervised, save_inputs
+from manifold_studio.session.fitting import check_features, extend_estimator
+from manifold_studio.session.isolated_fit import (
+    PipeProgress,
+    estimator_ids,
+    report_outcome,
+    run_supervised,
+    save_inputs,
+    third_party_parts,
+)
 
-__all__ = ["extend_in_subprocess"]
+__all__ = ["extend_in_subprocess", "extend_model", "extends_in_worker", "extension_name"]
+
+#: what a dead extension worker could not harm, in the window
+WINDOW_UNAFFECTED = "The window, your data and your runs are unaffected."
 
 
 def _child(conn, sys_path: list[str], model_path: str, x_path: str) -> None:
@@ -46,3 +62,36 @@ def extend_in_subprocess(est, X, progress=None, *, name: str = "the model", unaf
         (values,) = run_supervised(_child, (list(sys.path), str(model_path), x_path), progress, name,
                                    f"manifold-studio extend {name}", unaffected=unaffected, data_errors=True)
     return values
+
+
+def extends_in_worker(est, fitted_in_worker: bool = False) -> bool:
+    """Whether the extension of the fitted ``est`` runs in a worker process: when it holds a
+    third-party algorithm or preparation step, or when its fit ran in one (``fitted_in_worker``:
+    a run's ``meta["worker_process"]``)."""
+    return bool(fitted_in_worker) or bool(third_party_parts(estimator_ids(est)))
+
+
+def extension_name(est) -> str:
+    """The extension in messages, naming its parts and the third-party ones among them."""
+    ids = [i for i in estimator_ids(est) if i]
+    parts = third_party_parts(ids)
+    return (f"the extension by {' → '.join(ids) or 'the model'}"
+            + (f" (third-party: {', '.join(parts)})" if parts else ""))
+
+
+def extend_model(est, X, progress=None, *, isolated: bool, what: str = "The data", name: str | None = None,
+                 unaffected: str = WINDOW_UNAFFECTED) -> np.ndarray:
+    """The one extension of a fitted model whoever asks (the window's Extend panel, ``run --extend``,
+    ``run --fit-sample``, ``Session.extend``): :func:`~manifold_studio.session.fitting.extend_estimator`
+    in this process, or with ``isolated`` (see :func:`extends_in_worker`) the same in a worker
+    process: a pipeline's columns are matched here (``input_matrix``, no plugin code), its steps
+    and algorithm run there. A worker that dies raises PluginProcessError naming ``name`` (default:
+    the model's parts) and the signal or exit code, then ``unaffected``."""
+    if not isolated:
+        return extend_estimator(est, X, progress, what=what)
+    if getattr(est, "id", "") == PIPELINE_ID:
+        X = est.input_matrix(X)
+    else:
+        X = X if is_sparse(X) else np.asarray(X, dtype=float)
+        check_features(est, X, what)
+    return extend_in_subprocess(est, X, progress, name=name or extension_name(est), unaffected=unaffected)

@@ -15,9 +15,10 @@ thread, relaying progress, partial results and Cancel) and hands the outcome bac
 
     preview = preview_of(session, run.id, partial)            # what a partial result shows
 
-Extension has one path: :func:`~manifold_studio.session.fitting.extend_estimator` (the window's
-Extend, the selection's Extend, hold-out, the command line and ``Session.extend``), which keeps a
-sparse matrix sparse for the methods that take one.
+Extension has one path: :func:`~manifold_studio.session.isolated_extend.extend_model` (the window's
+Extend, the selection's Extend, hold-out, fit on a sample, the command line and ``Session.extend``),
+which keeps a sparse matrix sparse for the methods that take one, and runs the extension of a
+model with a third-party part (or fitted in a worker process) in a worker process.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ import numpy as np
 
 from manifold_studio.algorithms.curves import TrainingCurve
 from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError
-from manifold_studio.session.fitting import ExtendResult, extend_estimator
+from manifold_studio.session.fitting import ExtendResult
+from manifold_studio.session.isolated_extend import extend_model, extends_in_worker
 from manifold_studio.session.records import DONE, FitOutcome, Run
 
 
@@ -110,7 +112,8 @@ def run_fit(job: FitJob, progress=None) -> Run:
 class ExtendSpec:
     """Extend run ``run_id``'s fitted model to ``X`` (``rows`` of data set ``dataset_name``, or all
     of it; ``dataset_name`` None: points from elsewhere). Calling it is Qt-free and touches no
-    session state; :meth:`record` adds the result to the run."""
+    session state; :meth:`record` adds the result to the run. ``isolated``: the extension runs in
+    a worker process (:func:`~manifold_studio.session.isolated_extend.extends_in_worker`)."""
 
     session: Any
     run_id: int
@@ -120,10 +123,11 @@ class ExtendSpec:
     dataset_name: str | None = None
     what: str = "The data"
     label: str = ""
+    isolated: bool = False
 
     def __call__(self, progress=None) -> ExtendResult:
         start = time.perf_counter()
-        values = extend_estimator(self.estimator, self.X, progress, what=self.what)
+        values = extend_model(self.estimator, self.X, progress, isolated=self.isolated, what=self.what)
         return ExtendResult(values, time.perf_counter() - start, None, self.rows)
 
     def record(self, result: ExtendResult, name: str | None = None):
@@ -136,6 +140,12 @@ def fitted_run(session, run_id: int) -> Run:
     if run.status != DONE or run.estimator is None:
         raise ManifoldStudioError(f"Run #{run_id} has no fitted model (status: {run.status}).")
     return run
+
+
+def run_extends_in_worker(run: Run) -> bool:
+    """Whether run ``run``'s extensions run in a worker process (see
+    :func:`~manifold_studio.session.isolated_extend.extends_in_worker`)."""
+    return extends_in_worker(run.estimator, bool((run.meta or {}).get("worker_process")))
 
 
 def prepare_extension(session, run_id: int, dataset_name: str | None = None, rows=None, *,
@@ -159,14 +169,16 @@ def prepare_extension(session, run_id: int, dataset_name: str | None = None, row
         X = ds.X if rows is None else ds.X[rows]
     n = X.shape[0]
     label = f"{ds.name} ({n:,} points)" if rows is None else f"held-out rows of {ds.name} ({n:,} points)"
-    return ExtendSpec(session, run.id, run.estimator, X, rows, ds.name, what or f"Data set '{ds.name}'", label)
+    return ExtendSpec(session, run.id, run.estimator, X, rows, ds.name, what or f"Data set '{ds.name}'", label,
+                      run_extends_in_worker(run))
 
 
 def prepare_extension_to(session, run_id: int, X, *, what: str = "The data") -> ExtendSpec:
     """The spec extending run ``run_id`` to the points ``X`` of no data set (an array or a sparse
     matrix with the training data's columns)."""
     run = fitted_run(session, run_id)
-    return ExtendSpec(session, run.id, run.estimator, X, None, None, what, f"{X.shape[0]:,} new points")
+    return ExtendSpec(session, run.id, run.estimator, X, None, None, what, f"{X.shape[0]:,} new points",
+                      run_extends_in_worker(run))
 
 
 # -- preview ----------------------------------------------------------------------------------

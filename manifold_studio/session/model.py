@@ -44,8 +44,8 @@ from manifold_studio.errors import (
 from manifold_studio.plugins.host import get_host
 from manifold_studio.analysis.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
-from manifold_studio.session.fitting import extend_estimator
-from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit
+from manifold_studio.session.isolated_extend import extend_model
+from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_extends_in_worker, run_fit
 from manifold_studio.session.ready_maps import add_ready_maps
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.state import AnalysisState
@@ -424,7 +424,7 @@ class Session(AnalysisState):
         run = self.run_by_id(run_id)
         if run.status != DONE or run.estimator is None:
             raise ManifoldStudioError(f"Run #{run_id} has no fitted model (status: {run.status}).")
-        return functools.partial(extend_estimator, run.estimator, X)
+        return functools.partial(extend_model, run.estimator, X, isolated=run_extends_in_worker(run))
 
     def add_extension(self, run_id: int, values, dataset_name: str | None = None, *,
                       name: str | None = None, rows=None, time_s: float = 0.0) -> Extension:

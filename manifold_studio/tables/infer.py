@@ -21,6 +21,7 @@ import re
 
 import numpy as np
 
+from manifold_studio.algorithms.named_columns import STRAY_TEXT
 from manifold_studio.errors import DataError
 from manifold_studio.tables.model import (
     CATEGORICAL, DATETIME, FEATURE, META, NUMERIC, SKIPPED, TARGET, TEXT, Column, Table, quote,
@@ -127,7 +128,7 @@ def _infer_text_column(name, series, role, lines, report, where, fixed_numeric: 
                           f"missing: {text[rows[0]]!r} on line {lines[rows[0]]}"
                           + (f" (lines {lines_text(lines[rows])})" if n_stray > 1 else "") + ".")
         nums[~np.isfinite(nums)] = np.nan
-        return _numeric_column(name, nums, role, "numbers with stray text" if n_stray else "", lines, report,
+        return _numeric_column(name, nums, role, STRAY_TEXT if n_stray else "", lines, report,
                                where)
     sample = [v for v in text[present][:200]]
     if all(_ISO_DATE.match(v) for v in sample):

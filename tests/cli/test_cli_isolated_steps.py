@@ -155,8 +155,41 @@ def test_run_extends_a_third_party_pipeline_in_a_worker_too(tmp_path, env):
     code, _, err, pid = cli(env, "run", "pca", "--data", "sample:iris", "--prep", "tp_double",
                             "--extend", "sample:iris", "--extend-out", str(ext), "--out", str(tmp_path / "a.csv"))
     assert code == 1, err
-    assert "extend" in err and "SIGSEGV" in err and "No output file was written" in err
+    assert "extension by tp_double → pca" in err and "SIGSEGV" in err and "No output file was written" in err
     assert step_pid(env) != pid and not ext.exists() and not (tmp_path / "a.csv").exists()
+
+
+def test_run_fit_sample_extends_a_third_party_pipeline_in_a_worker_too(tmp_path, env):
+    # fitted on 40 rows in one worker, extended to the other 110 in another: the step's transform
+    # segfaults there (anywhere but the process that fitted it), reported in one line, exit 1
+    env = {**env, "STEP_CRASH_AFTER_FIT": "1"}
+    out = tmp_path / "a.csv"
+    code, _, err, pid = cli(env, "run", "pca", "--data", "sample:iris", "--prep", "tp_double",
+                            "--fit-sample", "40", "--out", str(out))
+    assert code == 1, err
+    assert "SIGSEGV" in err and "tp_double" in err and "No output file was written" in err, err
+    assert err.count("\n") == 1, err          # one line, no traceback
+    assert step_pid(env) != pid and not out.exists()
+
+
+@pytest.mark.slow
+def test_run_fit_sample_in_process_opts_out_and_gives_pca_of_the_doubled_sample(tmp_path, env):
+    # --in-process: fitted and extended here; the (well-behaved) step doubles X before PCA
+    out = tmp_path / "a.csv"
+    code, _, err, pid = cli(env, "run", "pca", "--data", "sample:iris", "--prep", "tp_double",
+                            "--fit-sample", "40", "--sample-seed", "3", "--out", str(out), "--in-process")
+    assert code == 0 and step_pid(env) == pid, err
+    import pandas as pd
+
+    import manifold_studio as ms
+
+    table = pd.read_csv(out)
+    got = table[["pca_1", "pca_2"]].to_numpy()
+    X = ms.load_data("sample:iris").X
+    fitted = table["fitted"].to_numpy().astype(bool)
+    assert fitted.sum() == 40
+    ref = ms.get_algorithm("pca").fit(2.0 * X[fitted])
+    np.testing.assert_allclose(got, ref.extend(2.0 * X), atol=1e-9)
 
 
 @pytest.mark.slow
