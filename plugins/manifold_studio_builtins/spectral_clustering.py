@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION, as_csr, sparse_unit_rows
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
@@ -141,8 +142,9 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
         if metric == "precomputed":
             D = check_precomputed(X, None if fit else self.X_fit_.shape[0])
         elif metric == "cosine":
-            U = unit_rows(X)
-            D = np.maximum(1.0 - U @ (U if fit else unit_rows(self.X_fit_)).T, 0.0)
+            U = _unit_rows(X)
+            G = U @ (U if fit else _unit_rows(self.X_fit_)).T
+            D = np.maximum(1.0 - (G.toarray() if sp.issparse(G) else np.asarray(G)), 0.0)
         else:
             D = cdist(X, X if fit else self.X_fit_, "cityblock")
         return D * D
@@ -227,3 +229,8 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
 @hookimpl
 def register_algorithms():
     return [SpectralClustering]
+
+
+def _unit_rows(X):
+    """Rows of unit length, sparse rows kept sparse (metric='cosine')."""
+    return sparse_unit_rows(as_csr(X)) if sp.issparse(X) else unit_rows(X)

@@ -22,15 +22,21 @@ from manifold_studio.session.model import Session  # noqa: E402
 from manifold_studio.session.records import DONE  # noqa: E402
 
 WINDOW_DIALOGS = False
-#: the methods that take sparse input, with parameters that fit 60 rows quickly
+#: the methods that take sparse input (every one: test_every_method_that_takes_sparse_input_is_here), with
+#: parameters that fit 60 rows quickly and meet their sparse condition
 SPARSE_METHODS = (("pca", {"n_components": 2}), ("nmf", {"n_components": 2}), ("kmeans", {"n_clusters": 2}),
                   ("svm", {}), ("perceptron", {}), ("linear_classifier", {}),
-                  ("kernel_pca", {"kernel": "linear", "n_components": 2}))
+                  ("kernel_pca", {"kernel": "linear", "n_components": 2}), ("mlp", {"max_iter": 50}),
+                  ("isomap", {"n_neighbors": 10}), ("lle", {"n_neighbors": 10}),
+                  ("laplacian_eigenmaps", {"n_neighbors": 10}), ("spectral_clustering", {"n_clusters": 2}),
+                  ("tsne", {"perplexity": 10.0, "max_iter": 250}), ("umap", {"n_neighbors": 10, "n_epochs": 50}))
+#: numba compiles their loops on the first fit of a process (several seconds)
+SLOW = {"tsne", "umap"}
 
 
 @pytest.fixture(scope="module")
 def host():
-    return discovered_host(tuple(a for a, _p in SPARSE_METHODS) + ("tsne",))
+    return discovered_host(tuple(a for a, _p in SPARSE_METHODS))
 
 
 def _sparse(name: str, n: int, seed: int) -> Dataset:
@@ -49,8 +55,14 @@ def _session(host) -> Session:
     return s
 
 
-@pytest.mark.parametrize("algo,params", SPARSE_METHODS, ids=[a if a != "kernel_pca" else "kernel_pca_linear"
-                                                              for a, _p in SPARSE_METHODS])
+def test_every_method_that_takes_sparse_input_is_here(host):
+    takes_sparse = {aid for aid, cls in host.algorithms.items() if cls.accepts_sparse}
+    assert takes_sparse <= {a for a, _p in SPARSE_METHODS}, sorted(takes_sparse - {a for a, _p in SPARSE_METHODS})
+
+
+@pytest.mark.parametrize("algo,params", [pytest.param(a, p, marks=[pytest.mark.slow] if a in SLOW else [],
+                                                      id=a if a != "kernel_pca" else "kernel_pca_linear")
+                                         for a, p in SPARSE_METHODS])
 def test_sparse_data_extends_in_the_window_as_in_the_session(qtbot, make_window, host, algo, params):
     w = make_window(host, _session(host), initial_algorithm=None)
     assert w.session.dataset("new").is_sparse
