@@ -22,6 +22,7 @@ sklearn_pre = pytest.importorskip("sklearn.preprocessing")
 from PySide6.QtCore import Qt  # noqa: E402
 
 import manifold_studio as ms  # noqa: E402
+from manifold_studio.gui.undo import remove_dataset  # noqa: E402
 from manifold_studio.project.project_file import read_project  # noqa: E402
 from manifold_studio.reproduce.script_export import run_output_name, write_script  # noqa: E402
 
@@ -115,6 +116,14 @@ def test_a_chosen_k_cuts_the_hierarchical_run_in_the_window_export_and_project(q
     # Edit ▸ Undo takes the chosen k back: the run's own 3 clusters
     w.undo_stack.undo()
     assert run.cut_labels is None and "n_clusters=3," in w.map_view.title_label.text()
+    # a chosen k for a run whose data set was removed: refused with a clear message, nothing lost
+    w.undo_stack.redo()
+    assert remove_dataset(w, run.dataset_name)
+    assert w.choose_k_tool.run_chosen(5) is None
+    assert "Cannot run with k = 5" in w.choose_k_tool.message.text() and "which was removed" in \
+        w.choose_k_tool.message.text()
+    np.testing.assert_array_equal(run.cut_labels, labels)
+    assert run.meta["cut"]["n_clusters"] == 4 and run.id in w.session.runs
 
 
 @pytest.mark.slow
