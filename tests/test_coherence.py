@@ -137,7 +137,9 @@ Bad input (issue 30), each with a clear message and nothing lost:
 Sparse data sets extend in the window for every method that takes sparse input (Done means):
 gui/test_gui_lifecycle.py::test_every_method_that_takes_sparse_input_is_here,
 ::test_sparse_data_extends_in_the_window_as_in_the_session,
-algorithms/test_sparse_extension_paths.py::test_spectral_clustering_extends_sparse_rows_as_their_dense_copy.
+::test_a_sparse_file_extends_in_the_window (Extend ▸ a Matrix Market file),
+algorithms/test_sparse_extension_paths.py::test_spectral_clustering_extends_sparse_rows_as_their_dense_copy,
+extend/test_out_of_core.py::test_extend_to_a_sparse_file_keeps_its_rows_sparse.
 """
 from __future__ import annotations
 

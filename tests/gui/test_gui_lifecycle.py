@@ -81,6 +81,26 @@ def test_sparse_data_extends_in_the_window_as_in_the_session(qtbot, make_window,
     assert w.session.runs[run.id].extensions == [ext]
 
 
+@pytest.mark.parametrize("algo,params", [("pca", {"n_components": 2}), ("svm", {})])
+def test_a_sparse_file_extends_in_the_window(qtbot, make_window, host, tmp_path, algo, params):
+    """Extend ▸ a Matrix Market file: read in chunks, the rows kept as a sparse data set."""
+    import scipy.io
+
+    new = _sparse("new", 25, 1)
+    scipy.io.mmwrite(tmp_path / "more.mtx", sp.csr_matrix(new.X))
+    w = make_window(host, _session(host), initial_algorithm=None)
+    w.run_algorithm(algo, dict(params), "train")
+    run = wait_last_run(qtbot, w, DONE)
+    panel = w.views["extend"]
+    with qtbot.waitSignal(panel.extended, timeout=20_000) as sig:
+        assert panel.extend_file(tmp_path / "more.mtx", ask=False) is not None
+    wait_idle(qtbot, w)
+    ext = sig.args[0]
+    np.testing.assert_allclose(np.asarray(ext.values, dtype=float), np.asarray(run.estimator.extend(new.X), dtype=float))
+    kept = w.session.datasets["more"]
+    assert kept.is_sparse and kept.X.shape == (25, 30) and w.session.current_dataset.name == "train"
+
+
 def test_a_partial_result_reaches_the_map_through_its_public_method(qtbot, make_window, host):
     w = make_window(host, _session(host), initial_algorithm=None)
     dense = Dataset("dense", np.random.default_rng(2).normal(size=(80, 4)), labels=np.arange(80) % 3)
