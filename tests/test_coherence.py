@@ -132,7 +132,8 @@ Bad input (issue 30), each with a clear message and nothing lost:
 - a form value that violates a data-dependent check:
   gui/test_gui_settings_and_seeds.py::test_perplexity_above_n_is_said_before_run_and_run_stays_off,
   here: test_a_data_dependent_check_is_said_before_the_fit,
-  algorithms/test_data_dependent_checks.py::test_a_value_the_data_cannot_take_is_said_before_the_fit_and_refused_by_it
+  algorithms/test_data_dependent_checks.py::test_a_value_the_data_cannot_take_is_said_before_the_fit_and_refused_by_it,
+  gui/test_gui_data_checks.py::test_a_value_the_data_cannot_take_is_said_before_run
 
 Sparse data sets extend in the window for every method that takes sparse input (Done means):
 gui/test_gui_lifecycle.py::test_every_method_that_takes_sparse_input_is_here,
