@@ -124,9 +124,8 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
             self.degrees_ = deg
             return SpectralProblem(p["n_clusters"], matrix=K, scaling="unit", match_training=True)
         k = p["n_neighbors"] - 1    # the point itself counts (scikit-learn)
-        if k < 1 or p["n_neighbors"] > n:
-            raise DataError(f"n_neighbors={p['n_neighbors']} does not fit {n} points: it counts the point "
-                            f"itself (as scikit-learn's SpectralClustering), so use 2 <= n_neighbors <= {n}.")
+        if problem := _neighbours_problem(p, n):
+            raise DataError(problem)
         index = self._set_training_points(X, progress, n_neighbors=k)
         with self._phase("neighbours"):
             A = knn_graph(X, k, mode="connectivity", index=index, progress=progress, symmetrize="mean")
@@ -134,6 +133,13 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
         self.degrees_ = deg
         L = normalised_laplacian(A, deg)
         return SpectralProblem(p["n_clusters"], laplacian=L, scaling="unit", match_training=True)
+
+    def _input_problems(self, p, n_samples, n_features):
+        """The nearest-neighbours graph's n_neighbors against n (the form says it before Run)."""
+        out = super()._input_problems(p, n_samples, n_features)
+        if p["affinity"] != "rbf" and n_samples is not None and (problem := _neighbours_problem(p, n_samples)):
+            out.append(problem)
+        return out
 
     def _squared_metric_distances(self, X, fit=False):
         """Squared distances (metric 'cosine', 'manhattan' or 'precomputed') of X to the
@@ -234,3 +240,11 @@ def register_algorithms():
 def _unit_rows(X):
     """Rows of unit length, sparse rows kept sparse (metric='cosine')."""
     return sparse_unit_rows(as_csr(X)) if sp.issparse(X) else unit_rows(X)
+
+
+def _neighbours_problem(p, n: int) -> str:
+    """Why ``n_neighbors`` does not fit ``n`` points ("" when it does): it counts the point itself."""
+    if p["n_neighbors"] < 2 or p["n_neighbors"] > n:
+        return (f"n_neighbors={p['n_neighbors']} does not fit {n} points: it counts the point itself (as "
+                f"scikit-learn's SpectralClustering), so use 2 <= n_neighbors <= {n}.")
+    return ""
