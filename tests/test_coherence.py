@@ -43,14 +43,17 @@ id column      views: gui/test_gui_data_table.py::test_header_click_sorts_with_a
                replay: here: test_replay_gives[id column]
 cut            views: gui/test_gui_one_truth.py::test_cut_changes_title_export_project_and_undo,
                  ::test_a_chosen_k_cuts_the_run_through_the_session,
-                 gui/test_gui_dendrogram_cut.py::test_dragged_cut_is_exported_saved_and_restored
+                 gui/test_gui_dendrogram_cut.py::test_dragged_cut_is_exported_saved_and_restored,
+                 gui/test_gui_chosen_k.py::test_a_chosen_k_cuts_the_hierarchical_run_in_the_window_export_and_project
+                 (Choose k's "Run with k" cuts the run: window, CSV, reopened project)
                project: here: test_project_keeps[cut]
                CSV: here: test_csv_export_shows[cut]
                report: session/test_analysis_state.py::test_cut_is_run_state_undoable_and_seen_by_title_and_report,
                  here: test_html_report_shows[cut]
                script: analysis/test_cut_state.py::test_a_cut_at_4_clusters_reaches_the_project_the_script_and_replay,
-                 here: test_script_in_a_fresh_process_gives[cut]
-               replay: here: test_replay_gives[cut]
+                 here: test_script_in_a_fresh_process_gives[cut],
+                 gui/test_gui_chosen_k.py::test_a_chosen_k_reaches_the_script_in_a_fresh_process_and_cli_replay
+               replay: here: test_replay_gives[cut] (and the chosen k through ``manifold-studio replay``, above)
 window-made    views: gui/test_gui_selection.py::test_label_the_selection_writes_a_new_meta_column_or_a_picked_one_and_undoes
 labels         project: here: test_project_keeps[window-made labels]
                CSV: here: test_csv_export_shows[window-made labels]
@@ -80,7 +83,9 @@ evaluation     views: gui/test_gui_classification.py::test_kfold_on_iris_and_the
                project: here: test_project_keeps[evaluation],
                  gui/test_gui_test_score.py::test_runs_table_scores_and_a_reopened_project_keeps_every_evaluation
                script: here: test_script_in_a_fresh_process_gives[evaluation] (an MLP with a drawn seed),
-                 analysis/test_seed_defaults.py::test_default_mlp_and_svm_agree_across_api_runs_and_the_command_line
+                 analysis/test_seed_defaults.py::test_default_mlp_and_svm_agree_across_api_runs_and_the_command_line,
+                 gui/test_gui_same_numbers.py::test_window_twice_score_and_the_exported_script_give_identical_figures
+                 (default seeds: two window runs, ``score`` and the script, exactly equal)
                report: here: test_html_report_shows[evaluation]
                CSV: n/a (scores are not rows of the data set); replay: n/a (replay applies models, it scores nothing)
 comparison     views: gui/test_gui_compare_clusterings.py::test_two_methods_table_plot_and_make_run,
@@ -116,15 +121,26 @@ Bad input (issue 30), each with a clear message and nothing lost:
   session/test_analysis_state.py::test_project_naming_a_step_not_installed_keeps_the_chain_and_says_so,
   gui/test_gui_one_truth.py::test_a_project_chain_with_a_step_not_installed_is_shown_and_blocks_run
 - a cut on a run whose data set was removed:
-  session/test_analysis_state.py::test_bad_cuts_are_refused_with_a_clear_message_and_nothing_lost
+  session/test_analysis_state.py::test_bad_cuts_are_refused_with_a_clear_message_and_nothing_lost,
+  gui/test_gui_chosen_k.py::test_a_chosen_k_cuts_the_hierarchical_run_in_the_window_export_and_project (Choose k)
 - a report item whose view has nothing to show:
   gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank,
   ::test_a_tool_that_has_not_run_says_so
-- a replay file whose chain step cannot fit: here: test_replay_of_a_file_a_chain_step_cannot_take_says_so
+- a replay file whose chain step cannot fit: here: test_replay_of_a_file_a_chain_step_cannot_take_says_so,
+  analysis/test_replay.py::test_replay_of_a_run_whose_chain_step_is_not_installed_names_the_step_and_replays_the_others
 - a plugin with a misspelled hook: plugins/test_plugin_host.py::test_misspelled_hook_is_refused_naming_it_and_others_load
 - a form value that violates a data-dependent check:
   gui/test_gui_settings_and_seeds.py::test_perplexity_above_n_is_said_before_run_and_run_stays_off,
-  here: test_a_data_dependent_check_is_said_before_the_fit
+  here: test_a_data_dependent_check_is_said_before_the_fit,
+  algorithms/test_data_dependent_checks.py::test_a_value_the_data_cannot_take_is_said_before_the_fit_and_refused_by_it,
+  gui/test_gui_data_checks.py::test_a_value_the_data_cannot_take_is_said_before_run
+
+Sparse data sets extend in the window for every method that takes sparse input (Done means):
+gui/test_gui_lifecycle.py::test_every_method_that_takes_sparse_input_is_here,
+::test_sparse_data_extends_in_the_window_as_in_the_session,
+::test_a_sparse_file_extends_in_the_window (Extend ▸ a Matrix Market file),
+algorithms/test_sparse_extension_paths.py::test_spectral_clustering_extends_sparse_rows_as_their_dense_copy,
+extend/test_out_of_core.py::test_extend_to_a_sparse_file_keeps_its_rows_sparse.
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from scipy import sparse
 
 from manifold_studio.algorithms.distances import (  # noqa: F401
     BLOCK_ELEMENTS,
+    row_squares,
     rows_per_block,
     squared_distances,
 )
@@ -42,10 +43,7 @@ def _as_float(X):
     return sparse.csr_matrix(X, dtype=float) if sparse.issparse(X) else np.asarray(X, dtype=float)
 
 
-def _row_sq(X) -> np.ndarray:
-    if sparse.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
-    return np.einsum("ij,ij->i", X, X)
+_row_sq = row_squares
 
 
 def _dot_t(X, Y, out=None) -> np.ndarray:

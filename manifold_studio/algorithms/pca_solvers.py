@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scipy.linalg import eigh
+from scipy.sparse.linalg import LinearOperator
 
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.kmeans_core import blas_single_thread
@@ -235,6 +236,11 @@ class CentredSparse:
     def __rmatmul__(self, Q):
         Q = np.asarray(Q, dtype=float)
         return (self.T @ Q.T).T
+
+    def as_operator(self):
+        """This operator as a scipy ``LinearOperator`` (what ``svds`` takes)."""
+        return LinearOperator(self.shape, matvec=self.__matmul__, rmatvec=self.T.__matmul__,
+                              matmat=self.__matmul__, rmatmat=self.T.__matmul__, dtype=float)
 
 
 def _arpack_route(Xc, k, random_state, progress):

@@ -102,7 +102,7 @@ def check_n_components(n_components: int, n: int, skip: int = 0) -> None:
     points; methods whose kernel is expensive call it before building the kernel."""
     if n_components + skip > n - (1 if skip else 0):
         raise DataError(f"n_components={n_components} is too large for {n} points: use at most "
-                        f"{n - 1 - skip}.")
+                        f"{n - (1 if skip else 0) - skip}.")
 
 
 def double_centre(M: np.ndarray) -> tuple[np.ndarray, float]:

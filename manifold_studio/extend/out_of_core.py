@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from manifold_studio import load_data
 from manifold_studio.algorithms.labels import same_labels
@@ -63,6 +64,14 @@ class ExtendReport:
     @property
     def accuracy(self) -> float | None:
         return None if self.correct is None or not self.correct[1] else self.correct[0] / self.correct[1]
+
+
+def _stored_bytes(X) -> int:
+    """The memory a matrix's values take (a scipy.sparse matrix: its stored entries and indices)."""
+    if sp.issparse(X):
+        X = sp.csr_array(X)   # the canonical form of sparse data here: no copy
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    return int(np.asarray(X).nbytes)
 
 
 def peak_memory_mb() -> float:
@@ -270,7 +279,7 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
                 if keep_data:
                     kept.append(X)
                     labels_kept.append(ds.labels)
-                    if sum(k.nbytes for k in kept) > keep_data_mb * 1e6:
+                    if sum(_stored_bytes(k) for k in kept) > keep_data_mb * 1e6:
                         keep_data, kept, labels_kept = False, [], []
                         report.notes.append(f"The rows read take more than {keep_data_mb:,.0f} MB: they are "
                                             "not kept as a data set (the results are).")
@@ -298,7 +307,8 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
     if keep_data and kept:
         labels = None if any(lab is None for lab in labels_kept) else np.concatenate(labels_kept)
         name = Path(str(source)).stem if len(files) == 1 else Path(str(source)).name
-        report.dataset = Dataset(name, np.vstack(kept), labels=labels,
+        stacked = sp.csr_array(sp.vstack(kept, format="csr")) if any(sp.issparse(k) for k in kept) else np.vstack(kept)
+        report.dataset = Dataset(name, stacked, labels=labels,
                                  feature_names=train_feature_names or first.feature_names,
                                  source=str(source), label_name=first.label_name, report=list(report.notes))
     progress.checkpoint(1.0, f"Extended {report.n_rows:,} rows in {report.seconds:.2f} s")

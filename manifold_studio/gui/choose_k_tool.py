@@ -5,7 +5,11 @@ progress and cancel (the window's Cancel button or the tool's own). After each k
 publishes that k's criteria (``progress.partial``) and the four curves grow as they come:
 the within-cluster inertia W, the Davies–Bouldin index, the mean silhouette and the validation
 log-likelihood of the Gaussian mixture built from each partition (seed 000). The suggested k
-is marked on every plot; "Run with k = …" fits the method with it (on the same input).
+is marked on every plot and fills the k box; "Run with k = …" makes the chosen k run state
+(:func:`~manifold_studio.session.chosen_k.plan_chosen_k`): a hierarchical run on the same input
+is CUT into k clusters by ``session.cut`` (the dendrogram's command, undoable, no refit); a method
+that cannot be cut (k-means, a mixture, spectral clustering) gets a new run with k through the
+window's fit path, and the tool says which it did.
 """
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.choose_k import ChooseKResult, choose_k, cluster_count_param
 from manifold_studio.analysis.compare_clusterings import cluster_count_methods
 from manifold_studio.analysis.scales import scale_advice
+from manifold_studio.session.chosen_k import plan_chosen_k
+from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 
@@ -72,10 +78,18 @@ class ChooseKTool(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
+        self.k_choice = QSpinBox()
+        self.k_choice.setObjectName("choose_k_choice")
+        self.k_choice.setRange(1, 100_000)
+        self.k_choice.setPrefix("k = ")
+        self.k_choice.setEnabled(False)
+        self.k_choice.setToolTip("The k to run: the suggested one, or another. A hierarchical run on the same "
+                                 "input is cut into k clusters (no refit); other methods fit a new run.")
+        self.k_choice.valueChanged.connect(lambda k: self.apply_button.setText(f"Run with k = {k}"))
         self.apply_button = QPushButton("Run with the suggested k")
         self.apply_button.setObjectName("choose_k_apply")
         self.apply_button.setEnabled(False)
-        self.apply_button.clicked.connect(lambda: self.run_suggested())
+        self.apply_button.clicked.connect(lambda: self.run_chosen())
         self.message = message_label("Run a clustering method for k in a range and compare the criteria.")
 
         ks = QHBoxLayout()
@@ -110,7 +124,10 @@ class ChooseKTool(QWidget):
         left = QVBoxLayout()
         left.addLayout(form)
         left.addLayout(buttons)
-        left.addWidget(self.apply_button)
+        apply_row = QHBoxLayout()
+        apply_row.addWidget(self.k_choice)
+        apply_row.addWidget(self.apply_button, 1)
+        left.addLayout(apply_row)
         left.addWidget(self.message)
         left.addStretch(1)
         lay = QHBoxLayout(self)
@@ -177,13 +194,14 @@ class ChooseKTool(QWidget):
             return None
         params = self._method_params(method)
         self._request = {"method": method, "source_run": source, "params": params, "dataset": ds.name,
-                         "prepared": prepared}
+                         "prepared": prepared, "chain": session.chain if source is None else []}
         self._pending_rows: list[dict] = []
         self.rows = []
         self._clear_marks()
         for key in self.curves:
             self.curves[key].setData([], [])
         self.apply_button.setEnabled(False)
+        self.k_choice.setEnabled(False)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         where = f"{ds.name} ({prepared.caption})" if source is None else f"the map of run #{source}"
@@ -243,8 +261,11 @@ class ChooseKTool(QWidget):
         advice = self._scale_advice()
         self._say(f"<b>Suggested k = {k}</b> ({result.rule}). Other criteria would pick {others}."
                   + (f"<br><b>Note:</b> {advice.text()}" if advice else ""))
+        self.k_choice.setRange(int(result.k.min()), int(result.k.max()))
+        self.k_choice.setValue(k)
         self.apply_button.setText(f"Run with k = {k}")
         self.apply_button.setEnabled(True)
+        self.k_choice.setEnabled(True)
         self.window.show_status(f"Choose k: suggested k = {k}")
 
     def _scale_advice(self):
@@ -287,11 +308,31 @@ class ChooseKTool(QWidget):
 
     # -- apply ----------------------------------------------------------------------------------
     def run_suggested(self):
-        """Fit the method with the suggested k on the same input (returns the Run or None)."""
+        """Run with the suggested k (see :meth:`run_chosen`)."""
+        return None if self.result is None else self.run_chosen(int(self.result.suggested_k))
+
+    def run_chosen(self, k: int | None = None):
+        """Make ``k`` (default: the k box's) run state on the same input: cut the hierarchical run
+        it was chosen for (``session.cut``, undoable; that run becomes the current one), or fit a
+        new run with k. Returns the Run cut or started, or None (with a message)."""
         res = self.result
         if res is None:
             return None
-        cls = self.window.host.algorithm_class(res.algorithm)
-        params = {**self._request.get("params", {}), cluster_count_param(cls): int(res.suggested_k)}
-        return self.window.run_algorithm(res.algorithm, params, self._request.get("dataset"),
-                                         source_run=self._request.get("source_run"))
+        k = int(self.k_choice.value() if k is None else k)
+        req = self._request
+        session = self.window.session
+        try:
+            plan = plan_chosen_k(session, res.algorithm, req.get("params", {}), k, dataset_name=req.get("dataset"),
+                                 source_run=req.get("source_run"), chain=req.get("chain", []))
+            if plan.cuts:
+                session.cut(plan.run.id, n_clusters=k)
+                session.set_current_run(plan.run.id)
+        except ManifoldStudioError as exc:
+            self._say(f"Cannot run with k = {k}: {error_message(exc)}", error=True)
+            return None
+        self._say(plan.why)
+        self.window.show_status(plan.why)
+        if plan.cuts:
+            return plan.run
+        return self.window.run_algorithm(res.algorithm, plan.params, req.get("dataset"),
+                                         source_run=req.get("source_run"))

@@ -163,11 +163,22 @@ def _with_cut(session, run, X, values: np.ndarray) -> np.ndarray:
     return values if cut is None else np.asarray(cut)
 
 
+def _unrestored_model(contents, run) -> str:
+    """Why the project could not restore ``run``'s saved model (e.g. its chain names a step no
+    installed plugin provides), as the project reader said it; "" when it did not say."""
+    head, mark = f"Run #{run.id} ({run.algorithm_id}): ", "model cannot be restored: "
+    for problem in (contents.problems if contents is not None else ()):
+        if problem.startswith(head) and mark in problem:
+            return problem.split(mark, 1)[1]
+    return ""
+
+
 def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
     """Apply every saved model of ``project`` (a project path or a Session) to ``data_path`` and
     write each run's output to ``out_dir`` (see the module docstring)."""
     progress = as_progress(progress)
-    session = read_project(project).session if isinstance(project, (str, Path)) else project
+    contents = read_project(project) if isinstance(project, (str, Path)) else None
+    session = contents.session if contents is not None else project
     data_path = Path(data_path)
     runs = [r for r in sorted(session.runs.values(), key=lambda r: r.id) if r.status == DONE]
     if not runs:
@@ -178,7 +189,9 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
     applicable = []
     for run in runs:  # check every column first: a missing one writes nothing
         if run.estimator is None:
-            result.notes.append(f"Run #{run.id} ({run.algorithm_id}) has no saved model: skipped.")
+            why = _unrestored_model(contents, run)
+            result.notes.append(f"Run #{run.id} ({run.algorithm_id}) " + (
+                f"is skipped: its model cannot be restored: {why}" if why else "has no saved model: skipped."))
             continue
         train = session.datasets.get(run.dataset_name)
         if train is None:

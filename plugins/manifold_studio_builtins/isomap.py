@@ -10,7 +10,7 @@ from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Bool, Choice, Float
 from manifold_studio.algorithms import geodesics
 from manifold_studio.algorithms.geodesics import min_plus_rows
-from manifold_studio.algorithms.params import Int, n_components_param, random_state_param
+from manifold_studio.algorithms.params import AT_MOST_N, BELOW_N, Int, n_components_param, random_state_param
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.graph_components import connect_components, smallest_connecting_k
 from manifold_studio.algorithms.neighbors import (
@@ -97,13 +97,14 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
 
     params = (
         Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph, the point itself "
-            "not counted (as scikit-learn); empty when a radius is given.", low=1, allow_none=True),
+            "not counted (as scikit-learn); empty when a radius is given.", low=1, allow_none=True,
+            limit=BELOW_N),
         Float("radius", None, "Link all points closer than this distance instead of a fixed number "
               "of neighbours (then n_neighbors must be empty).", low=0.0, low_open=True, allow_none=True,
               log=True),
         metric_param(),
         neighbors_param(),
-        n_components_param(),
+        n_components_param(limit=AT_MOST_N),
         Choice("disconnected", "connect", "What to do when the neighbourhood graph falls into several "
                "pieces: 'connect' joins them through their closest pairs of points (the run's log says "
                "which pieces and where), 'largest' embeds only the largest piece (the other points get "

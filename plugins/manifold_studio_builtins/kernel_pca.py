@@ -6,6 +6,7 @@ import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms import Choice, Float, Int
 from manifold_studio.algorithms.checks import check_data, is_sparse
+from manifold_studio.algorithms.params import AT_MOST_N
 from manifold_studio.algorithms.kernels import check_rbf_width, kernel_matrix, resolve_gamma
 from manifold_studio.algorithms.pca_solvers import CentredSparse
 from manifold_studio.algorithms.spectral import (
@@ -99,7 +100,8 @@ class KernelPCA(SpectralEmbedding):
 
     params = (
         Int("n_components", 2, "Number of output dimensions (leading kernel principal components); "
-            "empty keeps every component with a positive eigenvalue.", low=1, allow_none=True),
+            "empty keeps every component with a positive eigenvalue.", low=1, allow_none=True,
+            limit=AT_MOST_N),
         Choice("kernel", "rbf", "Kernel: 'rbf' exp(-gamma·|x-y|²), 'poly' (gamma·<x,y>+coef0)^degree, "
                "'sigmoid' tanh(gamma·<x,y>+coef0), 'linear' <x,y> (= PCA), or 'precomputed' (the data "
                "is the n × n kernel matrix; new points are given by their kernel values to the n "

@@ -6,7 +6,7 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms import Choice
-from manifold_studio.algorithms.params import n_components_param
+from manifold_studio.algorithms.params import AT_MOST_N, n_components_param
 from manifold_studio.algorithms.spectral import (
     EIGEN_SOLVER_PARAM, SpectralEmbedding, SpectralProblem, centre_new_rows, double_centre,
 )
@@ -77,7 +77,7 @@ class ClassicalMDS(SpectralEmbedding):
             "matrix. New points are placed from their dissimilarities to the fitted points. If "
             "the dissimilarities are not Euclidean, the number of negative eigenvalues is reported.")
     params = (
-        n_components_param(),
+        n_components_param(limit=AT_MOST_N),
         Choice("dissimilarity", "euclidean", "'euclidean': distances between the rows of the data; "
                "'precomputed': the data is a square n x n dissimilarity matrix (extend then takes, "
                "for each new point, its dissimilarities to the n fitted points).",

@@ -164,14 +164,20 @@ class NMF(EmbeddingAlgorithm):
     preserves_float32 = True
     float32_attributes = ("components_",)
 
+    def _input_problems(self, p, n_samples, n_features):
+        """The SVD-based starts need n_components ≤ min(n, d) (the form says it before Run)."""
+        out = super()._input_problems(p, n_samples, n_features)
+        k, init = p["n_components"], p["init"]
+        if init != "random" and None not in (n_samples, n_features) and k > min(n_samples, n_features):
+            out.append(f"init='{init}' needs n_components ≤ min(n_samples, n_features) = "
+                       f"{min(n_samples, n_features)} (got {k}); use init='random' or fewer components.")
+        return out
+
     def _fit(self, X, y, progress):
         check_non_negative(X)
         n, d = X.shape
         k, loss, max_iter, tol = (self._p[p] for p in ("n_components", "loss", "max_iter", "tol"))
         init = self._p["init"]
-        if init != "random" and k > min(n, d):
-            raise DataError(f"init='{init}' needs n_components ≤ min(n_samples, n_features) = {min(n, d)} "
-                            f"(got {k}); use init='random' or fewer components.")
         progress.checkpoint(0.0, f"Initialising ({init})")
         W, H = initialize(X, k, init, self._p["random_state"])
         buf = np.empty((n, d)) if loss == "kl" and not is_sparse(X) else None

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
+from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION, as_csr, sparse_unit_rows
 from manifold_studio.algorithms.sparse_input import SparseInput
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import (
@@ -123,9 +124,8 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
             self.degrees_ = deg
             return SpectralProblem(p["n_clusters"], matrix=K, scaling="unit", match_training=True)
         k = p["n_neighbors"] - 1    # the point itself counts (scikit-learn)
-        if k < 1 or p["n_neighbors"] > n:
-            raise DataError(f"n_neighbors={p['n_neighbors']} does not fit {n} points: it counts the point "
-                            f"itself (as scikit-learn's SpectralClustering), so use 2 <= n_neighbors <= {n}.")
+        if problem := _neighbours_problem(p, n):
+            raise DataError(problem)
         index = self._set_training_points(X, progress, n_neighbors=k)
         with self._phase("neighbours"):
             A = knn_graph(X, k, mode="connectivity", index=index, progress=progress, symmetrize="mean")
@@ -134,6 +134,13 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
         L = normalised_laplacian(A, deg)
         return SpectralProblem(p["n_clusters"], laplacian=L, scaling="unit", match_training=True)
 
+    def _input_problems(self, p, n_samples, n_features):
+        """The nearest-neighbours graph's n_neighbors against n (the form says it before Run)."""
+        out = super()._input_problems(p, n_samples, n_features)
+        if p["affinity"] != "rbf" and n_samples is not None and (problem := _neighbours_problem(p, n_samples)):
+            out.append(problem)
+        return out
+
     def _squared_metric_distances(self, X, fit=False):
         """Squared distances (metric 'cosine', 'manhattan' or 'precomputed') of X to the
         training points."""
@@ -141,8 +148,9 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
         if metric == "precomputed":
             D = check_precomputed(X, None if fit else self.X_fit_.shape[0])
         elif metric == "cosine":
-            U = unit_rows(X)
-            D = np.maximum(1.0 - U @ (U if fit else unit_rows(self.X_fit_)).T, 0.0)
+            U = _unit_rows(X)
+            G = U @ (U if fit else _unit_rows(self.X_fit_)).T
+            D = np.maximum(1.0 - (G.toarray() if sp.issparse(G) else np.asarray(G)), 0.0)
         else:
             D = cdist(X, X if fit else self.X_fit_, "cityblock")
         return D * D
@@ -227,3 +235,16 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
 @hookimpl
 def register_algorithms():
     return [SpectralClustering]
+
+
+def _unit_rows(X):
+    """Rows of unit length, sparse rows kept sparse (metric='cosine')."""
+    return sparse_unit_rows(as_csr(X)) if sp.issparse(X) else unit_rows(X)
+
+
+def _neighbours_problem(p, n: int) -> str:
+    """Why ``n_neighbors`` does not fit ``n`` points ("" when it does): it counts the point itself."""
+    if p["n_neighbors"] < 2 or p["n_neighbors"] > n:
+        return (f"n_neighbors={p['n_neighbors']} does not fit {n} points: it counts the point itself (as "
+                f"scikit-learn's SpectralClustering), so use 2 <= n_neighbors <= {n}.")
+    return ""

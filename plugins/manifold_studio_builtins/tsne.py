@@ -237,7 +237,7 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
             V = V[:, ::-1][:, :k]
             return np.asarray(X @ V) - mean @ V
         r = min(k, min(n, d) - 1)
-        op = CentredSparse(sp.csr_matrix(X), mean)
+        op = CentredSparse(sp.csr_matrix(X), mean).as_operator()
         U, S, _ = spla.svds(op, k=r, v0=np.ones(min(n, d)) / np.sqrt(min(n, d)))
         order = np.argsort(S)[::-1]
         return U[:, order] * S[order]

@@ -111,3 +111,53 @@ def test_replay_of_a_run_with_a_preparation_chain_applies_its_pipeline(tmp_path)
     lacking = _write(tmp_path / "lacking.csv", Xn[:, :3], cn, columns=("a", "b", "c"))
     with pytest.raises(DataError, match="lacking.csv lacks column 'd'"):
         replay(s, lacking, tmp_path / "out2")
+
+
+def test_replay_of_a_run_whose_chain_step_is_not_installed_names_the_step_and_replays_the_others(tmp_path, capsys):
+    """A project fitted with a plugin's preparation step, replayed where that plugin is not
+    installed: the run whose chain names the step is skipped with a note naming the step and
+    what is installed; the other runs are replayed (nothing else is lost)."""
+    from manifold_studio import hookspecs
+    from manifold_studio.algorithms.preprocessing import Preprocessor
+    from manifold_studio.plugins.host import PluginHost, get_host, reset_host
+
+    class Halves(Preprocessor):
+        id, name = "test_halves", "Halves every value"
+        params = ()
+
+        def _fit(self, X):
+            return self
+
+        def _transform(self, X):
+            return X / 2.0
+
+    class Plugin:
+        @hookspecs.hookimpl
+        def register_preprocessors(self):
+            return [Halves]
+
+    host = PluginHost().discover()
+    host.register(Plugin(), name="test_halves_plugin")
+    assert "test_halves" in host.preprocessors
+    X, cls = _points(60, 7)
+    data = _write(tmp_path / "train.csv", X, cls)
+    old = get_host()
+    reset_host(host)   # the plugin is installed while the project is made
+    try:
+        s = Session(host)
+        s.load(str(data), label_column="kind")
+        pca = s.run("pca", n_components=2)
+        halved = s.run("kmeans", chain=[("test_halves", {})], n_clusters=3)
+        project = save_project(s, tmp_path / "p.msproj")
+    finally:
+        reset_host(old)
+    result = replay(project, data, tmp_path / "out")   # the default host: no test_halves
+    assert [rid for rid, _ in result.outputs] == [pca.id]
+    _, rows = _read(result.outputs[0][1])
+    np.testing.assert_allclose(np.array([r[1:] for r in rows], float), pca.embedding, atol=1e-9)
+    (note,) = result.notes
+    assert note.startswith(f"Run #{halved.id} (kmeans) is skipped: its model cannot be restored")
+    assert "'test_halves', which no loaded plugin provides" in note and "standardize" in note
+    assert cli_main(["replay", str(project), "--data", str(data), "--out-dir", str(tmp_path / "cli"),
+                     "--in-process"]) == 0
+    assert "'test_halves', which no loaded plugin provides" in capsys.readouterr().out

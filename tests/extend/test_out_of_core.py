@@ -198,3 +198,28 @@ def test_npy_chunks_fortran_order_float32_and_truncation(tmp_path):
     (tmp_path / "t.npy").write_bytes(raw[:-20])
     with pytest.raises(DataError, match=r"t\.npy (is truncated|cannot be read)"):
         list(iter_source(str(tmp_path / "t.npy"), ms._host(), {}, 7))
+
+
+@pytest.mark.parametrize("algo,params", [("pca", {"n_components": 2}), ("kmeans", {"n_clusters": 2}),
+                                         ("svm", {}), ("spectral_clustering", {"n_clusters": 2})])
+def test_extend_to_a_sparse_file_keeps_its_rows_sparse(tmp_path, algo, params):
+    """The window's Extend ▸ file and ``run --extend`` read a Matrix Market file in chunks: the
+    values are the model's extension of the rows, and the rows kept as a data set stay sparse
+    (their size used to be asked of ``nbytes``, which a sparse matrix lacks: every method failed)."""
+    import scipy.io
+    import scipy.sparse as sp
+
+    from manifold_studio.extend.tasks import load_and_extend
+
+    rng = np.random.default_rng(0)
+    X = sp.random(60, 30, density=0.2, random_state=0, format="csr") * 4.0
+    y = rng.integers(0, 2, 60)
+    X = sp.csr_matrix(X + sp.csr_matrix((y[:, None] * np.eye(1, 30, 0)) * 3.0))
+    new = sp.csr_matrix(sp.random(25, 30, density=0.2, random_state=1, format="csr") * 4.0)
+    scipy.io.mmwrite(tmp_path / "new.mtx", new)
+    est = ms.get_algorithm(algo, **params).fit(X, y)
+    res = load_and_extend(str(tmp_path / "new.mtx"), est)
+    np.testing.assert_allclose(np.asarray(res.values, dtype=float), np.asarray(est.extend(new), dtype=float),
+                               rtol=1e-12, atol=1e-12)
+    assert sp.issparse(res.dataset.X) and res.dataset.X.shape == (25, 30)
+    np.testing.assert_array_equal(res.dataset.X.toarray(), new.toarray())

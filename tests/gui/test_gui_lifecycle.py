@@ -22,15 +22,21 @@ from manifold_studio.session.model import Session  # noqa: E402
 from manifold_studio.session.records import DONE  # noqa: E402
 
 WINDOW_DIALOGS = False
-#: the methods that take sparse input, with parameters that fit 60 rows quickly
+#: the methods that take sparse input (every one: test_every_method_that_takes_sparse_input_is_here), with
+#: parameters that fit 60 rows quickly and meet their sparse condition
 SPARSE_METHODS = (("pca", {"n_components": 2}), ("nmf", {"n_components": 2}), ("kmeans", {"n_clusters": 2}),
                   ("svm", {}), ("perceptron", {}), ("linear_classifier", {}),
-                  ("kernel_pca", {"kernel": "linear", "n_components": 2}))
+                  ("kernel_pca", {"kernel": "linear", "n_components": 2}), ("mlp", {"max_iter": 50}),
+                  ("isomap", {"n_neighbors": 10}), ("lle", {"n_neighbors": 10}),
+                  ("laplacian_eigenmaps", {"n_neighbors": 10}), ("spectral_clustering", {"n_clusters": 2}),
+                  ("tsne", {"perplexity": 10.0, "max_iter": 250}), ("umap", {"n_neighbors": 10, "n_epochs": 50}))
+#: numba compiles their loops on the first fit of a process (several seconds)
+SLOW = {"tsne", "umap"}
 
 
 @pytest.fixture(scope="module")
 def host():
-    return discovered_host(tuple(a for a, _p in SPARSE_METHODS) + ("tsne",))
+    return discovered_host(tuple(a for a, _p in SPARSE_METHODS))
 
 
 def _sparse(name: str, n: int, seed: int) -> Dataset:
@@ -49,8 +55,14 @@ def _session(host) -> Session:
     return s
 
 
-@pytest.mark.parametrize("algo,params", SPARSE_METHODS, ids=[a if a != "kernel_pca" else "kernel_pca_linear"
-                                                              for a, _p in SPARSE_METHODS])
+def test_every_method_that_takes_sparse_input_is_here(host):
+    takes_sparse = {aid for aid, cls in host.algorithms.items() if cls.accepts_sparse}
+    assert takes_sparse <= {a for a, _p in SPARSE_METHODS}, sorted(takes_sparse - {a for a, _p in SPARSE_METHODS})
+
+
+@pytest.mark.parametrize("algo,params", [pytest.param(a, p, marks=[pytest.mark.slow] if a in SLOW else [],
+                                                      id=a if a != "kernel_pca" else "kernel_pca_linear")
+                                         for a, p in SPARSE_METHODS])
 def test_sparse_data_extends_in_the_window_as_in_the_session(qtbot, make_window, host, algo, params):
     w = make_window(host, _session(host), initial_algorithm=None)
     assert w.session.dataset("new").is_sparse
@@ -67,6 +79,26 @@ def test_sparse_data_extends_in_the_window_as_in_the_session(qtbot, make_window,
     assert ext.dataset_name == "new" and len(ext.values) == 25
     np.testing.assert_allclose(np.asarray(ext.values, dtype=float), np.asarray(expected, dtype=float))
     assert w.session.runs[run.id].extensions == [ext]
+
+
+@pytest.mark.parametrize("algo,params", [("pca", {"n_components": 2}), ("svm", {})])
+def test_a_sparse_file_extends_in_the_window(qtbot, make_window, host, tmp_path, algo, params):
+    """Extend ▸ a Matrix Market file: read in chunks, the rows kept as a sparse data set."""
+    import scipy.io
+
+    new = _sparse("new", 25, 1)
+    scipy.io.mmwrite(tmp_path / "more.mtx", sp.csr_matrix(new.X))
+    w = make_window(host, _session(host), initial_algorithm=None)
+    w.run_algorithm(algo, dict(params), "train")
+    run = wait_last_run(qtbot, w, DONE)
+    panel = w.views["extend"]
+    with qtbot.waitSignal(panel.extended, timeout=20_000) as sig:
+        assert panel.extend_file(tmp_path / "more.mtx", ask=False) is not None
+    wait_idle(qtbot, w)
+    ext = sig.args[0]
+    np.testing.assert_allclose(np.asarray(ext.values, dtype=float), np.asarray(run.estimator.extend(new.X), dtype=float))
+    kept = w.session.datasets["more"]
+    assert kept.is_sparse and kept.X.shape == (25, 30) and w.session.current_dataset.name == "train"
 
 
 def test_a_partial_result_reaches_the_map_through_its_public_method(qtbot, make_window, host):
