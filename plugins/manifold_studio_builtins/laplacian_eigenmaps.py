@@ -63,12 +63,13 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     has its full weight, a one-way edge half of it), or the union ``W = max(A, A^T)`` at full
     weight (``symmetrize='max'``, the thesis' symmetrised graph). Degrees ``d_i``; normalised
     kernel ``M = D^-1/2 W D^-1/2`` (the normalised Laplacian is ``I - M``). With a large
-    ``sigma`` the weights are 0/1 and the map is scikit-learn's up to sign (tested). The leading eigenvector (eigenvalue 1, proportional to sqrt(d)) is
-    dropped. ``extend`` uses the normalised kernel 5.2: a new point's heat-kernel weights to its
+    ``sigma`` the weights are 0/1 and the map is scikit-learn's up to sign (tested). The leading
+    eigenvector (eigenvalue 1, proportional to sqrt(d)) is dropped. ``extend`` uses the normalised kernel 5.2: a new point's heat-kernel weights to its
     ``n_neighbors`` nearest training points divided by the square roots of both points' degrees,
     through the Nyström formula; with 'mean' an edge weighs half unless it is mutual (the new
     point is within that training point's own neighbour radius, ``neighbour_radius_``), as in the
-    graph. A training point extends to its own embedding exactly (its training kernel row), giving the eigenfunction value f_k(x) (``= v_ik`` at training points).
+    graph. This gives the eigenfunction value f_k(x); a training point extends to its own
+    embedding exactly (``f_k = v_ik``: its training kernel row is used).
     With ``normalization='symmetric'`` the coordinates are ``sqrt(n) f_k(x)`` (the thesis'
     fixed rescaling); with ``'random_walk'`` (default: Belkin–Niyogi's generalised problem
     ``L y = l D y``, as scikit-learn) they are ``sqrt(n) f_k(x) sqrt(mean(d) / d(x))`` with
