@@ -123,7 +123,7 @@ def linear(X, Y=None, **kw):
 
 
 def normalised_heat_kernel(sq_dist: np.ndarray, sigma: float, degrees, *,
-                           directional: bool = False) -> np.ndarray:
+                           directional: bool = False, edge_weights=None) -> np.ndarray:
     """Kernel 5.2 between new points and training points from their squared distances.
 
     ``k(x, x_i) = K(x, x_i) / sqrt(d(x) d_i)`` with the heat kernel
@@ -133,13 +133,17 @@ def normalised_heat_kernel(sq_dist: np.ndarray, sigma: float, degrees, *,
     for neighbours). Computed stably (the smallest distance is factored out), so far points
     get the correct limit 0 instead of 0/0; ``directional=True`` drops the common positive
     factor ``exp(-d_min^2 / (4 sigma^2))`` of each row (its direction, all spectral clustering
-    needs). ``sq_dist`` is overwritten with the result, which is returned.
+    needs). ``edge_weights`` (shaped as ``sq_dist``) multiplies each heat weight before the
+    degrees are summed (eigenmaps' 0.5 for a one-way edge of the graph 0.5 (A + A^T)).
+    ``sq_dist`` is overwritten with the result, which is returned.
     """
     a = sq_dist
     a /= 2.0 * sigma * sigma
     a_min = a.min(axis=1, keepdims=True) if a.shape[1] else np.zeros((a.shape[0], 1))
     a -= a_min
     K = np.exp(-a, out=a)                      # >= one entry equal to 1 per row
+    if edge_weights is not None:
+        K *= edge_weights
     dx = K.sum(axis=1, keepdims=True)
     K /= np.sqrt(dx)
     K /= np.sqrt(degrees)

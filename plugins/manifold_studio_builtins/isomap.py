@@ -46,8 +46,8 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     it, above about 30,000 points the n x n geodesics exceed the memory limit and the fit stops
     with a message saying so before allocating them.
 
-    As scikit-learn's Isomap: ``n_neighbors`` excludes the point itself, exactly one of
-    ``n_neighbors`` and ``radius`` is set, ``metric='precomputed'`` takes the n x n distance
+    As scikit-learn's Isomap: ``n_neighbors`` (default 5) excludes the point itself and must be
+    below n, exactly one of ``n_neighbors`` and ``radius`` is set, ``metric='precomputed'`` takes the n x n distance
     matrix (and, to extend, the m x n distances of new points to the fitted points). With
     ``disconnected='largest'`` the points outside the largest piece get NaN coordinates, from
     ``fit_transform`` and from ``transform``/``extend`` alike (a row equal to one of them, or
@@ -96,8 +96,9 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     }
 
     params = (
-        Int("n_neighbors", 10, "Number of nearest neighbours linked in the graph, the point itself "
-            "not counted (as scikit-learn); empty when a radius is given.", low=1, allow_none=True,
+        Int("n_neighbors", 5, "Number of nearest neighbours linked in the graph, the point itself "
+            "not counted; default 5 and below the number of points, as scikit-learn's Isomap; empty "
+            "when a radius is given.", low=1, allow_none=True,
             limit=BELOW_N),
         Float("radius", None, "Link all points closer than this distance instead of a fixed number "
               "of neighbours (then n_neighbors must be empty).", low=0.0, low_open=True, allow_none=True,

@@ -32,6 +32,13 @@ def heat_affinity(G: sp.csr_matrix, sigma: float) -> sp.csr_matrix:
     return A
 
 
+def symmetrised_affinity(H: sp.csr_matrix, symmetrize: str) -> sp.csr_matrix:
+    """The symmetric affinity of a directed k-NN heat-kernel graph ``H`` (row i: point i's
+    neighbours): ``0.5 (H + H^T)`` (``'mean'``, scikit-learn's SpectralEmbedding: an edge found
+    in one direction only weighs half) or ``max(H, H^T)`` (``'max'``, the union at full weight)."""
+    return (0.5 * (H + H.T) if symmetrize == "mean" else H.maximum(H.T)).tocsr()
+
+
 def check_degrees(deg: np.ndarray, sigma: float, typical: float, what: str) -> None:
     """DataError when the heat kernel underflows (all, or some points' affinities are 0)."""
     dead = deg <= 0
@@ -50,17 +57,19 @@ def check_degrees(deg: np.ndarray, sigma: float, typical: float, what: str) -> N
 class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     """Laplacian eigenmaps on the symmetrised k-NN graph with heat-kernel weights.
 
-    ``W_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` on the edges of the symmetrised k-NN graph
-    (zero diagonal), degrees ``d_i``. The graph is the union of the k-NN relations, each edge with
-    its full heat weight: ``W = max(A, A^T)`` (an edge when either point is among the other's
-    neighbours, the thesis' symmetrised graph). This differs on purpose from scikit-learn's
-    SpectralEmbedding, which averages 0/1 connectivities, ``0.5 (A + A^T)``, so a one-way edge
-    weighs half there; on data where neighbourhoods are mostly mutual the maps agree up to
-    rotation (tested), elsewhere they differ a little. With these weights: normalised kernel ``M = D^-1/2 W D^-1/2`` (the normalised
-    Laplacian is ``I - M``). The leading eigenvector (eigenvalue 1, proportional to sqrt(d)) is
-    dropped. ``extend`` uses the normalised kernel 5.2: a new point's heat-kernel weights to its
-    k nearest training points divided by the square roots of both points' degrees, through the
-    Nyström formula, giving the eigenfunction value f_k(x) (``= v_ik`` at training points).
+    ``A_ij = exp(-|x_i - x_j|^2 / (2 sigma^2))`` when x_j is among x_i's nearest neighbours
+    (0 otherwise, zero diagonal); the graph is ``W = 0.5 (A + A^T)`` (``symmetrize='mean'``, the
+    default, as scikit-learn's SpectralEmbedding with affinity='nearest_neighbors': a mutual edge
+    has its full weight, a one-way edge half of it), or the union ``W = max(A, A^T)`` at full
+    weight (``symmetrize='max'``, the thesis' symmetrised graph). Degrees ``d_i``; normalised
+    kernel ``M = D^-1/2 W D^-1/2`` (the normalised Laplacian is ``I - M``). With a large
+    ``sigma`` the weights are 0/1 and the map is scikit-learn's up to sign (tested). The leading
+    eigenvector (eigenvalue 1, proportional to sqrt(d)) is dropped. ``extend`` uses the normalised kernel 5.2: a new point's heat-kernel weights to its
+    ``n_neighbors`` nearest training points divided by the square roots of both points' degrees,
+    through the Nyström formula; with 'mean' an edge weighs half unless it is mutual (the new
+    point is within that training point's own neighbour radius, ``neighbour_radius_``), as in the
+    graph. This gives the eigenfunction value f_k(x); a training point extends to its own
+    embedding exactly (``f_k = v_ik``: its training kernel row is used).
     With ``normalization='symmetric'`` the coordinates are ``sqrt(n) f_k(x)`` (the thesis'
     fixed rescaling); with ``'random_walk'`` (default: Belkin–Niyogi's generalised problem
     ``L y = l D y``, as scikit-learn) they are ``sqrt(n) f_k(x) sqrt(mean(d) / d(x))`` with
@@ -100,6 +109,8 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     fitted_schema = {
         "X_fit_": Fitted(shape=("n_train", "n_features_in_"), required=True),
         "degrees_": Fitted(shape=("n_train",)),
+        # each training point's distance to its (n_neighbors - 1)-th nearest other point
+        "neighbour_radius_": Fitted(shape=("n_train",)),
     }
 
     params = (
@@ -113,6 +124,10 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
                "(eigenvectors of the random-walk Laplacian; the usual eigenmaps, as scikit-learn); "
                "'symmetric': the eigenvectors v of the normalised kernel 5.2 themselves (thesis).",
                choices=("random_walk", "symmetric")),
+        Choice("symmetrize", "mean", "How the one-way neighbour relations become one graph: 'mean' "
+               "0.5 (A + A^T), as scikit-learn's SpectralEmbedding (a one-way edge weighs half); "
+               "'max': the union max(A, A^T), every edge at full weight.",
+               choices=("mean", "max"), label="Graph symmetrisation"),
         metric_param(),
         neighbors_param(),
         EIGEN_SOLVER_PARAM,
@@ -135,7 +150,9 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
         index = self._set_training_points(X, SubProgress(progress, 0.0, 0.1, "Neighbour index: "),
                                           n_neighbors=k)
         with self._phase("neighbours"):
-            G = knn_graph(X, k, index=index, progress=SubProgress(progress, 0.1, 0.6, "Neighbours: "))
+            H = knn_graph(X, k, index=index, symmetric=False,
+                          progress=SubProgress(progress, 0.1, 0.6, "Neighbours: "))
+        G = H.maximum(H.T).tocsr()   # every linked pair's distance once each way (sigma's median)
         if not G.nnz or float(G.data.max()) <= np.finfo(float).tiny:
             raise DataError(f"All distances between linked neighbours are 0 (constant or repeated data: "
                             f"each point's {k} nearest others are copies of it), so the heat kernel "
@@ -143,7 +160,8 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
                             "or use more neighbours.")
         typical = float(np.median(G.data))
         self.sigma_ = float(p["sigma"]) if p["sigma"] is not None else (typical if typical > 0 else 1.0)
-        A = heat_affinity(G, self.sigma_)
+        self.neighbour_radius_ = np.asarray(H.max(axis=1).todense(), dtype=float).ravel()
+        A = symmetrised_affinity(heat_affinity(H, self.sigma_), p["symmetrize"])
         deg = np.asarray(A.sum(axis=1)).ravel()
         check_degrees(deg, self.sigma_, typical, "Laplacian eigenmaps")
         self.degrees_ = deg
@@ -188,7 +206,7 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
             k = min(self._p["n_neighbors"], n)
             dist, idx = self._index_for_extend().query(X[rest], k)
             a = dist * dist / (2.0 * self.sigma_ ** 2)
-            e = np.exp(-(a - a.min(axis=1, keepdims=True)))
+            e = np.exp(-(a - a.min(axis=1, keepdims=True))) * self._edge_weights(dist, idx)
             P = e / e.sum(axis=1, keepdims=True)
             vals = P / np.sqrt(self.degrees_[idx])
             R = neighbor_rows(vals, idx, n)
@@ -200,7 +218,19 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
         n = self.X_fit_.shape[0]
         k = min(self._p["n_neighbors"], n)
         dist, idx = self._index_for_extend().query(X, k)
-        return neighbor_rows(normalised_heat_kernel(dist * dist, self.sigma_, self.degrees_[idx]), idx, n)
+        K = normalised_heat_kernel(dist * dist, self.sigma_, self.degrees_[idx],
+                                   edge_weights=self._edge_weights(dist, idx))
+        return neighbor_rows(K, idx, n)
+
+    def _edge_weights(self, dist, idx):
+        """The graph's weight of each edge from new points to their nearest training points:
+        1 for a mutual edge (the new point within the training point's own neighbour radius) and
+        for the union ('max'); 0.5 for a one-way edge with 'mean' (a model saved before
+        ``neighbour_radius_`` existed was fitted on the union)."""
+        radius = getattr(self, "neighbour_radius_", None)
+        if self._p["symmetrize"] == "max" or radius is None:
+            return np.ones_like(dist)
+        return np.where(dist <= radius[idx], 1.0, 0.5)
 
     def result_summary(self):
         out = super().result_summary()

@@ -70,8 +70,8 @@ class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedd
     ``M = I - (I-W)^T (I-W)`` (section 5.1.4), computed by ARPACK in shift-invert mode on the
     sparse matrix. Coordinates are ``sqrt(n) v_ik`` (unit mean square, eq. 4.13). A new
     point is extended through its reconstruction weights from its k nearest training points
-    (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``. ``n_neighbors`` excludes
-    the point itself, as scikit-learn's LocallyLinearEmbedding; ``metric`` chooses the
+    (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``. ``n_neighbors`` (default 5,
+    below n) excludes the point itself, as scikit-learn's LocallyLinearEmbedding; ``metric`` chooses the
     neighbours (the weights are always computed on the coordinates, so no 'precomputed').
 
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
@@ -108,8 +108,9 @@ class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedd
     }
 
     params = (
-        n_neighbors_param("Number of nearest neighbours that reconstruct each point (the point "
-                          "itself not counted, as scikit-learn).", limit=BELOW_N),
+        n_neighbors_param("Number of nearest neighbours that reconstruct each point, the point "
+                          "itself not counted; default 5 and below the number of points, as "
+                          "scikit-learn's LocallyLinearEmbedding.", 5, limit=BELOW_N),
         n_components_param(limit=SPECTRAL_SKIP_ONE),
         Float("reg", 1e-3, "Regularisation of the local Gram matrices, in proportion to their trace "
               "(keeps duplicated points and many neighbours workable; finite).", low=0.0, log=True),
