@@ -48,11 +48,21 @@ class SetSelection(Command):
 class SetViewSetting(Command):
     """Give setting ``key`` of view ``view`` the value ``value`` (plain JSON data)."""
 
-    def __init__(self, session, view: str, key: str, value, text: str = ""):
+    def __init__(self, session, view: str, key: str, value, text: str = "", merge: bool = False):
         self.view, self.key = str(view), str(key)
         self.before = session._view_settings.get(self.view, {}).get(self.key, UNSET)
         self.after = value
         self.text = text or f"Set the {self.view}'s {self.key.replace('_', ' ')} to {value!r}"
+        #: a setting changed by a slider or by typing: the next change of it joins this command
+        self.merging = merge
+
+    def merge(self, other) -> bool:
+        if self.merging and isinstance(other, SetViewSetting) and other.merging \
+                and (other.view, other.key) == (self.view, self.key):
+            self.after = other.after
+            self.text = other.text
+            return True
+        return False
 
     def _set(self, session, value) -> None:
         settings = session._view_settings.setdefault(self.view, {})

@@ -25,6 +25,7 @@ from manifold_studio.errors import InvalidParameterError
 from manifold_studio.session import selection as ops
 from manifold_studio.session.records import SessionEvent
 from manifold_studio.session.view_commands import (
+    UNSET,
     AddReportItem,
     MoveReportItem,
     RemoveReportItem,
@@ -144,15 +145,25 @@ class ViewState:
         """Every view's settings: ``{view: {key: value}}`` (a copy)."""
         return {view: dict(values) for view, values in self._view_settings.items() if values}
 
-    def set_view_setting(self, view: str, key: str, value, text: str = ""):
+    def set_view_setting(self, view: str, key: str, value, text: str = "", merge: bool = False):
         """Give setting ``key`` of ``view`` the plain-data ``value``: a command, None when it
-        already has it."""
+        already has it. ``merge``: a slider's or a text field's change, joined with the next change
+        of the same setting into one undo step."""
         if not view or not key:
             raise InvalidParameterError("A view setting needs a view and a key.")
         value = _plain(value, f"{view}.{key}")
         if key in self._view_settings.get(view, {}) and self._view_settings[view][key] == value:
             return None
-        return self.execute(SetViewSetting(self, view, key, value, text))
+        return self.execute(SetViewSetting(self, view, key, value, text, merge))
+
+    def note_view_setting(self, view: str, key: str, value) -> None:
+        """Record what a view shows of its own accord, without a command: the colour a new run's
+        map starts with, the settings a view starts with (so that undoing the analyst's first
+        change brings them back)."""
+        value = _plain(value, f"{view}.{key}")
+        if self._view_settings.get(view, {}).get(key, UNSET) != value:
+            self._view_settings.setdefault(view, {})[key] = value
+            self.notify_setting(view, key)
 
     def restore_view_settings(self, settings: dict, announce: bool = True) -> None:
         """Set every view's settings without a command (a project being opened); values that are
