@@ -273,6 +273,7 @@ PROJECT = {
     # the views' settings {view: {key: value}} and the selection {data set: member of its rows}
     "views": Field(("dict",)),
     "selection": Field(("dict",)),
+    "saved_selections": Field(("dict",)),  # {data set: {selection name: member of its rows}}
 }
 
 #: a parameter value or a fitted scalar: JSON scalars and (nested) lists of them

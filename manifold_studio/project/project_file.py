@@ -485,7 +485,7 @@ def apply_project(session: Session, contents: ProjectContents) -> dict:
     session.set_current_run(loaded.current_run_id)
     session.restore_report(loaded.report.items)
     session.restore_view_settings(loaded.view_settings())
-    session.restore_selections(loaded.selections())
+    session.restore_selections(loaded.selections(), loaded.saved_selections())
     session.restore_chain(loaded.chain)
     session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
                 f"{len(loaded.runs)} run(s)")

@@ -38,11 +38,30 @@ def read_chain(session: Session, meta: dict, problems: list, file_name: str) -> 
 def view_state_document(session: Session, arrays: dict) -> dict:
     """The project's ``views`` field (``{view: {key: value}}``) and ``selection`` field (data set
     name -> the member holding its selected rows, ``selection/<i>``), arrays put in ``arrays``."""
-    selection = {}
+    selection, saved = {}, {}
     for i, (name, rows) in enumerate(session.selections().items()):
         arrays[f"selection/{i}"] = np.asarray(rows, dtype=np.int64)
         selection[name] = f"selection/{i}"
-    return {"views": _jsonable(session.view_settings()), "selection": selection}
+    for i, (name, kept) in enumerate(session.saved_selections().items()):
+        saved[name] = {}
+        for j, (label, rows) in enumerate(kept.items()):
+            arrays[f"selection/saved/{i}/{j}"] = np.asarray(rows, dtype=np.int64)
+            saved[name][label] = f"selection/saved/{i}/{j}"
+    return {"views": _jsonable(session.view_settings()), "selection": selection, "saved_selections": saved}
+
+
+def _rows(session, name, key, array, where: str, problems: list, file_name: str):
+    """The rows of data set ``name`` stored under member ``key``, or None (said in ``problems``)."""
+    ds = session.datasets.get(name)
+    try:
+        rows = np.asarray(array(key, where))
+        if ds is None or rows.ndim != 1 or rows.dtype.kind not in "iu" \
+                or (rows.size and (rows.min() < 0 or rows.max() >= ds.n_samples)):
+            raise DataError(f"it is not a list of rows of data set '{name}'")
+    except ManifoldStudioError as exc:
+        problems.append(f"{file_name}: {where} is damaged and was left out: {exc}")
+        return None
+    return rows
 
 
 def read_view_state(session: Session, meta: dict, array, problems: list, file_name: str) -> None:
@@ -59,16 +78,14 @@ def read_view_state(session: Session, meta: dict, array, problems: list, file_na
                         "were not restored.")
         views = {}
     session.restore_view_settings(views, announce=False)
-    selected = {}
+    selected, saved = {}, {}
     for name, key in (meta.get("selection") or {}).items():
-        ds = session.datasets.get(name)
-        try:
-            rows = np.asarray(array(key, f"selection.{name}"))
-            if ds is None or rows.ndim != 1 or rows.dtype.kind not in "iu" \
-                    or (rows.size and (rows.min() < 0 or rows.max() >= ds.n_samples)):
-                raise DataError(f"it is not a list of rows of data set '{name}'")
-        except ManifoldStudioError as exc:
-            problems.append(f"{file_name}: the selection of '{name}' is damaged and was left out: {exc}")
-            continue
-        selected[name] = rows
-    session.restore_selections(selected)
+        rows = _rows(session, name, key, array, f"the selection of '{name}'", problems, file_name)
+        if rows is not None:
+            selected[name] = rows
+    for name, kept in (meta.get("saved_selections") or {}).items():
+        for label, key in (kept.items() if isinstance(kept, dict) else ()):
+            rows = _rows(session, name, key, array, f"selection {label} of '{name}'", problems, file_name)
+            if rows is not None:
+                saved.setdefault(name, {})[label] = rows
+    session.restore_selections(selected, saved)

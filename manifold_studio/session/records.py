@@ -21,7 +21,7 @@ EVENT_KINDS = ("dataset_added", "dataset_removed", "dataset_changed", "current_d
                # the analysis state (session.state): the chain, a run's cut, a command done
                "chain_changed", "cut_changed", "command",
                # what the analyst looks at (session.view_state)
-               "selection_changed", "view_setting_changed", "report_changed")
+               "selection_changed", "saved_selection_changed", "view_setting_changed", "report_changed")
 
 
 @dataclass

@@ -4,7 +4,9 @@ Done by :meth:`~manifold_studio.session.state.AnalysisState.execute` like every 
 records them (:mod:`manifold_studio.session.commands` holds the chain and the cut):
 
 - :class:`SetSelection`: the selected rows of one or more data sets (a boolean mask each, or
-  none); observers get ``SessionEvent("selection_changed", dataset=name)`` per data set.
+  none); observers get ``SessionEvent("selection_changed", dataset=name)`` per data set. With
+  ``saved=True`` it keeps a named selection instead (``(data set, name)`` keys: Explain
+  selection's "selection B"), announced as ``"saved_selection_changed"``.
 - :class:`SetViewSetting`: one setting of one view (``("map", "colour")``, ``("map", "point_size")``,
   ...); observers get ``SessionEvent("view_setting_changed", setting=(view, key))``.
 - :class:`AddReportItem`, :class:`RemoveReportItem`, :class:`MoveReportItem`,
@@ -30,21 +32,27 @@ class SetSelection(Command):
     """Make ``changes`` (data set name -> boolean mask, or None for nothing selected) the
     selection of those data sets."""
 
-    def __init__(self, session, changes: dict, text: str = ""):
-        self.before = {name: _packed(session._selection.get(name)) for name in changes}
-        self.after = {name: None if mask is None else _packed((session.datasets[name], mask))
-                      for name, mask in changes.items()}
+    def __init__(self, session, changes: dict, text: str = "", saved: bool = False):
+        self.saved = saved
+        store = self._store(session)
+        self.before = {key: _packed(store.get(key)) for key in changes}
+        self.after = {key: None if mask is None else _packed((session.datasets[key[0] if saved else key], mask))
+                      for key, mask in changes.items()}
         self.text = text or "Change the selection"
 
+    def _store(self, session) -> dict:
+        return session._saved_selections if self.saved else session._selection
+
     def _set(self, session, state: dict) -> None:
-        for name, entry in state.items():
+        store = self._store(session)
+        for key, entry in state.items():
             if entry is None:
-                session._selection.pop(name, None)
+                store.pop(key, None)
             else:
                 ds, bits, n = entry
-                session._selection[name] = (ds, np.unpackbits(bits, count=n).astype(bool))
-        for name in state:
-            session.notify_selection(name)
+                store[key] = (ds, np.unpackbits(bits, count=n).astype(bool))
+        for key in state:
+            session.notify_selection(key[0] if self.saved else key, saved=self.saved)
 
     def redo(self, session) -> None:
         self._set(session, self.after)

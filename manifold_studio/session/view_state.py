@@ -61,12 +61,14 @@ class ViewState:
     def _init_view_state(self) -> None:
         #: data set name -> (the Dataset it was made on, boolean mask over its rows)
         self._selection: dict[str, tuple] = {}
+        #: (data set name, selection name) -> (Dataset, mask): kept selections (Explain's "B")
+        self._saved_selections: dict[tuple[str, str], tuple] = {}
         #: view -> {key: plain JSON value}
         self._view_settings: dict[str, dict] = {}
 
     # -- events (the commands call these) ---------------------------------------------------------
-    def notify_selection(self, name: str) -> None:
-        self._notify(SessionEvent("selection_changed", dataset=name))
+    def notify_selection(self, name: str, saved: bool = False) -> None:
+        self._notify(SessionEvent("saved_selection_changed" if saved else "selection_changed", dataset=name))
 
     def notify_setting(self, view: str, key: str) -> None:
         self._notify(SessionEvent("view_setting_changed", setting=(view, key)))
@@ -78,10 +80,12 @@ class ViewState:
     def selection_mask(self, name: str | None) -> np.ndarray:
         """The selection of data set ``name`` as a boolean mask over its rows (all False when
         nothing is selected; empty when the data set is not loaded)."""
+        return self._mask(name, self._selection.get(name))
+
+    def _mask(self, name: str | None, entry) -> np.ndarray:
         ds = self.datasets.get(name) if name is not None else None
         if ds is None:
             return np.zeros(0, dtype=bool)
-        entry = self._selection.get(name)
         if entry is None or entry[0] is not ds or entry[1].shape != (ds.n_samples,):
             return np.zeros(ds.n_samples, dtype=bool)
         return entry[1]
@@ -125,7 +129,33 @@ class ViewState:
             return None
         return self.execute(SetSelection(self, changes, text))
 
-    def restore_selections(self, selections: dict) -> None:
+    # -- kept (named) selections ------------------------------------------------------------------
+    def saved_selection(self, name: str | None, label: str) -> np.ndarray | None:
+        """The rows kept as selection ``label`` of data set ``name`` (None: none kept)."""
+        rows = np.flatnonzero(self._mask(name, self._saved_selections.get((name, label))))
+        return rows if rows.size else None
+
+    def save_selection(self, name: str, label: str, rows=None):
+        """Keep ``rows`` (default: the current selection) of data set ``name`` as selection
+        ``label`` (a command; an empty selection forgets it)."""
+        ds = self.dataset(name)
+        mask = self.selection_mask(name) if rows is None else ops.as_mask(rows, ds.n_samples)
+        now = self.saved_selection(name, label)
+        if (now is None and not mask.any()) or (now is not None and np.array_equal(np.flatnonzero(mask), now)):
+            return None
+        return self.execute(SetSelection(self, {(name, str(label)): mask if mask.any() else None},
+                                         f"Keep {int(mask.sum()):,} row(s) of {name} as selection {label}", saved=True))
+
+    def saved_selections(self) -> dict[str, dict[str, np.ndarray]]:
+        """Every loaded data set's kept selections: name -> {label: rows}."""
+        out: dict[str, dict] = {}
+        for name, label in self._saved_selections:
+            rows = self.saved_selection(name, label)
+            if rows is not None:
+                out.setdefault(name, {})[label] = rows
+        return out
+
+    def restore_selections(self, selections: dict, saved: dict | None = None) -> None:
         """Set selections (name -> rows) without a command: a project being opened."""
         for name in list(self._selection):
             self._selection.pop(name)
@@ -135,6 +165,13 @@ class ViewState:
             if ds is not None:
                 self._selection[name] = (ds, ops.as_mask(rows, ds.n_samples))
                 self.notify_selection(name)
+        self._saved_selections = {}
+        for name, kept in (saved or {}).items():
+            ds = self.datasets.get(name)
+            for label, rows in (kept.items() if ds is not None else ()):
+                self._saved_selections[(name, str(label))] = (ds, ops.as_mask(rows, ds.n_samples))
+            if ds is not None:
+                self.notify_selection(name, saved=True)
 
     # -- view settings ----------------------------------------------------------------------------
     def view_setting(self, view: str, key: str, default=None):

@@ -51,6 +51,12 @@ def test_the_selection_is_read_from_the_session_and_undone(qtbot, win):
     np.testing.assert_array_equal(_highlighted(w), [3, 9, 60])
     text = w.export.copy_selected_rows()  # the copied rows are the model's
     assert len(text.splitlines()) == 4
+    explain = w.map_instruments.explain  # Keep as B: a kept selection in the session
+    explain.keep_b()
+    np.testing.assert_array_equal(w.session.saved_selection(name, "B"), [3, 9, 60])
+    np.testing.assert_array_equal(explain.b_rows, [3, 9, 60])
+    w.undo_action.trigger()
+    assert explain.b_rows is None and w.session.saved_selections() == {}
 
 
 def test_colour_by_and_point_size_are_session_settings(qtbot, win):

@@ -72,6 +72,23 @@ def test_a_selection_belongs_to_its_data_set_object(iris):
     assert iris.current_dataset_name == "Iris" and not iris.selection_mask("Iris").any()
 
 
+def test_a_kept_selection_is_a_command_and_keeps_its_rows(iris):
+    """Explain selection's "Keep as B": a named selection of the data set, undoable."""
+    seen = _events(iris)
+    assert iris.save_selection("Iris", "B") is None and iris.saved_selection("Iris", "B") is None  # nothing selected
+    iris.set_selection("Iris", [4, 8])
+    cmd = iris.save_selection("Iris", "B")
+    assert cmd.text == "Keep 2 row(s) of Iris as selection B" and ("saved_selection_changed", "Iris", None) in seen
+    iris.set_selection("Iris", [1])  # the current selection moves on; B stays
+    np.testing.assert_array_equal(iris.saved_selection("Iris", "B"), [4, 8])
+    iris.save_selection("Iris", "B", rows=[7])
+    assert iris.saved_selections() == {"Iris": {"B": [7]}}
+    iris.undo()
+    np.testing.assert_array_equal(iris.saved_selection("Iris", "B"), [4, 8])
+    iris.undo(), iris.undo()
+    assert iris.saved_selection("Iris", "B") is None and iris.saved_selections() == {}
+
+
 def test_view_settings_are_commands_with_plain_values(iris):
     seen = _events(iris)
     assert iris.view_setting("map", "colour", "") == ""
@@ -120,15 +137,40 @@ def test_report_items_add_remove_move_caption_through_commands(iris):
 
 
 def test_project_and_recovery_keep_selection_view_settings_and_report(iris, tmp_path):
+    """Save / reopen (and the autosave's snapshot) read the selection, the kept selections, the
+    views' settings and the report from the session; a damaged selection is left out, said."""
     iris.load("sample:wine")
     iris.set_selection("Iris", [1, 2, 40])
     iris.set_selection("Wine", np.arange(10))
     iris.set_view_setting("map", "colour", "column:sepal_width")
     iris.set_view_setting("map_instruments", "density", {"on": True, "bandwidth": 30})
     iris.add_report_item(view_item("The map", "as chosen"))
+    iris.save_selection("Wine", "B", rows=[3, 5])
     for source in (iris, snapshot(iris)):  # the autosave writes a snapshot
         back = read_project(save_project(source, tmp_path / "p.msproj")).session
         np.testing.assert_array_equal(back.selected_rows("Iris"), [1, 2, 40])
         np.testing.assert_array_equal(back.selected_rows("Wine"), np.arange(10))
         assert back.view_settings() == iris.view_settings()
+        np.testing.assert_array_equal(back.saved_selection("Wine", "B"), [3, 5])
         assert [(i.title, i.caption) for i in back.report.items] == [("The map", "as chosen")]
+
+
+def test_a_damaged_selection_in_a_project_is_left_out_and_said(iris, tmp_path):
+    import json
+    import zipfile
+
+    iris.set_selection("Iris", [1, 2])
+    path = save_project(iris, tmp_path / "p.msproj")
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    meta = json.loads(str(arrays["__manifold_studio_project__"]))
+    arrays["selection/0"] = np.array([1, 500])  # rows the data set does not have
+    meta["saved_selections"] = {"Iris": {"B": "no/such/member"}}
+    arrays["__manifold_studio_project__"] = np.array(json.dumps(meta))
+    np.savez_compressed(tmp_path / "bad.msproj.npz", **arrays)
+    (tmp_path / "bad.msproj.npz").rename(tmp_path / "bad.msproj")
+    assert zipfile.is_zipfile(tmp_path / "bad.msproj")
+    contents = read_project(tmp_path / "bad.msproj")
+    assert contents.session.selections() == {} and contents.session.saved_selections() == {}
+    assert any("the selection of 'Iris' is damaged" in p and "not a list of rows" in p for p in contents.problems)
+    assert any("selection B of 'Iris' is damaged" in p and "no/such/member" in p for p in contents.problems)
