@@ -74,7 +74,9 @@ selection      (session.set_selection & co, session/view_state.py; gui/selection
                  gui/test_gui_selection.py::test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highlights_them,
                  ::test_grid_of_plots_shares_one_mode_bar_and_the_selection
                project: here: test_project_keeps[selection],
-                 gui/test_gui_view_state.py::test_a_reopened_project_shows_the_saved_selection_colour_and_report
+                 gui/test_gui_view_state.py::test_a_reopened_project_shows_the_saved_selection_colour_and_report,
+                 session/test_view_state.py::test_project_and_recovery_keep_selection_view_settings_and_report
+                 (with the kept selections: Explain's "B", session/test_view_state.py::test_a_kept_selection_is_a_command_and_keeps_its_rows)
                recovery: here: test_recovery_keeps_the_chain_and_the_form_values (and the selection)
                CSV: here: test_selected_rows_copied_are_the_model_selection,
                  gui/test_gui_view_state.py::test_the_selection_is_read_from_the_session_and_undone,
@@ -137,6 +139,8 @@ Bad input (issue 30), each with a clear message and nothing lost:
 - a report item whose view has nothing to show:
   gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank,
   ::test_a_tool_that_has_not_run_says_so
+- a project whose saved selection is damaged (rows out of range, a missing member): left out, named,
+  the rest opens: session/test_view_state.py::test_a_damaged_selection_in_a_project_is_left_out_and_said
 - a replay file whose chain step cannot fit: here: test_replay_of_a_file_a_chain_step_cannot_take_says_so
 - a plugin with a misspelled hook: plugins/test_plugin_host.py::test_misspelled_hook_is_refused_naming_it_and_others_load
 - a form value that violates a data-dependent check:
