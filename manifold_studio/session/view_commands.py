@@ -15,6 +15,8 @@ records them (:mod:`manifold_studio.session.commands` holds the chain and the cu
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from manifold_studio.session.commands import Command
@@ -24,7 +26,7 @@ UNSET = object()
 
 
 def _packed(entry):
-    """(data set, mask) kept for undo as (data set, bits, n): 1/8 of the memory."""
+    """(weak reference to the data set, mask) kept for undo as (reference, bits, n): 1/8 of the memory."""
     return None if entry is None else (entry[0], np.packbits(entry[1]), entry[1].size)
 
 
@@ -36,7 +38,7 @@ class SetSelection(Command):
         self.saved = saved
         store = self._store(session)
         self.before = {key: _packed(store.get(key)) for key in changes}
-        self.after = {key: None if mask is None else _packed((session.datasets[key[0] if saved else key], mask))
+        self.after = {key: None if mask is None else _packed((weakref.ref(session.datasets[key[0] if saved else key]), mask))
                       for key, mask in changes.items()}
         self.text = text or "Change the selection"
 

@@ -18,6 +18,8 @@ A selection belongs to the data set object it was made on: a data set removed an
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from manifold_studio.analysis.report import Report, ReportItem
@@ -59,7 +61,8 @@ class ViewState:
     ``dataset``, ``report``, ``execute`` and ``_notify``)."""
 
     def _init_view_state(self) -> None:
-        #: data set name -> (the Dataset it was made on, boolean mask over its rows)
+        #: data set name -> (a weak reference to the Dataset it was made on, boolean mask over its
+        #: rows): a removed data set is not kept alive by its selection
         self._selection: dict[str, tuple] = {}
         #: (data set name, selection name) -> (Dataset, mask): kept selections (Explain's "B")
         self._saved_selections: dict[tuple[str, str], tuple] = {}
@@ -86,7 +89,7 @@ class ViewState:
         ds = self.datasets.get(name) if name is not None else None
         if ds is None:
             return np.zeros(0, dtype=bool)
-        if entry is None or entry[0] is not ds or entry[1].shape != (ds.n_samples,):
+        if entry is None or entry[0]() is not ds or entry[1].shape != (ds.n_samples,):
             return np.zeros(ds.n_samples, dtype=bool)
         return entry[1]
 
@@ -163,13 +166,13 @@ class ViewState:
         for name, rows in selections.items():
             ds = self.datasets.get(name)
             if ds is not None:
-                self._selection[name] = (ds, ops.as_mask(rows, ds.n_samples))
+                self._selection[name] = (weakref.ref(ds), ops.as_mask(rows, ds.n_samples))
                 self.notify_selection(name)
         self._saved_selections = {}
         for name, kept in (saved or {}).items():
             ds = self.datasets.get(name)
             for label, rows in (kept.items() if ds is not None else ()):
-                self._saved_selections[(name, str(label))] = (ds, ops.as_mask(rows, ds.n_samples))
+                self._saved_selections[(name, str(label))] = (weakref.ref(ds), ops.as_mask(rows, ds.n_samples))
             if ds is not None:
                 self.notify_selection(name, saved=True)
 

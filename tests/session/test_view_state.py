@@ -70,6 +70,12 @@ def test_a_selection_belongs_to_its_data_set_object(iris):
     iris.remove_dataset("Iris")
     iris.load("sample:iris")  # another data set under the same name: nothing selected
     assert iris.current_dataset_name == "Iris" and not iris.selection_mask("Iris").any()
+    import gc
+    import weakref
+    gone = weakref.ref(ds)
+    del ds
+    gc.collect()
+    assert gone() is None  # the selection (and its undo steps) do not keep a removed data set alive
 
 
 def test_a_kept_selection_is_a_command_and_keeps_its_rows(iris):
