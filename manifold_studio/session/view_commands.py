@@ -70,7 +70,10 @@ class SetViewSetting(Command):
         self.view, self.key = str(view), str(key)
         self.before = session._view_settings.get(self.view, {}).get(self.key, UNSET)
         self.after = value
-        self.text = text or f"Set the {self.view}'s {self.key.replace('_', ' ')} to {value!r}"
+        whose = self.view.replace("_", " ") + ("'" if self.view.endswith("s") else "'s")
+        key_text = self.key.replace("_", " ")
+        self.text = text or (f"Change the {whose} {key_text} settings" if isinstance(value, (dict, list))
+                             else f"Set the {whose} {key_text} to {value!r}")
         #: a setting changed by a slider or by typing: the next change of it joins this command
         self.merging = merge
 

@@ -101,6 +101,9 @@ def test_view_settings_are_commands_with_plain_values(iris):
     cmd = iris.set_view_setting("map", "colour", "column:petal_length")
     assert cmd.text.startswith("Set the map's colour to") and ("view_setting_changed", None, ("map", "colour")) in seen
     iris.set_view_setting("map", "point_size", np.int64(9))
+    density = iris.set_view_setting("map_instruments", "density", {"on": True, "bandwidth": 30})
+    assert density.text == "Change the map instruments' density settings"
+    iris.undo()
     assert iris.view_settings() == {"map": {"colour": "column:petal_length", "point_size": 9}}
     assert iris.set_view_setting("map", "point_size", 9) is None
     iris.undo()
