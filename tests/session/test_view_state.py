@@ -164,22 +164,41 @@ def test_project_and_recovery_keep_selection_view_settings_and_report(iris, tmp_
         assert [(i.title, i.caption) for i in back.report.items] == [("The map", "as chosen")]
 
 
-def test_a_damaged_selection_in_a_project_is_left_out_and_said(iris, tmp_path):
+def _rewritten(path, out, change):
+    """A copy of project ``path`` at ``out`` whose document and arrays ``change(meta, arrays)`` edits."""
     import json
-    import zipfile
 
-    iris.set_selection("Iris", [1, 2])
-    path = save_project(iris, tmp_path / "p.msproj")
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     meta = json.loads(str(arrays["__manifold_studio_project__"]))
-    arrays["selection/0"] = np.array([1, 500])  # rows the data set does not have
-    meta["saved_selections"] = {"Iris": {"B": "no/such/member"}}
+    change(meta, arrays)
     arrays["__manifold_studio_project__"] = np.array(json.dumps(meta))
-    np.savez_compressed(tmp_path / "bad.msproj.npz", **arrays)
-    (tmp_path / "bad.msproj.npz").rename(tmp_path / "bad.msproj")
-    assert zipfile.is_zipfile(tmp_path / "bad.msproj")
-    contents = read_project(tmp_path / "bad.msproj")
+    np.savez_compressed(str(out) + ".npz", **arrays)
+    (out.parent / (out.name + ".npz")).rename(out)
+    return out
+
+
+def test_a_project_from_before_keeps_its_map_colour(iris, tmp_path):
+    """A project written before the views' settings were session state kept the map's colour in
+    the window's settings: it is read into the session."""
+    def older(meta, _arrays):
+        del meta["views"], meta["selection"], meta["saved_selections"]
+        meta["view_settings"] = {"map_colour": "col:petal_length", "algorithm": "pca"}
+
+    path = _rewritten(save_project(iris, tmp_path / "p.msproj"), tmp_path / "old.msproj", older)
+    contents = read_project(path)
+    assert not contents.problems and contents.session.view_settings() == {"map": {"colour": "col:petal_length"}}
+
+
+def test_a_damaged_selection_in_a_project_is_left_out_and_said(iris, tmp_path):
+    iris.set_selection("Iris", [1, 2])
+
+    def damage(meta, arrays):
+        arrays["selection/0"] = np.array([1, 500])  # rows the data set does not have
+        meta["saved_selections"] = {"Iris": {"B": "no/such/member"}}
+
+    path = _rewritten(save_project(iris, tmp_path / "p.msproj"), tmp_path / "bad.msproj", damage)
+    contents = read_project(path)
     assert contents.session.selections() == {} and contents.session.saved_selections() == {}
     assert any("the selection of 'Iris' is damaged" in p and "not a list of rows" in p for p in contents.problems)
     assert any("selection B of 'Iris' is damaged" in p and "no/such/member" in p for p in contents.problems)
