@@ -81,7 +81,7 @@ class MainWindow(RunActions, QMainWindow):
         self.session = session if session is not None else Session(host)
         self.session.isolate_third_party = True   # views never run third-party steps in this process
         self.bridge = SessionBridge(self.session, self)
-        #: the selected rows of each data set, shared by every view (linked brushing)
+        #: the selection (linked brushing): a Qt adapter over the session's selection commands
         self.selection = SelectionModel(self.session, self)
         self.jobs = JobRunner(self)
         self.dialogs = dialogs
