@@ -61,16 +61,31 @@ labels         project: here: test_project_keeps[window-made labels]
                  (a meta column: the script fits what the session fitted)
                report: n/a (a labelling is shown through the views added, e.g. a map coloured by it)
                replay: n/a (replay writes the runs' outputs; meta columns are never model input)
-colour-by      views: gui/test_gui_map_encoding.py::test_colour_by_a_feature_column_uses_make_coloring_on_the_drawn_rows
-               project: gui/test_gui_project.py::test_save_then_open_in_a_new_window (the map's colour-by column),
-                 gui/test_gui_map_encoding.py::test_settings_round_trip_and_bad_values_are_ignored
+colour-by      (session.view_setting("map", "colour") and the map's other settings, session/view_state.py)
+               views: gui/test_gui_view_state.py::test_colour_by_and_point_size_are_session_settings (the map
+                 follows the model's setting, undo included; the map instruments' density too),
+                 gui/test_gui_map_encoding.py::test_colour_by_a_feature_column_uses_make_coloring_on_the_drawn_rows
+               project: here: test_project_keeps[colour-by],
+                 gui/test_gui_view_state.py::test_a_reopened_project_shows_the_saved_selection_colour_and_report,
+                 gui/test_gui_project.py::test_save_then_open_in_a_new_window (the map's colour-by column)
+               recovery: here: test_recovery_keeps_the_chain_and_the_form_values (and the views' settings),
+                 session/test_view_state.py::test_project_and_recovery_keep_selection_view_settings_and_report
                report: gui/test_gui_report_buttons.py::test_every_view_has_add_to_report_and_each_click_adds_its_figure_in_order
                CSV, script, replay: n/a (a colour is a view setting, not data)
-selection      views: gui/test_gui_selection.py::test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highlights_them,
+selection      (session.set_selection & co, session/view_state.py; gui/selection_model.py is its Qt adapter)
+               views: gui/test_gui_view_state.py::test_the_selection_is_read_from_the_session_and_undone,
+                 gui/test_gui_selection.py::test_lasso_with_mouse_events_selects_the_rows_inside_and_a_second_map_highlights_them,
                  ::test_grid_of_plots_shares_one_mode_bar_and_the_selection
-               CSV: gui/test_gui_export.py::test_copy_selected_rows_and_image
-               project, report, script, replay: n/a (a selection is transient; what it makes — a data set,
-                 a label column — is state and has its own row)
+               project: here: test_project_keeps[selection],
+                 gui/test_gui_view_state.py::test_a_reopened_project_shows_the_saved_selection_colour_and_report,
+                 session/test_view_state.py::test_project_and_recovery_keep_selection_view_settings_and_report
+                 (with the kept selections: Explain's "B", session/test_view_state.py::test_a_kept_selection_is_a_command_and_keeps_its_rows)
+               recovery: here: test_recovery_keeps_the_chain_and_the_form_values (and the selection)
+               CSV: here: test_selected_rows_copied_are_the_model_selection,
+                 gui/test_gui_view_state.py::test_the_selection_is_read_from_the_session_and_undone,
+                 gui/test_gui_export.py::test_copy_selected_rows_and_image
+               report, script, replay: n/a (what a selection makes — a data set, a label column — is state
+                 and has its own row)
 seed           views: gui/test_gui_settings_and_seeds.py::test_the_algorithm_form_shows_the_default_seed
                evaluation: here: test_a_drawn_seed_refits_the_same_model (Session.run_estimator)
                project: here: test_project_keeps[seed]
@@ -95,12 +110,16 @@ comparison     views: gui/test_gui_compare_clusterings.py::test_two_methods_tabl
                report: gui/test_gui_compare_clusterings.py::test_the_project_keeps_the_comparison_and_the_report_adds_it
                script: analysis/test_script_export.py::test_a_test_and_score_with_a_chain_is_reproduced_by_the_script
                CSV, replay: n/a (a comparison is a table of scores, written by its own export)
-report items   views: gui/test_gui_report.py::test_add_to_report_from_views_and_save_html_and_pdf,
+report items   (session.add_report_item / remove / move / set_report_caption, session/view_state.py)
+               views: gui/test_gui_view_state.py::test_report_items_are_commands_the_dialog_follows,
+                 gui/test_gui_report.py::test_add_to_report_from_views_and_save_html_and_pdf,
                  gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank
                project: here: test_project_keeps[report items],
                  gui/test_gui_report.py::test_report_survives_saving_and_reopening_the_project
-               report: analysis/test_report.py::test_html_is_self_contained_escaped_and_has_every_figure
-               recovery: analysis/test_report.py::test_the_recovery_snapshot_keeps_the_report
+               report: here: test_html_report_renders_the_model_items,
+                 analysis/test_report.py::test_html_is_self_contained_escaped_and_has_every_figure
+               recovery: here: test_recovery_keeps_the_chain_and_the_form_values (and the report),
+                 analysis/test_report.py::test_the_recovery_snapshot_keeps_the_report
                CSV, script, replay: n/a (the report is its own output)
 =============  ==========================================================================================
 
@@ -126,6 +145,8 @@ Bad input (issue 30), each with a clear message and nothing lost:
 - a report item whose view has nothing to show:
   gui/test_gui_report_buttons.py::test_a_view_that_draws_nothing_yet_is_not_added_blank,
   ::test_a_tool_that_has_not_run_says_so
+- a project whose saved selection is damaged (rows out of range, a missing member): left out, named,
+  the rest opens: session/test_view_state.py::test_a_damaged_selection_in_a_project_is_left_out_and_said
 - a replay file whose chain step cannot fit: here: test_replay_of_a_file_a_chain_step_cannot_take_says_so,
   analysis/test_replay.py::test_replay_of_a_run_whose_chain_step_is_not_installed_names_the_step_and_replays_the_others
 - a plugin with a misspelled hook: plugins/test_plugin_host.py::test_misspelled_hook_is_refused_naming_it_and_others_load
@@ -165,6 +186,8 @@ from manifold_studio.tables.export import export_dataset_csv
 
 STANDARDIZE = ("standardize", {"with_mean": True, "with_std": True})
 N_TAGGED = 10
+SELECTED = [2, 11, 75, 149]
+COLOUR = "col:petal_width"
 
 
 def _write_iris(path, X, y, names, ids):
@@ -202,7 +225,10 @@ def world(tmp_path_factory):
                                   "fold_accuracy": [float(a) for a in result.fold_accuracy],  # window records it
                                   **result.params}
     label_into_column(s.dataset(), np.arange(N_TAGGED), "tag", "picked")
-    s.report.add(run_item(tree, "the cut tree"))
+    s.add_report_item(run_item(tree))  # the report, the selection and the map's colour: commands
+    s.set_report_caption(0, "the cut tree")
+    s.set_selection(s.current_dataset_name, SELECTED)
+    s.set_view_setting("map", "colour", COLOUR)
     project = save_project(s, tmp / "p.msproj")
     csv_path = tmp / "export.csv"
     export_dataset_csv(s, s.current_dataset_name, csv_path)
@@ -222,7 +248,7 @@ def _script_labels(world, run):
 
 # -- project -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("element", ["chain", "roles", "id column", "cut", "window-made labels", "seed",
-                                     "evaluation", "report items"])
+                                     "evaluation", "report items", "selection", "colour-by"])
 def test_project_keeps(world, element):
     s, back = world["s"], world["back"].session
     assert not world["back"].problems
@@ -251,6 +277,10 @@ def test_project_keeps(world, element):
     elif element == "report items":
         assert [i.caption for i in back.report.items] == ["the cut tree"]
         assert [i.kind for i in back.report.items] == [i.kind for i in s.report.items]
+    elif element == "selection":
+        np.testing.assert_array_equal(back.selected_rows(s.current_dataset_name), SELECTED)
+    elif element == "colour-by":
+        assert back.view_setting("map", "colour") == COLOUR and back.view_settings() == s.view_settings()
 
 
 # -- CSV export --------------------------------------------------------------------------------
@@ -297,6 +327,28 @@ def test_html_report_shows(world, html, element):
         assert "random_state_used" in text and str(seeded.summary["random_state_used"]) in text
     elif element == "evaluation":
         assert world["evaluation"].summary() in text
+
+
+def test_html_report_renders_the_model_items(world):
+    """The HTML report is the session's report: its items, in order, with the caption the
+    caption command gave."""
+    import html as html_module
+    from manifold_studio.analysis.report_html import report_html
+
+    text = html_module.unescape(report_html(world["s"].report))
+    assert f"Run #{world['tree'].id}: " in text and "the cut tree" in text
+
+
+# -- the selection's CSV (Copy selected rows) ------------------------------------------------------
+def test_selected_rows_copied_are_the_model_selection(world):
+    """Copy selected rows (gui/export.py) writes the session's selected rows, with their ids."""
+    from manifold_studio.tables.export import dataset_table, rows_as_tsv, with_row_ids
+
+    s = world["s"]
+    name = s.current_dataset_name
+    header, columns = with_row_ids(s, name, *dataset_table(s, name))
+    lines = rows_as_tsv(header, columns, s.selected_rows(name)).splitlines()
+    assert [line.split("\t")[0] for line in lines[1:]] == [world["ids"][i] for i in SELECTED]
 
 
 # -- the exported script, in a fresh process ----------------------------------------------------
@@ -360,6 +412,9 @@ def test_recovery_keeps_the_chain_and_the_form_values(world, tmp_path, monkeypat
     back = read_project(path)
     assert back.session.chain == [STANDARDIZE] == s.chain
     assert back.form_values == forms
+    np.testing.assert_array_equal(back.session.selected_rows(s.current_dataset_name), SELECTED)
+    assert back.session.view_setting("map", "colour") == COLOUR
+    assert [i.caption for i in back.session.report.items] == ["the cut tree"]
     np.testing.assert_array_equal(back.session.runs[world["tree"].id].cut_labels, world["tree"].cut_labels)
 
 

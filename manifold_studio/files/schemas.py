@@ -270,6 +270,10 @@ PROJECT = {
     "analyses": Field(("dict",)),
     # the current preparation chain: [[step id, {parameters}], ...] (project.project_state)
     "chain": Field(("list",)),
+    # the views' settings {view: {key: value}} and the selection {data set: member of its rows}
+    "views": Field(("dict",)),
+    "selection": Field(("dict",)),
+    "saved_selections": Field(("dict",)),  # {data set: {selection name: member of its rows}}
 }
 
 #: a parameter value or a fitted scalar: JSON scalars and (nested) lists of them

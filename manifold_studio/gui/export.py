@@ -469,7 +469,7 @@ class ExportActions(QObject):
         name = self._dataset_name()
         if name is None:
             return None
-        rows = self.window.selection.rows(name)
+        rows = self.window.session.selected_rows(name)  # the session's selection
         if not len(rows):
             self.window.show_status(f"Select points first: nothing is selected in {name}.")
             return None

@@ -81,9 +81,8 @@ class MainWindow(RunActions, QMainWindow):
         self.session = session if session is not None else Session(host)
         self.session.isolate_third_party = True   # views never run third-party steps in this process
         self.bridge = SessionBridge(self.session, self)
-        #: the selected rows of each data set, shared by every view (linked brushing)
+        #: the selection (linked brushing): a Qt adapter over the session's selection commands
         self.selection = SelectionModel(self.session, self)
-        self.bridge.event.connect(lambda ev: ev.kind == "dataset_removed" and self.selection.forget(ev.dataset))
         self.jobs = JobRunner(self)
         self.dialogs = dialogs
         #: ask for loader options (label column, ...) when opening or dropping a file
@@ -174,6 +173,7 @@ class MainWindow(RunActions, QMainWindow):
         # the previews of a running fit (made on the first one)
         self.partial_router = None
         self.map_instruments = None
+        self.view_settings = None             # gui.view_settings: the views' settings bound to the session
         self.h5ad_export = None               # gui.h5ad_export: File ▸ Export to AnnData
         self.session_undo = False             # gui.session_undo: session commands on the undo stack           # gui.map_instruments: search, density, explain, ...
 

@@ -7,8 +7,9 @@ strip (linked histograms and bar charts that filter the map). The two colour opt
 Everything heavy runs on worker threads (``window.start_job`` through ``LatestJob``); the
 neighbour index of a data set is built once per window and shared
 (:class:`~manifold_studio.analysis.map_neighbours.IndexCache`). The instruments' settings (what is
-on, bandwidth, search text, charts and their filters, the explanation table) are saved with the
-project (``project_analyses`` / ``restore_analyses``), and *Add to report* on the dock adds the
+on, bandwidth, search text, ...) are the session's view settings (:mod:`.view_settings`); the
+charts and their filters and the explanation table are saved with the project
+(``project_analyses`` / ``restore_analyses``; an older project's settings are read there too), and *Add to report* on the dock adds the
 current tab with its table as facts.
 """
 from __future__ import annotations
@@ -99,7 +100,10 @@ class MapInstruments:
                 "cross_filter": charts}
 
     def project_analyses(self) -> dict:
-        return {RECORD_KEY: (self.settings(), {})}
+        """The instruments' results kept with the project: the explanation's table and the
+        cross-filter charts (their settings are the session's view settings, gui/view_settings.py)."""
+        saved = self.settings()
+        return {RECORD_KEY: ({"explain": {"table": saved["explain"]["table"]}, "cross_filter": saved["cross_filter"]}, {})}
 
     def restore_analyses(self, analyses: dict) -> None:
         saved = analyses.get(RECORD_KEY)

@@ -55,11 +55,10 @@ class ProjectActions:
         menu.insertSeparator(first)
         self.last_outputs: list = []
 
-    # -- view settings ----------------------------------------------------------------------
+    # -- the window's own settings (the views' settings are session state, saved from it) ------
     def view_settings(self) -> dict:
         w = self.window
         return {"algorithm": w.algorithm_panel.algorithm_id,
-                "map_colour": w.map_view.color_combo.currentData() or "",  # what the map is coloured by
                 "window_state": bytes(w.saveState().toHex()).decode("ascii"),
                 "window_geometry": bytes(w.saveGeometry().toHex()).decode("ascii")}
 
@@ -71,11 +70,6 @@ class ProjectActions:
             text = settings.get(key)
             if isinstance(text, str) and text:
                 restore(QByteArray.fromHex(text.encode("ascii")))
-        colour = settings.get("map_colour")
-        if isinstance(colour, str) and colour:  # a colour the reopened map does not offer is left as it is
-            idx = w.map_view.color_combo.findData(colour)
-            if idx >= 0:
-                w.map_view.color_combo.setCurrentIndex(idx)
 
     # -- analysis results kept with the project -----------------------------------------------
     def _analysis_owners(self) -> list:

@@ -16,6 +16,8 @@ button is greyed and its tooltip says why (``report_blocker()``); one that still
 all over is refused with the same kind of message. Items are added without a caption; captions
 are edited in File ▸ Report… (the caption field under the list), not in a box on every add. The model is Qt-free
 (:mod:`manifold_studio.analysis.report`, kept in ``session.report`` and saved in the project);
+adding, removing, moving an item and editing its caption are session commands
+(:mod:`manifold_studio.session.view_state`), so Edit ▸ Undo records them and the dialog follows;
 the HTML file is written by a job; the PDF is the same HTML laid out by QTextDocument and
 printed to a QPdfWriter (main thread: Qt's text layout needs it).
 """
@@ -146,6 +148,8 @@ class ReportActions:
         for signal in (window.bridge.currentRunChanged, window.bridge.runChanged, window.jobs.jobEnded):
             signal.connect(lambda *_: self._refresh_timer.start(0))
         window.bridge.datasetsChanged.connect(lambda: self._refresh_timer.start(0))
+        # the dialog follows the session's report (adds, Edit ▸ Undo, a project opened)
+        window.bridge.event.connect(lambda ev: ev.kind == "report_changed" and self._report_changed())
         self.refresh_buttons()
 
     def install_buttons(self) -> None:
@@ -253,17 +257,18 @@ class ReportActions:
         return self._added(data_item(ds, caption, preparation=self._preparation()))
 
     def _preparation(self) -> list:
-        """The Preparation dock's steps (the chain the next run will fit), or none."""
-        panel = self.window.preparation_panel
-        return panel.chain() if panel is not None else []
+        """The session's current preparation chain (what the next run will fit), or none."""
+        return self.window.session.chain
 
     def _added(self, item):
-        self.report.add(item)
+        self.window.session.add_report_item(item)  # a command: Edit ▸ Undo takes it out again
         self.window.show_status(f"Added to the report ({len(self.report)} item(s)): {item.title}. "
                                 "Edit its caption in File ▸ Report….")
-        if self.dialog is not None:
-            self.dialog.refresh()
         return item
+
+    def _report_changed(self) -> None:
+        if self.dialog is not None:
+            self.dialog.follow()
 
     # -- the dialog and the files -------------------------------------------------------------
     def show_dialog(self) -> "ReportDialog":
@@ -391,17 +396,29 @@ class ReportDialog(QDialog):
         for key in ("html", "pdf"):
             self.buttons[key].setEnabled(n > 0)
 
+    def follow(self) -> None:
+        """The session's report changed: show it, keeping the selected item when it is still there."""
+        row = self.list.currentRow()
+        item = self.report.items[row] if 0 <= row < len(self.report) and row < self.list.count() else None
+        if self.list.count() == len(self.report) and item is not None:  # a caption: relabel in place
+            for i, it in enumerate(self.report.items):
+                self.list.item(i).setText(self._line(i, it))
+            if self.caption_edit.text() != item.caption:
+                self.caption_edit.setText(item.caption)
+            return
+        self.refresh()
+
     def move(self, step: int) -> None:
         row = self.list.currentRow()
         if row < 0 or not 0 <= row + step < len(self.report):
             return
-        self.report.move(row, row + step)
+        self.actions.window.session.move_report_item(row, row + step)
         self.refresh(row + step)
 
     def remove(self) -> None:
         row = self.list.currentRow()
         if row >= 0:
-            self.report.remove(row)
+            self.actions.window.session.remove_report_item(row)
             self.refresh(min(row, len(self.report) - 1))
 
     def edit_caption(self, text: str) -> None:
@@ -414,10 +431,8 @@ class ReportDialog(QDialog):
 
     def _caption_typed(self, text: str) -> None:
         row = self.list.currentRow()
-        if 0 <= row < len(self.report):
-            item = self.report.items[row]
-            item.caption = text
-            self.list.item(row).setText(self._line(row, item))
+        if 0 <= row < len(self.report):  # a command; the keystrokes of one caption are one undo step
+            self.actions.window.session.set_report_caption(row, text)
 
     def save(self, kind: str) -> None:
         filt = "HTML page (*.html)" if kind == "html" else "PDF document (*.pdf)"

@@ -4,11 +4,16 @@ The analysis state changes through Qt-free commands (:mod:`manifold_studio.sessi
 done by ``session.execute``). Each one done is announced (``SessionEvent("command")``); here it
 is wrapped in a QUndoCommand on ``window.undo_stack`` whose undo / redo call the session's
 ``undo_command`` / ``redo_command``, so the window's history and the model's agree and the views
-follow through the session's events as for any other change.
+follow through the session's events as for any other change. Commands the session merges
+(a caption's keystrokes) merge on the stack too (``id`` / ``mergeWith``).
 """
 from __future__ import annotations
 
 from manifold_studio.gui.undo import _SessionCommand, undo_stack
+from manifold_studio.session.commands import Command
+
+#: the QUndoCommand id of session commands that merge (Command.merge)
+MERGE_ID = 3030
 
 
 class SessionUndoCommand(_SessionCommand):
@@ -18,6 +23,13 @@ class SessionUndoCommand(_SessionCommand):
         super().__init__(window, command.text)
         self.command = command
         self.done = True
+
+    def id(self) -> int:  # noqa: A003 - Qt's name: commands that can take in the next one
+        return MERGE_ID if type(self.command).merge is not Command.merge else -1
+
+    def mergeWith(self, other) -> bool:  # noqa: N802 - Qt's name
+        """The session merged ``other`` into this command (a caption typed): one undo step."""
+        return isinstance(other, SessionUndoCommand) and self.command.merge(other.command)
 
     def _redo(self) -> None:
         if self.done:

@@ -5,7 +5,8 @@ window's QUndoStack; its redo removes, its undo puts the very same object back i
 (the Run under its own id, the Dataset under its own name with ``replace=True``), so the run log,
 the data panel and the views follow through the session's events as for any other change. A
 data set's selection is put back too. Opening a project clears the history (its runs and data
-sets are then other objects).
+sets are then other objects). The session keeps a removed data set's selection with it, so
+undoing the removal brings its selection back.
 """
 from __future__ import annotations
 
@@ -72,13 +73,10 @@ class RemoveDatasetCommand(_SessionCommand):
         self.name = name
         self.dataset = window.session.dataset(name)
         self.was_current = False
-        self.selected = None
 
     def _redo(self) -> None:
         session = self.window.session
         self.was_current = session.current_dataset_name == self.name
-        selection = self.window.selection
-        self.selected = selection.rows(self.name) if selection is not None else None
         session.remove_dataset(self.name)
         self.window.show_status(f"Removed data set {self.name} (Edit ▸ Undo brings it back).")
 
@@ -87,10 +85,7 @@ class RemoveDatasetCommand(_SessionCommand):
         other = session.datasets.get(self.name)
         if other is not None and other is not self.dataset:
             raise ValueError(f"another data set named '{self.name}' was loaded since; remove or rename it first")
-        session.add_dataset(self.dataset, replace=True, make_current=self.was_current)
-        selection = self.window.selection
-        if selection is not None and self.selected is not None and len(self.selected):
-            selection.select(self.name, self.selected)
+        session.add_dataset(self.dataset, replace=True, make_current=self.was_current)  # with its selection
         self.window.show_status(f"Data set {self.name} is back.")
 
 

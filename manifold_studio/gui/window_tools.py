@@ -33,6 +33,7 @@ from manifold_studio.gui import report_actions
 from manifold_studio.gui import score_panel
 from manifold_studio.gui import selection_actions
 from manifold_studio.gui import undo
+from manifold_studio.gui import view_settings
 from manifold_studio.gui.views import compare_view
 from manifold_studio.gui.views import confusion_view
 from manifold_studio.gui.views import contingency_view
@@ -87,6 +88,7 @@ TOOLS = (
     (image_points.install_image_points, 'images on hover, thumbnails instead of dots'),
     (selection_overlay.install_selection, 'Pan / Rectangle / Lasso on the map; the selection highlighted'),
     (map_instruments.install_map_instruments, 'map search, density, labels, neighbours; Map instruments dock'),
+    (view_settings.install_view_settings, "the map's and the map instruments' settings kept in the session"),
     (selection_actions.install_selection_actions, 'Selection menu + map context menu: subset, label, extend'),
     (project_actions.install_project_actions, 'File ▸ Open project / Save project'),
     (autosave.install_autosave, 'recovery file every few minutes, restored after a crash'),

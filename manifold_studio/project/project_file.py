@@ -51,7 +51,7 @@ from manifold_studio.files.model_file import (
     short_text,
     unpack_estimator,
 )
-from manifold_studio.project.project_state import chain_document, read_chain
+from manifold_studio.project.project_state import chain_document, read_chain, read_view_state, view_state_document
 from manifold_studio.files.project_tables import pack_table, table_problem, unpack_table
 from manifold_studio.project.project_parts import read_analyses, read_report
 from manifold_studio.files.schemas import PROJECT, short
@@ -196,6 +196,7 @@ def save_project(session: Session, path, view_settings: dict | None = None,
         "form_values": form_values_field(form_values),
         "analyses": {},
         **chain_document(session),
+        **view_state_document(session, arrays),
     }
     for key, (document, named) in (analyses or {}).items():
         meta["analyses"][key] = {"document": _jsonable(document),
@@ -302,6 +303,7 @@ class _ProjectReader:
         current = meta.get("current_run")
         session.current_run_id = current if current in session.runs else None
         read_chain(session, meta, self.problems, self.path.name)
+        read_view_state(session, meta, self.array, self.problems, self.path.name)
         analyses = read_analyses(meta.get("analyses") or {}, self.array, self.problems)
         return ProjectContents(self.path, session, dict(meta.get("view_settings") or {}), self.problems, analyses,
                                read_form_values(meta.get("form_values"), self.problems))
@@ -481,7 +483,9 @@ def apply_project(session: Session, contents: ProjectContents) -> dict:
     for run in loaded.runs.values():
         session.add_run(run)
     session.set_current_run(loaded.current_run_id)
-    session.report = loaded.report
+    session.restore_report(loaded.report.items)
+    session.restore_view_settings(loaded.view_settings())
+    session.restore_selections(loaded.selections(), loaded.saved_selections())
     session.restore_chain(loaded.chain)
     session.log(f"Opened project {contents.path.name}: {len(loaded.datasets)} data set(s), "
                 f"{len(loaded.runs)} run(s)")

@@ -1,8 +1,12 @@
 """The analysis state a project keeps beyond its data sets and runs: the current preparation
-chain (field ``chain``: ``[[step id, {parameters}], ...]``). Written and read by
+chain (field ``chain``: ``[[step id, {parameters}], ...]``), the views' settings (``views``) and
+the selection (``selection``). Written and read by
 :mod:`manifold_studio.project.project_file`."""
 from __future__ import annotations
 
+import numpy as np
+
+from manifold_studio.errors import DataError, ManifoldStudioError
 from manifold_studio.files.model_file import _jsonable
 from manifold_studio.session.model import Session
 
@@ -28,3 +32,60 @@ def read_chain(session: Session, meta: dict, problems: list, file_name: str) -> 
                         f"which are not installed (installed: {', '.join(sorted(session.host.preprocessors)) or 'none'}); "
                         "the chain is kept, but a run needs those steps: install their plugin or remove them "
                         "in the Preparation dock.")
+
+
+# -- what the analyst looks at: the selection and the views' settings (session.view_state) ----------
+def view_state_document(session: Session, arrays: dict) -> dict:
+    """The project's ``views`` field (``{view: {key: value}}``) and ``selection`` field (data set
+    name -> the member holding its selected rows, ``selection/<i>``), arrays put in ``arrays``."""
+    selection, saved = {}, {}
+    for i, (name, rows) in enumerate(session.selections().items()):
+        arrays[f"selection/{i}"] = np.asarray(rows, dtype=np.int64)
+        selection[name] = f"selection/{i}"
+    for i, (name, kept) in enumerate(session.saved_selections().items()):
+        saved[name] = {}
+        for j, (label, rows) in enumerate(kept.items()):
+            arrays[f"selection/saved/{i}/{j}"] = np.asarray(rows, dtype=np.int64)
+            saved[name][label] = f"selection/saved/{i}/{j}"
+    return {"views": _jsonable(session.view_settings()), "selection": selection, "saved_selections": saved}
+
+
+def _rows(session, name, key, array, where: str, problems: list, file_name: str):
+    """The rows of data set ``name`` stored under member ``key``, or None (said in ``problems``)."""
+    ds = session.datasets.get(name)
+    try:
+        rows = np.asarray(array(key, where))
+        if ds is None or rows.ndim != 1 or rows.dtype.kind not in "iu" \
+                or (rows.size and (rows.min() < 0 or rows.max() >= ds.n_samples)):
+            raise DataError(f"it is not a list of rows of data set '{name}'")
+    except ManifoldStudioError as exc:
+        problems.append(f"{file_name}: {where} is damaged and was left out: {exc}")
+        return None
+    return rows
+
+
+def read_view_state(session: Session, meta: dict, array, problems: list, file_name: str) -> None:
+    """Restore the views' settings and the selection of a detached ``session`` whose data sets
+    are read; ``array(key, field)`` reads a member. A project written before the views' settings
+    were session state keeps its map colour (``view_settings["map_colour"]``). A damaged entry is
+    reported and left out."""
+    views = meta.get("views")
+    if views is None:
+        old = (meta.get("view_settings") or {}).get("map_colour")
+        views = {"map": {"colour": old}} if isinstance(old, str) and old else {}
+    if not isinstance(views, dict) or not all(isinstance(v, dict) for v in views.values()):
+        problems.append(f"{file_name}: field 'views' is not {{view: {{setting: value}}}}: the views' settings "
+                        "were not restored.")
+        views = {}
+    session.restore_view_settings(views, announce=False)
+    selected, saved = {}, {}
+    for name, key in (meta.get("selection") or {}).items():
+        rows = _rows(session, name, key, array, f"the selection of '{name}'", problems, file_name)
+        if rows is not None:
+            selected[name] = rows
+    for name, kept in (meta.get("saved_selections") or {}).items():
+        for label, key in (kept.items() if isinstance(kept, dict) else ()):
+            rows = _rows(session, name, key, array, f"selection {label} of '{name}'", problems, file_name)
+            if rows is not None:
+                saved.setdefault(name, {})[label] = rows
+    session.restore_selections(selected, saved)

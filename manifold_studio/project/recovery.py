@@ -97,6 +97,9 @@ def snapshot(session: Session) -> Session:
     copy.history = list(session.history)
     copy.report = type(session.report)(list(session.report.items))  # the report too (its own list)
     copy.restore_chain(session.chain)  # the current preparation chain (what the next run fits)
+    copy.restore_view_settings(session.view_settings(), announce=False)  # what the views show
+    copy._selection = dict(session._selection)  # the selection (masks are replaced, never edited)
+    copy._saved_selections = dict(session._saved_selections)
     return copy
 
 

@@ -51,6 +51,11 @@ class Command:
     def undo(self, session) -> None:
         raise NotImplementedError
 
+    def merge(self, other: "Command") -> bool:
+        """Take in ``other``, done just after this one, and return True (one step of undo for
+        both, e.g. the keystrokes of a caption); False: they stay two commands."""
+        return False
+
 
 class SetChain(Command):
     """Make ``chain`` the current preparation chain."""

@@ -49,6 +49,7 @@ from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, ru
 from manifold_studio.session.ready_maps import add_ready_maps
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.state import AnalysisState
+from manifold_studio.session.view_state import ViewState
 from manifold_studio.session.records import (
     CANCELLED,
     DONE,
@@ -64,9 +65,10 @@ from manifold_studio.session.records import (
 
 # -- the session ------------------------------------------------------------------------------
 
-class Session(AnalysisState):
+class Session(AnalysisState, ViewState):
     """Data sets, runs and history, with plain-callable observers; the preparation chain,
-    commands, cuts and prepared data come from :class:`~manifold_studio.session.state.AnalysisState`."""
+    commands, cuts and prepared data come from :class:`~manifold_studio.session.state.AnalysisState`;
+    the selection, view settings and report items from :class:`~manifold_studio.session.view_state.ViewState`."""
 
     def __init__(self, host=None):
         self._host = host
@@ -78,9 +80,10 @@ class Session(AnalysisState):
         self._observers: list[Callable[[SessionEvent], None]] = []
         self._ids = itertools.count(1)
         self._estimators: dict[int, object] = {}  # run id -> its unfitted estimator (until it is fitted)
-        #: the report: items added from the views, saved in the project
+        #: the report: items added from the views (through add_report_item & co), saved in the project
         self.report = Report()
         self._init_state()
+        self._init_view_state()
 
     # -- plumbing -------------------------------------------------------------------------
     @property

@@ -19,7 +19,9 @@ FINISHED_STATUSES = (DONE, FAILED, CANCELLED)
 EVENT_KINDS = ("dataset_added", "dataset_removed", "dataset_changed", "current_dataset", "run_added",
                "run_updated", "run_removed", "current_run", "extension_added", "log",
                # the analysis state (session.state): the chain, a run's cut, a command done
-               "chain_changed", "cut_changed", "command")
+               "chain_changed", "cut_changed", "command",
+               # what the analyst looks at (session.view_state)
+               "selection_changed", "saved_selection_changed", "view_setting_changed", "report_changed")
 
 
 @dataclass
@@ -48,6 +50,7 @@ class SessionEvent:
     entry: LogEntry | None = None
     extension: "Extension | None" = None
     command: Any = None  # the Command done ("command" events)
+    setting: tuple | None = None  # (view, key) of a "view_setting_changed" event
 
 
 @dataclass

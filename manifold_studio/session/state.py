@@ -80,7 +80,8 @@ class AnalysisState:
         """Do ``command`` and keep it for :meth:`undo`; observers get ``SessionEvent("command")``
         (the window puts it on its Edit ▸ Undo stack)."""
         command.redo(self)
-        self._done.append(command)
+        if not (self._done and not self._undone and self._done[-1].merge(command)):
+            self._done.append(command)
         del self._done[:-UNDO_DEPTH]
         self._undone.clear()
         self._notify(SessionEvent("command", command=command))

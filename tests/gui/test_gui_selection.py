@@ -585,11 +585,17 @@ def test_label_the_selection_writes_a_new_meta_column_or_a_picked_one_and_undoes
     qtbot.addWidget(dlg)
     assert [dlg.column.itemText(i) for i in range(dlg.column.count())][:2] == ["species", "kind"]
 
-    # Edit > Undo: first the second labelling, then the new column disappears
+    # Edit > Undo: first the second labelling, then the second selection and the map's colour
+    # (session commands too), then the new column disappears
     stack = undo_stack(w)
-    assert stack.count() == 2 and w.undo_action.isEnabled()
+    assert stack.count() == 5 and w.undo_action.isEnabled()
+    assert stack.text(0) == f"Select 3 row(s) of {ds.name}" and stack.text(3) == f"Select 2 row(s) of {ds.name}"
     w.undo_action.trigger()
     assert ds.column_values("kind")[3:7].tolist() == ["odd", "odd", "odd", None]
+    w.undo_action.trigger()
+    np.testing.assert_array_equal(w.selection.rows(ds.name), [3, 4, 5])
+    w.undo_action.trigger()
+    assert w.map_view.color_combo.currentData() != "col:kind"
     w.undo_action.trigger()
     assert ds.table is None or "kind" not in ds.table
     assert ds.label_name == "species" and np.array_equal(ds.labels, labels)

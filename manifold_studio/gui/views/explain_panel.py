@@ -27,6 +27,8 @@ SPARK_W, SPARK_H, SPARK_BINS = 90, 22, 16
 SPARK_ROWS = 50_000
 SEL_COLOR, OTHER_COLOR = QColor(255, 120, 0, 200), QColor(120, 120, 120, 160)
 AGAINST_REST, AGAINST_B = "rest", "b"
+#: the name of the kept selection Explain compares with (session.save_selection)
+SELECTION_B = "B"
 
 
 def spark_heights(row, values, rows_a, rows_b) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +97,6 @@ class ExplainPanel(QWidget):
         self.window, self.view = window, view
         self.result: Explanation | None = None
         self.columns = ColumnCache()
-        self.b_rows: np.ndarray | None = None
         self.latest = LatestJob()
         self.explain_button = QPushButton("Explain selection")
         self.set_b_button = QPushButton("Keep as B")
@@ -130,11 +131,17 @@ class ExplainPanel(QWidget):
         ds = self.view.dataset
         return ds.name if ds is not None else None
 
+    @property
+    def b_rows(self) -> np.ndarray | None:
+        """The rows kept as selection B of the map's data set (session state, saved in the project)."""
+        return self.window.session.saved_selection(self._name(), SELECTION_B)
+
     def keep_b(self):
         name = self._name()
         if name is not None:
-            self.b_rows = self.window.selection.rows(name)
-            self.status.setText(f"Selection B: {len(self.b_rows):,} rows.")
+            self.window.session.save_selection(name, SELECTION_B)  # a command: Edit ▸ Undo forgets it
+            kept = self.b_rows
+            self.status.setText(f"Selection B: {0 if kept is None else len(kept):,} rows.")
 
     def run(self):
         name = self._name()
