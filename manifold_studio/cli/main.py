@@ -53,6 +53,7 @@ from manifold_studio.cli.plugin_commands import add_plugins_parser
 from manifold_studio.cli import distance_option
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
 from manifold_studio.cli.qt_libraries import missing_message, missing_qt_libraries, qt_platform
+from manifold_studio.cli.window_probe import PROBE_ARGS, window_probe
 from manifold_studio.cli.worker_command import report_done
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
@@ -341,6 +342,8 @@ def _main(argv: list[str]) -> int:
         plugin_probe()
     clean_own_folders()  # stale temporaries of killed writes and installs (a day old, our names only)
     try:
+        if argv == PROBE_ARGS:  # the self-test's window child: the window as a user starts it
+            return window_probe()
         if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
             return self_test(argv[1:])
         if argv[:1] == ["gui"]:  # everything after 'gui' belongs to the GUI's own options
