@@ -219,6 +219,43 @@ def self_test(bundle: Path) -> None:
         raise SystemExit(f"the bundle's self-test failed (see above): {exe} --self-test")
 
 
+def modules_folder(bundle: Path) -> Path | None:
+    """The bundle's folder of modules and data (``sys._MEIPASS`` at run time: ``_internal``)."""
+    for path in (bundle / "_internal", bundle):
+        if (path / "base_library.zip").is_file():
+            return path
+    return None
+
+
+def warm_jit_cache(bundle: Path, work: Path) -> None:
+    """Ship numba's compiled loops: run the bundle's self-test (every algorithm fitted and
+    extended) with ``NUMBA_CACHE_DIR`` in the work folder, then copy that cache into the bundle as
+    ``numba_cache/``. At run time the application copies it once into the user's cache folder
+    (manifold_studio.algorithms.jit_cache), so a method's first use does not compile; nothing is
+    ever written into the installation folder."""
+    target = modules_folder(bundle)
+    if target is None:
+        log("no numba cache shipped: the bundle's module folder (base_library.zip) was not found")
+        return
+    warm = work / "numba-warm"
+    shutil.rmtree(warm, ignore_errors=True)
+    warm.mkdir(parents=True)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(warm))
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    start = time.perf_counter()
+    proc = subprocess.run([str(executable(bundle)), "--self-test", "--no-window"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if proc.returncode != 0:
+        print(proc.stdout[-4000:], flush=True)
+        raise SystemExit("the bundle's self-test failed while warming numba's cache (see above)")
+    shipped = target / "numba_cache"
+    shutil.rmtree(shipped, ignore_errors=True)
+    shutil.copytree(warm, shipped)
+    files = [f for f in shipped.rglob("*") if f.is_file()]
+    log(f"numba cache warmed in {time.perf_counter() - start:.0f} s: {len(files)} files, "
+        f"{mib(sum(f.stat().st_size for f in files))} shipped in {shipped.relative_to(bundle)}")
+
+
 # -- Linux packages -------------------------------------------------------------------------------
 
 def debian_arch() -> str:
@@ -392,6 +429,8 @@ def main(argv=None) -> int:
     ap.add_argument("--deb-compression", default="zstd", choices=["zstd", "xz", "gzip", "none"],
                     help="compression of the .deb (zstd, the default: about 5 s here, dpkg >= 1.21 / "
                     "Debian 12, Ubuntu 21.10; xz for older systems: smaller, minutes; gzip: about 70 s)")
+    ap.add_argument("--no-jit-cache", action="store_true",
+                    help="do not ship numba's compiled loops (the first use of a method then compiles them)")
     ap.add_argument("--installer", action="store_true",
                     help="Windows: the Inno Setup installer; macOS: the .dmg")
     args = ap.parse_args(argv)
@@ -406,6 +445,8 @@ def main(argv=None) -> int:
             raise SystemExit(f"--skip-bundle: {bundle} does not exist; build it first")
     else:
         bundle = build_bundle(dist, work, args.with_plugin, platform_icon(work))
+    if not args.no_jit_cache and not (args.skip_bundle and (bundle / "_internal" / "numba_cache").is_dir()):
+        warm_jit_cache(bundle, work)
     log(f"largest parts of the bundle ({mib(folder_size(bundle))} in all):")
     for rel, size in biggest_parts(bundle)[:12]:
         log(f"  {mib(size):>10}  {rel}")

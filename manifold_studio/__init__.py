@@ -28,7 +28,6 @@ from manifold_studio.errors import (
     NotFittedError,
     UnknownAlgorithmError,
 )
-from manifold_studio.files.model_file import load_model, save_model
 from manifold_studio.fileio.source_file import file_record
 from manifold_studio.plugins.host import get_host
 from manifold_studio.distance_matrix import DistanceMatrixLoader
@@ -38,6 +37,26 @@ __all__ = ["list_algorithms", "get_algorithm", "algorithm_class", "list_loaders"
            "load_data", "load_distance_matrix", "save_model", "load_model", "list_preprocessors", "get_preprocessor", "make_pipeline", "Pipeline", "Dataset",
            "FitCancelled", "DataError", "InvalidParameterError",
            "NotFittedError", "ManifoldStudioError", "UnknownAlgorithmError", "__version__"]
+
+
+#: names imported on first use (module ``__getattr__``, by module name): model files are not
+#: needed to list the plugins or start the window, so ``import manifold_studio`` stays light
+_LAZY = {"save_model": "manifold_studio.files.model_file", "load_model": "manifold_studio.files.model_file"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'manifold_studio' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def _host():

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbors import NeighborIndex, knn_query, make_index, neighbor_rows, unit_rows
 from manifold_studio.algorithms.progress import as_progress
@@ -92,6 +91,7 @@ class _RowDistances:
         """Distances of X[rows] to X[cols] (every row of X when cols is None)."""
         Y = self.X if cols is None else self.X[cols]
         if self.metric == "manhattan":
+            from scipy.spatial.distance import cdist  # lazy: kept off the start-up
             return cdist(self.X[rows], Y, "cityblock")
         Ys = self.Xs if cols is None else self.Xs[cols]
         G = self.Xs[rows] @ Ys.T
@@ -106,6 +106,7 @@ class _RowDistances:
         """The distance of one pair, from the difference of the rows (no cancellation)."""
         if self.metric == "cosine":
             return float(0.5 * np.sum((self.X[i] - self.X[j]) ** 2))
+        from scipy.spatial.distance import cdist
         return float(cdist(self.X[i:i + 1], self.X[j:j + 1],
                            "cityblock" if self.metric == "manhattan" else "euclidean")[0, 0])
 

@@ -5,7 +5,6 @@ the blockwise exact search's kernels (:func:`_top_k_rows`, :class:`Float32Screen
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.threads import run_shares
@@ -95,6 +94,7 @@ def brute_knn(Y: np.ndarray, X: np.ndarray, k: int, metric: str):
     if X.shape[0] > step:
         parts = [brute_knn(Y, X[a:a + step], k, metric) for a in range(0, X.shape[0], step)]
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
+    from scipy.spatial.distance import cdist  # lazy: kept off the start-up
     D = cdist(X, Y, "cityblock" if metric == "manhattan" else "euclidean")
     part = np.argpartition(D, k - 1, axis=1)[:, :k] if k < Y.shape[0] else np.argsort(D, axis=1)
     dk = np.take_along_axis(D, part, axis=1)

@@ -51,8 +51,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
-from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part of this module's API)
     METRICS, SCREEN_MIN_POINTS, SCREEN_PAIRS, TREE_CHUNK, Float32Screen, _top_k_rows, check_metric,
@@ -124,6 +122,7 @@ class NeighborIndex:
         if method == "auto":
             method = "tree" if self.Y.shape[1] <= TREE_MAX_FEATURES else "brute"
         self.method = method
+        from scipy.spatial import cKDTree  # lazy: kept off the start-up
         self.tree = cKDTree(self.Y) if method == "tree" else None
         self.y_sq = np.einsum("ij,ij->i", self.Y, self.Y) if method == "brute" else None
         self._p = 1 if metric == "manhattan" else 2
@@ -184,6 +183,7 @@ class NeighborIndex:
         if self.metric == "precomputed":
             return X
         if self.metric == "manhattan":
+            from scipy.spatial.distance import cdist
             return cdist(X, self.Y, "cityblock")
         return np.sqrt(squared_distances(X, self.Y, y_sq=self.y_sq))
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
 __all__ = ["ACTIVATIONS", "OUTPUTS", "FeedForwardNetwork", "SGD", "Adam", "make_optimizer",
            "train_epoch", "NoImprovement", "batches_per_checkpoint"]
@@ -46,6 +45,8 @@ def _activate(Z: np.ndarray, activation: str, lam: float) -> None:
     elif activation == "sigmoid":
         if lam != 1.0:
             Z *= lam
+        from scipy.special import expit  # lazy: kept off the start-up
+
         expit(Z, out=Z)
     elif activation == "tanh":
         np.tanh(Z, out=Z)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import nnls
 
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.pca_solvers import _randomized_route
@@ -183,6 +182,8 @@ def mu_step(X, W, H, loss: str, buf=None) -> None:
 
 def coefficients_nnls(X, H) -> np.ndarray:
     """argmin_{w ≥ 0} ‖x − wH‖ for every row x (scipy's NNLS, row by row: sample-wise)."""
+    from scipy.optimize import nnls  # lazy: kept off the start-up
+
     A = np.ascontiguousarray(H.T)
     out = np.empty((X.shape[0], H.shape[0]))
     for i, x in enumerate(X):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.fft as sfft
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.threads import run_shares
@@ -225,6 +224,8 @@ class _Grid:
     def __init__(self, lo: np.ndarray, width: float, n_boxes: int):
         self.lo, self.width, self.n_boxes = np.asarray(lo, dtype=float), float(width), int(n_boxes)
         self.N = self.n_boxes * P_INTERP
+        import scipy.fft as sfft  # lazy (as below): kept off the start-up
+
         self.L = sfft.next_fast_len(2 * self.N - 1, real=True)   # FFT length (linear convolution)
 
     def kernel_hat(self, power: int) -> np.ndarray:
@@ -244,6 +245,8 @@ class _Grid:
         off = np.arange(self.L, dtype=float)
         off[self.N:] -= self.L
         d2 = (off[:, None] * h) ** 2 + (off[None, :] * h) ** 2
+        import scipy.fft as sfft
+
         return sfft.rfft2(1.0 / (1.0 + d2) ** power, workers=-1)[None, :, :]
 
     @classmethod
@@ -297,6 +300,8 @@ class _Grid:
         if single:
             grid = grid.astype(np.float32)
             kernel_hat = kernel_hat.astype(np.complex64)
+        import scipy.fft as sfft
+
         f = sfft.rfft2(grid, s=(L, L), axes=(-2, -1), workers=-1)
         f *= kernel_hat
         return np.ascontiguousarray(sfft.irfft2(f, s=(L, L), axes=(-2, -1), workers=-1)[:, :N, :N])

@@ -22,9 +22,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.optimize import curve_fit
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial.distance import pdist
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.progress import as_progress
@@ -44,6 +42,7 @@ def find_ab_params(spread: float, min_dist: float) -> tuple[float, float]:
 
     xv = np.linspace(0, spread * 3, 300)
     yv = np.where(xv < min_dist, 1.0, np.exp(-(xv - min_dist) / spread))
+    from scipy.optimize import curve_fit  # lazy: kept off the start-up
     (a, b), _ = curve_fit(curve, xv, yv)
     return float(a), float(b)
 
@@ -92,6 +91,7 @@ def _component_layout(graph, labels, n_comp, dim, rng, X, progress):
     meta = np.zeros((n_comp, dim))
     r = min(dim, U.shape[1])
     meta[:, :r] = U[:, :r] * S[:r]
+    from scipy.spatial.distance import pdist
     gaps = pdist(meta)
     gap = float(gaps[gaps > 0].min()) if np.any(gaps > 0) else 1.0
     if not np.any(gaps > 0):     # all centroids in one place: spread them on a line

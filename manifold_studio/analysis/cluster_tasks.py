@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.cluster import hierarchy
 
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.analysis.metrics import (
@@ -182,6 +181,7 @@ def dendrogram_task(Z, *, leaves: str = "points", leaf_sizes=None,
     n_leaves = Z.shape[0] + 1
     truncated = n_leaves > max_leaves
     kw = dict(no_plot=True, truncate_mode="lastp", p=max_leaves) if truncated else dict(no_plot=True)
+    from scipy.cluster import hierarchy  # lazy: kept off the start-up
     d = hierarchy.dendrogram(Z, **kw)
     texts = []
     for leaf in d["leaves"]:
@@ -201,6 +201,7 @@ def dendrogram_task(Z, *, leaves: str = "points", leaf_sizes=None,
 def n_clusters_at(Z, height: float) -> int:
     """Number of clusters a cut of linkage ``Z`` at ``height`` gives (merges above it + 1)."""
     Z = np.asarray(Z, dtype=float)
+    from scipy.cluster import hierarchy
     return int(np.unique(hierarchy.fcluster(Z, height, criterion="distance")).size)
 
 
@@ -208,6 +209,7 @@ def cut_labels(Z, height: float, *, leaves: str = "points", leaf_labels=None) ->
     """Cluster of every point when linkage ``Z`` is cut at ``height`` (fcluster, criterion
     "distance"), numbered 0..K-1. ``leaves="clusters"`` (divisive trees): the leaves are
     clusters and ``leaf_labels`` (the run's labels) maps points to them."""
+    from scipy.cluster import hierarchy
     raw = hierarchy.fcluster(np.asarray(Z, dtype=float), height, criterion="distance")
     _, codes = np.unique(raw, return_inverse=True)
     codes = codes.ravel().astype(np.intp)

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
@@ -150,6 +149,8 @@ def _sample(rows: np.ndarray, rng) -> np.ndarray:
 def _numeric_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
     if a.size < 1 or b.size < 1:
         return np.nan
+    from scipy import stats  # lazy: kept off the start-up
+
     if test == KS:
         return float(stats.ks_2samp(a, b).pvalue)
     if np.ptp(np.concatenate([a, b])) == 0:
@@ -183,6 +184,8 @@ def _category_rows(name, values, rows_a, rows_b, factors) -> list[ExplainRow]:
         cells = table.astype(float) + (0.5 if (table == 0).any() else 0.0)
         odds = cells[0, 0] * cells[1, 1] / (cells[0, 1] * cells[1, 0])
         expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+        from scipy import stats
+
         if (expected < 5).any():
             p, test = float(stats.fisher_exact(table).pvalue), FISHER
         else:

@@ -21,9 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
-from scipy.cluster import hierarchy
-from scipy.spatial.distance import squareform
 
 from manifold_studio import get_algorithm
 from manifold_studio.errors import DataError
@@ -181,6 +178,8 @@ def correlation_matrix(X, method: str = PEARSON) -> np.ndarray:
     (no missing values); a constant column gives NaN."""
     X = np.asarray(X, dtype=float)
     if method == SPEARMAN:
+        from scipy import stats  # lazy (as below): scipy.stats costs ~0.4 s at start-up
+
         X = stats.rankdata(X, axis=0)
     elif method != PEARSON:
         raise ValueError(f"method={method!r}: use '{PEARSON}' or '{SPEARMAN}'.")
@@ -201,6 +200,9 @@ def cluster_order(r: np.ndarray) -> np.ndarray:
     dist = 1.0 - np.abs(np.nan_to_num(r, nan=0.0))
     dist = (dist + dist.T) / 2.0
     np.fill_diagonal(dist, 0.0)
+    from scipy.cluster import hierarchy
+    from scipy.spatial.distance import squareform
+
     Z = hierarchy.linkage(squareform(np.clip(dist, 0.0, None), checks=False), method="average")
     return hierarchy.leaves_list(Z)
 
@@ -366,6 +368,8 @@ def feature_ranking(X, labels=None, names=None) -> FeatureRanking:
             continue
         groups = [g for g in _split(present, codes[ok]) if g.size]
         if len(groups) >= 2 and sum(g.size for g in groups) > len(groups):
+            from scipy import stats
+
             with np.errstate(all="ignore"):
                 res = stats.f_oneway(*groups)
             f[j], p[j] = float(res.statistic), float(res.pvalue)

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage
 
 from manifold_studio.analysis.explain_selection import distinguishing_features, explain
 from manifold_studio.analysis.map_density import DensityGrid, contour_levels, kde_grid
@@ -52,6 +51,8 @@ def density_groups(xy, *, mass: float = 0.8, grid: DensityGrid | None = None, mi
     xy = np.asarray(xy, dtype=float)[:, :2]
     grid = grid or kde_grid(xy)
     level = contour_levels(grid, [mass])[0]
+    from scipy import ndimage  # lazy: kept off the start-up
+
     regions, count = ndimage.label(grid.values >= level)
     codes = np.full(xy.shape[0], -1, dtype=np.intp)
     if count == 0:

@@ -16,7 +16,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from manifold_studio.algorithms.neighbors import make_index
 from manifold_studio.errors import DataError, InvalidParameterError
@@ -106,6 +105,8 @@ def map_knn(xy: np.ndarray, k: int) -> np.ndarray:
     """Each map point's k nearest other map points (n, k) (exact, k-d tree)."""
     xy = np.asarray(xy, dtype=float)[:, :2]
     k = check_k(k, xy.shape[0])
+    from scipy.spatial import cKDTree  # lazy: kept off the start-up
+
     _d, idx = cKDTree(xy).query(xy, k=k + 1, workers=-1)
     return _drop_self(idx, k)
 

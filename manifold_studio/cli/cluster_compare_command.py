@@ -17,41 +17,13 @@ from manifold_studio.analysis.compare_clusterings import MEASURES, TITLES, compa
 from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_dataset, write_csv
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
 from manifold_studio.analysis.chain import chain_imputes
-from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
 from manifold_studio.cli.prep_options import parse_prep, parse_roles
 from manifold_studio.cli.score_command import learner_names, learner_params
-from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
+from manifold_studio.cli.worker_command import in_worker
 from manifold_studio.errors import InvalidParameterError
 from manifold_studio.session.isolated_fit import third_party_parts
 
-__all__ = ["add_compare_clusterings_parser", "cmd_compare_clusterings"]
-
-
-def add_compare_clusterings_parser(sub, data_help: str) -> None:
-    p = sub.add_parser("compare-clusterings", help="compare clustering methods over a range of k",
-                       description="Fit every clustering method ALGO for every k and print one row per method "
-                       "and k: W (within-cluster inertia), B (between), H (homogeneity), S (separability), "
-                       "the Davies–Bouldin index, the mean silhouette, and the validation log-likelihood of the "
-                       "held-out rows (the method's own density, or the Gaussian mixture of its partition).")
-    p.add_argument("algorithms", nargs="+", metavar="ALGO",
-                   help="clustering method ids with a number of clusters (see 'manifold-studio list')")
-    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
-    p.add_argument("--k", default="2:8", metavar="FROM:TO",
-                   help="the k to try: FROM:TO (both included) or a list such as 2,3,5 (default 2:8)")
-    p.add_argument("--label-column", metavar="C", help="a label column to leave out of the features")
-    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
-                   help="a loader or sample option, e.g. delimiter=tab")
-    p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
-                   help="a method parameter: ALGO is an algorithm id or the method's 1-based position")
-    add_prep_arguments(p, prep=True)  # --prep (the chain, fitted before each method), --role, --id-column
-    p.add_argument("--holdout", type=float, default=0.25, metavar="FRACTION",
-                   help="share of the rows held out for the validation log-likelihood (default 0.25; 0: none)")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="seed of the held-out split and of every method's random_state (default 0)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
-    add_in_process_argument(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
-    p.set_defaults(func=cmd_compare_clusterings)
+__all__ = ["cmd_compare_clusterings"]  # its parser: manifold_studio.cli.command_parsers
 
 
 def cmd_compare_clusterings(args) -> int:

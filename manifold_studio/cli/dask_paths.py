@@ -12,8 +12,7 @@ from manifold_studio.errors import DataError
 from manifold_studio.extend.dask_extend import (
     connect,
     extend_dask,
-    read_input,
-    row_numbers,
+    read_table,
     sample_rows,
     write_output,
 )
@@ -28,12 +27,11 @@ def _describe_client(client) -> str:
 
 
 def refuse_chunk_options(args) -> None:
-    """--data-option, --chunk-rows, --role and --id-column configure the local reader, not Dask's:
-    refuse them."""
+    """--data-option, --chunk-rows and --role configure the local reader, not Dask's: refuse them
+    (--id-column applies: :func:`_write`)."""
     given = [flag for flag, value in (("--data-option", getattr(args, "data_option", None)),
                                       ("--chunk-rows", getattr(args, "chunk_rows", None)),
-                                      ("--role", getattr(args, "role", None)),
-                                      ("--id-column", getattr(args, "id_column", None))) if value]
+                                      ("--role", getattr(args, "role", None))) if value]
     if given:
         raise UsageError(f"{' and '.join(given)} do not apply with --dask (Dask reads the data in its own "
                          f"blocks: CSV/TSV with a header, .npy, Parquet); leave {'them' if len(given) > 1 else 'it'} out")
@@ -44,7 +42,8 @@ def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
     Dask and write ``args.out``: (what was written, rows, seconds)."""
     refuse_chunk_options(args)
     est, meta = model_from_bytes(model_blob, Path(args.model).name, with_metadata=True)
-    X, labels, names = read_input(args.data, args.label_column)
+    table = read_table(args.data, args.label_column, getattr(args, "id_column", None))
+    X, names = table.X, table.names
     train = meta.get("training_data") or {}
     if callable(getattr(est, "prepare", None)):  # a pipeline: its training columns, matched by name
         X = X[:, pipeline_columns(est, names, args.data)]
@@ -59,8 +58,7 @@ def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
         console.note(f"running on {_describe_client(client)}")
         start = time.perf_counter()
         result = extend_dask(est, X, blob=model_blob)
-        written = write_output(result, args.out, _prefix(est), est.kind, labels, args.label_column,
-                               args.escape_formulas, row_numbers(args.data, X))
+        written = _write(args, est, result, table)
         return written, int(result.shape[0]), time.perf_counter() - start
     finally:
         _close(client)
@@ -75,7 +73,8 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         raise DataError("--dask fits on a sample and extends to all rows: give --fit-sample M.")
     if args.extend is not None:
         raise DataError("--extend does not apply with --dask: run 'apply --dask' on the other data.")
-    X, labels, names = read_input(args.data, args.label_column)
+    table = read_table(args.data, args.label_column, getattr(args, "id_column", None))
+    X, labels, names = table.X, table.labels, table.names
     if est.requires_labels and labels is None:
         raise DataError(f"{est.id} needs labels: name the label column with --label-column.")
     client = connect(args.dask or None)
@@ -88,8 +87,7 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         ys = None if labels is None or not wanted else np.asarray(labels[rows].compute())
         est.fit(Xs, ys, **({"columns": names} if callable(getattr(est, "prepare", None)) else {}))
         result = extend_dask(est, X)
-        written = write_output(result, args.out, _prefix(est), est.kind, labels, args.label_column,
-                               args.escape_formulas, row_numbers(args.data, X))
+        written = _write(args, est, result, table)
         seconds = time.perf_counter() - start
     finally:
         _close(client)
@@ -97,6 +95,14 @@ def run_on_dask(args, est, console) -> tuple[str, int, int, float]:
         save_model(est, args.save_model, data={"source": str(args.data), "feature_names": names,
                                                "n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
     return written, int(X.shape[0]), len(rows), seconds
+
+
+def _write(args, est, result, table) -> str:
+    """Write ``--out`` as the in-memory path does: the row ids (the id column's values, or the
+    table's row numbers), the meta columns (unless --no-metas), the result, the labels."""
+    return write_output(result, args.out, _prefix(est), est.kind, table.labels, args.label_column,
+                        args.escape_formulas, table.row_ids, table.id_name,
+                        table.metas if getattr(args, "metas", True) else ())
 
 
 def pipeline_columns(pipe, names: list[str] | None, source: str) -> list[int]:

@@ -32,8 +32,8 @@ from typing import Sequence
 
 import manifold_studio as ms
 from manifold_studio.algorithms import KINDS
-from manifold_studio.cli.cluster_compare_command import add_compare_clusterings_parser
-from manifold_studio.cli.commands import cmd_apply, cmd_run
+from manifold_studio.cli.command_parsers import (add_compare_clusterings_parser, add_project_parsers,
+                                                 add_score_parser, lazy_command)
 from manifold_studio.cli.h5ad_output import add_h5ad_argument
 from manifold_studio.project.housekeeping import clean_own_folders
 from manifold_studio.cli.console import (
@@ -50,18 +50,28 @@ from manifold_studio.cli.console import (
     terminal_columns,
 )
 from manifold_studio.cli.plugin_commands import add_plugins_parser
-from manifold_studio.cli.project_commands import add_project_parsers
 from manifold_studio.cli import distance_option
 from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments, preprocessor_listing
 from manifold_studio.cli.qt_libraries import missing_message, missing_qt_libraries, qt_platform
-from manifold_studio.cli.score_command import add_score_parser
-from manifold_studio.cli.self_test import main as self_test
+from manifold_studio.cli.window_probe import PROBE_ARGS, window_probe
 from manifold_studio.cli.worker_command import report_done
 from manifold_studio.errors import FitCancelled, ManifoldStudioError
 from manifold_studio.plugins.host import get_host
 from manifold_studio.plugins.probe import PROBE_FLAG
 from manifold_studio.plugins.probe_child import child_main as plugin_probe
-from manifold_studio.session.isolated_fit import PluginProcessError
+
+
+# imported when the command runs: a command's machinery (evaluation, extension, plotting,
+# scipy's statistics) stays off the start-up of 'list' and the window (benchmarks/bench_startup.py)
+cmd_run = lazy_command("manifold_studio.cli.commands", "cmd_run")
+cmd_apply = lazy_command("manifold_studio.cli.commands", "cmd_apply")
+self_test = lazy_command("manifold_studio.cli.self_test", "main")
+
+
+def _plugin_process_errors() -> tuple[type, ...]:
+    """(PluginProcessError,) once its module is loaded (only then can it have been raised)."""
+    module = sys.modules.get("manifold_studio.session.isolated_fit")
+    return (module.PluginProcessError,) if module is not None else ()
 
 
 def cmd_list(args) -> int:
@@ -332,6 +342,8 @@ def _main(argv: list[str]) -> int:
         plugin_probe()
     clean_own_folders()  # stale temporaries of killed writes and installs (a day old, our names only)
     try:
+        if argv == PROBE_ARGS:  # the self-test's window child: the window as a user starts it
+            return window_probe()
         if argv[:1] == ["--self-test"]:  # everything after it belongs to the self-test's options
             return self_test(argv[1:])
         if argv[:1] == ["gui"]:  # everything after 'gui' belongs to the GUI's own options
@@ -369,7 +381,7 @@ def _main(argv: list[str]) -> int:
         except (OSError, ValueError, AttributeError):
             pass
         return EXIT_INTERNAL
-    except PluginProcessError as exc:  # a plugin's worker process died: a failed run, nothing written
+    except _plugin_process_errors() as exc:  # a plugin's worker process died: a failed run, nothing written
         if debug:
             raise
         print_error(f"the run failed: {exc}")

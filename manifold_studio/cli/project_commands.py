@@ -13,30 +13,8 @@ from pathlib import Path
 from manifold_studio.reproduce.replay import replay
 from manifold_studio.reproduce.script_export import write_script
 from manifold_studio.cli.console import EXIT_OK, UsageError
-from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
+from manifold_studio.cli.worker_command import in_worker
 from manifold_studio.session.isolated_fit import third_party_ids
-
-
-def add_project_parsers(sub) -> None:
-    """Add the ``script`` and ``replay`` commands to the main parser's sub-parsers."""
-    p = sub.add_parser("script", help="write a Python script that reproduces a project",
-                       description="Write a readable Python script that reproduces the project's runs with "
-                       "the public API (loading with the same options, each run with its parameters and "
-                       "seeds, evaluations) and writes each run's output as CSV named after the run.")
-    p.add_argument("project", metavar="PROJECT.msproj", help="a project saved by the window")
-    p.add_argument("--out", "-o", required=True, metavar="FILE.py", help="the script to write")
-    p.set_defaults(func=cmd_script)
-
-    p = sub.add_parser("replay", help="apply a project's analysis to another file with the same columns",
-                       description="Apply every saved model of the project to a new file (columns matched "
-                       "by name) and write each run's output as CSV, named after the run "
-                       "(e.g. run3_isomap.csv).")
-    p.add_argument("project", metavar="PROJECT.msproj", help="a project saved by the window")
-    p.add_argument("--data", required=True, metavar="FILE", help="the new data file")
-    p.add_argument("--out-dir", required=True, metavar="FOLDER", help="where to write the outputs")
-    add_in_process_argument(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print only notes and errors")
-    p.set_defaults(func=cmd_replay)
 
 
 def _existing(path: str, what: str) -> Path:

@@ -22,42 +22,13 @@ from manifold_studio.analysis.compare_learners import METRICS, TITLES
 from manifold_studio.cli.commands import _check_writable, _pairs, _timed, load_dataset, parse_values, write_csv
 from manifold_studio.cli.console import EXIT_OK, Console, UsageError
 from manifold_studio.analysis.chain import chain_imputes
-from manifold_studio.cli.prep_options import add_arguments as add_prep_arguments
 from manifold_studio.cli.prep_options import parse_prep, parse_roles, with_chain
-from manifold_studio.cli.worker_command import add_in_process_argument, in_worker
+from manifold_studio.cli.worker_command import in_worker
 from manifold_studio.errors import DataError
 from manifold_studio.evaluation import compare_learners
 from manifold_studio.session.isolated_fit import third_party_parts
 
-__all__ = ["add_score_parser", "cmd_score"]
-
-
-def add_score_parser(sub, data_help: str) -> None:
-    p = sub.add_parser("score", help="Test & Score: compare classifiers on the same cross-validation folds",
-                       description="Fit every classifier ALGO on the same folds and print one row per "
-                       "learner: accuracy, balanced accuracy, macro F1, precision and recall, ROC AUC "
-                       "(one-vs-rest for several classes), log-loss (with probabilities), fit and predict "
-                       "time, each as mean ± spread over the folds; then the paired comparison (folds won).")
-    p.add_argument("algorithms", nargs="+", metavar="ALGO", help="classifier ids (see 'manifold-studio list')")
-    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
-    p.add_argument("--label-column", metavar="C", help="the label column, by name or 0-based index")
-    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
-                   help="a loader or sample option, e.g. delimiter=tab")
-    p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
-                   help="a learner parameter: ALGO is an algorithm id or the learner's 1-based position")
-    add_prep_arguments(p, prep=True)  # --prep (every learner is the chain + its classifier), --role, --id-column
-    p.add_argument("--cv", metavar="K|loo",
-                   help="stratified K-fold (scikit-learn's folds; default 5), or 'loo' for leave-one-out")
-    p.add_argument("--repeats", type=int, default=1, metavar="N", help="repeat the K-fold (or hold-out) N times")
-    p.add_argument("--holdout", type=float, metavar="FRACTION",
-                   help="a stratified hold-out of this fraction of the rows instead of K-fold")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the folds (default 0)")
-    p.add_argument("--compare-on", default="accuracy", choices=METRICS,
-                   help="the figure of the paired comparison (default accuracy)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
-    add_in_process_argument(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
-    p.set_defaults(func=cmd_score)
+__all__ = ["cmd_score"]  # its parser: manifold_studio.cli.command_parsers
 
 
 def _cv_value(text: str):

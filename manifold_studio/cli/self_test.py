@@ -25,7 +25,6 @@ system libraries), ``--window-only`` runs only it.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import subprocess
 import sys
@@ -44,7 +43,7 @@ from manifold_studio import load_data
 from manifold_studio.algorithms.conformance import default_data
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.algorithms.labels import same_labels
-from manifold_studio.cli.window_probe import RESULT_MARK, SHOWN_MARK
+from manifold_studio.cli.window_probe import PROBE_ARGS, RESULT_MARK, SHOWN_MARK, window_probe
 from manifold_studio.errors import DataError
 from manifold_studio.project.project_file import load_project, save_project
 from manifold_studio.plugins import selfcheck as plugin_selfcheck
@@ -317,8 +316,8 @@ def step_plugin_wheel() -> str:
 def window_command() -> list[str]:
     """The command that starts this same program (the frozen executable or this Python)."""
     if getattr(sys, "frozen", False):
-        return [sys.executable, "--self-test", "--window-probe"]
-    return [sys.executable, "-m", "manifold_studio", "--self-test", "--window-probe"]
+        return [sys.executable, *PROBE_ARGS]
+    return [sys.executable, "-m", "manifold_studio", *PROBE_ARGS]
 
 
 def step_window(timeout: float = WINDOW_TIMEOUT_S) -> str:
@@ -351,15 +350,6 @@ def step_window(timeout: float = WINDOW_TIMEOUT_S) -> str:
     if result is not None:
         text += f", first map drawn at {result:.2f} s"
     return text
-
-
-def window_probe(timeout: float = 60.0) -> int:
-    """In the child process: open the main window with the Iris map, then close it (the GUI
-    side lives in :mod:`manifold_studio.gui.self_test_window`). The command line sits below the
-    window in the layer contract, so it starts the window's code by module name at run time, as
-    ``main`` starts ``manifold_studio.gui.app``: no static import of ``gui`` from ``cli``."""
-    probe = importlib.import_module("manifold_studio.gui.self_test_window").window_probe
-    return probe(timeout, SHOWN_MARK, RESULT_MARK)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import glob as globmod
 import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +149,28 @@ def _npy_rows(path: str, start: int, stop: int):
 def read_input(source: str, label_column: str | None = None):
     """(dask array of the features, dask array of the labels or None, feature names or None)
     for Parquet, ``.npy`` parts, CSV or Zarr — nothing is read until computed."""
+    table = read_table(source, label_column)
+    return table.X, table.labels, table.names
+
+
+@dataclass
+class DaskTable:
+    """A Dask input: the features ``X``, the labels, the feature names, and — in the blocks of
+    ``X`` — the row ids (``id_name``: the id column's name, else ``row_id``) and the meta columns
+    (the columns that are neither features, labels nor the id), as the in-memory reader gives
+    them to an output."""
+    X: object
+    labels: object = None
+    names: list[str] | None = None
+    row_ids: object = None
+    id_name: str = "row_id"
+    metas: list[tuple[str, object]] = field(default_factory=list)
+
+
+def read_table(source: str, label_column: str | None = None, id_column: str | None = None) -> DaskTable:
+    """The features, labels, row ids and metas of Parquet, ``.npy`` parts, CSV or Zarr (lazy).
+    Row ids: the ``id_column``'s values; else a single CSV/TSV file's line numbers (2, 3, ...), a
+    single Parquet file's row numbers (1, 2, ...), the rows' positions (0, 1, ...) otherwise."""
     da, dd = require_dask()
     import dask
 
@@ -158,7 +181,8 @@ def read_input(source: str, label_column: str | None = None):
             X = da.from_zarr(source.rstrip("/"))
         except ImportError:
             raise MissingExtraError(f"Reading Zarr needs the zarr package: {INSTALL_HINT}") from None
-        return as_dask_array(X), None, None
+        X = as_dask_array(X)
+        return DaskTable(X, row_ids=_positions(X, files, id_column))
     if suffix == ".npy":
         parts, width = [], None
         for f in files:
@@ -175,7 +199,8 @@ def read_input(source: str, label_column: str | None = None):
                 stop = min(start + NPY_BLOCK_ROWS, head.shape[0])
                 parts.append(da.from_delayed(dask.delayed(_npy_rows)(f, start, stop), shape=(stop - start, width),
                                              dtype=np.float64))
-        return da.concatenate(parts).rechunk({1: -1}), None, None
+        X = da.concatenate(parts).rechunk({1: -1})
+        return DaskTable(X, row_ids=_positions(X, files, id_column))
     if suffix == ".parquet" or Path(source).is_dir():
         frame = dd.read_parquet(files if len(files) > 1 else files[0])
     elif suffix in (".csv", ".tsv", ".txt"):
@@ -186,7 +211,11 @@ def read_input(source: str, label_column: str | None = None):
     if label_column is not None and label_column not in frame.columns:
         raise DataError(f"{source} has no column '{label_column}': the columns are "
                         f"{', '.join(map(str, frame.columns))}.")
-    names = [str(c) for c in frame._meta.select_dtypes(include="number").columns if c != label_column]
+    if id_column is not None and id_column not in frame.columns:
+        raise DataError(f"{source} has no column '{id_column}' (--id-column): the columns are "
+                        f"{', '.join(map(str, frame.columns))}.")
+    names = [str(c) for c in frame._meta.select_dtypes(include="number").columns
+             if c not in (label_column, id_column)]
     if not names:
         raise DataError(f"{source} has no numeric column to use as features.")
     # one delayed object per partition: the features and the labels are cut from the same pieces
@@ -195,12 +224,29 @@ def read_input(source: str, label_column: str | None = None):
     lengths = dask.compute(*[dask.delayed(len)(p) for p in parts])
     X = da.concatenate([da.from_delayed(dask.delayed(_frame_features)(p, names), shape=(n, len(names)),
                                         dtype=np.float64) for p, n in zip(parts, lengths)])
-    labels = None
-    if label_column is not None:
-        dtype = frame._meta[label_column].to_numpy().dtype
-        labels = da.concatenate([da.from_delayed(dask.delayed(_frame_column)(p, label_column), shape=(n,),
-                                                 dtype=dtype) for p, n in zip(parts, lengths)])
-    return X.rechunk({1: -1}), labels, names
+
+    def column(name):
+        dtype = frame._meta[name].to_numpy().dtype
+        return da.concatenate([da.from_delayed(dask.delayed(_frame_column)(p, name), shape=(n,), dtype=dtype)
+                               for p, n in zip(parts, lengths)])
+
+    labels = None if label_column is None else column(label_column)
+    metas = [(str(c), column(c)) for c in frame.columns if str(c) not in names and c not in (label_column, id_column)]
+    if id_column is not None:
+        ids, id_name = column(id_column), str(id_column)
+    else:
+        ids, id_name = _positions(X, files, None), "row_id"
+    return DaskTable(X.rechunk({1: -1}), labels, names, ids, id_name, metas)
+
+
+def _positions(X, files: list[str], id_column):
+    """Row ids of an input without an id column, in the blocks of ``X`` (:func:`read_table`)."""
+    if id_column is not None:
+        raise DataError(f"--id-column {id_column}: {Path(files[0]).name} is an array without named columns.")
+    da, _ = require_dask()
+    suffix = Path(files[0]).suffix.lower() if len(files) == 1 else ""
+    start = 2 if suffix in (".csv", ".tsv", ".txt") else 1 if suffix == ".parquet" else 0
+    return da.arange(start, start + int(X.shape[0]), chunks=(X.chunks[0],))
 
 
 def _frame_features(frame, names):
@@ -222,11 +268,13 @@ def _sniffed_separator(path: str, host) -> str:
 # -- outputs --------------------------------------------------------------------------------------
 
 def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", labels=None,
-                 label_name: str | None = None, escape_formulas: bool = True, row_ids=None) -> str:
+                 label_name: str | None = None, escape_formulas: bool = True, row_ids=None,
+                 id_name: str = "row_id", metas=()) -> str:
     """Compute ``result`` into ``out``: ``.parquet`` (a folder of Parquet parts), ``.npy`` (one
     file, written block by block into a memory map), ``.csv`` (one file) or a folder (``.npy``
-    parts). ``row_ids`` (a dask array): the first column, ``row_id``, of a CSV or Parquet output.
-    Returns what was written."""
+    parts). ``row_ids`` (a dask array): the first column (named ``id_name``) of a CSV or Parquet
+    output; ``metas`` (``[(name, dask array)]``): the columns after it, as the in-memory path
+    writes them. Returns what was written."""
     da, dd = require_dask()
 
     if out == "-":
@@ -249,13 +297,24 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     frame = dd.from_dask_array(columns, columns=header)
     if labels is not None:
         frame[label_name or "label"] = dd.from_dask_array(labels)
+    rest, front, text = list(frame.columns), [], []
     if row_ids is not None:
-        rest = list(frame.columns)
-        name = "row_id"
+        name = id_name
         while name in rest:
             name += "_"
         frame[name] = dd.from_dask_array(row_ids)
-        frame = frame[[name, *rest]]
+        front.append(name)
+        if np.dtype(row_ids.dtype).kind in "OUS":
+            text.append(name)
+    for meta_name, values in metas:
+        if meta_name in rest or meta_name in front:
+            continue  # a result column of that name wins (as in memory)
+        frame[meta_name] = dd.from_dask_array(values)
+        front.append(meta_name)
+        if np.dtype(values.dtype).kind in "OUS":
+            text.append(meta_name)
+    if front:
+        frame = frame[[*front, *rest]]
     if suffix == ".parquet":
         frame.to_parquet(str(target), write_index=False)
         return f"{target} (Parquet parts)"
@@ -264,6 +323,8 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
         if escape_formulas and labels is not None and np.dtype(labels.dtype).kind in "OUS":
             # text labels that a spreadsheet would run as formulas get a leading quote
             frame[name] = frame[name].map(lambda v: escape_formula(str(v)), meta=(name, "object"))
+        for meta_name in text if escape_formulas else ():
+            frame[meta_name] = frame[meta_name].map(_escaped_cell, meta=(meta_name, "object"))
         if escape_formulas and name != escape_formula(name):
             frame = frame.rename(columns={name: escape_formula(name)})
         frame.to_csv(str(target), single_file=True, index=False, sep="\t" if suffix == ".tsv" else ",")
@@ -271,6 +332,13 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     target.mkdir(parents=True, exist_ok=True)
     da.to_npy_stack(str(target), result, axis=0)
     return f"{target}/ (.npy parts)"
+
+
+def _escaped_cell(value):
+    """A text cell as the CSV writer escapes it; a missing one (None, NaN, pandas' NA) stays missing."""
+    import pandas as pd
+
+    return value if pd.isna(value) else escape_formula(str(value))
 
 
 def _store_npy(result, target: Path) -> None:
@@ -313,15 +381,6 @@ def _store_npy(result, target: Path) -> None:
 
 def _shape(shape) -> str:
     return " × ".join(f"{int(s):,}" for s in shape)
-
-
-def row_numbers(source: str, X):
-    """Row ids for the rows of ``X`` read from ``source`` (a lazy dask array): the line numbers of
-    a single CSV/TSV file with its header (2, 3, ...), else the rows' positions (0, 1, ...)."""
-    da, _ = require_dask()
-    files = _files(source)
-    start = 2 if len(files) == 1 and Path(files[0]).suffix.lower() in (".csv", ".tsv", ".txt") else 0
-    return da.arange(start, start + int(X.shape[0]), chunks=(X.chunks[0],))
 
 
 def sample_rows(X, m: int, random_state=0) -> tuple[np.ndarray, np.ndarray]:

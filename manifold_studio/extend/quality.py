@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from manifold_studio.algorithms.checks import check_data, check_random_state
 from manifold_studio.algorithms.progress import SubProgress, as_progress
@@ -137,6 +136,8 @@ def _mean_ci(values: np.ndarray, level: float = 0.95):
     mean = float(np.mean(values))
     if n < 2:
         return mean, (mean, mean)
+    from scipy import stats  # lazy: kept off the start-up
+
     half = float(stats.t.ppf(0.5 + level / 2, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
     return mean, (mean - half, mean + half)
 

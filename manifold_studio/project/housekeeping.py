@@ -14,7 +14,7 @@ from manifold_studio.files.stale import (
     remove_stale,
 )
 from manifold_studio.plugins.folder import plugin_dir, settings_path
-from manifold_studio.project.recovery import recovery_dir
+from manifold_studio.project.recovery_folder import recovery_dir
 
 
 def clean_own_folders(now: float | None = None) -> list[Path]:

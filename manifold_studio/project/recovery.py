@@ -18,22 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from manifold_studio.project.project_file import SUFFIX, save_project
+from manifold_studio.project.recovery_folder import recovery_dir
 from manifold_studio.session.model import Session
 
 PREFIX = "session-"
-
-
-def recovery_dir() -> Path:
-    env = os.environ.get("MANIFOLD_STUDIO_RECOVERY_DIR")
-    if env:
-        return Path(env)
-    if sys.platform.startswith("win"):
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "Manifold Studio"
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support" / "Manifold Studio"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "manifold-studio"
-    return base / "recovery"
 
 
 def recovery_path(pid: int | None = None) -> Path:

@@ -31,9 +31,7 @@ import math
 
 import numpy as np
 from scipy import sparse
-from scipy.cluster import hierarchy
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial.distance import squareform
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
@@ -165,6 +163,9 @@ def agglomerative_linkage(X, method: str, metric: str = "euclidean") -> np.ndarr
         raise DataError(f"Agglomerative clustering of {n:,} points needs {need / 1024 ** 3:.1f} GB for the "
                         f"pairwise distances (limit {MAX_PDIST_BYTES / 1024 ** 3:.0f} GB): use "
                         "method='divisive', or fit on a sample and extend to the rest.")
+    from scipy.cluster import hierarchy  # lazy: kept off the start-up
+    from scipy.spatial.distance import squareform
+
     if metric == "precomputed":
         return hierarchy.linkage(squareform(X, checks=False), method=method)
     return hierarchy.linkage(X, method=method, metric="euclidean")
@@ -365,6 +366,8 @@ class HierarchicalClustering(ClusteringAlgorithm):
             height = float(height)
             if not np.isfinite(height) or height < 0:
                 raise InvalidParameterError(f"A cut height must be a finite number >= 0, not {height!r}.")
+            from scipy.cluster import hierarchy
+
             _, codes = np.unique(hierarchy.fcluster(Z, height, criterion="distance"), return_inverse=True)
             codes = codes.ravel().astype(np.intp)
         else:

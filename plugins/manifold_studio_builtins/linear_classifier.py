@@ -18,8 +18,6 @@ features), or the per-example rule on the stored values (:mod:`~manifold_studio.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
 
 from manifold_studio.algorithms import Bool, Choice, ClassificationAlgorithm, Float
 from manifold_studio.algorithms.checks import check_random_state
@@ -57,6 +55,8 @@ def _logistic_fun_grad(w, X, u, inv_cn):
     z += b
     m = u * z
     value = np.mean(np.logaddexp(0.0, -m)) + 0.5 * inv_cn * np.dot(a, a)
+    from scipy.special import expit  # lazy: kept off the start-up
+
     r = expit(-m)
     r *= -u
     r /= X.shape[0]
@@ -308,6 +308,7 @@ class LinearClassifier(SparseInput, ClassificationAlgorithm):
         try:
             progress.checkpoint(0.0, "L-BFGS")
             with blas_single_thread():   # thin products: a second BLAS thread only waits on a busy machine
+                from scipy.optimize import minimize  # lazy: kept off the start-up
                 res = minimize(fun, w0, method="L-BFGS-B", jac=True, callback=callback,
                                options={"maxiter": p["max_iter"], "maxls": 50, "gtol": p["tol"],
                                         "ftol": 64 * np.finfo(float).eps})

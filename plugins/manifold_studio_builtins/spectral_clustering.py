@@ -14,7 +14,6 @@ from manifold_studio.algorithms.kernels import (
     check_rbf_width, kernel_matrix, normalised_heat_kernel, rows_per_block, squared_distances,
 )
 from manifold_studio.algorithms.kmeans_core import assign_nearest, kmeans
-from scipy.spatial.distance import cdist
 
 from manifold_studio.algorithms.neighbors import (
     check_precomputed, knn_graph, metric_param, neighbor_rows, neighbors_param, unit_rows,
@@ -152,6 +151,7 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
             G = U @ (U if fit else _unit_rows(self.X_fit_)).T
             D = np.maximum(1.0 - (G.toarray() if sp.issparse(G) else np.asarray(G)), 0.0)
         else:
+            from scipy.spatial.distance import cdist  # lazy: kept off the start-up
             D = cdist(X, X if fit else self.X_fit_, "cityblock")
         return D * D
 

@@ -87,6 +87,24 @@ def test_deb_control_fields():
     assert control.endswith("\n")
 
 
+def test_the_warmed_numba_cache_is_shipped_in_the_bundle(fake_bundle, tmp_path):
+    """build.py runs the bundle's self-test with NUMBA_CACHE_DIR in the work folder (never in the
+    bundle) and ships what it compiled as _internal/numba_cache; the frozen entry script points
+    numba at the user's folder before anything imports it (issue 32)."""
+    (fake_bundle / "_internal" / "base_library.zip").write_bytes(b"")
+    exe = fake_bundle / "manifold-studio"
+    exe.write_text('#!/bin/sh\ncase "$NUMBA_CACHE_DIR" in */_internal*) exit 3;; esac\n'
+                   '[ "$1 $2" = "--self-test --no-window" ] || exit 4\n'
+                   'mkdir -p "$NUMBA_CACHE_DIR/manifold_studio/algorithms"\n'
+                   'echo compiled > "$NUMBA_CACHE_DIR/manifold_studio/algorithms/smo_steps.smo_slice-9.py311.nbc"\n')
+    exe.chmod(0o755)
+    build.warm_jit_cache(fake_bundle, tmp_path / "work")
+    shipped = fake_bundle / "_internal" / "numba_cache" / "manifold_studio" / "algorithms"
+    assert (shipped / "smo_steps.smo_slice-9.py311.nbc").read_text() == "compiled\n"
+    launcher = (INSTALLER / "launcher.py").read_text()
+    assert launcher.index("configure_jit_cache()") < launcher.index("from manifold_studio.cli.main import main")
+
+
 def test_staged_package_tree(fake_bundle, tmp_path):
     stage = build.stage_deb(fake_bundle, tmp_path / "stage", "0.1.0", "amd64")
     opt = stage / "opt" / "manifold-studio"

@@ -207,6 +207,68 @@ def test_the_dask_path_sends_the_model_file_bytes_as_they_are(client, tmp_path, 
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), est.extend(X), rtol=1e-12, atol=1e-12)
 
 
+def _table_with_ids_and_metas(X, y) -> pd.DataFrame:
+    """A table with an id column, a text and a categorical meta column (one cell missing, one
+    that a spreadsheet would run as a formula), four features and a text label."""
+    n = X.shape[0]
+    frame = pd.DataFrame({"cell": [f"c{i:04d}" for i in range(n)],
+                          "batch": np.array(["b0", "b1", "=b2"], dtype=object)[np.arange(n) % 3]})
+    frame.loc[5, "batch"] = None
+    for j, name in enumerate("abcd"):
+        frame[name] = X[:, j]
+    frame["kind"] = np.array(["x", "y", "z"])[y]
+    return frame
+
+
+def _in_memory_and_dask(client, tmp_path, data, suffix: str, variants):
+    """apply without and with --dask on the table of :func:`_table_with_ids_and_metas`, for each
+    variant of options; the two outputs agree column for column."""
+    from manifold_studio.files.model_file import save_model
+
+    X, y, _new = data
+    frame = _table_with_ids_and_metas(X, y)
+    source = tmp_path / f"t{suffix}"
+    frame.to_csv(source, index=False) if suffix == ".csv" else frame.to_parquet(source, index=False)
+    est = ms.get_algorithm("pca", n_components=2).fit(X)
+    save_model(est, tmp_path / "pca.npz", data={"feature_names": list("abcd")})
+    address = client.scheduler.address
+    for extra in variants:
+        base = ["apply", "--model", str(tmp_path / "pca.npz"), "--data", str(source), "--label-column", "kind",
+                "--quiet", *extra]
+        assert cli_main(base + ["--out", str(tmp_path / "memory.csv")]) == 0
+        assert cli_main(base + ["--dask", address, "--out", str(tmp_path / "dask.csv")]) == 0
+        memory = pd.read_csv(tmp_path / "memory.csv", keep_default_na=False)
+        on_dask = pd.read_csv(tmp_path / "dask.csv", keep_default_na=False)
+        ids = "cell" if extra[:1] == ["--id-column"] else "row_id"
+        metas = [] if extra == ["--no-metas"] else [m for m in ("cell", "batch") if m != ids]
+        assert list(on_dask.columns) == list(memory.columns) == [ids, *metas, "pca_1", "pca_2", "kind"]
+        first = {".csv": 2, ".parquet": 1}[suffix]
+        expected_ids = frame["cell"].to_numpy() if ids == "cell" else np.arange(first, first + len(frame))
+        np.testing.assert_array_equal(on_dask[ids].to_numpy(), expected_ids)
+        np.testing.assert_array_equal(memory[ids].to_numpy(), expected_ids)
+        for m in [*metas, "kind"]:
+            np.testing.assert_array_equal(on_dask[m].to_numpy(), memory[m].to_numpy())
+        if "batch" in metas:
+            assert on_dask["batch"][5] == "" and on_dask["batch"][2] == "'=b2"  # missing; formula escaped
+        np.testing.assert_allclose(on_dask[["pca_1", "pca_2"]].to_numpy(), est.extend(X), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(on_dask[["pca_1", "pca_2"]].to_numpy(), memory[["pca_1", "pca_2"]].to_numpy(),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_apply_on_dask_writes_the_row_ids_and_metas_of_the_in_memory_path(client, tmp_path, data):
+    """Issue 33, item 8: the --dask output of a CSV file has the in-memory output's row ids (the
+    line numbers), its meta columns after them, and the same numbers."""
+    _in_memory_and_dask(client, tmp_path, data, ".csv", [[]])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_apply_on_dask_agrees_with_the_in_memory_path_on_ids_metas_and_no_metas(client, tmp_path, data, suffix):
+    """The same for a Parquet file (row numbers 1, 2, ...), with --id-column (its values) and with
+    --no-metas (no meta column)."""
+    _in_memory_and_dask(client, tmp_path, data, suffix, [[], ["--id-column", "cell"], ["--no-metas"]])
+
+
 def test_a_scheduler_that_does_not_answer_is_reported_quickly():
     start = time.monotonic()
     with pytest.raises(DataError, match="does not answer"):

@@ -22,7 +22,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout
-from scipy.cluster import hierarchy
 
 from manifold_studio.analysis.cluster_tasks import (
     DENDROGRAM_MAX_LEAVES,
@@ -63,6 +62,8 @@ def leaf_positions(Z: np.ndarray, max_leaves: int = DENDROGRAM_MAX_LEAVES) -> np
     n = Z.shape[0] + 1
     truncated = n > max_leaves
     kw = dict(no_plot=True, truncate_mode="lastp", p=max_leaves) if truncated else dict(no_plot=True)
+    from scipy.cluster import hierarchy  # lazy: kept off the start-up
+
     drawn = hierarchy.dendrogram(Z, **kw)["leaves"]
     if not truncated:
         out = np.empty(n, dtype=np.intp)
