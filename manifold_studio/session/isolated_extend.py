@@ -41,26 +41,38 @@ __all__ = ["extend_in_subprocess", "extend_model", "extends_in_worker", "extensi
 WINDOW_UNAFFECTED = "The window, your data and your runs are unaffected."
 
 
-def _child(conn, sys_path: list[str], model_path: str, x_path: str) -> None:
+#: the extensions a worker may run: a model's ``extend``, or the spectral embedding of new points
+#: of a spectral clustering (``extend_embedding``, the extension-quality experiment's)
+METHODS = ("extend", "extend_embedding")
+
+
+def _method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"Unknown extension {method!r}; allowed: {', '.join(METHODS)}.")
+    return method
+
+
+def _child(conn, sys_path: list[str], model_path: str, x_path: str, method: str = "extend") -> None:
     sys.path[:] = sys_path
 
     def work():
         est = model_from_bytes(Path(model_path).read_bytes(), "the model sent to the worker process")
         X = sp.load_npz(x_path) if x_path.endswith(".npz") else np.load(x_path, allow_pickle=False)
-        return (np.asarray(est.extend(X, progress=PipeProgress(conn))),)
+        return (np.asarray(getattr(est, _method(method))(X, progress=PipeProgress(conn))),)
 
     report_outcome(conn, work, stage="extension")
 
 
-def extend_in_subprocess(est, X, progress=None, *, name: str = "the model", unaffected: str = "") -> np.ndarray:
-    """``est.extend(X)`` in a spawned worker process; returns the values. A worker that dies or
-    fails raises PluginProcessError naming how (signal, exit code, error)."""
+def extend_in_subprocess(est, X, progress=None, *, name: str = "the model", unaffected: str = "",
+                         method: str = "extend") -> np.ndarray:
+    """``est.extend(X)`` (or another of :data:`METHODS`) in a spawned worker process; returns the
+    values. A worker that dies or fails raises PluginProcessError naming how (signal, exit code, error)."""
     with tempfile.TemporaryDirectory(prefix="ms-extend-") as tmp:
         model_path = Path(tmp) / "model.msmodel"
         model_path.write_bytes(model_bytes(est))
         x_path, _ = save_inputs(tmp, X)
-        (values,) = run_supervised(_child, (list(sys.path), str(model_path), x_path), progress, name,
-                                   f"manifold-studio extend {name}", unaffected=unaffected, data_errors=True)
+        (values,) = run_supervised(_child, (list(sys.path), str(model_path), x_path, _method(method)), progress,
+                                   name, f"manifold-studio extend {name}", unaffected=unaffected, data_errors=True)
     return values
 
 
@@ -80,18 +92,22 @@ def extension_name(est) -> str:
 
 
 def extend_model(est, X, progress=None, *, isolated: bool, what: str = "The data", name: str | None = None,
-                 unaffected: str = WINDOW_UNAFFECTED) -> np.ndarray:
+                 unaffected: str = WINDOW_UNAFFECTED, method: str = "extend") -> np.ndarray:
     """The one extension of a fitted model whoever asks (the window's Extend panel, ``run --extend``,
     ``run --fit-sample``, ``Session.extend``): :func:`~manifold_studio.session.fitting.extend_estimator`
     in this process, or with ``isolated`` (see :func:`extends_in_worker`) the same in a worker
     process: a pipeline's columns are matched here (``input_matrix``, no plugin code), its steps
     and algorithm run there. A worker that dies raises PluginProcessError naming ``name`` (default:
-    the model's parts) and the signal or exit code, then ``unaffected``."""
-    if not isolated:
+    the model's parts) and the signal or exit code, then ``unaffected``. ``method``:
+    ``"extend_embedding"`` gives a spectral clustering's embedding of the new points instead."""
+    if not isolated and _method(method) == "extend":
         return extend_estimator(est, X, progress, what=what)
     if getattr(est, "id", "") == PIPELINE_ID:
         X = est.input_matrix(X)
     else:
         X = X if is_sparse(X) else np.asarray(X, dtype=float)
         check_features(est, X, what)
-    return extend_in_subprocess(est, X, progress, name=name or extension_name(est), unaffected=unaffected)
+    if not isolated:
+        return np.asarray(getattr(est, method)(X, progress=progress))
+    return extend_in_subprocess(est, X, progress, name=name or extension_name(est), unaffected=unaffected,
+                                method=method)
