@@ -44,6 +44,7 @@ from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.isolated_apply import apply_in_subprocess, model_ids
 from manifold_studio.extend.out_of_core import (
     align_features,
+    chain_types,
     data_parts,
     dataset_table,
     extend_source,
@@ -281,6 +282,10 @@ def cmd_run(args) -> int:
     if args.extend is not None:
         new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True,
                            **{**loading, "roles": roles_for(args.extend, loading["roles"]), "distances": ds.distance_matrix and ds})
+        if steps:   # text in a column numeric in the training data: refused as apply and replay do
+            for text in chain_types(ds.feature_names, ds.table.categories() if ds.table is not None else {},
+                                    est.imputes, new, Path(new.source).name if new.source else new.name):
+                console.note(text)
         X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
     evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
