@@ -243,8 +243,10 @@ def cmd_run(args) -> int:
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
     parts = [] if args.in_process else third_party_parts(estimator_ids(est))
-    if parts and (args.cv or args.holdout):  # an evaluation fits many copies: the whole command in a worker
-        code = in_worker(args, parts, f"{cls.id} evaluation")
+    # an evaluation fits many copies, and --dask fits here (and extends here without a cluster):
+    # the whole command in a worker
+    if parts and (args.cv or args.holdout or args.dask is not None):
+        code = in_worker(args, parts, f"{cls.id} {'on Dask' if args.dask is not None else 'evaluation'}")
         if code is not None:
             return code
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
@@ -373,6 +375,11 @@ def cmd_apply(args) -> int:
     check_outputs_differ(args, outputs_to_check(args, ("--out",)), ("--data", "--model"))
     _check_writable(args.out, "--out")
     if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
+        # restoring a third-party model (and its probe extension) runs the plugin: the command in a worker
+        parts = [] if args.in_process else third_party_parts(model_ids(read_metadata(args.model)))
+        code = in_worker(args, parts, f"apply of {Path(args.model).name} on Dask")
+        if code is not None:
+            return code
         written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
         console.flush_notes()
         console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "
