@@ -15,6 +15,7 @@ pipeline receives the matrix of its training columns in the training order
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import tempfile
 from pathlib import Path
@@ -35,15 +36,20 @@ from manifold_studio.session.isolated_fit import (
     third_party_parts,
 )
 
-__all__ = ["extend_in_subprocess", "extend_model", "extends_in_worker", "extension_name"]
+__all__ = ["WorkerModel", "extend_in_subprocess", "extend_model", "extends_in_worker", "extension_name"]
 
 #: what a dead extension worker could not harm, in the window
 WINDOW_UNAFFECTED = "The window, your data and your runs are unaffected."
 
 
-#: the extensions a worker may run: a model's ``extend``, or the spectral embedding of new points
-#: of a spectral clustering (``extend_embedding``, the extension-quality experiment's)
-METHODS = ("extend", "extend_embedding")
+#: the methods of a fitted model a worker may run on new rows: ``extend``, the spectral embedding
+#: of new points of a spectral clustering (``extend_embedding``, the extension-quality experiment's),
+#: a classifier's scores, a decoder's ``inverse_transform`` (its input: map positions, not data
+#: rows) and probabilistic PCA's ``impute``
+METHODS = ("extend", "extend_embedding", "predict", "decision_function", "predict_proba", "transform",
+           "inverse_transform", "impute")
+#: those whose input is not rows of the training columns (not matched to them)
+_CODES_IN = ("inverse_transform",)
 
 
 def _method(method: str) -> str:
@@ -52,13 +58,23 @@ def _method(method: str) -> str:
     return method
 
 
+def _call(est, method: str, X, progress):
+    """``est.<method>(X)``, with ``progress=`` when the method takes it."""
+    fn = getattr(est, _method(method))
+    try:
+        takes = "progress" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return fn(X, progress=progress) if takes else fn(X)
+
+
 def _child(conn, sys_path: list[str], model_path: str, x_path: str, method: str = "extend") -> None:
     sys.path[:] = sys_path
 
     def work():
         est = model_from_bytes(Path(model_path).read_bytes(), "the model sent to the worker process")
         X = sp.load_npz(x_path) if x_path.endswith(".npz") else np.load(x_path, allow_pickle=False)
-        return (np.asarray(getattr(est, _method(method))(X, progress=PipeProgress(conn))),)
+        return (np.asarray(_call(est, method, X, PipeProgress(conn))),)
 
     report_outcome(conn, work, stage="extension")
 
@@ -102,12 +118,36 @@ def extend_model(est, X, progress=None, *, isolated: bool, what: str = "The data
     ``"extend_embedding"`` gives a spectral clustering's embedding of the new points instead."""
     if not isolated and _method(method) == "extend":
         return extend_estimator(est, X, progress, what=what)
-    if getattr(est, "id", "") == PIPELINE_ID:
+    if method in _CODES_IN:
+        X = np.asarray(X, dtype=float)
+    elif getattr(est, "id", "") == PIPELINE_ID:
         X = est.input_matrix(X)
     else:
         X = X if is_sparse(X) else np.asarray(X, dtype=float)
         check_features(est, X, what)
     if not isolated:
-        return np.asarray(getattr(est, method)(X, progress=progress))
+        return np.asarray(_call(est, method, X, progress))
     return extend_in_subprocess(est, X, progress, name=name or extension_name(est), unaffected=unaffected,
                                 method=method)
+
+
+class WorkerModel:
+    """A fitted model whose :data:`METHODS` run in worker processes (each call by
+    :func:`extend_model` with ``isolated=True``): what the window hands to a task that would call
+    a third-party model's ``predict``, ``decision_function``, ``extend``, ``inverse_transform`` or
+    ``impute`` (decision regions, projected cluster centres, imputation). Its fitted attributes
+    (``classes_``, ``embedding_``, ...) are the model's, read here. ``describe`` names the work
+    in a dead worker's message."""
+
+    def __init__(self, est, *, name: str | None = None, unaffected: str = WINDOW_UNAFFECTED):
+        self.model, self._name, self._unaffected = est, name, unaffected
+
+    def __getattr__(self, attr):
+        value = getattr(self.__dict__["model"], attr)   # AttributeError as the model gives it
+        if not callable(value):
+            return value
+        if attr not in METHODS:   # (never its other methods here: they would run its code in this process)
+            raise AttributeError(f"{attr} of a model that runs in a worker process is not called here "
+                                 f"(a worker runs {', '.join(METHODS)}).")
+        return lambda X, progress=None: extend_model(self.model, X, progress, isolated=True, method=attr,
+                                                     name=self._name, unaffected=self._unaffected)
