@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from manifold_studio.algorithms import EmbeddingAlgorithm, Fitted, Int
+from manifold_studio.algorithms import ClusteringAlgorithm, EmbeddingAlgorithm, Fitted, Int
 from manifold_studio.algorithms.preprocessing import Preprocessor
 from manifold_studio.hookspecs import hookimpl
 
@@ -101,9 +101,30 @@ class Decoder(EmbeddingAlgorithm):
         return np.asarray(codes, dtype=float) @ self.components_ + self.mean_
 
 
+class Bands(ClusteringAlgorithm):
+    """Clusters by bands of the first column (quantiles): a third-party clustering with a number of
+    clusters; segfaults in fit when STEP_CRASH_IN_FIT is set."""
+    id, name = "tp_bands", "Third-party bands"
+    help = "k bands of the first column; segfaults in fit when STEP_CRASH_IN_FIT is set."
+    params = (Int("n_clusters", 3, "Bands.", low=1),)
+    fitted_schema = {"edges_": Fitted(shape=(None,), required=True), "labels_": Fitted(shape=(None,))}
+
+    def _fit(self, X, y, progress):
+        with open(os.environ["CLI_STEP_PID_FILE"], "w") as fh:
+            fh.write(str(os.getpid()))
+        if os.environ.get("STEP_CRASH_IN_FIT"):
+            ctypes.string_at(0)
+        k = self._p["n_clusters"]
+        self.edges_ = np.quantile(X[:, 0], np.linspace(0, 1, k + 1)[1:-1])
+        self.labels_ = np.searchsorted(self.edges_, X[:, 0], side="right")
+
+    def _extend(self, X):
+        return np.searchsorted(self.edges_, X[:, 0], side="right")
+
+
 @hookimpl
 def register_algorithms():
-    return [Decoder]
+    return [Decoder, Bands]
 '''
 
 

@@ -87,3 +87,52 @@ def test_neighbours_are_not_searched_in_a_space_a_third_party_step_prepares(qtbo
         feature_space(ds, run)
     assert not os.path.exists(os.environ["CLI_STEP_PID_FILE"])   # its code never ran here
     wait_idle(qtbot, w)
+
+
+def test_choose_k_fits_a_third_party_clustering_in_workers(qtbot, make_window, steps_host, monkeypatch):
+    """Choose k fits a plugin's clustering once per k: each fit in a worker process, giving the
+    in-process criteria; a fit that segfaults ends only its worker, and the tool says so."""
+    from manifold_studio.analysis.choose_k import choose_k
+
+    w = make_window(steps_host)
+    ds = w.session.load("sample:iris")
+    tool = w.choose_k_tool
+    tool.start("tp_bands", 2, 3)
+    qtbot.waitUntil(lambda: tool.result is not None and not tool.busy, timeout=60_000)
+    assert int(open(os.environ["CLI_STEP_PID_FILE"]).read()) != os.getpid()   # fitted in a worker
+    here = choose_k(ds.X, range(2, 4), steps_host.algorithm_class("tp_bands"), {},
+                    validation_fraction=float(tool.validation.value()), random_state=int(tool.seed.value()))
+    for name in ("within", "davies_bouldin", "silhouette", "validation_log_likelihood"):
+        np.testing.assert_allclose(getattr(tool.result, name), getattr(here, name), atol=1e-12)
+    wait_idle(qtbot, w)
+    monkeypatch.setenv("STEP_CRASH_IN_FIT", "1")
+    job = tool.start("tp_bands", 2, 3)
+    qtbot.waitUntil(lambda: job.finished, timeout=60_000)
+    assert "SIGSEGV" in tool.message.text() and w.isVisible() and len(w.session.datasets) == 1, tool.message.text()
+    wait_idle(qtbot, w)
+
+
+@pytest.mark.slow  # a chain fitted in one worker process, extended in another
+def test_apply_this_analysis_extends_a_third_party_chain_in_a_worker(qtbot, make_window, steps_host, tmp_path,
+                                                                     monkeypatch):
+    """The window's *Apply this analysis to another file* (replay) extends a run whose chain holds a
+    third-party step in a worker process: a step that segfaults there fails the job naming the
+    signal, nothing is written, and the window keeps its runs."""
+    import manifold_studio as ms
+
+    w = make_window(steps_host)
+    w.session.load("sample:iris")
+    w.preparation_panel.add_step("tp_double")
+    w.run_algorithm("pca", {"n_components": 2})
+    run = wait_last_run(qtbot, w, timeout=60_000)
+    X = ms.load_data("sample:iris").X[:20]
+    new = tmp_path / "new.csv"
+    new.write_text("sepal_length,sepal_width,petal_length,petal_width\n"
+                   + "\n".join(",".join(repr(float(v)) for v in row) for row in X) + "\n")
+    monkeypatch.setenv("STEP_CRASH_AFTER_FIT", "1")   # crash anywhere but the fitting worker
+    job = w.project.apply_to_file(str(new), str(tmp_path / "res"))
+    qtbot.waitUntil(lambda: job.finished, timeout=60_000)
+    assert job.state == "failed" and "SIGSEGV" in job.error and "tp_double" in job.error, job.error
+    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())
+    wait_idle(qtbot, w)
+    assert w.isVisible() and run.status == DONE and list(w.session.runs) == [run.id]
