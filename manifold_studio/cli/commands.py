@@ -308,7 +308,9 @@ def cmd_run(args) -> int:
         outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
         est = outcome.estimator
         result = result_first(cls.kind, outcome.embedding, outcome.labels)
-        result = training_result(est, ds.X) if result is None else result
+        if result is None:   # a model that keeps no training result: its extension, in a worker too
+            result, _ = _timed(console, f"{cls.id} extend", lambda progress: np.asarray(
+                extend_there(est, ds.X, progress)), args.data)
     else:
         _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds if steps else ds.X, y, progress=progress),
                              args.data)
