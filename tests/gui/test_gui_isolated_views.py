@@ -136,3 +136,33 @@ def test_apply_this_analysis_extends_a_third_party_chain_in_a_worker(qtbot, make
     assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())
     wait_idle(qtbot, w)
     assert w.isVisible() and run.status == DONE and list(w.session.runs) == [run.id]
+
+
+@pytest.mark.slow  # worker processes for the fit and each projection
+def test_cluster_centres_are_projected_by_a_third_party_map_in_a_worker(qtbot, make_window, steps_host,
+                                                                        monkeypatch):
+    """Raw-data clusters drawn on a third-party map: their centres are projected with the map
+    run's extend in a worker process (the map's own values); when that worker dies, the centres
+    fall back to the mean map position of each cluster, and the window is kept."""
+    w = make_window(steps_host)
+    dec = _decoder_run(qtbot, w)
+    overlay = w.cluster_overlay
+
+    def centres_of(km):
+        qtbot.waitUntil(lambda: not overlay.busy and overlay.centres is not None and overlay.centres_run is km,
+                        timeout=60_000)
+        return overlay.centres
+
+    km = w.run_algorithm("kmeans", {"n_clusters": 3, "random_state": 0})
+    wait_last_run(qtbot, w)
+    got = centres_of(km)
+    assert got.how == "projected" and w.map_view.map_run_for(km) is dec
+    np.testing.assert_allclose(got.xy, dec.estimator.extend(km.estimator.cluster_centers_)[:, :2], atol=1e-9)
+    monkeypatch.setenv("STEP_CRASH_AFTER_FIT", "1")   # now the map's extend crashes outside its fit
+    km2 = w.run_algorithm("kmeans", {"n_clusters": 2, "random_state": 0})
+    wait_last_run(qtbot, w)
+    got = centres_of(km2)
+    assert got.how == "mean" and w.isVisible()
+    for j in range(2):
+        np.testing.assert_allclose(got.xy[j], dec.embedding[km2.labels == j, :2].mean(axis=0))
+    wait_idle(qtbot, w)
