@@ -152,7 +152,7 @@ def _elbow(k, w):
 def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = None, *,
              validation_fraction: float = 0.25, covariance_type: str = "full", reg_covar: float = 1e-6,
              em_steps: int = 0, silhouette_max_points: int = 5000, random_state=None,
-             progress=None) -> ChooseKResult:
+             progress=None, fit=None) -> ChooseKResult:
     """Run a clustering method for every k in ``k_values`` and compare the criteria.
 
     Parameters
@@ -168,6 +168,8 @@ def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = No
         partitions; ``reg_covar`` is added to their diagonals (keeps them invertible).
     em_steps : EM iterations refining each mixture on the training part (0: the mixture of the
         partition itself, as in the seed; the seed mentions EM as an option).
+    fit : ``fit(unfitted estimator, X, progress) -> labels``, if given, does each fit (the window
+        fits a third-party method in a worker process this way); by default it runs here.
     silhouette_max_points : the silhouette (O(n²) work) is computed on at most this many training
         points, drawn at random.
     random_state : seed of the split and of the subsample.
@@ -211,8 +213,12 @@ def choose_k(X, k_values=range(1, 11), method="kmeans", params: dict | None = No
         lo, hi = i / m, (i + 1) / m
         progress.checkpoint(lo, f"k = {k}: clustering {X_train.shape[0]:,} training points")
         est = cls(**{**params, k_name: int(k)})
-        est.fit(X_train, progress=_NoPartial(SubProgress(progress, lo, lo + 0.7 * (hi - lo), f"k = {k}: ")))
-        labels = np.asarray(est.labels_)
+        sub = _NoPartial(SubProgress(progress, lo, lo + 0.7 * (hi - lo), f"k = {k}: "))
+        if fit is None:
+            est.fit(X_train, progress=sub)
+            labels = np.asarray(est.labels_)
+        else:
+            labels = np.asarray(fit(est, X_train, sub))
         all_labels[int(k)] = labels
         found[i] = np.unique(labels).shape[0]
         progress.checkpoint(lo + 0.7 * (hi - lo), f"k = {k}: quality measures")

@@ -78,7 +78,9 @@ def decision_grid_task(estimator, points, truth=None, *, size: int = GRID_SIZE, 
     gx, gy = np.meshgrid(xs, ys)
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     progress.checkpoint(0.0, "Decision regions: predicting the grid")
-    pred = np.asarray(estimator.predict(grid, progress=SubProgress(progress, 0.0, 0.6, "grid: ")))
+    # the grid and the points in one call (a third-party model predicts in a worker process per call)
+    pred = np.asarray(estimator.predict(np.vstack([grid, points]), progress=SubProgress(progress, 0.0, 0.6, "grid: ")))
+    pred, point_pred = pred[:grid.shape[0]], pred[grid.shape[0]:]
     class_index = label_indices(pred, classes).reshape(gy.shape)
     decision = None
     if len(classes) == 2:
@@ -91,7 +93,7 @@ def decision_grid_task(estimator, points, truth=None, *, size: int = GRID_SIZE, 
             if scores.ndim == 1 and scores.size == grid.shape[0]:
                 decision = scores.reshape(gy.shape)
     progress.checkpoint(0.9, "Decision regions: the points")
-    point_class = label_indices(np.asarray(estimator.predict(points)), classes)
+    point_class = label_indices(point_pred, classes)
     true_class = None
     if truth is not None:
         try:

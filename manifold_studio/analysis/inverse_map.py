@@ -32,11 +32,16 @@ def _final(estimator):
     return final if final is not None else estimator
 
 
-def decoder_status(estimator, name: str = "") -> DecodeStatus:
-    """Whether ``estimator`` (a run's fitted estimator) can decode a map position, in words."""
+def decoder_status(estimator, name: str = "", in_worker: bool = False) -> DecodeStatus:
+    """Whether ``estimator`` (a run's fitted estimator) can decode a map position, in words.
+    ``in_worker``: the model's code runs in worker processes only (a third-party plugin): decoding
+    on hover, at once, would run it in this process, so it does not decode."""
     what = name or type(_final(estimator)).__name__ if estimator is not None else name or "this run"
     if estimator is None:
         return DecodeStatus(False, f"{what}: no fitted model in memory (fit the run again to decode).")
+    if in_worker:
+        return DecodeStatus(False, f"{what} comes from a plugin, whose code runs in a worker process only, never "
+                                   "in the window's: its map positions are not decoded here.")
     fn = getattr(_final(estimator), "inverse_transform", None)
     if not callable(fn):
         return DecodeStatus(False, f"{what} cannot decode a map position: the method has no inverse "
@@ -62,9 +67,10 @@ def _codes(positions, embedding: np.ndarray) -> np.ndarray:
     return np.hstack([positions, np.broadcast_to(rest, (positions.shape[0], rest.size))])
 
 
-def decode(estimator, positions, embedding, name: str = "") -> np.ndarray:
-    """The data rows (m, n_features) that map positions (m, 2) decode to."""
-    status = decoder_status(estimator, name)
+def decode(estimator, positions, embedding, name: str = "", in_worker: bool = False) -> np.ndarray:
+    """The data rows (m, n_features) that map positions (m, 2) decode to (``in_worker``: see
+    :func:`decoder_status`)."""
+    status = decoder_status(estimator, name, in_worker)
     if not status.ok:
         raise InvalidParameterError(status.message)
     codes = _codes(positions, embedding)
@@ -81,7 +87,8 @@ def walk_positions(start, end, steps: int) -> np.ndarray:
     return a + t * (b - a)
 
 
-def walk(estimator, start, end, embedding, steps: int = 8, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+def walk(estimator, start, end, embedding, steps: int = 8, name: str = "",
+         in_worker: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(positions, decoded rows) of a straight walk from ``start`` to ``end`` on the map."""
     pos = walk_positions(start, end, steps)
-    return pos, decode(estimator, pos, embedding, name)
+    return pos, decode(estimator, pos, embedding, name, in_worker)

@@ -77,12 +77,15 @@ def image_shape(dataset_images: np.ndarray | None, n_features: int) -> tuple[int
 
 
 def reconstruction_series(estimator, X, *, counts=None, n_shown: int = 8, max_points: int | None = 5000,
-                          random_state=0, progress=None) -> ReconstructionSeries:
+                          random_state=0, progress=None, fit=None, decode=None) -> ReconstructionSeries:
     """Refit ``estimator``'s method with each M in ``counts`` and reconstruct ``X``.
 
     ``estimator`` gives the method and its parameters (it need not be fitted; a fitted one
     gives its ``components_`` for drawing). At most ``max_points`` random rows are used for
     the fits; the first ``n_shown`` of those rows are returned with their reconstructions.
+    ``fit(unfitted, X, progress) -> (fitted, its embedding of X)`` and ``decode(fitted, codes)
+    -> rows``, if given, do each refit and each reconstruction (the window runs a third-party
+    method's in worker processes this way); by default both run here.
     """
     progress = as_progress(progress)
     if not supports_reconstruction(estimator):
@@ -107,8 +110,12 @@ def reconstruction_series(estimator, X, *, counts=None, n_shown: int = 8, max_po
     for i, m in enumerate(counts):
         sub = SubProgress(progress, i / len(counts), (i + 1) / len(counts), f"M = {m}: ")
         est = type(estimator)(**{**params, "n_components": m})
-        est.fit(Xu, progress=sub)
-        R = np.asarray(est.inverse_transform(est.embedding_), dtype=float)
+        if fit is None:
+            est.fit(Xu, progress=sub)
+            codes = est.embedding_
+        else:
+            est, codes = fit(est, Xu, sub)
+        R = np.asarray(est.inverse_transform(codes) if decode is None else decode(est, codes), dtype=float)
         errors.append(unexplained_variance(Xu, R))
         recons.append(R[shown])
     progress.checkpoint(1.0, "Reconstructions done")

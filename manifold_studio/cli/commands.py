@@ -44,6 +44,7 @@ from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.isolated_apply import apply_in_subprocess, model_ids
 from manifold_studio.extend.out_of_core import (
     align_features,
+    chain_types,
     data_parts,
     dataset_table,
     extend_source,
@@ -242,8 +243,10 @@ def cmd_run(args) -> int:
     steps = parse_prep(getattr(args, "prep", None))
     est = with_chain(steps, ms.get_algorithm(cls.id, **params))
     parts = [] if args.in_process else third_party_parts(estimator_ids(est))
-    if parts and (args.cv or args.holdout):  # an evaluation fits many copies: the whole command in a worker
-        code = in_worker(args, parts, f"{cls.id} evaluation")
+    # an evaluation fits many copies, and --dask fits here (and extends here without a cluster):
+    # the whole command in a worker
+    if parts and (args.cv or args.holdout or args.dask is not None):
+        code = in_worker(args, parts, f"{cls.id} {'on Dask' if args.dask is not None else 'evaluation'}")
         if code is not None:
             return code
     loading = {"roles": parse_roles(getattr(args, "role", None)), "id_column": getattr(args, "id_column", None),
@@ -281,6 +284,10 @@ def cmd_run(args) -> int:
     if args.extend is not None:
         new = load_dataset(args.extend, args.label_column, data_options, console, label_optional=True,
                            **{**loading, "roles": roles_for(args.extend, loading["roles"]), "distances": ds.distance_matrix and ds})
+        if steps:   # text in a column numeric in the training data: refused as apply and replay do
+            for text in chain_types(ds.feature_names, ds.table.categories() if ds.table is not None else {},
+                                    est.imputes, new, Path(new.source).name if new.source else new.name):
+                console.note(text)
         X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
     evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
@@ -301,7 +308,9 @@ def cmd_run(args) -> int:
         outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
         est = outcome.estimator
         result = result_first(cls.kind, outcome.embedding, outcome.labels)
-        result = training_result(est, ds.X) if result is None else result
+        if result is None:   # a model that keeps no training result: its extension, in a worker too
+            result, _ = _timed(console, f"{cls.id} extend", lambda progress: np.asarray(
+                extend_there(est, ds.X, progress)), args.data)
     else:
         _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds if steps else ds.X, y, progress=progress),
                              args.data)
@@ -368,6 +377,11 @@ def cmd_apply(args) -> int:
     check_outputs_differ(args, outputs_to_check(args, ("--out",)), ("--data", "--model"))
     _check_writable(args.out, "--out")
     if args.dask is not None:  # the model file is read once; its bytes go to the workers as they are
+        # restoring a third-party model (and its probe extension) runs the plugin: the command in a worker
+        parts = [] if args.in_process else third_party_parts(model_ids(read_metadata(args.model)))
+        code = in_worker(args, parts, f"apply of {Path(args.model).name} on Dask")
+        if code is not None:
+            return code
         written, n, seconds = apply_on_dask(args, Path(args.model).read_bytes(), console)
         console.flush_notes()
         console.info(f"model from {Path(args.model).name} applied on Dask to {n:,} rows in "

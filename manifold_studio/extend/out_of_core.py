@@ -145,12 +145,19 @@ def pipeline_types(pipeline, ds: Dataset, where: str) -> list[str]:
     """Refuse text in the columns a fitted pipeline took as numbers (its columns without training
     categories), naming the line and the cell; notes instead when its chain imputes (see
     :func:`~manifold_studio.algorithms.named_columns.check_numeric_columns`)."""
+    return chain_types(getattr(pipeline, "columns_in_", None), getattr(pipeline, "categories_in_", None),
+                       bool(getattr(pipeline, "imputes", False)), ds, where)
+
+
+def chain_types(columns, categories, imputes: bool, ds: Dataset, where: str) -> list[str]:
+    """:func:`pipeline_types` before the fit: ``columns`` (and their ``categories``) are those a
+    chain is fitted on, e.g. the training data set's (``run --extend`` checks the new file
+    before it fits)."""
     if ds.table is None or not ds.table_features:
         return []
-    categories = getattr(pipeline, "categories_in_", None) or {}
-    numeric = [str(n) for n in getattr(pipeline, "columns_in_", None) or () if n not in categories]
-    return check_numeric_columns(ds.table, numeric, "the model", where=where,
-                                 imputes=bool(getattr(pipeline, "imputes", False)))
+    categories = categories or {}
+    numeric = [str(n) for n in columns or () if n not in categories]
+    return check_numeric_columns(ds.table, numeric, "the model", where=where, imputes=imputes)
 
 
 def dataset_table(ds: Dataset):

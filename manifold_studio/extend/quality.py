@@ -125,10 +125,30 @@ def _embedding(est) -> np.ndarray:
                     f"clustering; {est.name or type(est).__name__} has no embedding.")
 
 
-def _extend(est, X) -> np.ndarray:
+class _Part(SubProgress):
+    """Progress of one refit or extension: its fraction and Cancel, never its partial maps (the
+    experiment draws no map)."""
+
+    def partial(self, result) -> None:
+        pass
+
+
+def _fit_here(estimator, rows, progress):
+    est = clone_estimator(estimator)
+    est.fit(rows, progress=progress)
+    return est, _embedding(est)
+
+
+def _extend_here(est, X, progress=None) -> np.ndarray:
     if est.kind == "embedding":
-        return np.asarray(est.extend(X))
-    return np.asarray(est.extend_embedding(X))
+        return np.asarray(est.extend(X, progress=progress))
+    return np.asarray(est.extend_embedding(X, progress=progress))
+
+
+def extension_method(est) -> str:
+    """The extension the experiment compares with the in-sample map: ``extend`` for an embedding
+    method, ``extend_embedding`` (the spectral coordinates of new points) for a clustering."""
+    return "extend" if est.kind == "embedding" else "extend_embedding"
 
 
 def _mean_ci(values: np.ndarray, level: float = 0.95):
@@ -144,16 +164,24 @@ def _mean_ci(values: np.ndarray, level: float = 0.95):
 
 def extension_quality(estimator, X, *, fractions=DEFAULT_FRACTIONS, n_repeats: int = 3,
                       n_heldout: int = 10, random_state=None, progress=None,
-                      distances: bool = False) -> ExtensionQualityResult:
+                      distances: bool = False, fit=None, extend=None) -> ExtensionQualityResult:
     """Run the section 5.4 experiment for ``estimator`` (its parameters, refitted many times).
     ``distances``: X is a square distance matrix (metric='precomputed'): each refit gets the distances
     between its points, the left-out point its distances to them.
+
+    ``fit(rows, progress) -> (fitted estimator, its embedding of rows)`` and ``extend(fitted, rows,
+    progress) -> values`` (see :func:`extension_method`), if given, do each refit and each
+    extension (the window fits and extends a third-party model in worker processes this way:
+    :func:`manifold_studio.session.isolated_fit.fit_estimator_in_subprocess`,
+    :func:`manifold_studio.session.isolated_extend.extend_model`); by default both run here.
 
     ``n_heldout`` points of F are left out one at a time per repeat (each needs one refit), so
     the cost is about ``len(fractions) * n_repeats * (2 + n_heldout)`` fits.
     """
     progress = as_progress(progress)
-    X = check_data(X, min_samples=4)
+    fit = fit or (lambda rows, p: _fit_here(estimator, rows, p))
+    extend = extend or _extend_here
+    X = check_data(X, min_samples=4, allow_nan=callable(getattr(estimator, "prepare", None)))
     n = X.shape[0]
     rng = check_random_state(random_state)
     fractions = [float(f) for f in fractions]
@@ -180,19 +208,20 @@ def extension_quality(estimator, X, *, fractions=DEFAULT_FRACTIONS, n_repeats: i
             train2 = np.concatenate([F, R2])
             nF = F.size
             sub.checkpoint(0.0, "training on F ∪ R1")
-            e1 = _embedding(clone_estimator(estimator).fit(rows(train1)))
+            _, e1 = fit(rows(train1), _Part(sub, 0.0, 0.05))
             sub.checkpoint(0.05, "training on F ∪ R2")
-            e2 = _embedding(clone_estimator(estimator).fit(rows(train2)))
+            _, e2 = fit(rows(train2), _Part(sub, 0.05, 0.1))
             size = float(np.sqrt(np.mean(np.sum((e1[:nF] - e1[:nF].mean(0)) ** 2, axis=1)))) or 1.0
             aligned2 = affine_align(e2[:nF], e1[:nF])(e2[:nF])
             variability = np.linalg.norm(aligned2 - e1[:nF], axis=1) / size
             held = rng.choice(nF, size=min(n_heldout, nF), replace=False)
             for j, h in enumerate(held):
-                sub.checkpoint(0.1 + 0.9 * j / len(held), f"leave-one-out {j + 1}/{len(held)}")
+                at = 0.1 + 0.9 * j / len(held)
+                sub.checkpoint(at, f"leave-one-out {j + 1}/{len(held)}")
                 keep = np.delete(np.arange(train1.size), h)
-                est = clone_estimator(estimator).fit(rows(train1[keep]))
-                e_loo = _embedding(est)
-                y_new = _extend(est, rows(train1[[h]], train1[keep]))
+                est, e_loo = fit(rows(train1[keep]), _Part(sub, at, at + 0.8 / len(held)))
+                y_new = np.asarray(extend(est, rows(train1[[h]], train1[keep]),
+                                          _Part(sub, at + 0.8 / len(held), at + 0.9 / len(held))))
                 align = affine_align(e_loo, e1[keep])
                 err = np.linalg.norm(align(y_new)[0] - e1[h]) / size
                 var_all.append(variability[h])

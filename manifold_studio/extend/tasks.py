@@ -21,7 +21,7 @@ from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError, error_message
 from manifold_studio.extend.out_of_core import extend_source
-from manifold_studio.extend.quality import extension_quality
+from manifold_studio.extend.quality import extension_method, extension_quality
 from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.extend.isolated_apply import model_ids
 from manifold_studio.files.model_file import load_model_with_metadata, read_metadata
@@ -181,9 +181,13 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 
 def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions=(0.01, 0.02, 0.05, 0.1, 0.2),
                         n_repeats: int = 3, n_heldout: int = 10, max_points: int | None = 400,
-                        random_state=0, progress=None, distances: bool = False) -> dict:
+                        random_state=0, progress=None, distances: bool = False, estimator=None,
+                        isolated: bool = False) -> dict:
     """Run the section 5.4 experiment and return a plot-ready, JSON-friendly report (``distances``: X
     is a square distance matrix; see :func:`~manifold_studio.extend.quality.extension_quality`).
+    ``estimator``: the unfitted estimator (e.g. a run's chain and algorithm) instead of
+    ``algorithm_cls(**params)``; ``isolated``: each refit runs in a worker process and each
+    extension in another (a third-party algorithm or step that crashes ends only its worker).
 
     At most ``max_points`` random rows of ``X`` are used (each of the many refits costs a full
     fit). The report holds, per fraction, the mean and 95% interval of the variability, of the
@@ -197,10 +201,20 @@ def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions
     if max_points is not None and n_all > int(max_points):
         keep = np.sort(rng.choice(n_all, size=int(max_points), replace=False))
         X = X[np.ix_(keep, keep)] if distances else X[keep]
-    est = algorithm_cls(**params)
+    est = algorithm_cls(**params) if estimator is None else estimator
+    fit = extend = None
+    if isolated:
+        def fit(rows, p):
+            outcome = fit_estimator_in_subprocess(est, rows, None, p)
+            return outcome.estimator, (outcome.embedding if outcome.embedding is not None
+                                       else np.asarray(outcome.estimator.spectral_embedding_))
+
+        def extend(fitted, rows, p):
+            return extend_model(fitted, rows, p, isolated=True, method=extension_method(fitted))
     start = time.perf_counter()
     res = extension_quality(est, X, fractions=tuple(fractions), n_repeats=int(n_repeats),
-                            n_heldout=int(n_heldout), random_state=rng, progress=progress, distances=distances)
+                            n_heldout=int(n_heldout), random_state=rng, progress=progress, distances=distances,
+                            fit=fit, extend=extend)
     rows = []
     for r in res.rows:
         var = mean_ci(r.variability)
@@ -210,6 +224,6 @@ def quality_report_task(algorithm_cls, params: dict, X: np.ndarray, *, fractions
                      "n_points": int(np.asarray(r.variability).size),
                      "variability": list(var), "extension_error": list(err),
                      "difference": [float(r.difference_mean), lo, hi]})
-    return {"method": getattr(est, "id", ""), "params": dict(params), "n_points": int(X.shape[0]),
+    return {"method": getattr(getattr(est, "final", None) or est, "id", ""), "params": dict(params), "n_points": int(X.shape[0]),
             "n_available": int(n_all), "n_repeats": int(n_repeats), "n_heldout": int(n_heldout),
             "rows": rows, "sentence": res.explanation(), "time_s": time.perf_counter() - start}

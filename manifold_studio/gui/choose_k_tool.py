@@ -35,11 +35,17 @@ from manifold_studio.session.chosen_k import plan_chosen_k
 from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
+from manifold_studio.session.isolated_fit import fit_estimator_in_subprocess
 
 CURVES = (("within", "within-cluster inertia W", "min"),
           ("davies_bouldin", "Davies–Bouldin (lower is better)", "min"),
           ("silhouette", "mean silhouette (higher is better)", "max"),
           ("validation_log_likelihood", "validation log-likelihood", "max"))
+
+
+def _fit_in_worker(est, X, progress):
+    """One fit of Choose k in a worker process (a third-party method, as a run fits it): its labels."""
+    return fit_estimator_in_subprocess(est, X, None, progress).labels
 
 
 class ChooseKTool(QWidget):
@@ -209,6 +215,7 @@ class ChooseKTool(QWidget):
         self.job = self.window.start_job(
             choose_k, X, range(k_min, k_max + 1), method, params,
             validation_fraction=float(self.validation.value()), random_state=int(self.seed.value()),
+            fit=_fit_in_worker if self.window.run_controls.isolated_for(method) else None,
             title=f"Choosing k ({method})",
             on_success=self._done, on_failure=self._failed, on_cancel=self._cancelled)
         self.job.partial.connect(self._partial)

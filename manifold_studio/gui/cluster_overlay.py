@@ -32,6 +32,7 @@ from manifold_studio.analysis.cluster_tasks import (
 from manifold_studio.errors import ManifoldStudioError
 from manifold_studio.gui.session_undo import install_session_undo
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.session.lifecycle import run_model
 from manifold_studio.analysis.map_coords import as_map_xy
 
 AUTO, HIDDEN = "auto", "hidden"
@@ -227,9 +228,10 @@ class ClusterOverlay(QObject):
         chain = run.meta.get("chain")
         if chain != map_run.meta.get("chain"):  # fitted on other columns: no common space
             return None
-        extend = getattr(getattr(map_run.estimator, "final", None) if chain else map_run.estimator, "extend", None)
-        if extend is None:
+        model = getattr(map_run.estimator, "final", None) if chain else map_run.estimator
+        if getattr(model, "extend", None) is None:
             return None
+        extend = run_model(map_run, model).extend   # a third-party model projects in a worker process
         if chain:
             try:
                 X = self.window.session.prepared_data(run.id).X

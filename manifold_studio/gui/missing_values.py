@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QAction
 
+from manifold_studio.session.lifecycle import run_model
+
 _COUNTS: dict[int, int] = {}  # id(X) -> number of NaN cells (data sets are not modified in place)
 
 
@@ -77,7 +79,7 @@ class MissingValues:
             self.window.report_error("Impute missing values needs a probabilistic PCA (method = em) run on a "
                                      "data set with missing values.")
             return None
-        est, X = run.estimator, ds.X
+        est, X = run_model(run), ds.X   # a third-party model imputes in a worker process
 
         def task(progress=None):
             progress.checkpoint(0.0, "Imputing missing values")

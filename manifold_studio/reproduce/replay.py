@@ -33,6 +33,9 @@ from manifold_studio.errors import DataError, InvalidParameterError, ManifoldStu
 from manifold_studio.extend.out_of_core import row_id_header
 from manifold_studio.fileio.export_paths import same_file
 from manifold_studio.project.project_file import read_project
+from manifold_studio.session.isolated_extend import extend_model
+from manifold_studio.session.isolated_fit import estimator_ids, third_party_parts
+from manifold_studio.session.lifecycle import run_extends_in_worker
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.export import write_table_csv
 from manifold_studio.tables.model import NUMERIC
@@ -173,9 +176,12 @@ def _unrestored_model(contents, run) -> str:
     return ""
 
 
-def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
+def replay(project, data_path, out_dir, progress=None, *, isolated: bool | None = None) -> ReplayResult:
     """Apply every saved model of ``project`` (a project path or a Session) to ``data_path`` and
-    write each run's output to ``out_dir`` (see the module docstring)."""
+    write each run's output to ``out_dir`` (see the module docstring). ``isolated``: extend every
+    run in this process (False: the command line, whose replay runs wholly in a worker process when
+    a third-party plugin is installed) or, by default (None), a run with a third-party part in a
+    worker process (:func:`~manifold_studio.session.isolated_extend.extend_model`, the window)."""
     progress = as_progress(progress)
     contents = read_project(project) if isinstance(project, (str, Path)) else None
     session = contents.session if contents is not None else project
@@ -220,7 +226,13 @@ def replay(project, data_path, out_dir, progress=None) -> ReplayResult:
                 continue
         sub = SubProgress(progress, k / len(applicable), (k + 1) / len(applicable), f"Run #{run.id}: ")
         try:  # every run is applied before anything is written: a step that cannot take the file writes nothing
-            values = np.asarray(run.estimator.extend(X, progress=sub))
+            in_worker = run_extends_in_worker(run) if isolated is None else isolated
+            values = np.asarray(extend_model(run.estimator, X, sub, isolated=True, what=data_path.name) if in_worker
+                                else run.estimator.extend(X, progress=sub))   # (a pipeline takes the data set)
+            if in_worker and run.cut_labels is not None and third_party_parts(estimator_ids(run.estimator)):
+                raise DataError(f"its dendrogram cut would run its third-party part "
+                                f"({', '.join(third_party_parts(estimator_ids(run.estimator)))}) in this process; "
+                                "the command line's replay applies it in a worker process")
             values = _with_cut(session, run, X, values)
         except (DataError, InvalidParameterError) as exc:
             raise DataError(f"Run #{run.id} ({run.algorithm_id}) cannot be applied to {data_path.name}: "

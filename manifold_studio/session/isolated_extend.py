@@ -15,6 +15,7 @@ pipeline receives the matrix of its training columns in the training order
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import tempfile
 from pathlib import Path
@@ -35,32 +36,59 @@ from manifold_studio.session.isolated_fit import (
     third_party_parts,
 )
 
-__all__ = ["extend_in_subprocess", "extend_model", "extends_in_worker", "extension_name"]
+__all__ = ["WorkerModel", "extend_in_subprocess", "extend_model", "extends_in_worker", "extension_name"]
 
 #: what a dead extension worker could not harm, in the window
 WINDOW_UNAFFECTED = "The window, your data and your runs are unaffected."
 
 
-def _child(conn, sys_path: list[str], model_path: str, x_path: str) -> None:
+#: the methods of a fitted model a worker may run on new rows: ``extend``, the spectral embedding
+#: of new points of a spectral clustering (``extend_embedding``, the extension-quality experiment's),
+#: a classifier's scores, a decoder's ``inverse_transform`` (its input: map positions, not data
+#: rows) and probabilistic PCA's ``impute``
+METHODS = ("extend", "extend_embedding", "predict", "decision_function", "predict_proba", "transform",
+           "inverse_transform", "impute")
+#: those whose input is not rows of the training columns (not matched to them)
+_CODES_IN = ("inverse_transform",)
+
+
+def _method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"Unknown extension {method!r}; allowed: {', '.join(METHODS)}.")
+    return method
+
+
+def _call(est, method: str, X, progress):
+    """``est.<method>(X)``, with ``progress=`` when the method takes it."""
+    fn = getattr(est, _method(method))
+    try:
+        takes = "progress" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return fn(X, progress=progress) if takes else fn(X)
+
+
+def _child(conn, sys_path: list[str], model_path: str, x_path: str, method: str = "extend") -> None:
     sys.path[:] = sys_path
 
     def work():
         est = model_from_bytes(Path(model_path).read_bytes(), "the model sent to the worker process")
         X = sp.load_npz(x_path) if x_path.endswith(".npz") else np.load(x_path, allow_pickle=False)
-        return (np.asarray(est.extend(X, progress=PipeProgress(conn))),)
+        return (np.asarray(_call(est, method, X, PipeProgress(conn))),)
 
     report_outcome(conn, work, stage="extension")
 
 
-def extend_in_subprocess(est, X, progress=None, *, name: str = "the model", unaffected: str = "") -> np.ndarray:
-    """``est.extend(X)`` in a spawned worker process; returns the values. A worker that dies or
-    fails raises PluginProcessError naming how (signal, exit code, error)."""
+def extend_in_subprocess(est, X, progress=None, *, name: str = "the model", unaffected: str = "",
+                         method: str = "extend") -> np.ndarray:
+    """``est.extend(X)`` (or another of :data:`METHODS`) in a spawned worker process; returns the
+    values. A worker that dies or fails raises PluginProcessError naming how (signal, exit code, error)."""
     with tempfile.TemporaryDirectory(prefix="ms-extend-") as tmp:
         model_path = Path(tmp) / "model.msmodel"
         model_path.write_bytes(model_bytes(est))
         x_path, _ = save_inputs(tmp, X)
-        (values,) = run_supervised(_child, (list(sys.path), str(model_path), x_path), progress, name,
-                                   f"manifold-studio extend {name}", unaffected=unaffected, data_errors=True)
+        (values,) = run_supervised(_child, (list(sys.path), str(model_path), x_path, _method(method)), progress,
+                                   name, f"manifold-studio extend {name}", unaffected=unaffected, data_errors=True)
     return values
 
 
@@ -80,18 +108,46 @@ def extension_name(est) -> str:
 
 
 def extend_model(est, X, progress=None, *, isolated: bool, what: str = "The data", name: str | None = None,
-                 unaffected: str = WINDOW_UNAFFECTED) -> np.ndarray:
+                 unaffected: str = WINDOW_UNAFFECTED, method: str = "extend") -> np.ndarray:
     """The one extension of a fitted model whoever asks (the window's Extend panel, ``run --extend``,
     ``run --fit-sample``, ``Session.extend``): :func:`~manifold_studio.session.fitting.extend_estimator`
     in this process, or with ``isolated`` (see :func:`extends_in_worker`) the same in a worker
     process: a pipeline's columns are matched here (``input_matrix``, no plugin code), its steps
     and algorithm run there. A worker that dies raises PluginProcessError naming ``name`` (default:
-    the model's parts) and the signal or exit code, then ``unaffected``."""
-    if not isolated:
+    the model's parts) and the signal or exit code, then ``unaffected``. ``method``:
+    ``"extend_embedding"`` gives a spectral clustering's embedding of the new points instead."""
+    if not isolated and _method(method) == "extend":
         return extend_estimator(est, X, progress, what=what)
-    if getattr(est, "id", "") == PIPELINE_ID:
+    if method in _CODES_IN:
+        X = np.asarray(X, dtype=float)
+    elif getattr(est, "id", "") == PIPELINE_ID:
         X = est.input_matrix(X)
     else:
         X = X if is_sparse(X) else np.asarray(X, dtype=float)
         check_features(est, X, what)
-    return extend_in_subprocess(est, X, progress, name=name or extension_name(est), unaffected=unaffected)
+    if not isolated:
+        return np.asarray(_call(est, method, X, progress))
+    return extend_in_subprocess(est, X, progress, name=name or extension_name(est), unaffected=unaffected,
+                                method=method)
+
+
+class WorkerModel:
+    """A fitted model whose :data:`METHODS` run in worker processes (each call by
+    :func:`extend_model` with ``isolated=True``): what the window hands to a task that would call
+    a third-party model's ``predict``, ``decision_function``, ``extend``, ``inverse_transform`` or
+    ``impute`` (decision regions, projected cluster centres, imputation). Its fitted attributes
+    (``classes_``, ``embedding_``, ...) are the model's, read here. ``describe`` names the work
+    in a dead worker's message."""
+
+    def __init__(self, est, *, name: str | None = None, unaffected: str = WINDOW_UNAFFECTED):
+        self.model, self._name, self._unaffected = est, name, unaffected
+
+    def __getattr__(self, attr):
+        value = getattr(self.__dict__["model"], attr)   # AttributeError as the model gives it
+        if not callable(value):
+            return value
+        if attr not in METHODS:   # (never its other methods here: they would run its code in this process)
+            raise AttributeError(f"{attr} of a model that runs in a worker process is not called here "
+                                 f"(a worker runs {', '.join(METHODS)}).")
+        return lambda X, progress=None: extend_model(self.model, X, progress, isolated=True, method=attr,
+                                                     name=self._name, unaffected=self._unaffected)

@@ -31,7 +31,7 @@ import numpy as np
 from manifold_studio.algorithms.curves import TrainingCurve
 from manifold_studio.errors import DataError, FitCancelled, ManifoldStudioError
 from manifold_studio.session.fitting import ExtendResult
-from manifold_studio.session.isolated_extend import extend_model, extends_in_worker
+from manifold_studio.session.isolated_extend import WorkerModel, extend_model, extends_in_worker
 from manifold_studio.session.records import DONE, FitOutcome, Run
 
 
@@ -146,6 +146,15 @@ def run_extends_in_worker(run: Run) -> bool:
     """Whether run ``run``'s extensions run in a worker process (see
     :func:`~manifold_studio.session.isolated_extend.extends_in_worker`)."""
     return extends_in_worker(run.estimator, bool((run.meta or {}).get("worker_process")))
+
+
+def run_model(run: Run, part=None):
+    """Run ``run``'s fitted model (or ``part`` of it, e.g. a pipeline's final algorithm) for a view
+    to call: itself, or when its extensions run in a worker (:func:`run_extends_in_worker`) a
+    :class:`~manifold_studio.session.isolated_extend.WorkerModel` whose ``predict``, ``extend``,
+    ``inverse_transform``, ``impute``, ... run in worker processes."""
+    model = run.estimator if part is None else part
+    return WorkerModel(model) if run_extends_in_worker(run) else model
 
 
 def prepare_extension(session, run_id: int, dataset_name: str | None = None, rows=None, *,

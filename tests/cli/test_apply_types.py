@@ -89,3 +89,34 @@ def test_apply_with_an_impute_step_reads_stray_text_as_missing_and_fills_it(tmp_
     filled = X.copy()
     filled[[3, 7], 1] = X[:, 1].mean()
     np.testing.assert_allclose(got[:, 1:], est.final.extend(filled), atol=1e-9)
+
+
+@pytest.mark.parametrize("prep", [[], ["--prep", "standardize"], ["--prep", "minmax"]])
+def test_run_extend_refuses_stray_text_in_a_numeric_column_with_or_without_a_chain(tmp_path, capsys, prep):
+    """run --extend checks the new file's types as apply does, a chain or not, before it fits:
+    the same sentence, exit 2, nothing written."""
+    _X, train, new = _stray_files(tmp_path)
+    out, ext = tmp_path / "r.csv", tmp_path / "e.csv"
+    code = main(["run", "pca", "--data", str(train), *prep, "--extend", str(new), "--extend-out", str(ext),
+                 "--out", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and not ext.exists(), err
+    assert ("new.csv: Column 'b' was numeric when the model was fitted, but in the new data some of its "
+            "cells are not numbers: on line 5 it holds 'oops3' (lines 5, 9).") in err, err
+
+
+def test_run_extend_with_an_impute_step_fills_stray_text_and_says_so(tmp_path, capsys):
+    X, train, new = _stray_files(tmp_path)
+    out, ext, model = tmp_path / "r.csv", tmp_path / "e.csv", tmp_path / "m.msmodel"
+    assert main(["run", "pca", "--data", str(train), "--prep", "impute", "--extend", str(new), "--extend-out",
+                 str(ext), "--out", str(out), "--save-model", str(model), "--in-process"]) == 0
+    err = capsys.readouterr().err
+    assert "column 'b' holds text ('oops3' on line 5)" in err and "impute step to fill" in err, err
+    got = np.loadtxt(ext, delimiter=",", skiprows=1)
+    from manifold_studio.files.model_file import load_model_with_metadata
+
+    est, _ = load_model_with_metadata(model)
+    filled = X.copy()
+    filled[[3, 7], 1] = X[:, 1].mean()
+    assert got.shape[0] == 40
+    np.testing.assert_allclose(got[:, 1:], est.final.extend(filled), atol=1e-9)

@@ -201,3 +201,29 @@ def test_run_extend_in_a_worker_gives_the_in_process_result(tmp_path, env):
     fitted = np.loadtxt(tmp_path / "a.csv", delimiter=",", skiprows=1, usecols=(1, 2))
     extended = np.loadtxt(tmp_path / "e.csv", delimiter=",", skiprows=1, usecols=(1, 2))
     np.testing.assert_allclose(extended, fitted, atol=1e-9)
+
+
+@pytest.mark.slow  # a local Dask cluster and a worker command: many seconds
+def test_run_and_apply_on_dask_run_a_third_party_step_in_a_worker_command(tmp_path, env):
+    """run --dask fits here (and a local Dask extends here): with a third-party step the whole
+    command runs in a worker, so a step that segfaults ends that worker, not the command; apply
+    --dask of a third-party model (restoring it runs the plugin) likewise."""
+    pytest.importorskip("distributed")
+    import manifold_studio as ms
+
+    X = ms.load_data("sample:iris").X
+    data = tmp_path / "iris.csv"
+    data.write_text("a,b,c,d\n" + "\n".join(",".join(map(repr, map(float, r))) for r in X) + "\n")
+    out = tmp_path / "o.csv"
+    code, _, err, pid = cli(env, "run", "pca", "--data", str(data), "--prep", "tp_segv", "--dask", "",
+                            "--fit-sample", "30", "--out", str(out))
+    assert code == 1 and "SIGSEGV" in err and "tp_segv" in err and "on Dask" in err, err
+    assert step_pid(env) != pid and not out.exists()
+    model = tmp_path / "m.msmodel"
+    code, _, err, _ = cli(env, "run", "pca", "--data", str(data), "--prep", "tp_double", "--out",
+                          str(tmp_path / "r.csv"), "--save-model", str(model))
+    assert code == 0, err
+    env = {**env, "STEP_CRASH_IN_TRANSFORM": "segv"}
+    code, _, err, _ = cli(env, "apply", "--model", str(model), "--data", str(data), "--dask", "", "--out", str(out))
+    assert code == 1 and "SIGSEGV" in err and "tp_double" in err and "on Dask" in err, err
+    assert not out.exists()

@@ -25,6 +25,7 @@ from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.session.lifecycle import run_model
 from manifold_studio.analysis.map_coords import as_map_xy
 
 REGION_ALPHA = 0.30  # region colour = white blended with this much of the class colour
@@ -115,7 +116,8 @@ class DecisionView(ResultView):
         self.title_label.setText(f"{run.title()} — {run.algorithm_name or run.algorithm_id}")
         if X is not None and X.ndim == 2 and X.shape[1] == 2:
             say(self.info, "Computing the decision regions…")
-            self.latest.start(self.window, decision_grid_task, run.estimator, X, y, title="Decision regions",
+            # a third-party classifier predicts the grid in worker processes, not in the window's
+            self.latest.start(self.window, decision_grid_task, run_model(run), X, y, title="Decision regions",
                               on_success=lambda res, run=run: self._grid_done(run, res),
                               on_failure=lambda msg, _d: say(self.info, f"No decision regions: {msg}", True))
             self.latest.job.ended.connect(self._update_enabled)

@@ -40,6 +40,7 @@ from manifold_studio.gui.widgets import (
     message_label,
     seed_spin_box,
 )
+from manifold_studio.session.lifecycle import run_extends_in_worker
 
 META_KEY = "extension_quality"
 SERIES = {  # name: (legend, colour, symbol, x offset)
@@ -71,6 +72,7 @@ class ExtensionQualityView(ResultView):
 
     #: a report was computed and drawn (the report dict)
     reportReady = Signal(object)
+    reportFailed = Signal(str)   #: the message shown when the experiment failed (e.g. a worker process died)
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
@@ -224,11 +226,15 @@ class ExtensionQualityView(ResultView):
         try:
             fractions = _parse_fractions(self.fractions_edit.text())
             X, _y = window.session.training_data(run)
-            cls = window.host.algorithm_class(run.algorithm_id)
+            # the run's estimator as fitted (its chain too); a third-party part (or a run fitted in a
+            # worker) is refitted in worker processes and extended in others, never in this one
+            estimator = window.session.run_estimator(run)
+            isolated = run_extends_in_worker(run) or window.run_controls.isolated_for(run.algorithm_id)
         except Exception as exc:  # noqa: BLE001 - say why, start nothing
             window.report_error(f"Cannot compute the extension quality report: {exc}")
             return None
-        task = functools.partial(quality_report_task, cls, dict(run.params), X, fractions=fractions,
+        task = functools.partial(quality_report_task, None, dict(run.params), X, fractions=fractions,
+                                 estimator=estimator, isolated=isolated,
                                  n_repeats=self.repeats_spin.value(), n_heldout=self.heldout_spin.value(),
                                  max_points=self.points_spin.value(), random_state=self.seed_spin.value(),
                                  distances=window.session.dataset(run.dataset_name).distance_matrix and run.source_run is None)
@@ -250,9 +256,11 @@ class ExtensionQualityView(ResultView):
         self.reportReady.emit(report)
 
     def _failed(self, run_id: int, message: str, detail: str) -> None:
-        self.window.report_error(f"The extension quality report of run #{run_id} failed: {message}", detail)
+        text = f"The extension quality report of run #{run_id} failed: {message}"
+        self.window.report_error(text, detail)
         if self.run is not None and self.run.id == run_id:
             self.draw(self.run.meta.get(META_KEY))
+        self.reportFailed.emit(text)
 
     def _cancelled(self, run_id: int) -> None:
         self.window.show_status(f"Extension quality report of run #{run_id} cancelled.")

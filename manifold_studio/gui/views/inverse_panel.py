@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.inverse_map import decode, decoder_status, walk
 from manifold_studio.analysis.reconstruction import image_shape
 from manifold_studio.errors import ManifoldStudioError, error_message
+from manifold_studio.session.isolated_fit import estimator_ids, third_party_parts
 
 IMAGE_PX = 96
 MAX_VALUES = 60
@@ -31,6 +32,13 @@ def to_pixmap(values: np.ndarray, shape, px: int = IMAGE_PX) -> QPixmap:
     fmt = QImage.Format.Format_RGB888 if len(shape) == 3 else QImage.Format.Format_Grayscale8
     q = QImage(u8.data, w, h, u8.strides[0], fmt).copy()
     return QPixmap.fromImage(q).scaled(px, px, Qt.AspectRatioMode.KeepAspectRatio)
+
+
+def _in_worker(run) -> bool:
+    """Whether ``run``'s model holds a third-party part, whose code runs in worker processes only:
+    not decoded here (hover decodes at once, in this process)."""
+    est = getattr(run, "estimator", None)
+    return est is not None and bool(third_party_parts(estimator_ids(est)))
 
 
 class InversePanel(QWidget):
@@ -86,7 +94,7 @@ class InversePanel(QWidget):
     def status_text(self) -> str:
         run = self.map_run()
         name = run.algorithm_name or run.algorithm_id if run is not None else "this map"
-        return decoder_status(getattr(run, "estimator", None), name).message
+        return decoder_status(getattr(run, "estimator", None), name, _in_worker(run)).message
 
     def _run_changed(self):
         self.ends = [None, None]
@@ -98,7 +106,7 @@ class InversePanel(QWidget):
         run = self.map_run()
         try:
             row = decode(getattr(run, "estimator", None), [[x, y]], getattr(run, "embedding", np.zeros((0, 2))),
-                         getattr(run, "algorithm_id", ""))[0]
+                         getattr(run, "algorithm_id", ""), _in_worker(run))[0]
         except ManifoldStudioError as exc:
             self.status.setText(error_message(exc))
             return None
@@ -174,7 +182,7 @@ class InversePanel(QWidget):
         try:
             positions, rows = walk(getattr(run, "estimator", None), self.ends[0], self.ends[1],
                                    getattr(run, "embedding", np.zeros((0, 2))), self.steps.value(),
-                                   getattr(run, "algorithm_id", ""))
+                                   getattr(run, "algorithm_id", ""), _in_worker(run))
         except ManifoldStudioError as exc:
             self.status.setText(error_message(exc))
             return

@@ -18,6 +18,7 @@ from manifold_studio.analysis.map_neighbours import (
 from manifold_studio.errors import DataError
 from manifold_studio.gui.flow_layout import group
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.session.isolated_fit import third_party_parts
 
 FAITHFUL_COLOR_KEY = "faithfulness"
 TRUST_K = 10
@@ -38,6 +39,11 @@ def feature_space(dataset, run):
     est = getattr(run, "estimator", None)
     prep = getattr(est, "preparation", None) if est is not None else None
     if prep and run is not None and (run.rows is None or len(run.rows) == dataset.n_samples):
+        foreign = third_party_parts([getattr(step, "id", "") for _, step in prep])
+        if foreign:   # its transform would run here: the session's prepared data refuse it alike
+            raise DataError(f"Run #{run.id}'s preparation goes through the third-party step '{foreign[0]}', which "
+                            "runs in a worker process only, never in the window's: no neighbours in its prepared "
+                            "space.")
         X = np.asarray(est.prepare(X), dtype=float)
         return X, (dataset.name, id(dataset.X), run.id)
     return X, (dataset.name, id(dataset.X), None)

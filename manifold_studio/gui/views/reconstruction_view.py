@@ -28,6 +28,9 @@ from manifold_studio.analysis.reconstruction import (
 )
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import button_row, column, heading_label, message_label
+from manifold_studio.session.isolated_extend import WorkerModel
+from manifold_studio.session.isolated_fit import fit_estimator_in_subprocess
+from manifold_studio.session.lifecycle import run_extends_in_worker
 
 _MAX_COMPONENTS_SHOWN = 16
 _LABEL_STYLE = {"color": "#333", "size": "8pt"}
@@ -39,8 +42,19 @@ def as_picture(row: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return img @ np.array([0.299, 0.587, 0.114]) if img.ndim == 3 else img
 
 
-def reconstruction_task(estimator, X, *, max_points, progress=None):
-    return reconstruction_series(estimator, X, max_points=max_points, progress=progress)
+def reconstruction_task(estimator, X, *, max_points, progress=None, isolated: bool = False):
+    """The refits and reconstructions; ``isolated``: each refit in a worker process
+    (:func:`~manifold_studio.session.isolated_fit.fit_estimator_in_subprocess`), each
+    reconstruction in another (:class:`~manifold_studio.session.isolated_extend.WorkerModel`)."""
+    fit = decode = None
+    if isolated:
+        def fit(est, rows, p):
+            outcome = fit_estimator_in_subprocess(est, rows, None, p)
+            return outcome.estimator, outcome.embedding
+
+        def decode(est, codes):
+            return WorkerModel(est).inverse_transform(codes)
+    return reconstruction_series(estimator, X, max_points=max_points, progress=progress, fit=fit, decode=decode)
 
 
 class ReconstructionView(ResultView):
@@ -51,6 +65,8 @@ class ReconstructionView(ResultView):
 
     #: a series was computed and drawn
     seriesReady = Signal(object)
+    #: the refits failed (e.g. a worker process died): the message shown
+    seriesFailed = Signal(str)
 
     def __init__(self, window=None, parent=None):
         super().__init__(window, parent)
@@ -138,7 +154,9 @@ class ReconstructionView(ResultView):
         except Exception as exc:  # noqa: BLE001 - say why, start nothing
             window.report_error(f"Cannot compute the reconstructions: {exc}")
             return None
-        task = functools.partial(reconstruction_task, run.estimator, X, max_points=self.points_spin.value())
+        # a third-party method refits and reconstructs in worker processes, never in the window's
+        task = functools.partial(reconstruction_task, run.estimator, X, max_points=self.points_spin.value(),
+                                 isolated=run_extends_in_worker(run))
         rid = run.id
         self.note_label.setText("Computing… (one fit of the method per number of components)")
         return self.start_own_job(task, title=f"Reconstructions of run #{rid}",
@@ -158,8 +176,10 @@ class ReconstructionView(ResultView):
         self.seriesReady.emit(series)
 
     def _failed(self, run_id: int, message: str, detail: str) -> None:
-        self.window.report_error(f"The reconstructions of run #{run_id} failed: {message}", detail)
+        text = f"The reconstructions of run #{run_id} failed: {message}"
+        self.window.report_error(text, detail)
         self._ended_without(run_id, "failed")
+        self.seriesFailed.emit(text)
 
     def _ended_without(self, run_id: int, what: str) -> None:
         self.window.show_status(f"Reconstructions of run #{run_id} {what}.")

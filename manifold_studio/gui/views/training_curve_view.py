@@ -4,7 +4,8 @@ Training loops publish :class:`~manifold_studio.algorithms.curves.TrainingCurve`
 ``progress.partial``; the main window routes them here (:mod:`manifold_studio.gui.fit_partials`)
 and the view redraws the curve (mistakes per epoch, training / validation loss, SVM objective),
 on a log scale when the curve asks for it. When the run is shown afterwards, the final curve is
-``estimator.training_curve()``.
+``estimator.training_curve()``; for a model with a third-party part (its code runs in worker
+processes only, never in the window's) it is the last curve its fit published.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from manifold_studio.algorithms.curves import TrainingCurve
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import message_label
+from manifold_studio.session.isolated_fit import estimator_ids, third_party_parts
 
 
 class TrainingCurveView(ResultView):
@@ -28,6 +30,7 @@ class TrainingCurveView(ResultView):
         super().__init__(window, parent)
         self.curve: TrainingCurve | None = None
         self.n_partials = 0
+        self._published: dict[int, TrainingCurve] = {}   # run id -> the last curve its fit published
         self.info = message_label("Training curve of a classifier (mistakes or loss per epoch).")
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
@@ -48,10 +51,13 @@ class TrainingCurveView(ResultView):
         super().show_run(run, dataset)
         curve = None
         if run is not None and run.succeeded and run.estimator is not None:
-            try:
-                curve = run.estimator.training_curve()
-            except Exception:  # noqa: BLE001 - no curve rather than a broken view
-                curve = None
+            if third_party_parts(estimator_ids(run.estimator)):   # its code never runs here
+                curve = self._published.get(run.id)
+            else:
+                try:
+                    curve = run.estimator.training_curve()
+                except Exception:  # noqa: BLE001 - no curve rather than a broken view
+                    curve = None
         if curve is None:
             self._draw(None)
             self.info.setText("This run has no training curve." if run is not None
@@ -65,6 +71,8 @@ class TrainingCurveView(ResultView):
         if not isinstance(curve, TrainingCurve):
             return False
         self.n_partials += 1
+        if run is not None:
+            self._published[run.id] = curve
         self._draw(curve)
         self.info.setText(f"{run.title() if run is not None else ''}: {curve.title} — training… "
                           f"({len(curve.x):,} points)")
