@@ -202,7 +202,7 @@ class DistributionView(FeatureView):
             width = 0.12 if violin else 0.5
             rect = pg.BarGraphItem(x=[i], y0=[box.q1], height=[box.q3 - box.q1], width=width,
                                    brush=pg.mkBrush(*color[:3], 60 if violin else 120), pen=pg.mkPen(*color[:3], 255))
-            self._add(rect, cls)
+            self._add(rect)  # no legend entry: the axis names each class under its box (a legend covered the third)
             pen = pg.mkPen(30, 30, 30, width=2)
             self._add(pg.PlotCurveItem([i - width / 2, i + width / 2], [box.median] * 2, pen=pen))
             self._add(pg.PlotCurveItem([i, i, i, i, i], [box.whisker_low, box.q1, np.nan, box.q3, box.whisker_high],
