@@ -48,7 +48,8 @@ def add_compare_clusterings_parser(sub, data_help: str) -> None:
                    help="share of the rows held out for the validation log-likelihood (default 0.25; 0: none)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the held-out split and of every method's random_state (default 0)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
+    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
+                   ".parquet ('-': CSV on standard output)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
     p.set_defaults(func=cmd_compare_clusterings)

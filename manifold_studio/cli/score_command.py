@@ -54,7 +54,8 @@ def add_score_parser(sub, data_help: str) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the folds (default 0)")
     p.add_argument("--compare-on", default="accuracy", choices=METRICS,
                    help="the figure of the paired comparison (default accuracy)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
+    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
+                   ".parquet ('-': CSV on standard output)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
     p.set_defaults(func=cmd_score)
