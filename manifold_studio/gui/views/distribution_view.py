@@ -158,7 +158,7 @@ class DistributionView(FeatureView):
         name = res.column
         missing = f"; {res.n_missing:,} missing values left out" if res.n_missing else ""
         self.info.setText(f"<b>{name}</b> of {self.dataset_name}{self.column_note(name)} by "
-                          f"{len(res.classes)} class(es){missing}.")
+                          f"{len(res.classes)} {'class' if len(res.classes) == 1 else 'classes'}{missing}.")
         if self.mode == HISTOGRAM:
             self._draw_histogram(res, coloring)
         else:
