@@ -133,6 +133,9 @@ def test_biplot_labels_of_wines_13_columns_do_not_overlap(qtbot, make_window):
         # the labels shown are those of the longest arrows that fit: the longest always is
         lengths = np.hypot(*view.arrow_labels.arrows.T)
         assert view.arrow_labels.names[int(np.argmax(lengths))] in view.arrow_labels.shown
+    # the labels lie above the arrows, their tips and the points (a tip hid a label's first letter)
+    assert all(t.zValue() > max(i.zValue() for i in view.items + [view.arrow_labels.tips])
+               for t in view.arrow_labels.texts)
     # every arrow's tip names its feature on hover, labelled or not
     tips = view.arrow_labels.tips
     assert [str(d).split(":")[0] for d in tips.data["data"]] == list(ds.feature_names)
