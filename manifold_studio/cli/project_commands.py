@@ -34,6 +34,8 @@ def add_project_parsers(sub) -> None:
     p.add_argument("project", metavar="PROJECT.msproj", help="a project saved by the window")
     p.add_argument("--data", required=True, metavar="FILE", help="the new data file")
     p.add_argument("--out-dir", required=True, metavar="FOLDER", help="where to write the outputs")
+    p.add_argument("--no-metas", dest="metas", action="store_false",
+                   help="leave the new file's meta columns out of the outputs (by default they follow the row id)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only notes and errors")
     p.set_defaults(func=cmd_replay)
@@ -60,7 +62,7 @@ def cmd_replay(args) -> int:
                      "Outputs of the runs replayed before it ended are kept.")
     if code is not None:
         return code
-    result = replay(project, data, args.out_dir)
+    result = replay(project, data, args.out_dir, metas=args.metas)
     for note in result.notes:
         print(f"note: {note}")
     if not args.quiet:
