@@ -378,14 +378,14 @@ def test_replay_gives(world, element):
     tree, seeded = world["tree"], world["seeded"]
     out = world["replayed"]
     if element in ("chain", "seed", "roles"):  # the training file: every row keeps its cluster
-        header, rows = out[seeded.id]
-        np.testing.assert_array_equal([int(r[1]) for r in rows], seeded.labels)
+        header, rows = out[seeded.id]  # the labels come last, after the row id and the meta columns
+        np.testing.assert_array_equal([int(r[-1]) for r in rows], seeded.labels)
     elif element == "id column":
         header, rows = out[tree.id]
         assert header[0] == "id" and [r[0] for r in rows] == world["ids"]
     elif element == "cut":
         header, rows = out[tree.id]
-        np.testing.assert_array_equal([int(r[1]) for r in rows], tree.cut_labels)
+        np.testing.assert_array_equal([int(r[-1]) for r in rows], tree.cut_labels)
 
 
 # -- seeds in refits -----------------------------------------------------------------------------

@@ -46,7 +46,8 @@ def add_score_parser(sub, data_help: str) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the folds (default 0)")
     p.add_argument("--compare-on", default="accuracy", choices=METRICS,
                    help="the figure of the paired comparison (default accuracy)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
+    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
+                   ".parquet ('-': CSV on standard output)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
     p.set_defaults(func=lazy_command("manifold_studio.cli.score_command", "cmd_score"))
@@ -73,7 +74,8 @@ def add_compare_clusterings_parser(sub, data_help: str) -> None:
                    help="share of the rows held out for the validation log-likelihood (default 0.25; 0: none)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the held-out split and of every method's random_state (default 0)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table as CSV ('-': standard output)")
+    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
+                   ".parquet ('-': CSV on standard output)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
     p.set_defaults(func=lazy_command("manifold_studio.cli.cluster_compare_command",
@@ -97,6 +99,8 @@ def add_project_parsers(sub) -> None:
     p.add_argument("project", metavar="PROJECT.msproj", help="a project saved by the window")
     p.add_argument("--data", required=True, metavar="FILE", help="the new data file")
     p.add_argument("--out-dir", required=True, metavar="FOLDER", help="where to write the outputs")
+    p.add_argument("--no-metas", dest="metas", action="store_false",
+                   help="leave the new file's meta columns out of the outputs (by default they follow the row id)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only notes and errors")
     p.set_defaults(func=lazy_command("manifold_studio.cli.project_commands", "cmd_replay"))

@@ -334,7 +334,11 @@ def cmd_run(args) -> int:
         write_csv(args.extend_out, header, columns, args.escape_formulas, array=ext)
     if args.save_model is not None:
         save_model(est, args.save_model, data=ds, extra={"fit_time_s": fit_time})
-    plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, est.get_params(),
+    # the subtitle names the algorithm's own changed parameters; a pipeline's deep parameters (its
+    # steps as Python reprs, every step's defaults) would be read as noise, and the title already
+    # names the chain
+    own = getattr(est, "final", None) or est
+    plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, own.get_params(),
                                  {p.name: p.default for p in cls.params},  # (third-party steps: not here)
                                  prepared_matrix(est, ds, steps) if isolated is None else None) if plot_size else ""
 

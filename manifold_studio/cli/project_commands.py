@@ -38,7 +38,7 @@ def cmd_replay(args) -> int:
                      "Outputs of the runs replayed before it ended are kept.")
     if code is not None:
         return code
-    result = replay(project, data, args.out_dir, isolated=False)   # (here: in the worker, or --in-process)
+    result = replay(project, data, args.out_dir, isolated=False, metas=args.metas)   # (here: in the worker, or --in-process)
     for note in result.notes:
         print(f"note: {note}")
     if not args.quiet:

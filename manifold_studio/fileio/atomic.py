@@ -78,6 +78,7 @@ def atomic_replace(path, fill: Callable[[Path], None]) -> Path:
             pass
         if isinstance(exc, OSError):  # a full disk, a quota, an I/O error: say so, nothing was replaced
             kept = "the previous file is unchanged" if path.exists() else "nothing was written"
-            raise WriteError(f"Cannot write {path.name}: {exc.strerror or exc}; {kept}.") from None
+            reason = str(exc.strerror or exc).rstrip(".")
+            raise WriteError(f"Cannot write {path.name}: {reason}; {kept}.") from None
         raise
     return path

@@ -105,6 +105,7 @@ class ImportDialog(QDialog):
         self._pending = None       # (generation, future) of the whole-column counts
         self._generation = 0
         self.whole_counts: dict[str, dict] = {}
+        self._notes: list[str] = []     # the preview's notes on the columns, said under the tables
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._collect_counts)
@@ -114,6 +115,7 @@ class ImportDialog(QDialog):
         self.resize(900, 640)
         names = {p.name for p in loader.options}
         self.form = ParamForm(tuple(p for p in loader.options if p.name not in OWN_OPTIONS))
+        self.form.set_row_spacing(2)
         self.sheet_box = QComboBox()
         self.sheet_box.setObjectName("import_sheet")
         self.sheets = []
@@ -132,8 +134,13 @@ class ImportDialog(QDialog):
         self.columns.setHorizontalHeaderLabels(["Column", "Type", "Distinct", "Missing", "Role"])
         self.columns.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.columns.horizontalHeader().setStretchLastSection(True)
-        row_h = self.columns.verticalHeader().defaultSectionSize()
-        self.columns.setMinimumHeight(row_h * MIN_COLUMN_ROWS + self.columns.horizontalHeader().sizeHint().height() + 4)
+        # compact rows (the role boxes fit a line of text) so that ten of them, the options and the
+        # preview fit a 1366 x 768 screen
+        row_h = self.columns.fontMetrics().height() + 10
+        self.columns.verticalHeader().setMinimumSectionSize(row_h)
+        self.columns.verticalHeader().setDefaultSectionSize(row_h)
+        self.columns.setMinimumHeight(row_h * MIN_COLUMN_ROWS + self.columns.horizontalHeader().sizeHint().height()
+                                      + 2 * self.columns.frameWidth() + 2)
         self.missing_note = QLabel("")
         self.missing_note.setWordWrap(True)
         self.missing_note.setObjectName("import_missing_note")
@@ -235,7 +242,8 @@ class ImportDialog(QDialog):
             for c in range(len(frame.columns)):
                 v = frame.iat[r, c]
                 self.preview.setItem(r, c, QTableWidgetItem("" if v is None or v != v else str(v)))
-        self.status.setText(f"{len(infos)} columns; " + "; ".join(table.report[:3]))
+        self._notes = [note.rstrip(".") for note in table.report[:3]]
+        self.status.setText(f"{len(infos)} columns; " + "; ".join(self._notes))
         self._preview_rows = len(frame)
         self._chosen_roles = keep
         self._count_whole_columns()
@@ -309,8 +317,12 @@ class ImportDialog(QDialog):
         if name is None:
             return
         boxes[name].setCurrentText(TARGET)
-        self.status.setText(self.status.text() + f"; {name!r} ({counts[name]['distinct']} classes) is proposed as the target "
-                            "(no column was one): change its role if it is not the label")
+        # the preview's note on that column (kept as a meta column, its classes counted in the
+        # first rows only) no longer holds: the proposal replaces it
+        notes = [note for note in self._notes if f"'{name}'" not in note]
+        notes.append(f"{name!r} ({counts[name]['distinct']} classes in the whole column) is proposed as the "
+                     "target (no column was one): change its role if it is not the label")
+        self.status.setText(f"{len(boxes)} columns; " + "; ".join(notes))
 
     def _stop_counting(self) -> None:
         self._poll.stop()

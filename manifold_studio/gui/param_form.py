@@ -339,6 +339,10 @@ class ParamForm(QWidget):
             self.validityChanged.emit(valid)
 
     # -- public API -------------------------------------------------------------------------
+    def set_row_spacing(self, pixels: int) -> None:
+        """The vertical space between the fields (a compact form in a crowded dialog)."""
+        self._form.setVerticalSpacing(pixels)
+
     def editor(self, name: str) -> ParamEditor:
         return self.editors[name]
 

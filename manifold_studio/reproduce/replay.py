@@ -11,8 +11,8 @@ Every finished run with a fitted model is applied to the new file in the order t
 made: a run fitted on a data set is extended to the new file's rows (its columns matched by
 name, in any order; a run with a preparation chain gets the new data set itself, so its fitted
 pipeline matches every column its steps use), a run fitted on another run's map ("cluster this map") is extended to that
-run's output on the new file. Each output is written as CSV (the new file's row id, then the
-run's coordinates or labels) named after the run that made it: ``run3_isomap.csv``. The new file's
+run's output on the new file. Each output is written as CSV (the new file's row id, its meta
+columns unless ``metas=False``, then the run's coordinates or labels) named after the run that made it: ``run3_isomap.csv``. The new file's
 columns get the roles saved in the project (a column made meta in the session stays meta). A new
 file that lacks a column a run was fitted on is refused with one line naming the column;
 nothing is written then.
@@ -38,6 +38,7 @@ from manifold_studio.session.isolated_fit import estimator_ids, third_party_part
 from manifold_studio.session.lifecycle import run_extends_in_worker
 from manifold_studio.session.records import DONE
 from manifold_studio.tables.export import write_table_csv
+from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.model import NUMERIC
 from manifold_studio.tables.options import ROLES_OPTION
 
@@ -176,7 +177,18 @@ def _unrestored_model(contents, run) -> str:
     return ""
 
 
-def replay(project, data_path, out_dir, progress=None, *, isolated: bool | None = None) -> ReplayResult:
+def _metas(train, new) -> tuple[list[str], list[np.ndarray]]:
+    """The new file's meta columns that are meta columns of the training data too (a feature the
+    new file's text made categorical is not one), for the output after the row id as in run and
+    apply."""
+    table = getattr(train, "table", None)
+    kept = set(table.meta_names) if table is not None else set()
+    pairs = [(n, v) for n, v in zip(*meta_columns(new)) if n in kept]
+    return [n for n, _ in pairs], [v for _, v in pairs]
+
+
+def replay(project, data_path, out_dir, progress=None, metas: bool = True, *,
+           isolated: bool | None = None) -> ReplayResult:
     """Apply every saved model of ``project`` (a project path or a Session) to ``data_path`` and
     write each run's output to ``out_dir`` (see the module docstring). ``isolated``: extend every
     run in this process (False: the command line, whose replay runs wholly in a worker process when
@@ -245,8 +257,10 @@ def replay(project, data_path, out_dir, progress=None, *, isolated: bool | None 
         values = made[run.id]
         header, columns = _columns(run, values)
         path = targets[run.id]
-        write_table_csv(path, [row_id_header(loaded[run.dataset_name])] + header,
-                        [np.asarray(loaded[run.dataset_name].row_ids)] + columns)
+        new = loaded[run.dataset_name]
+        meta_names, meta_values = _metas(session.datasets[run.dataset_name], new) if metas else ([], [])
+        write_table_csv(path, [row_id_header(new)] + meta_names + header,
+                        [np.asarray(new.row_ids)] + meta_values + columns)
         result.outputs.append((run.id, path))
         result.n_rows = int(values.shape[0])
     progress.checkpoint(1.0, f"Replayed {len(result.outputs)} run(s)")

@@ -161,3 +161,32 @@ def test_replay_of_a_run_whose_chain_step_is_not_installed_names_the_step_and_re
     assert cli_main(["replay", str(project), "--data", str(data), "--out-dir", str(tmp_path / "cli"),
                      "--in-process"]) == 0
     assert "'test_halves', which no loaded plugin provides" in capsys.readouterr().out
+
+
+def test_replay_outputs_carry_the_new_files_meta_columns_after_the_row_id(tmp_path, capsys):
+    """As run and apply: the meta columns of the file replayed on follow the row id (its own
+    values, not the training file's); --no-metas leaves them out."""
+    def write(path, X, sites):
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["a", "b", "c", "d", "site"])
+            for row, site in zip(X, sites):
+                w.writerow([*map(repr, row.tolist()), site])
+        return path
+
+    X, _ = _points(40, 3)
+    s = Session()
+    s.load(str(write(tmp_path / "train.csv", X, [f"s{i % 3}" for i in range(40)])))
+    pca = s.run("pca", n_components=2)
+    path = save_project(s, tmp_path / "p.msproj")
+    Xn, _ = _points(9, 4)
+    new = write(tmp_path / "new.csv", Xn, [f"new{i}" for i in range(9)])
+    assert cli_main(["replay", str(path), "--data", str(new), "--out-dir", str(tmp_path / "r"), "-q"]) == 0
+    header, rows = _read(tmp_path / "r" / "run1_pca.csv")
+    assert header == ["row_id", "site", "pca_1", "pca_2"]
+    assert [r[1] for r in rows] == [f"new{i}" for i in range(9)]
+    np.testing.assert_allclose([[float(v) for v in r[2:]] for r in rows], pca.estimator.extend(Xn), atol=1e-12)
+    assert cli_main(["replay", str(path), "--data", str(new), "--out-dir", str(tmp_path / "n"), "--no-metas",
+                     "-q"]) == 0
+    assert _read(tmp_path / "n" / "run1_pca.csv")[0] == ["row_id", "pca_1", "pca_2"]
+    capsys.readouterr()

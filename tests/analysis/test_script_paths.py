@@ -125,8 +125,12 @@ def test_the_script_and_the_replay_use_the_roles_saved_in_the_project(tmp_path):
                         (table.column(n).take([r]).decoded()[0] for n in table.names)])
     result = replay(proj, new, tmp_path / "replayed")
     assert [p.name for _id, p in result.outputs] == [f"{run_output_name(pca)}.csv"]
-    got = _embedding(result.outputs[0][1])
-    np.testing.assert_allclose(got[:, 1:], pca.estimator.extend(ds.X[:25]), rtol=0, atol=1e-9)
+    with open(result.outputs[0][1], newline="") as f:
+        header, *body = list(csv.reader(f))
+    # the meta columns follow the row id (bill_length_mm, made meta in the session, among them)
+    assert header[0] == "row_id" and "bill_length_mm" in header and "year" not in header
+    got = np.array([[r[header.index(n)] for n in ("pca_1", "pca_2")] for r in body], float)
+    np.testing.assert_allclose(got, pca.estimator.extend(ds.X[:25]), rtol=0, atol=1e-9)
 
 
 def test_a_column_made_by_labelling_does_not_break_the_script(tmp_path):

@@ -145,3 +145,21 @@ def test_parquet_of_apply_agrees_with_the_dask_path(tmp_path, capsys):
     np.testing.assert_allclose(plain[["pca_1", "pca_2"]].to_numpy(), dask[["pca_1", "pca_2"]].to_numpy(),
                                rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(np.diff(plain["row_id"].to_numpy()), 1)
+
+
+def test_score_and_compare_clusterings_tables_follow_the_extension_too(tmp_path, capsys):
+    rc, _out, err = run(capsys, "score", "perceptron", "--data", "sample:iris", "--out", tmp_path / "s.csv", "-q")
+    assert rc == 0, err
+    rc, _out, err = run(capsys, "score", "perceptron", "--data", "sample:iris", "--out", tmp_path / "s.parquet", "-q")
+    assert rc == 0, err
+    header, rows = read_csv(tmp_path / "s.csv")
+    assert (tmp_path / "s.parquet").read_bytes()[:4] == b"PAR1"
+    frame = pd.read_parquet(tmp_path / "s.parquet")
+    assert list(frame.columns) == header and frame.iloc[0, 0] == rows[0][0] == "perceptron"
+    # the table has text: a .npy is refused in one sentence (no '.;'), and nothing is written
+    rc, _out, err = run(capsys, "score", "perceptron", "--data", "sample:iris", "--out", tmp_path / "s.npy", "-q")
+    assert rc != 0 and "give a .csv, .tsv or .parquet file; nothing was written." in err and ".;" not in err
+    assert not (tmp_path / "s.npy").exists()
+    rc, _out, err = run(capsys, "compare-clusterings", "kmeans", "--data", "sample:iris", "--out", tmp_path / "c.xlsx",
+                        "-q")
+    assert rc != 0 and "'.xlsx' is not a format" in err and not (tmp_path / "c.xlsx").exists()

@@ -124,3 +124,17 @@ def test_plot_subtitle_is_readable_and_names_only_the_changed_parameters(tmp_pat
                  "--plot", str(svg), "--out", str(tmp_path / "out.csv")]) == 0
     text = svg.read_text()
     assert "n_clusters 4" in text and "init k-means++" not in text and "'" not in text.split("<desc>")[1].split("</desc>")[0]
+
+
+def test_plot_subtitle_with_a_preparation_chain_names_the_algorithms_changed_parameters(tmp_path):
+    """With --prep the model is a pipeline: its deep parameters ('steps standardize,
+    Standardize(), mlp, MLP()', every step's defaults) were the subtitle; now only the
+    algorithm's own changed parameters are (the title names the chain)."""
+    from manifold_studio.cli.main import main
+    svg = tmp_path / "map.svg"
+    assert main(["run", "kmeans", "--data", "sample:iris", "--prep", "standardize", "--param", "n_clusters=4",
+                 "--plot", str(svg), "--out", str(tmp_path / "out.csv"), "-q"]) == 0
+    text = svg.read_text()
+    desc = text.split("<desc>")[1].split("</desc>")[0]
+    assert "n_clusters 4" in desc and "prepared data (standardize" in text
+    assert "steps" not in desc and "Standardize()" not in desc and "with_mean" not in desc and "__" not in desc

@@ -335,6 +335,11 @@ def test_violin_after_a_histogram_with_a_selection_spreads_the_classes(win):
     (x0, x1), _ = view.plot.getPlotItem().viewRange()
     n = len(np.unique(ds.labels))
     assert -1.0 < x0 < 0.0 and n - 1 < x1 < n
+    # the bottom axis names each class under its violin; no legend lies over the violins
+    ticks = view.plot.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [p for p, _ in ticks] == list(range(n))
+    assert [t for _, t in ticks] == [str(c) for c in np.unique(ds.labels)]
+    assert len(view.plot.getPlotItem().legend.items) == 0
     view.mode_combo.setCurrentText(HISTOGRAM)
     (x0, x1), _ = view.plot.getPlotItem().viewRange()
     values = ds.X[:, 2]

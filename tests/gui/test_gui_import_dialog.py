@@ -139,6 +139,10 @@ def test_counts_come_from_the_whole_column_and_a_text_class_column_is_proposed_a
     # data set has it as its target
     assert dlg.role_boxes["diagnosis"].currentText() == "target"
     assert "proposed as the target" in dlg.status.text()
+    # the preview's note (diagnosis a meta column with the 1 class of the first 20 rows) is gone
+    assert "column 'diagnosis' is not numeric" not in dlg.status.text()
+    assert "'diagnosis' (3 classes in the whole column)" in dlg.status.text()
+    assert "column 'site' is not numeric" in dlg.status.text()       # the other notes stay
     assert dlg.values()["roles"] == {"diagnosis": "target"}
 
 
@@ -162,7 +166,12 @@ def test_columns_list_shows_ten_rows_and_is_resizable(qtbot, host, tmp_path):
     dlg.show()
     qtbot.waitExposed(dlg)
     row_h = dlg.columns.verticalHeader().defaultSectionSize()
-    assert dlg.columns.height() >= 10 * row_h
+    assert dlg.columns.viewport().height() >= 10 * row_h     # ten whole rows are in sight
+    # ...and the whole dialog fits a 1366 x 768 screen with its title bar and a task bar
+    assert dlg.minimumSizeHint().height() <= 700
+    dlg.resize(900, 10)
+    qtbot.waitUntil(lambda: dlg.height() <= 700)
+    assert dlg.columns.viewport().height() >= 10 * row_h
     assert dlg.splitter.count() == 2 and dlg.splitter.widget(0).isAncestorOf(dlg.columns)
     _wait_counts(qtbot, dlg)
 

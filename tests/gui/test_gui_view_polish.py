@@ -9,7 +9,8 @@ from gui_helpers import discovered_host, wait_idle, wait_last_run
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtCore import QPointF  # noqa: E402
+from PySide6.QtGui import QFont, QFontMetrics, QImage  # noqa: E402
 
 from manifold_studio.gui.export import render_view  # noqa: E402
 
@@ -132,6 +133,9 @@ def test_biplot_labels_of_wines_13_columns_do_not_overlap(qtbot, make_window):
         # the labels shown are those of the longest arrows that fit: the longest always is
         lengths = np.hypot(*view.arrow_labels.arrows.T)
         assert view.arrow_labels.names[int(np.argmax(lengths))] in view.arrow_labels.shown
+    # the labels lie above the arrows, their tips and the points (a tip hid a label's first letter)
+    assert all(t.zValue() > max(i.zValue() for i in view.items + [view.arrow_labels.tips])
+               for t in view.arrow_labels.texts)
     # every arrow's tip names its feature on hover, labelled or not
     tips = view.arrow_labels.tips
     assert [str(d).split(":")[0] for d in tips.data["data"]] == list(ds.feature_names)
@@ -154,3 +158,33 @@ def test_arrow_label_placement_keeps_boxes_apart_longest_first():
     assert all(-300 <= b[0] and b[2] <= 300 and -300 <= b[1] and b[3] <= 300 for b in boxes)
     for i, x, y in kept:  # each label beside its own tip (within a few label heights)
         assert np.hypot(x - tips[i, 0], y - tips[i, 1]) < 100
+
+
+def test_loadings_name_the_digit_pixels_without_overlap(qtbot, make_window):
+    """64 digit pixels under the loadings' bars: the axis names every k-th, never two on top of
+    each other (the 64 names were one smear), and all of them once the plot is wide enough."""
+    w = make_window(discovered_host(("pca",), ("digits",)), initial_sample="digits")
+    wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)
+    dock = w.docks["view:pca_loadings"]
+    dock.show()
+    dock.raise_()
+    view = w.views["pca_loadings"]
+    view.redraw()
+    qtbot.waitUntil(lambda: view.result is not None, timeout=15_000)
+    names = list(view.result.names)
+    assert len(names) == 64
+    axis = view.plot.getPlotItem().getAxis("bottom")
+    vb = view.plot.getPlotItem().getViewBox()
+    widest = max(QFontMetrics(axis.style.get("tickFont") or QFont()).horizontalAdvance(n) for n in names)
+    steps = []
+    for width in (420, 5000):
+        view.plot.setFixedSize(width, 300)
+        qtbot.wait(30)
+        ticks = axis._tickLevels[0]
+        assert [n for _, n in ticks] == names[::view.tick_step]
+        # the distance on screen between two named features exceeds the widest name
+        a, b = (vb.mapViewToScene(QPointF(float(x), 0.0)).x() for x, _ in ticks[:2])
+        assert b - a > widest
+        steps.append(view.tick_step)
+    assert steps[0] > 1 and steps[1] == 1   # 420 px: every k-th pixel named; 5000 px: all of them

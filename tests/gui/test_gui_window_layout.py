@@ -185,3 +185,23 @@ def test_a_layout_saved_by_an_older_version_is_not_restored(qtbot, make_window, 
     store.sync()
     third = make_window(host)
     assert third.layout_restored and "view:spectrum" in shown_docks(third)
+
+
+@pytest.mark.parametrize("sample", ["wine", "digits"])
+@pytest.mark.parametrize("size", [SIZES[0], pytest.param(SIZES[1], marks=pytest.mark.slow)])
+def test_the_legend_covers_no_point_of_wine_or_digits(qtbot, make_window, sample, size):
+    """The issue saw the legend on wine's and digits' points: at both sizes, with the map alone
+    and with Test & Score open beneath it, no point lies under the legend (10 rows of digits)."""
+    w = make_window(discovered_host(("pca",), (sample,)))
+    w.resize(*size)
+    w.load_source(f"sample:{sample}")
+    wait_idle(qtbot, w)
+    w.run_algorithm("pca", {"n_components": 2})
+    wait_last_run(qtbot, w)
+    qtbot.wait(250)
+    view = w.map_view
+    assert view.legend.isVisible() and len(view.xy) == len(w.session.current_dataset.X)
+    assert points_under_legend(view) == 0
+    w.test_score_action.trigger()
+    qtbot.wait(250)
+    assert points_under_legend(view) == 0

@@ -16,6 +16,7 @@ from PySide6.QtGui import QFont
 
 LABEL_PT = 8
 LABEL_COLOR = (150, 10, 10)
+LABEL_Z = 20  # the labels above the arrows (z 0), their tips and the points
 GAP_PX, PAD_PX = 3.0, 1.0
 #: sideways shifts (in label heights) and pushes outward (in pixels) tried, in this order
 SHIFTS = (0.0, 1.0, -1.0, 2.0, -2.0)
@@ -88,7 +89,10 @@ class BiplotLabels:
         font = QFont()
         font.setPointSize(LABEL_PT)
         for name in self.names:
-            t = pg.TextItem(name, color=LABEL_COLOR, anchor=(0.5, 0.5))
+            # over the arrows, their tips and the points, on a light ground (another arrow's tip
+            # hid the first letter of wine's 'flavanoids')
+            t = pg.TextItem(name, color=LABEL_COLOR, anchor=(0.5, 0.5), fill=pg.mkBrush(255, 255, 255, 190))
+            t.setZValue(LABEL_Z)
             t.setFont(font)
             t.setVisible(False)
             self.plot.addItem(t, ignoreBounds=True)

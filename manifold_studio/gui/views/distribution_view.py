@@ -158,7 +158,7 @@ class DistributionView(FeatureView):
         name = res.column
         missing = f"; {res.n_missing:,} missing values left out" if res.n_missing else ""
         self.info.setText(f"<b>{name}</b> of {self.dataset_name}{self.column_note(name)} by "
-                          f"{len(res.classes)} class(es){missing}.")
+                          f"{len(res.classes)} {'class' if len(res.classes) == 1 else 'classes'}{missing}.")
         if self.mode == HISTOGRAM:
             self._draw_histogram(res, coloring)
         else:
@@ -202,7 +202,7 @@ class DistributionView(FeatureView):
             width = 0.12 if violin else 0.5
             rect = pg.BarGraphItem(x=[i], y0=[box.q1], height=[box.q3 - box.q1], width=width,
                                    brush=pg.mkBrush(*color[:3], 60 if violin else 120), pen=pg.mkPen(*color[:3], 255))
-            self._add(rect, cls)
+            self._add(rect)  # no legend entry: the axis names each class under its box (a legend covered the third)
             pen = pg.mkPen(30, 30, 30, width=2)
             self._add(pg.PlotCurveItem([i - width / 2, i + width / 2], [box.median] * 2, pen=pen))
             self._add(pg.PlotCurveItem([i, i, i, i, i], [box.whisker_low, box.q1, np.nan, box.q3, box.whisker_high],

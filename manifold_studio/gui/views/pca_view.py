@@ -14,8 +14,11 @@ the window's selection is ringed.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.analysis.feature_stats import pca_loadings
@@ -51,6 +54,11 @@ class PcaView(FeatureView):
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.addLegend(offset=(-10, 10))
         self.arrow_labels = BiplotLabels(self.plot)
+        #: every how many features the loadings' axis names one (the names never overlap)
+        self.tick_step = 1
+        vb = self.plot.getPlotItem().getViewBox()
+        vb.sigResized.connect(lambda _vb: self._fit_feature_ticks())
+        vb.sigXRangeChanged.connect(lambda _vb, _r: self._fit_feature_ticks())
         self.lay_out(["Show:", self.mode_combo], self.plot, self.rect_selection)
 
     @property
@@ -111,7 +119,6 @@ class PcaView(FeatureView):
                     x = np.arange(len(res.names)) - 0.4 + width * (c + 0.5)
                     self._add(pg.BarGraphItem(x=x, height=res.loadings[:, c], width=width,
                                               brush=pg.mkBrush(*PC_COLORS[c % 2]), pen=None), f"PC{c + 1}")
-                axis.setTicks([[(float(j), n) for j, n in enumerate(res.names)]])
                 self.plot.setLabel("bottom", "feature")
                 self.plot.setLabel("left", "loading")
             else:
@@ -120,6 +127,24 @@ class PcaView(FeatureView):
         if self.selection_overlay is not None:
             self.selection_overlay.refresh()
         self.plot.getPlotItem().autoRange()
+        self._fit_feature_ticks()
+
+    def _fit_feature_ticks(self) -> None:
+        """Name every ``tick_step``-th feature under the loadings, the step the smallest at which
+        the names do not overlap at the plot's current width and zoom (64 digit pixels in a
+        dock piled their names into one smear)."""
+        res = self.result
+        if res is None or self.mode != LOADINGS:
+            return
+        item = self.plot.getPlotItem()
+        axis, vb = item.getAxis("bottom"), item.getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        px_per_feature = vb.width() / max(x1 - x0, 1e-9)
+        metrics = QFontMetrics(axis.style.get("tickFont") or QFont())
+        need = max((metrics.horizontalAdvance(n) for n in res.names), default=0) + 8
+        step = max(1, math.ceil(need / px_per_feature)) if px_per_feature > 0 else 1
+        self.tick_step = step
+        axis.setTicks([[(float(j), n) for j, n in enumerate(res.names) if j % step == 0]])
 
     def _draw_biplot(self, res) -> None:
         scores = res.scores if res.scores.shape[1] > 1 else np.column_stack([res.scores, np.zeros(len(res.scores))])
