@@ -315,3 +315,15 @@ def test_correlations_and_ranking_read_the_prepared_data(qtbot, make_window, hos
     after = w.session.prepared_dataset()
     assert list(after.columns) == names  # the names exist at that point of the chain
     np.testing.assert_allclose(after.X, now.X[:, np.argsort(-f)[:3]], atol=1e-12)
+
+
+def test_fit_on_names_the_preparation_steps_a_run_fits_through(qtbot, make_window, host):
+    """The algorithm panel's "Fit on" does not say "raw data" while the chain standardizes."""
+    w = make_window(host)
+    w.session.load("sample:wine")
+    combo = w.input_selector.combo
+    assert combo.currentText() == "raw data (178 × 13)"
+    w.preparation_panel.add_step("standardize")
+    assert combo.currentText() == "data (178 × 13) → standardize" and w.input_selector.source_run() is None
+    w.undo_stack.undo()  # the chain is session state: the entry follows it
+    assert combo.currentText() == "raw data (178 × 13)"
