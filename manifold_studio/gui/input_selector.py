@@ -8,6 +8,7 @@ method, so that Run clusters the map.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 RAW = -1
@@ -64,7 +65,8 @@ class InputSelector(QWidget):
         keep = self.source_run()
         self.combo.blockSignals(True)
         self.combo.clear()
-        self.combo.addItem(self.data_entry(), RAW)
+        self.combo.addItem("", RAW)
+        self._show_data_entry()
         for r in self.candidates():
             dims = r.embedding.shape[1] if r.embedding.ndim == 2 else 1
             self.combo.addItem(f"#{r.id} {r.algorithm_id} map ({dims}-D)", r.id)
@@ -84,7 +86,13 @@ class InputSelector(QWidget):
 
     def _on_session_event(self, event) -> None:
         if event.kind == "chain_changed":
-            self.combo.setItemText(self.combo.findData(RAW), self.data_entry())
+            self._show_data_entry()
+
+    def _show_data_entry(self) -> None:
+        """The data set's entry and its tooltip (the whole text, when a narrow dock cuts it)."""
+        idx, text = self.combo.findData(RAW), self.data_entry()
+        self.combo.setItemText(idx, text)
+        self.combo.setItemData(idx, text, Qt.ItemDataRole.ToolTipRole)
 
     def _map_run(self):
         view = self.window.map_view

@@ -325,5 +325,6 @@ def test_fit_on_names_the_preparation_steps_a_run_fits_through(qtbot, make_windo
     assert combo.currentText() == "raw data (178 × 13)"
     w.preparation_panel.add_step("standardize")
     assert combo.currentText() == "data (178 × 13) → standardize" and w.input_selector.source_run() is None
+    assert combo.itemData(0, Qt.ItemDataRole.ToolTipRole) == combo.currentText()  # whole, if the dock cuts it
     w.undo_stack.undo()  # the chain is session state: the entry follows it
     assert combo.currentText() == "raw data (178 × 13)"
