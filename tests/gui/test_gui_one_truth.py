@@ -105,6 +105,10 @@ def test_wine_standardized_kmeans_map_silhouette_and_pca_views(qtbot, make_windo
     qtbot.waitUntil(lambda: pca_view.result is not None, timeout=10_000)
     np.testing.assert_allclose(pca_view.result.explained_variance_ratio, ref.explained_variance_ratio_, atol=1e-10)
     assert "standardize, 13 columns" in pca_view.info.text()
+    # the biplot's points are the data set's classes, not the run's clusters: the caption says so
+    pca_view.mode_combo.setCurrentIndex(pca_view.mode_combo.findText("biplot"))
+    qtbot.waitUntil(lambda: pca_view.mode == "biplot" and len(pca_view.xy) == 178, timeout=10_000)
+    assert "Points coloured by cultivar (the data set's classes)." in pca_view.info.text()
 
 
 def test_chain_saved_reopened_and_run_gives_the_same_labels(qtbot, make_window, host, tmp_path):
