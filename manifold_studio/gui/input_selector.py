@@ -1,4 +1,5 @@
-"""What a run fits on: the raw data set or the embedding of an earlier run ("cluster this map").
+"""What a run fits on: the data set (through the preparation chain, named in the entry when there
+is one: "data (178 × 13) → standardize") or the embedding of an earlier run ("cluster this map").
 
 Shown in the algorithm panel above the settings. ``source_run()`` is read by
 ``MainWindow.run_algorithm`` when the Run button starts a fit. The "Cluster this map" button
@@ -7,6 +8,7 @@ method, so that Run clusters the map.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 RAW = -1
@@ -18,8 +20,9 @@ class InputSelector(QWidget):
         self.window = window
         self.combo = QComboBox()
         self.combo.setObjectName("input_selector")
-        self.combo.setToolTip("What the algorithm is fitted on: the raw data set, or the embedding (map) "
-                              "computed by an earlier run on it — e.g. cluster a 2-D map.")
+        self.combo.setToolTip("What the algorithm is fitted on: the data set (through the Preparation "
+                              "steps, when there are any), or the embedding (map) computed by an "
+                              "earlier run on it — e.g. cluster a 2-D map (no preparation).")
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.combo.setMinimumContentsLength(14)
         self.this_map_button = QPushButton("Cluster this map")
@@ -35,6 +38,7 @@ class InputSelector(QWidget):
         window.bridge.runChanged.connect(lambda _r: self.refresh())
         window.bridge.datasetsChanged.connect(self.refresh)
         window.bridge.currentRunChanged.connect(lambda _r: self._update_button())
+        window.bridge.event.connect(self._on_session_event)
         self.refresh()
 
     # -- public API -----------------------------------------------------------------------------
@@ -61,9 +65,8 @@ class InputSelector(QWidget):
         keep = self.source_run()
         self.combo.blockSignals(True)
         self.combo.clear()
-        ds = self.window.session.current_dataset
-        self.combo.addItem(f"raw data ({ds.n_samples:,} × {ds.n_features})" if ds is not None else "raw data",
-                           RAW)
+        self.combo.addItem("", RAW)
+        self._show_data_entry()
         for r in self.candidates():
             dims = r.embedding.shape[1] if r.embedding.ndim == 2 else 1
             self.combo.addItem(f"#{r.id} {r.algorithm_id} map ({dims}-D)", r.id)
@@ -71,6 +74,25 @@ class InputSelector(QWidget):
         self.combo.setCurrentIndex(max(idx, 0))
         self.combo.blockSignals(False)
         self._update_button()
+
+    def data_entry(self) -> str:
+        """The data set's entry: "raw data (178 × 13)", or with a preparation chain the steps a run
+        fits through ("data (178 × 13) → standardize"), so "Fit on" never says raw when it is not."""
+        session = self.window.session
+        ds = session.current_dataset
+        shape = f" ({ds.n_samples:,} × {ds.n_features})" if ds is not None else ""
+        steps = [str(step) for step, _params in session.chain]
+        return f"data{shape} → {' → '.join(steps)}" if steps else f"raw data{shape}"
+
+    def _on_session_event(self, event) -> None:
+        if event.kind == "chain_changed":
+            self._show_data_entry()
+
+    def _show_data_entry(self) -> None:
+        """The data set's entry and its tooltip (the whole text, when a narrow dock cuts it)."""
+        idx, text = self.combo.findData(RAW), self.data_entry()
+        self.combo.setItemText(idx, text)
+        self.combo.setItemData(idx, text, Qt.ItemDataRole.ToolTipRole)
 
     def _map_run(self):
         view = self.window.map_view

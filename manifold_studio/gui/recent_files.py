@@ -78,7 +78,7 @@ class RecentFiles(QObject):
         self.projects.changed.connect(self.rebuild_menu)
         window.datasetLoaded.connect(self._on_dataset_loaded)
         project = window.project
-        if project is not None and hasattr(project, "path_listeners"):
+        if project is not None:
             project.path_listeners.append(self._on_project_path)
         self.rebuild_menu()
 

@@ -170,6 +170,6 @@ def install_undo(window) -> QUndoStack:
     if first is not None:
         menu.insertSeparator(first)
     project = window.project
-    if project is not None and hasattr(project, "path_listeners"):
+    if project is not None:
         project.path_listeners.append(lambda _path, what: what == "opened" and stack.clear())
     return stack

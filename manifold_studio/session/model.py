@@ -25,7 +25,6 @@ The session is not thread-safe: mutate it from one thread (the GUI's main thread
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import time
 import traceback
@@ -44,8 +43,7 @@ from manifold_studio.errors import (
 from manifold_studio.plugins.host import get_host
 from manifold_studio.analysis.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
-from manifold_studio.session.isolated_extend import extend_model
-from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_extends_in_worker, run_fit
+from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit
 from manifold_studio.session.ready_maps import add_ready_maps
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.state import AnalysisState
@@ -422,13 +420,6 @@ class Session(AnalysisState, ViewState):
                                    chain=chain), progress)  # the window runs the same spec on a worker thread
 
     # -- extension ------------------------------------------------------------------------
-    def extend_task(self, run_id: int, X) -> Callable[..., np.ndarray]:
-        """A Qt-free callable ``task(progress=None) -> values`` extending a finished run."""
-        run = self.run_by_id(run_id)
-        if run.status != DONE or run.estimator is None:
-            raise ManifoldStudioError(f"Run #{run_id} has no fitted model (status: {run.status}).")
-        return functools.partial(extend_model, run.estimator, X, isolated=run_extends_in_worker(run))
-
     def add_extension(self, run_id: int, values, dataset_name: str | None = None, *,
                       name: str | None = None, rows=None, time_s: float = 0.0) -> Extension:
         run = self.run_by_id(run_id)

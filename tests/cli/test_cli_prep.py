@@ -224,3 +224,20 @@ def test_run_extend_pushes_the_other_file_through_the_chain(tmp_path, capsys, ch
     header, rows = read_csv(tmp_path / "e.csv")
     assert header == ["row_id", "isomap_1", "isomap_2"] and [int(r[0]) for r in rows] == list(range(2, 27))
     np.testing.assert_allclose(np.array([r[1:] for r in rows], dtype=float), pipe.extend(new), rtol=1e-12, atol=1e-12)
+
+
+def test_run_with_a_chain_and_default_seed_gives_the_session_labels(tmp_path, capsys):
+    """``run`` builds its pipeline itself (not through ``Session.run``): with the same chain and the
+    seeds left at their defaults it must give the labels the window and the API give (issue 30)."""
+    from manifold_studio.session.model import Session
+
+    rc, out, err = run(capsys, "run", "kmeans", "--data", "sample:wine", "--prep", "standardize",
+                       "-p", "n_clusters=3", "--out", tmp_path / "k.csv")
+    assert rc == 0, err
+    header, rows = read_csv(tmp_path / "k.csv")
+    cli_labels = np.array([float(r[header.index("cluster")]) for r in rows])
+    s = Session()
+    s.load("sample:wine")
+    r = s.run("kmeans", chain=[("standardize", {"with_mean": True, "with_std": True})], n_clusters=3)
+    assert r.params["random_state"] == 0 and r.summary["random_state_used"] == 0  # the default seed, as in the form
+    np.testing.assert_array_equal(cli_labels, r.labels)

@@ -105,6 +105,10 @@ def test_wine_standardized_kmeans_map_silhouette_and_pca_views(qtbot, make_windo
     qtbot.waitUntil(lambda: pca_view.result is not None, timeout=10_000)
     np.testing.assert_allclose(pca_view.result.explained_variance_ratio, ref.explained_variance_ratio_, atol=1e-10)
     assert "standardize, 13 columns" in pca_view.info.text()
+    # the biplot's points are the data set's classes, not the run's clusters: the caption says so
+    pca_view.mode_combo.setCurrentIndex(pca_view.mode_combo.findText("biplot"))
+    qtbot.waitUntil(lambda: pca_view.mode == "biplot" and len(pca_view.xy) == 178, timeout=10_000)
+    assert "Points coloured by cultivar (the data set's classes)." in pca_view.info.text()
 
 
 def test_chain_saved_reopened_and_run_gives_the_same_labels(qtbot, make_window, host, tmp_path):
@@ -315,3 +319,16 @@ def test_correlations_and_ranking_read_the_prepared_data(qtbot, make_window, hos
     after = w.session.prepared_dataset()
     assert list(after.columns) == names  # the names exist at that point of the chain
     np.testing.assert_allclose(after.X, now.X[:, np.argsort(-f)[:3]], atol=1e-12)
+
+
+def test_fit_on_names_the_preparation_steps_a_run_fits_through(qtbot, make_window, host):
+    """The algorithm panel's "Fit on" does not say "raw data" while the chain standardizes."""
+    w = make_window(host)
+    w.session.load("sample:wine")
+    combo = w.input_selector.combo
+    assert combo.currentText() == "raw data (178 × 13)"
+    w.preparation_panel.add_step("standardize")
+    assert combo.currentText() == "data (178 × 13) → standardize" and w.input_selector.source_run() is None
+    assert combo.itemData(0, Qt.ItemDataRole.ToolTipRole) == combo.currentText()  # whole, if the dock cuts it
+    w.undo_stack.undo()  # the chain is session state: the entry follows it
+    assert combo.currentText() == "raw data (178 × 13)"

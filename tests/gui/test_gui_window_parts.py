@@ -9,8 +9,8 @@ from manifold_studio.gui import window_tools
 
 WINDOW_DIALOGS = False
 GUI = Path(window_tools.__file__).parent
-#: a probe of the window (or a view's window) by attribute name
-PROBE = re.compile(r'\b(getattr|hasattr)\((self\.)?(window|w|win)\s*,\s*"')
+#: a probe of the window (``self.window``, a view's ``view.window``) or its project by attribute name
+PROBE = re.compile(r'\b(getattr|hasattr)\((\w+\.)*(window|w|win|project)\s*,\s*"')
 #: modules another change of issue 30 edits at the same time (the preparation panel and the cluster
 #: views): their probes go when both are merged; remove each from here when it has none
 NOT_YET: set[str] = set()

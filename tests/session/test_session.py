@@ -13,6 +13,7 @@ from manifold_studio.algorithms import (
 from manifold_studio.algorithms.progress import CallbackProgress
 from manifold_studio.data import Dataset, Loader, Sample
 from manifold_studio.errors import DataError, InvalidParameterError, UnknownAlgorithmError
+from manifold_studio.session.lifecycle import prepare_extension_to
 from manifold_studio.hookspecs import hookimpl
 from manifold_studio.plugins.host import PluginHost
 from manifold_studio.session.records import CANCELLED, DONE, FAILED, QUEUED, RUNNING
@@ -308,7 +309,7 @@ def test_extension_is_recorded(session):
     np.testing.assert_array_equal(ext2.values, run.embedding[[1, 2]])
     failed = session.create_run("first_columns", {"mode": "fail"})
     with pytest.raises(Exception, match="no fitted model"):
-        session.extend_task(failed.id, np.zeros((1, 4)))
+        prepare_extension_to(session, failed.id, np.zeros((1, 4)))  # the one extension spec
 
 
 def test_removing_a_dataset_keeps_runs_and_other_data(session):

@@ -55,7 +55,7 @@ def run_pca_map(view, run, dataset):
     on: the PCA of the matrix the run was fitted on (``session.prepared_data``: its data set
     through its fitted preparation chain) — the data set's own PCA map (cached per data set,
     :func:`data_pca_map`) when the run has no chain. None when it cannot be computed."""
-    session = getattr(view.window, "session", None)
+    session = view.window.session if view.window is not None else None
     chain = run.meta.get("chain") if isinstance(run.meta, dict) else None
     if not chain or session is None:
         pca = data_pca_map(view, dataset)

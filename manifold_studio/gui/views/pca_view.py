@@ -111,8 +111,11 @@ class PcaView(FeatureView):
         if res is not None:
             k = res.loadings.shape[1]
             ratio = ", ".join(f"PC{i + 1} {r:.1%}" for i, r in enumerate(res.explained_variance_ratio))
+            coloured = ""
+            if self.mode == BIPLOT and self.labels is not None:  # not the run's clusters: say whose colours
+                coloured = f" Points coloured by {self.dataset.label_name or 'class'} (the data set's classes)."
             self.info.setText(f"PCA of {self.dataset_name}, drawn on {self.drawn_on} "
-                              f"({len(res.rows):,} complete rows): {ratio} of the variance.")
+                              f"({len(res.rows):,} complete rows): {ratio} of the variance.{coloured}")
             if self.mode == LOADINGS:
                 width = 0.8 / k
                 for c in range(k):
