@@ -32,9 +32,13 @@ def _final(estimator):
     return final if final is not None else estimator
 
 
-def decoder_status(estimator, name: str = "") -> DecodeStatus:
-    """Whether ``estimator`` (a run's fitted estimator) can decode a map position, in words."""
+def decoder_status(estimator, name: str = "", stored: bool = False) -> DecodeStatus:
+    """Whether ``estimator`` (a run's fitted estimator) can decode a map position, in words;
+    ``stored``: the map came with the data file (a ready-made map), it never had a model."""
     what = name or type(_final(estimator)).__name__ if estimator is not None else name or "this run"
+    if estimator is None and stored:
+        return DecodeStatus(False, f"{what} cannot decode a map position: it is a map stored in the data file, "
+                                   "without a model (run a method that decodes, e.g. PCA, to decode).")
     if estimator is None:
         return DecodeStatus(False, f"{what}: no fitted model in memory (fit the run again to decode).")
     fn = getattr(_final(estimator), "inverse_transform", None)
@@ -62,9 +66,9 @@ def _codes(positions, embedding: np.ndarray) -> np.ndarray:
     return np.hstack([positions, np.broadcast_to(rest, (positions.shape[0], rest.size))])
 
 
-def decode(estimator, positions, embedding, name: str = "") -> np.ndarray:
+def decode(estimator, positions, embedding, name: str = "", stored: bool = False) -> np.ndarray:
     """The data rows (m, n_features) that map positions (m, 2) decode to."""
-    status = decoder_status(estimator, name)
+    status = decoder_status(estimator, name, stored)
     if not status.ok:
         raise InvalidParameterError(status.message)
     codes = _codes(positions, embedding)
@@ -81,7 +85,8 @@ def walk_positions(start, end, steps: int) -> np.ndarray:
     return a + t * (b - a)
 
 
-def walk(estimator, start, end, embedding, steps: int = 8, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+def walk(estimator, start, end, embedding, steps: int = 8, name: str = "",
+         stored: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(positions, decoded rows) of a straight walk from ``start`` to ``end`` on the map."""
     pos = walk_positions(start, end, steps)
-    return pos, decode(estimator, pos, embedding, name)
+    return pos, decode(estimator, pos, embedding, name, stored)

@@ -261,6 +261,10 @@ def test_inverse_refuses_methods_that_cannot_decode(wine):
     assert not status.ok and "cannot decode" in status.message
     with pytest.raises(InvalidParameterError, match="cannot decode"):
         inv.decode(est, [[0, 0]], np.zeros((178, 2)), "k-means")
+    stored = inv.decoder_status(None, "X_umap", stored=True)   # a map that came with the data file
+    assert not stored.ok and "stored in the data file" in stored.message and "fit the run again" not in stored.message
+    with pytest.raises(InvalidParameterError, match="X_umap cannot decode"):
+        inv.walk(None, [0, 0], [1, 1], np.zeros((178, 2)), 4, "X_umap", stored=True)
     with pytest.raises(InvalidParameterError, match="Walk steps"):
         inv.walk_positions([0, 0], [1, 1], 1)
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.inverse_map import decode, decoder_status, walk
 from manifold_studio.analysis.reconstruction import image_shape
 from manifold_studio.errors import ManifoldStudioError, error_message
+from manifold_studio.session.ready_maps import READY_MAP
 
 IMAGE_PX = 96
 MAX_VALUES = 60
@@ -83,10 +84,14 @@ class InversePanel(QWidget):
         run = self.view.run
         return finder(run) if finder is not None else run
 
+    def _decoder(self, run) -> tuple:
+        """(estimator, name, stored) of ``run`` for the inverse map's functions."""
+        if run is None:
+            return None, "this map", False
+        return run.estimator, run.algorithm_name or run.algorithm_id, run.algorithm_id == READY_MAP
+
     def status_text(self) -> str:
-        run = self.map_run()
-        name = run.algorithm_name or run.algorithm_id if run is not None else "this map"
-        return decoder_status(getattr(run, "estimator", None), name).message
+        return decoder_status(*self._decoder(self.map_run())).message
 
     def _run_changed(self):
         self.ends = [None, None]
@@ -96,9 +101,9 @@ class InversePanel(QWidget):
     def decode_at(self, x: float, y: float) -> np.ndarray | None:
         """Decode one map position and show it; None (and the reason shown) when the run cannot."""
         run = self.map_run()
+        est, name, stored = self._decoder(run)
         try:
-            row = decode(getattr(run, "estimator", None), [[x, y]], getattr(run, "embedding", np.zeros((0, 2))),
-                         getattr(run, "algorithm_id", ""))[0]
+            row = decode(est, [[x, y]], getattr(run, "embedding", np.zeros((0, 2))), name, stored)[0]
         except ManifoldStudioError as exc:
             self.status.setText(error_message(exc))
             return None
@@ -171,10 +176,10 @@ class InversePanel(QWidget):
             self.status.setText("Fix both ends of the walk first (A here, B here).")
             return
         run = self.map_run()
+        est, name, stored = self._decoder(run)
         try:
-            positions, rows = walk(getattr(run, "estimator", None), self.ends[0], self.ends[1],
-                                   getattr(run, "embedding", np.zeros((0, 2))), self.steps.value(),
-                                   getattr(run, "algorithm_id", ""))
+            positions, rows = walk(est, self.ends[0], self.ends[1], getattr(run, "embedding", np.zeros((0, 2))),
+                                   self.steps.value(), name, stored)
         except ManifoldStudioError as exc:
             self.status.setText(error_message(exc))
             return

@@ -115,8 +115,11 @@ class LabelLayer(QObject):
     def refresh(self, *_):
         self._drawn_for = self._key()
         self.clear()
-        if not self.box.isChecked() or len(self.view.xy) < 3:
+        n = len(self.view.xy)
+        if not self.box.isChecked() or n < 3:
             self.latest.drop()
+            if self.box.isChecked() and n:
+                self._failed(f"labels need at least 3 points on the map; this map has {n}.", None)
             return
         self.latest.start(self.window, labels_task, *self._inputs(), self.groups_combo.currentData(),
                           self.text_combo.currentData(), title="Map labels", on_success=self._ready,

@@ -167,7 +167,12 @@ class NeighbourLayer(QObject):
         if self._trust[0] is xy:
             return self._trust[1]
         ds = self.view.dataset
-        if ds is not None and len(xy) > TRUST_K + 1:
+        if ds is not None and 0 < len(xy) <= TRUST_K + 1:
+            status = self.window.show_status if self.window is not None else None
+            if status is not None:
+                status(f"Map faithfulness: it compares each point's {TRUST_K} nearest neighbours, so it needs "
+                       f"at least {TRUST_K + 2} points; this map has {len(xy)}.")
+        elif ds is not None and len(xy) > TRUST_K + 1:
             self._trust_job.start(self.window, faithfulness_task, self.cache, ds, self.view.run, xy,
                                   self.view.rows, title="Map faithfulness", on_success=self._trust_ready,
                                   on_failure=self._failed)
