@@ -25,7 +25,7 @@ WINDOW_SIZE = (1300, 850)
 
 @pytest.fixture(scope="module")
 def host():
-    return discovered_host(("pca", "kmeans", "perceptron"), ("wine",))
+    return discovered_host(("pca", "kmeans", "perceptron"), ("wine", "digits"))
 
 
 def click_point(mi, view, i):
@@ -185,3 +185,39 @@ def test_a_map_of_one_or_two_points_says_why_and_does_not_crash(qtbot, make_wind
     qtbot.waitUntil(lambda: "all" in mi.explain.status.text(), timeout=10_000)
     assert f"all {n} rows are selected" in mi.explain.status.text()
     assert mi.inverse.decode_at(0.0, 0.0) is None and "cannot decode" in mi.inverse.status.text()
+
+
+@pytest.mark.slow   # ~7 s on a busy 2-core machine; test_inverse_map_decodes_like_pca_and_walks is the fast one
+def test_inverse_map_on_an_image_set_shows_images_and_a_strip(qtbot, make_window, host):
+    w = make_window(host)
+    import manifold_studio as ms
+
+    ds = ms.load_data("sample:digits").subset(np.arange(300))   # keeps the 8 × 8 images
+    w.session.add_dataset(ds)
+    run = w.session.run("pca", ds.name, n_components=2)
+    view, inv = w.map_view, w.map_instruments.inverse
+    inv.box.setChecked(True)
+    vb = view.plot_item.getViewBox()
+    lo, hi = view.xy.min(axis=0), view.xy.max(axis=0)
+    vb.setRange(xRange=(lo[0] - 60, hi[0] + 60), yRange=(lo[1] - 60, hi[1] + 60), padding=0)
+    empty = (float(hi[0] + 30), float(hi[1] + 30))   # beyond every point: an empty place
+    inv._moved((vb.mapViewToScene(pg.Point(*empty)),))   # a hover
+    assert inv.last_position == pytest.approx(empty, abs=1.0)
+    decoded = run.estimator.inverse_transform(np.array([inv.last_position]))[0]
+    img = inv.image.pixmap().toImage().scaled(8, 8)
+    grey = np.array([[img.pixelColor(x, y).red() for x in range(8)] for y in range(8)], dtype=float)
+    expect = (decoded - decoded.min()) / (decoded.max() - decoded.min()) * 255
+    assert np.corrcoef(grey.ravel(), expect)[0, 1] > 0.95            # the image is the decoded row
+    assert not inv.table.isVisible() and ds.images.shape[1:] == (8, 8)
+    inv._moved((vb.mapViewToScene(pg.Point(*view.xy[0])),))         # over a point: nothing decoded
+    assert inv.last_position == pytest.approx(empty, abs=1.0)
+    inv.set_end(0, tuple(view.xy[0]))
+    inv.set_end(1, tuple(view.xy[1]))
+    inv.steps.setValue(5)
+    got = []
+    inv.decoded.connect(got.append)
+    inv.walk()
+    positions, rows = got[-1]
+    assert inv.strip.count() == 5 and all(not inv.strip.itemAt(i).widget().pixmap().isNull() for i in range(5))
+    np.testing.assert_allclose(rows, run.estimator.inverse_transform(positions))
+    np.testing.assert_allclose(positions[[0, -1]], view.xy[:2])
