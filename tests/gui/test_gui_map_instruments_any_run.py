@@ -37,7 +37,7 @@ def click_point(mi, view, i):
 def test_instruments_work_on_a_clustering_or_classifier_of_a_map(qtbot, make_window, host, kind):
     w = make_window(host)
     ds = w.session.load("sample:wine")
-    pca = w.session.run("pca")
+    pca = w.session.run("pca", chain=[("standardize", {})])
     if kind == "clustering":
         run = w.session.run("kmeans", source_run=pca.id, n_clusters=3, random_state=0)
     else:
@@ -50,13 +50,26 @@ def test_instruments_work_on_a_clustering_or_classifier_of_a_map(qtbot, make_win
     qtbot.waitUntil(lambda: mi.density.result is not None, timeout=10_000)
     ref = stats.gaussian_kde(view.xy.T)
     np.testing.assert_allclose(mi.density.result.grid.at(view.xy), ref(view.xy.T), rtol=0.03)
-    # neighbours in the original space, not in the 2-D map the run was fitted on
+    # neighbours in the map's prepared space (standardized, what the PCA saw), not in the 2-D map
+    # the run was fitted on nor in the raw data
     mi.neighbours.box.setChecked(True)
     click_point(mi, view, 7)
     qtbot.waitUntil(lambda: mi.neighbours.result is not None, timeout=20_000)
-    d = cdist(ds.X[7:8], ds.X)[0]
+    Z = (ds.X - ds.X.mean(axis=0)) / ds.X.std(axis=0)
+    d = cdist(Z[7:8], Z)[0]
     d[7] = np.inf
     np.testing.assert_array_equal(np.sort(mi.neighbours.result.rows), np.sort(np.argsort(d)[:10]))
+    np.testing.assert_allclose(mi.neighbours.result.distances, d[mi.neighbours.result.rows], rtol=1e-6)
+    # map faithfulness: its global figure goes in the summary of the run that made the map
+    from manifold_studio.gui.views.neighbour_layer import FAITHFUL_COLOR_KEY
+
+    view.color_combo.setCurrentIndex(view.color_combo.findData(FAITHFUL_COLOR_KEY))
+    qtbot.waitUntil(lambda: "local_trustworthiness_k10" in pca.summary, timeout=20_000)
+    assert "local_trustworthiness_k10" not in run.summary
+    brute = np.argsort(cdist(Z, Z) + np.diag(np.full(len(Z), np.inf)), axis=1)[:, :10]
+    on_map = np.argsort(cdist(view.xy, view.xy) + np.diag(np.full(len(Z), np.inf)), axis=1)[:, :10]
+    expect = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(brute, on_map)])
+    assert pca.summary["local_trustworthiness_k10"] == pytest.approx(expect, abs=0.01)
     # search marks and selects
     mi.search.edit.setText("hue < 1")
     mi.search.run()
@@ -72,12 +85,14 @@ def test_instruments_work_on_a_clustering_or_classifier_of_a_map(qtbot, make_win
     # labels from the run's own groups
     mi.labels.box.setChecked(True)
     qtbot.waitUntil(lambda: bool(mi.labels.candidates), timeout=20_000)
-    # the inverse map decodes through the map run (PCA), not the clustering / classifier
+    # the inverse map decodes through the map run (PCA), not the clustering / classifier: values
+    # of the prepared (standardized) data
+    assert "decodes map positions (values of the prepared data)" in mi.inverse.status_text()
     row = mi.inverse.decode_at(1.0, -2.0)
     codes = np.zeros((1, pca.embedding.shape[1]))
     codes[0, :2] = (1.0, -2.0)
     codes[0, 2:] = pca.embedding[:, 2:].mean(axis=0)
-    np.testing.assert_allclose(row, pca.estimator.inverse_transform(codes)[0])
+    np.testing.assert_allclose(row, pca.estimator.final.inverse_transform(codes)[0])
 
 
 def test_instruments_on_a_ready_made_map_of_an_h5ad_file(qtbot, make_window, host, tmp_path):
@@ -221,3 +236,4 @@ def test_inverse_map_on_an_image_set_shows_images_and_a_strip(qtbot, make_window
     assert inv.strip.count() == 5 and all(not inv.strip.itemAt(i).widget().pixmap().isNull() for i in range(5))
     np.testing.assert_allclose(rows, run.estimator.inverse_transform(positions))
     np.testing.assert_allclose(positions[[0, -1]], view.xy[:2])
+

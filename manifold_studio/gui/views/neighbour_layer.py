@@ -106,12 +106,20 @@ class NeighbourLayer(QObject):
         if i >= 0:
             self.show_row(int(self.view.rows[i]))
 
+    def map_run(self):
+        """The run whose map is drawn: its prepared data is the space of the neighbours (a
+        clustering or classifier of a map: the run that made the map, not the 2-D input)."""
+        finder = getattr(self.view, "map_run_for", None)
+        run = self.view.run
+        mapped = finder(run) if finder is not None else None
+        return mapped if mapped is not None else run
+
     def show_row(self, row: int) -> None:
         """Find and show the neighbours of data-set ``row`` (on a worker thread)."""
         ds = self.view.dataset
         if ds is None:
             return
-        self.latest.start(self.window, neighbours_task, self.cache, ds, self.view.run, row,
+        self.latest.start(self.window, neighbours_task, self.cache, ds, self.map_run(), row,
                           self.k_spin.value(), title="Neighbours", on_success=self._draw,
                           on_failure=self._failed)
 
@@ -173,7 +181,7 @@ class NeighbourLayer(QObject):
                 status(f"Map faithfulness: it compares each point's {TRUST_K} nearest neighbours, so it needs "
                        f"at least {TRUST_K + 2} points; this map has {len(xy)}.")
         elif ds is not None and len(xy) > TRUST_K + 1:
-            self._trust_job.start(self.window, faithfulness_task, self.cache, ds, self.view.run, xy,
+            self._trust_job.start(self.window, faithfulness_task, self.cache, ds, self.map_run(), xy,
                                   self.view.rows, title="Map faithfulness", on_success=self._trust_ready,
                                   on_failure=self._failed)
         return None
@@ -182,7 +190,7 @@ class NeighbourLayer(QObject):
         xy, values = result
         if xy is self.view.xy:
             self._trust = (xy, values)
-            run = self.view.run
+            run = self.map_run()   # the figure of the map (a clustering of a map: its map run)
             if run is not None and isinstance(getattr(run, "summary", None), dict):
                 run.summary[f"local_trustworthiness_k{TRUST_K}"] = round(float(np.mean(values)), 4)
             self.view.encoding.changed.emit()
