@@ -105,7 +105,9 @@ def test_instruments_on_a_ready_made_map_of_an_h5ad_file(qtbot, make_window, hos
     rng = np.random.default_rng(0)
     X = sp.random(120, 12, density=0.5, random_state=1, format="csr") * 10
     umap_like = np.r_[rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 6]
-    adata = anndata.AnnData(X, obs=pd.DataFrame({"cell_type": pd.Categorical(np.repeat(["T", "B"], 60))},
+    batch = np.where(np.arange(120) < 60, np.where(np.arange(120) < 45, "b1", "b2"), "b3")
+    adata = anndata.AnnData(X, obs=pd.DataFrame({"cell_type": pd.Categorical(np.repeat(["T", "B"], 60)),
+                                                 "batch": pd.Categorical(batch)},
                                                 index=[f"c{i}" for i in range(120)]), obsm={"X_umap": umap_like})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -120,6 +122,14 @@ def test_instruments_on_a_ready_made_map_of_an_h5ad_file(qtbot, make_window, hos
     qtbot.waitUntil(lambda: mi.density.result is not None, timeout=10_000)
     np.testing.assert_allclose(mi.density.result.grid.at(umap_like), stats.gaussian_kde(umap_like.T)(umap_like.T),
                                rtol=0.03)
+    # labels: the majority category of a chosen column (a meta column, not the target)
+    assert mi.labels.groups_combo.currentData() == "colours"   # the groups: the cell types (the colours)
+    mi.labels.text_combo.setCurrentIndex(mi.labels.text_combo.findData("majority:batch"))
+    mi.labels.box.setChecked(True)
+    qtbot.waitUntil(lambda: bool(mi.labels.candidates), timeout=20_000)
+    coarse = [c.text for c in mi.labels.candidates if c.level == 0]
+    assert sorted(t.split()[0] for t in coarse) == ["b1", "b3"]   # cell type T (rows 0-59) is 75 % b1
+    assert any(t.startswith("b1") and "75" in t for t in coarse)
     mi.neighbours.box.setChecked(True)
     click_point(mi, view, 3)
     qtbot.waitUntil(lambda: mi.neighbours.result is not None, timeout=20_000)
