@@ -60,6 +60,9 @@ def test_instruments_work_on_a_clustering_or_classifier_of_a_map(qtbot, make_win
     d[7] = np.inf
     np.testing.assert_array_equal(np.sort(mi.neighbours.result.rows), np.sort(np.argsort(d)[:10]))
     np.testing.assert_allclose(mi.neighbours.result.distances, d[mi.neighbours.result.rows], rtol=1e-6)
+    assert mi.neighbours.select_action in mi.neighbours.list.actions()   # the list's context menu
+    mi.neighbours.select_action.trigger()                                 # linked with the selection
+    np.testing.assert_array_equal(w.selection.rows(ds.name), np.sort(np.r_[7, np.argsort(d)[:10]]))
     # map faithfulness: its global figure goes in the summary of the run that made the map
     from manifold_studio.gui.views.neighbour_layer import FAITHFUL_COLOR_KEY
 

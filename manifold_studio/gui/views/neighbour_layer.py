@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCheckBox, QListWidget, QSpinBox
 
 from manifold_studio.analysis.map_neighbours import (
@@ -80,6 +81,10 @@ class NeighbourLayer(QObject):
         self.k_spin.setValue(10)
         self.k_spin.setPrefix("k=")
         self.list = QListWidget()
+        self.select_action = QAction("Select the point and its neighbours", self.list)
+        self.select_action.triggered.connect(lambda _=False: self.select())
+        self.list.addAction(self.select_action)   # the list's context menu
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.lines = pg.PlotCurveItem(pen=pg.mkPen(200, 30, 30, 200, width=1.5), connect="pairs")
         self.rings = pg.ScatterPlotItem(size=11, pen=pg.mkPen(200, 30, 30, width=2), brush=None)
         self.centre = pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen("k"), brush=pg.mkBrush(200, 30, 30))
@@ -161,6 +166,12 @@ class NeighbourLayer(QObject):
         for r, d in zip(nb.rows, nb.distances):
             self.list.addItem(f"  {ids[r] if ids is not None else r}   distance {d:.4g}")
         self.shown.emit(nb)
+
+    def select(self) -> None:
+        """Make the shown point and its neighbours the selection (linked with every view)."""
+        ds = self.view.dataset
+        if self.result is not None and ds is not None and self.window is not None:
+            self.window.selection.select(ds.name, np.unique(np.r_[self.result.row, self.result.rows]))
 
     def clear(self):
         self.result = None
