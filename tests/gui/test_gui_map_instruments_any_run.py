@@ -73,6 +73,8 @@ def test_instruments_work_on_a_clustering_or_classifier_of_a_map(qtbot, make_win
     on_map = np.argsort(cdist(view.xy, view.xy) + np.diag(np.full(len(Z), np.inf)), axis=1)[:, :10]
     expect = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(brute, on_map)])
     assert pca.summary["local_trustworthiness_k10"] == pytest.approx(expect, abs=0.01)
+    shown = w.run_log.item(w.run_log.row_of(pca.id), 6).text()   # the runs table shows it
+    assert f"local_trustworthiness_k10={pca.summary['local_trustworthiness_k10']}" in shown
     # search marks and selects
     mi.search.edit.setText("hue < 1")
     mi.search.run()
