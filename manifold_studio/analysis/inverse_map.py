@@ -32,11 +32,15 @@ def _final(estimator):
     return final if final is not None else estimator
 
 
-def decoder_status(estimator, name: str = "", in_worker: bool = False) -> DecodeStatus:
+def decoder_status(estimator, name: str = "", in_worker: bool = False, stored: bool = False) -> DecodeStatus:
     """Whether ``estimator`` (a run's fitted estimator) can decode a map position, in words.
     ``in_worker``: the model's code runs in worker processes only (a third-party plugin): decoding
-    on hover, at once, would run it in this process, so it does not decode."""
+    on hover, at once, would run it in this process, so it does not decode. ``stored``: the map came
+    with the data file (a ready-made map), it never had a model."""
     what = name or type(_final(estimator)).__name__ if estimator is not None else name or "this run"
+    if estimator is None and stored:
+        return DecodeStatus(False, f"{what} cannot decode a map position: it is a map stored in the data file, "
+                                   "without a model (run a method that decodes, e.g. PCA, to decode).")
     if estimator is None:
         return DecodeStatus(False, f"{what}: no fitted model in memory (fit the run again to decode).")
     if in_worker:
@@ -67,10 +71,11 @@ def _codes(positions, embedding: np.ndarray) -> np.ndarray:
     return np.hstack([positions, np.broadcast_to(rest, (positions.shape[0], rest.size))])
 
 
-def decode(estimator, positions, embedding, name: str = "", in_worker: bool = False) -> np.ndarray:
-    """The data rows (m, n_features) that map positions (m, 2) decode to (``in_worker``: see
-    :func:`decoder_status`)."""
-    status = decoder_status(estimator, name, in_worker)
+def decode(estimator, positions, embedding, name: str = "", in_worker: bool = False,
+           stored: bool = False) -> np.ndarray:
+    """The data rows (m, n_features) that map positions (m, 2) decode to (``in_worker``, ``stored``:
+    see :func:`decoder_status`)."""
+    status = decoder_status(estimator, name, in_worker, stored)
     if not status.ok:
         raise InvalidParameterError(status.message)
     codes = _codes(positions, embedding)
@@ -88,7 +93,7 @@ def walk_positions(start, end, steps: int) -> np.ndarray:
 
 
 def walk(estimator, start, end, embedding, steps: int = 8, name: str = "",
-         in_worker: bool = False) -> tuple[np.ndarray, np.ndarray]:
+         in_worker: bool = False, stored: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(positions, decoded rows) of a straight walk from ``start`` to ``end`` on the map."""
     pos = walk_positions(start, end, steps)
-    return pos, decode(estimator, pos, embedding, name, in_worker)
+    return pos, decode(estimator, pos, embedding, name, in_worker, stored)

@@ -100,8 +100,11 @@ def check_outputs_differ(args, outputs: tuple[str, ...], inputs: tuple[str, ...]
         target = Path(out)
         for flag, source in sources:
             if same_file(target, source):
+                hint = (" (or add --h5ad-add to add the result to it: only obsm / obs change)"
+                        if out_flag == "--out" and target.suffix.lower() == ".h5ad"
+                        and hasattr(args, "h5ad_add") else "")
                 raise UsageError(f"{out_flag} {out} is the input file of {flag}: writing the result would "
-                                 "replace it; choose another output file")
+                                 f"replace it; choose another output file{hint}")
 
 
 def _check_writable(path: str | None, flag: str) -> None:

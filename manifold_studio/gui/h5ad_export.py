@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from manifold_studio.errors import DataError, error_message
 from manifold_studio.files.anndata_out import add_to_h5ad, write_h5ad
+from manifold_studio.session.ready_maps import is_ready_map
 
 FILTER = "AnnData (*.h5ad)"
 
@@ -60,9 +61,13 @@ class H5adExport:
             window.report_error(f"Export failed: {error_message(exc)}")
             return None
         write = add_to_h5ad if add else write_h5ad
+        method = run.algorithm_id
+        if is_ready_map(run):   # a map that came with the file keeps its name: obsm['X_umap'], not 'X_ready_map'
+            key = str(run.meta.get("ready_map", method))
+            method = key[2:] if key.startswith("X_") and len(key) > 2 else key
 
         def task(progress=None):
-            return write(path, result, run.algorithm_id, run.kind, ds)
+            return write(path, result, method, run.kind, ds)
 
         self.job = window.start_job(task, title=f"Writing run #{run.id} into {Path(path).name}",
                                     on_success=lambda what: window.show_status(f"{Path(path).name}: {what}"),

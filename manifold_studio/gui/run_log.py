@@ -80,6 +80,11 @@ class RunLog(QTableWidget):
     def row_of(self, run_id: int) -> int:
         return self._rows.get(run_id, -1)
 
+    def refresh_run(self, run) -> None:
+        """Re-read ``run``'s row: its record changed without a session event (e.g. a figure a
+        view added to its summary, as the map faithfulness does)."""
+        self._on_run_changed(run)
+
     def _on_run_changed(self, run):
         if run is None:
             return

@@ -261,6 +261,10 @@ def test_inverse_refuses_methods_that_cannot_decode(wine):
     assert not status.ok and "cannot decode" in status.message
     with pytest.raises(InvalidParameterError, match="cannot decode"):
         inv.decode(est, [[0, 0]], np.zeros((178, 2)), "k-means")
+    stored = inv.decoder_status(None, "X_umap", stored=True)   # a map that came with the data file
+    assert not stored.ok and "stored in the data file" in stored.message and "fit the run again" not in stored.message
+    with pytest.raises(InvalidParameterError, match="X_umap cannot decode"):
+        inv.walk(None, [0, 0], [1, 1], np.zeros((178, 2)), 4, "X_umap", stored=True)
     with pytest.raises(InvalidParameterError, match="Walk steps"):
         inv.walk_positions([0, 0], [1, 1], 1)
 
@@ -337,3 +341,21 @@ def test_cross_filter_counts_match_numpy_on_the_rows_of_the_other_filters(wine):
         cf.set_range("nope", 0, 1)
     with pytest.raises(DataError, match="all missing"):
         cf.add("empty", np.full(wine.n_samples, np.nan))
+
+
+@pytest.mark.parametrize("algo, params", [
+    ("ppca", {"n_components": 3}),
+    ("nmf", {"n_components": 2, "random_state": 0}),
+    ("autoencoder", {"n_components": 2, "max_iter": 5, "random_state": 0}),
+    ("umap", {"n_neighbors": 10, "n_epochs": 30, "random_state": 0}),
+])
+def test_every_method_that_decodes_decodes_like_its_inverse_transform(wine, algo, params):
+    if algo not in ms._host().algorithms:
+        pytest.skip(f"{algo} not installed")
+    X = wine.X[:80] - wine.X[:80].min(axis=0)   # non-negative, for NMF
+    est = ms.get_algorithm(algo, **params)
+    Z = est.fit_transform(X)
+    assert inv.decoder_status(est, algo).ok
+    pos = Z[:3, :2] + 0.1
+    codes = np.c_[pos, np.broadcast_to(Z[:, 2:].mean(axis=0), (3, Z.shape[1] - 2))]
+    np.testing.assert_allclose(inv.decode(est, pos, Z, algo), est.inverse_transform(codes), rtol=1e-10, atol=1e-10)

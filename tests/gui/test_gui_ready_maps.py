@@ -23,7 +23,7 @@ WINDOW_SIZE = (1300, 850)
 
 @pytest.fixture(scope="module")
 def host():
-    return discovered_host(("pca",))
+    return discovered_host(("pca", "kmeans"))
 
 
 def write_cells(tmp_path):
@@ -80,5 +80,17 @@ def test_export_a_run_into_h5ad(qtbot, make_window, host, tmp_path):
     job = w.h5ad_export.export(path, add=True)                       # added to the data file itself
     qtbot.waitUntil(lambda: job.finished, timeout=20_000)
     np.testing.assert_array_equal(anndata.read_h5ad(path).obsm["X_pca"], pca.embedding)
+    km = w.session.run("kmeans", n_clusters=3, random_state=0)   # cluster labels go to obs
+    w.session.set_current_run(km.id)
+    job = w.h5ad_export.export(out, add=True)
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    back = anndata.read_h5ad(out)
+    assert list(back.obs["kmeans_clusters"]) == [str(v) for v in km.shown_labels]
+    np.testing.assert_array_equal(back.obsm["X_pca"], pca.embedding)   # the earlier result is kept
+    ready = next(r for r in w.session.runs.values() if r.algorithm_id == READY_MAP)
+    w.session.set_current_run(ready.id)   # a ready-made map keeps its name
+    job = w.h5ad_export.export(tmp_path / "ready.h5ad")
+    qtbot.waitUntil(lambda: job.finished, timeout=20_000)
+    assert set(anndata.read_h5ad(tmp_path / "ready.h5ad").obsm) == {"X_umap", "X_pca"}
     w.session.set_current_run(None)
     assert w.h5ad_export.export(out) is None   # no run: refused with a message, nothing written

@@ -317,3 +317,11 @@ def test_project_keeps_obs_annotations_and_ready_maps(h5ad, tmp_path):
     assert list(back.labels) == list(ds.labels)
     maps = {r.meta["ready_map"]: r.embedding for r in again.runs.values() if r.algorithm_id == "ready_map"}
     np.testing.assert_array_equal(maps["X_umap"], ds.ready_maps["X_umap"])
+
+
+def test_out_on_the_data_file_points_to_h5ad_add(h5ad, capsys):
+    before = h5ad.read_bytes()
+    assert main(["run", "pca", "--data", str(h5ad), "--out", str(h5ad)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {h5ad} is the input file of --data" in err and "or add --h5ad-add to add the result to it" in err
+    assert h5ad.read_bytes() == before

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, QRectF, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QLabel, QSlider
 
 from manifold_studio.analysis.map_density import DensityLayers, density_layers, point_density
+from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.flow_layout import group
 from manifold_studio.gui.views.density_item import log_lut
 from manifold_studio.gui.worker import LatestJob
@@ -165,6 +166,11 @@ class DensityLayer(QObject):
             self._density_job.start(self.window, _point_density_task, xy, self.factor,
                                     title="Local density", on_success=self._density_ready,
                                     on_failure=self._failed)
+        elif len(xy):   # 1 or 2 points: say why there is no colour (the check is instant)
+            try:
+                point_density(xy, factor=self.factor)
+            except ManifoldStudioError as exc:
+                self._failed(error_message(exc), None)
         return None
 
     def _density_ready(self, result):

@@ -18,6 +18,7 @@ from manifold_studio.analysis.inverse_map import decode, decoder_status, walk
 from manifold_studio.analysis.reconstruction import image_shape
 from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.session.isolated_fit import estimator_ids, third_party_parts
+from manifold_studio.session.ready_maps import READY_MAP
 
 IMAGE_PX = 96
 MAX_VALUES = 60
@@ -91,10 +92,15 @@ class InversePanel(QWidget):
         run = self.view.run
         return finder(run) if finder is not None else run
 
+    def _decoder(self, run) -> tuple:
+        """(estimator, name, in_worker, stored) of ``run`` for the inverse map's functions."""
+        if run is None:
+            return None, "this map", False, False
+        return (run.estimator, run.algorithm_name or run.algorithm_id, _in_worker(run),
+                run.algorithm_id == READY_MAP)
+
     def status_text(self) -> str:
-        run = self.map_run()
-        name = run.algorithm_name or run.algorithm_id if run is not None else "this map"
-        return decoder_status(getattr(run, "estimator", None), name, _in_worker(run)).message
+        return decoder_status(*self._decoder(self.map_run())).message
 
     def _run_changed(self):
         self.ends = [None, None]
@@ -104,9 +110,9 @@ class InversePanel(QWidget):
     def decode_at(self, x: float, y: float) -> np.ndarray | None:
         """Decode one map position and show it; None (and the reason shown) when the run cannot."""
         run = self.map_run()
+        est, name, in_worker, stored = self._decoder(run)
         try:
-            row = decode(getattr(run, "estimator", None), [[x, y]], getattr(run, "embedding", np.zeros((0, 2))),
-                         getattr(run, "algorithm_id", ""), _in_worker(run))[0]
+            row = decode(est, [[x, y]], getattr(run, "embedding", np.zeros((0, 2))), name, in_worker, stored)[0]
         except ManifoldStudioError as exc:
             self.status.setText(error_message(exc))
             return None
@@ -179,10 +185,10 @@ class InversePanel(QWidget):
             self.status.setText("Fix both ends of the walk first (A here, B here).")
             return
         run = self.map_run()
+        est, name, in_worker, stored = self._decoder(run)
         try:
-            positions, rows = walk(getattr(run, "estimator", None), self.ends[0], self.ends[1],
-                                   getattr(run, "embedding", np.zeros((0, 2))), self.steps.value(),
-                                   getattr(run, "algorithm_id", ""), _in_worker(run))
+            positions, rows = walk(est, self.ends[0], self.ends[1], getattr(run, "embedding", np.zeros((0, 2))),
+                                   self.steps.value(), name, in_worker, stored)
         except ManifoldStudioError as exc:
             self.status.setText(error_message(exc))
             return

@@ -22,6 +22,8 @@ from manifold_studio.gui.worker import LatestJob
 
 GROUPS_COLOURS, GROUPS_DENSITY = "colours", "density"
 TEXT_MAJORITY, TEXT_FEATURES = "majority", "features"
+#: the text choice "majority category of column <name>" is TEXT_COLUMN + name
+TEXT_COLUMN = "majority:"
 FINE_MASS, COARSE_MASS = 0.5, 0.85
 Z_LABELS = 30
 
@@ -57,7 +59,10 @@ def labels_task(ds, rows, xy, codes, color_labels, groups: str, text: str, progr
     values (the data labels of the drawn rows, else the colour's values) and the feature columns
     of the drawn rows."""
     majority = None
-    if ds is not None and ds.labels is not None and len(rows) and rows.max() < ds.n_samples:
+    if text.startswith(TEXT_COLUMN) and ds is not None and ds.table is not None:
+        majority = np.asarray(ds.column_values(text[len(TEXT_COLUMN):]), dtype=object)[rows]
+        text = TEXT_MAJORITY
+    elif ds is not None and ds.labels is not None and len(rows) and rows.max() < ds.n_samples:
         majority = ds.labels[rows]
     elif color_labels is not None:
         majority = color_labels
@@ -90,13 +95,29 @@ class LabelLayer(QObject):
         self.text_combo.addItem("text: features", TEXT_FEATURES)
         for w in (self.box, self.groups_combo, self.text_combo):
             (w.toggled if isinstance(w, QCheckBox) else w.currentIndexChanged).connect(self.refresh)
-        view.runShown.connect(lambda _run: self.refresh())
+        view.runShown.connect(lambda _run: (self._column_choices(), self.refresh()))
         view.redrawn.connect(self._maybe_refresh)
         self._drawn_for = None
         view.plot_item.getViewBox().sigRangeChanged.connect(self.place)
 
     def widget(self):
         return group(self.box, self.groups_combo, self.text_combo)
+
+    def _column_choices(self):
+        """One text choice per categorical column of the shown data set: "majority of <column>"."""
+        ds = self.view.dataset
+        names = [] if ds is None or ds.table is None else [c.name for c in ds.columns if c.type == "categorical"]
+        combo = self.text_combo
+        if [combo.itemData(i) for i in range(2, combo.count())] == [TEXT_COLUMN + n for n in names]:
+            return
+        current = combo.currentData()
+        combo.blockSignals(True)
+        while combo.count() > 2:
+            combo.removeItem(2)
+        for n in names:
+            combo.addItem(f"text: majority of {n}", TEXT_COLUMN + n)
+        combo.setCurrentIndex(max(combo.findData(current), 0))
+        combo.blockSignals(False)
 
     def _inputs(self):
         view = self.view
@@ -115,8 +136,11 @@ class LabelLayer(QObject):
     def refresh(self, *_):
         self._drawn_for = self._key()
         self.clear()
-        if not self.box.isChecked() or len(self.view.xy) < 3:
+        n = len(self.view.xy)
+        if not self.box.isChecked() or n < 3:
             self.latest.drop()
+            if self.box.isChecked() and n:
+                self._failed(f"labels need at least 3 points on the map; this map has {n}.", None)
             return
         self.latest.start(self.window, labels_task, *self._inputs(), self.groups_combo.currentData(),
                           self.text_combo.currentData(), title="Map labels", on_success=self._ready,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCheckBox, QListWidget, QSpinBox
 
 from manifold_studio.analysis.map_neighbours import (
@@ -86,6 +87,10 @@ class NeighbourLayer(QObject):
         self.k_spin.setValue(10)
         self.k_spin.setPrefix("k=")
         self.list = QListWidget()
+        self.select_action = QAction("Select the point and its neighbours", self.list)
+        self.select_action.triggered.connect(lambda _=False: self.select())
+        self.list.addAction(self.select_action)   # the list's context menu
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.lines = pg.PlotCurveItem(pen=pg.mkPen(200, 30, 30, 200, width=1.5), connect="pairs")
         self.rings = pg.ScatterPlotItem(size=11, pen=pg.mkPen(200, 30, 30, width=2), brush=None)
         self.centre = pg.ScatterPlotItem(size=15, symbol="star", pen=pg.mkPen("k"), brush=pg.mkBrush(200, 30, 30))
@@ -112,12 +117,20 @@ class NeighbourLayer(QObject):
         if i >= 0:
             self.show_row(int(self.view.rows[i]))
 
+    def map_run(self):
+        """The run whose map is drawn: its prepared data is the space of the neighbours (a
+        clustering or classifier of a map: the run that made the map, not the 2-D input)."""
+        finder = getattr(self.view, "map_run_for", None)
+        run = self.view.run
+        mapped = finder(run) if finder is not None else None
+        return mapped if mapped is not None else run
+
     def show_row(self, row: int) -> None:
         """Find and show the neighbours of data-set ``row`` (on a worker thread)."""
         ds = self.view.dataset
         if ds is None:
             return
-        self.latest.start(self.window, neighbours_task, self.cache, ds, self.view.run, row,
+        self.latest.start(self.window, neighbours_task, self.cache, ds, self.map_run(), row,
                           self.k_spin.value(), title="Neighbours", on_success=self._draw,
                           on_failure=self._failed)
 
@@ -160,6 +173,12 @@ class NeighbourLayer(QObject):
             self.list.addItem(f"  {ids[r] if ids is not None else r}   distance {d:.4g}")
         self.shown.emit(nb)
 
+    def select(self) -> None:
+        """Make the shown point and its neighbours the selection (linked with every view)."""
+        ds = self.view.dataset
+        if self.result is not None and ds is not None and self.window is not None:
+            self.window.selection.select(ds.name, np.unique(np.r_[self.result.row, self.result.rows]))
+
     def clear(self):
         self.result = None
         self.lines.setData([], [])
@@ -173,8 +192,13 @@ class NeighbourLayer(QObject):
         if self._trust[0] is xy:
             return self._trust[1]
         ds = self.view.dataset
-        if ds is not None and len(xy) > TRUST_K + 1:
-            self._trust_job.start(self.window, faithfulness_task, self.cache, ds, self.view.run, xy,
+        if ds is not None and 0 < len(xy) <= TRUST_K + 1:
+            status = self.window.show_status if self.window is not None else None
+            if status is not None:
+                status(f"Map faithfulness: it compares each point's {TRUST_K} nearest neighbours, so it needs "
+                       f"at least {TRUST_K + 2} points; this map has {len(xy)}.")
+        elif ds is not None and len(xy) > TRUST_K + 1:
+            self._trust_job.start(self.window, faithfulness_task, self.cache, ds, self.map_run(), xy,
                                   self.view.rows, title="Map faithfulness", on_success=self._trust_ready,
                                   on_failure=self._failed)
         return None
@@ -183,7 +207,10 @@ class NeighbourLayer(QObject):
         xy, values = result
         if xy is self.view.xy:
             self._trust = (xy, values)
-            run = self.view.run
+            run = self.map_run()   # the figure of the map (a clustering of a map: its map run)
             if run is not None and isinstance(getattr(run, "summary", None), dict):
                 run.summary[f"local_trustworthiness_k{TRUST_K}"] = round(float(np.mean(values)), 4)
+                log = getattr(self.window, "run_log", None)
+                if log is not None:   # the runs table shows the new figure
+                    log.refresh_run(run)
             self.view.encoding.changed.emit()
