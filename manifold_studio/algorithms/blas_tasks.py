@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.kmeans_core import blas_single_thread
+from manifold_studio.algorithms.kmeans_core import blas_single_thread, blas_threads
 from manifold_studio.algorithms.threads import n_threads, run_tasks
 
 __all__ = ["crossprod", "matmul_rows"]
@@ -28,6 +28,13 @@ TILE = 196
 ROW_TASK = 2048
 
 
+def _workers() -> int:
+    """Threads for the tasks: one per core, but no more than BLAS itself would use (a limit set by
+    OPENBLAS_NUM_THREADS=1 or threadpoolctl holds here too)."""
+    limit = blas_threads()
+    return n_threads() if limit is None else max(1, min(n_threads(), limit))
+
+
 def _edges(size: int, parts: int) -> list[int]:
     return [size * i // parts for i in range(parts + 1)]
 
@@ -37,7 +44,8 @@ def crossprod(X: np.ndarray) -> np.ndarray:
     ones by a symmetric rank-k update, the others by a general product, largest first. With fewer
     columns than two tiles, row blocks whose products are summed in a fixed order."""
     n, d = X.shape
-    if n_threads() == 1 or n * d * d / 2 < MIN_WORK:
+    workers = _workers()
+    if workers == 1 or n * d * d / 2 < MIN_WORK:
         return X.T @ X
     parts = round(d / TILE)
     if parts >= 2:
@@ -54,16 +62,16 @@ def crossprod(X: np.ndarray) -> np.ndarray:
                 C[b, a] = block.T
 
         with blas_single_thread():
-            run_tasks([lambda i=i, j=j: tile(i, j) for i, j in tiles])
+            run_tasks([lambda i=i, j=j: tile(i, j) for i, j in tiles], workers)
         return C
-    edges = _edges(n, max(1, min(4 * n_threads(), n // ROW_TASK)))
+    edges = _edges(n, max(1, min(4 * workers, n // ROW_TASK)))
 
     def rows(start, stop):
         B = X[start:stop]
         return B.T @ B
 
     with blas_single_thread():
-        parts = run_tasks([lambda s=s, e=e: rows(s, e) for s, e in zip(edges[:-1], edges[1:])])
+        parts = run_tasks([lambda s=s, e=e: rows(s, e) for s, e in zip(edges[:-1], edges[1:])], workers)
     C = parts[0]
     for P in parts[1:]:
         C += P
@@ -75,13 +83,14 @@ def matmul_rows(X: np.ndarray, M: np.ndarray, shift: np.ndarray | None = None) -
     M (d × k), in blocks of rows."""
     n, d = X.shape
     k = M.shape[1]
-    if n_threads() == 1 or n * d * k < MIN_WORK:
+    workers = _workers()
+    if workers == 1 or n * d * k < MIN_WORK:
         out = X @ M
         if shift is not None:
             out -= shift
         return out
     out = np.empty((n, k), dtype=np.result_type(X, M))
-    edges = _edges(n, max(1, min(8 * n_threads(), n // ROW_TASK)))
+    edges = _edges(n, max(1, min(8 * workers, n // ROW_TASK)))
 
     def rows(start, stop):
         np.matmul(X[start:stop], M, out=out[start:stop])
@@ -89,5 +98,5 @@ def matmul_rows(X: np.ndarray, M: np.ndarray, shift: np.ndarray | None = None) -
             out[start:stop] -= shift
 
     with blas_single_thread():
-        run_tasks([lambda s=s, e=e: rows(s, e) for s, e in zip(edges[:-1], edges[1:])])
+        run_tasks([lambda s=s, e=e: rows(s, e) for s, e in zip(edges[:-1], edges[1:])], workers)
     return out

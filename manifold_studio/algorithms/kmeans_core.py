@@ -51,7 +51,7 @@ from manifold_studio.algorithms.kmeans_lloyd import DenseAssigner
 from manifold_studio.algorithms.progress import NullProgress, as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
 
-__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread",
+__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread", "blas_threads",
            "check_sample_weight"]
 
 #: entries of one (k, block) slab of squared distances (256 kB: bounded memory, cache resident)
@@ -72,6 +72,18 @@ class KMeansResult:
 _blas_controller = None
 
 
+def _controller():
+    """threadpoolctl's controller of the loaded libraries, or False without threadpoolctl."""
+    global _blas_controller
+    if _blas_controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _blas_controller = ThreadpoolController()
+        except Exception:  # not installed, or unable to inspect the loaded libraries
+            _blas_controller = False
+    return _blas_controller
+
+
 def blas_single_thread():
     """Context manager running BLAS on one thread (a no-op when threadpoolctl is not installed).
 
@@ -80,19 +92,24 @@ def blas_single_thread():
     are busy with other work each multi-threaded call waits for a time slice, which was
     measured to make them 3 to 10 times slower. scikit-learn's KMeans does the same.
     """
-    global _blas_controller
-    if _blas_controller is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _blas_controller = ThreadpoolController()
-        except Exception:  # not installed, or unable to inspect the loaded libraries
-            _blas_controller = False
-    if _blas_controller is False:
+    if _controller() is False:
         return contextlib.nullcontext()
     try:
         return _blas_controller.limit(limits=1, user_api="blas")
     except Exception:
         return contextlib.nullcontext()
+
+
+def blas_threads() -> int | None:
+    """The largest thread count of the loaded BLAS libraries (OPENBLAS_NUM_THREADS, a threadpoolctl
+    limit...), or None when it cannot be read."""
+    if not _controller():
+        return None
+    try:
+        counts = [lib.num_threads for lib in _blas_controller.select(user_api="blas").lib_controllers]
+    except Exception:
+        return None
+    return max(counts) if counts else None
 
 
 def _rows_per_block(k: int) -> int:

@@ -59,13 +59,14 @@ def run_shares(fn, n: int, min_rows: int = 2048) -> list:
     return [first] + rest
 
 
-def run_tasks(tasks: list) -> list:
+def run_tasks(tasks: list, workers: int | None = None) -> list:
     """``[task() for task in tasks]``, each core's thread taking the next task as it finishes one
     (the calling thread takes part). Where a static share per core waits for a core that another
     process holds, the free core takes the remaining tasks; put the largest first. A task must
     write only its own output, so results do not depend on which thread ran it. Run serially
-    from inside the pool (a nested call would wait for threads busy with its caller)."""
-    workers = min(n_threads(), len(tasks))
+    from inside the pool (a nested call would wait for threads busy with its caller).
+    ``workers``: at most that many threads (default: one per core)."""
+    workers = min(n_threads() if workers is None else max(1, workers), len(tasks))
     if workers <= 1 or threading.current_thread().name.startswith(_PREFIX):
         return [task() for task in tasks]
     results = [None] * len(tasks)

@@ -14,6 +14,7 @@ def two_threads(monkeypatch):
     """Tasks on two threads even on a one-core runner, and no size threshold."""
     monkeypatch.setattr(threads, "n_threads", lambda: 2)
     monkeypatch.setattr(blas_tasks, "n_threads", lambda: 2)
+    monkeypatch.setattr(blas_tasks, "blas_threads", lambda: 2)
     monkeypatch.setattr(blas_tasks, "MIN_WORK", 0)
 
 
@@ -52,3 +53,16 @@ def test_run_tasks_inside_the_pool_runs_serially(two_threads):
     """A nested call from a pool thread must not wait for the pool's (busy) threads."""
     out = run_tasks([lambda: run_tasks([lambda i=i: i for i in range(5)]) for _ in range(4)])
     assert out == [list(range(5))] * 4
+
+
+def test_a_one_thread_blas_limit_holds(two_threads, monkeypatch):
+    """OPENBLAS_NUM_THREADS=1 (or a threadpoolctl limit) means one thread here too: no tasks."""
+    monkeypatch.setattr(blas_tasks, "blas_threads", lambda: 1)
+
+    def no_tasks(*args, **kwargs):
+        raise AssertionError("tasks on threads despite a one-thread BLAS limit")
+
+    monkeypatch.setattr(blas_tasks, "run_tasks", no_tasks)
+    X = np.random.default_rng(1).normal(size=(500, 400))
+    np.testing.assert_array_equal(crossprod(X), X.T @ X)
+    np.testing.assert_array_equal(matmul_rows(X, X[:5].T), X @ X[:5].T)
