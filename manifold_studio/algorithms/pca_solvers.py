@@ -196,14 +196,21 @@ def _randomized_route(Xc, k, random_state, progress, n_oversamples=10, n_iter=No
     size = min(k + n_oversamples, min(n, d))
     if n_iter is None:
         n_iter = power_iterations(n, d, k)
-    Q = Xc @ rng.standard_normal((d, size))
+    # dense data: the products in row blocks on every core (blas_tasks), the QR of the thin Q and
+    # the small SVD on one BLAS thread (many small steps where a second thread only waits on busy cores)
+    times = matmul_rows if isinstance(Xc, np.ndarray) else (lambda A, B: A @ B)
+    Q = times(Xc, rng.standard_normal((d, size)))
     for it in range(n_iter):
         progress.checkpoint(0.1 + 0.7 * it / n_iter, f"Randomized SVD: power iteration {it + 1}/{n_iter}")
-        Q, _ = np.linalg.qr(Q)   # re-orthonormalised (scikit-learn uses LU: scipy's, see the module note)
-        Q = Xc @ (Xc.T @ Q)
-    Q, _ = np.linalg.qr(Q)
+        with blas_single_thread():
+            Q, _ = np.linalg.qr(Q)   # re-orthonormalised (scikit-learn uses LU: scipy's, see the module note)
+        Q = times(Xc, times(Xc.T, Q))
+    with blas_single_thread():
+        Q, _ = np.linalg.qr(Q)
+    B = times(Xc.T, Q).T          # Qᵀ X_c
     progress.checkpoint(0.85, "Randomized SVD: small SVD")
-    _, s, Vt = np.linalg.svd(Q.T @ Xc, full_matrices=False)
+    with blas_single_thread():
+        _, s, Vt = np.linalg.svd(B, full_matrices=False)
     return s, Vt
 
 
