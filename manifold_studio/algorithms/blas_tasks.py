@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.kmeans_core import blas_single_thread, blas_threads
+from manifold_studio.algorithms.blas_limits import blas_single_thread, blas_threads
 from manifold_studio.algorithms.threads import n_threads, run_tasks
 
 __all__ = ["crossprod", "matmul_rows"]

@@ -38,20 +38,20 @@ Implementation notes
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.kmeans_data import DenseData, SparseData, augment, count_distinct_rows
 from manifold_studio.algorithms.kmeans_lloyd import DenseAssigner
 from manifold_studio.algorithms.progress import NullProgress, as_progress
 from manifold_studio.errors import DataError, InvalidParameterError
 
-__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread", "blas_threads",
+__all__ = ["KMeansResult", "kmeans", "assign_nearest", "count_distinct_rows", "blas_single_thread",
            "check_sample_weight"]
 
 #: entries of one (k, block) slab of squared distances (256 kB: bounded memory, cache resident)
@@ -67,49 +67,6 @@ class KMeansResult:
     inertia: float               #: within-cluster inertia W = sum ||x_i - mu_{s_i}||^2
     n_iter: int                  #: number of centre updates of the best run
     inertia_history: np.ndarray = field(default_factory=lambda: np.empty(0))  #: W after each assignment
-
-
-_blas_controller = None
-
-
-def _controller():
-    """threadpoolctl's controller of the loaded libraries, or False without threadpoolctl."""
-    global _blas_controller
-    if _blas_controller is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _blas_controller = ThreadpoolController()
-        except Exception:  # not installed, or unable to inspect the loaded libraries
-            _blas_controller = False
-    return _blas_controller
-
-
-def blas_single_thread():
-    """Context manager running BLAS on one thread (a no-op when threadpoolctl is not installed).
-
-    The products of k-means, the silhouette and the mixture log-densities are thin (inner
-    dimension d + 2, many small blocks): a second BLAS thread gains little, and when the cores
-    are busy with other work each multi-threaded call waits for a time slice, which was
-    measured to make them 3 to 10 times slower. scikit-learn's KMeans does the same.
-    """
-    if _controller() is False:
-        return contextlib.nullcontext()
-    try:
-        return _blas_controller.limit(limits=1, user_api="blas")
-    except Exception:
-        return contextlib.nullcontext()
-
-
-def blas_threads() -> int | None:
-    """The largest thread count of the loaded BLAS libraries (OPENBLAS_NUM_THREADS, a threadpoolctl
-    limit...), or None when it cannot be read."""
-    if not _controller():
-        return None
-    try:
-        counts = [lib.num_threads for lib in _blas_controller.select(user_api="blas").lib_controllers]
-    except Exception:
-        return None
-    return max(counts) if counts else None
 
 
 def _rows_per_block(k: int) -> int:

@@ -48,7 +48,7 @@ from scipy.linalg import eigh
 
 from manifold_studio.algorithms.blas_tasks import crossprod, matmul_rows
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
-from manifold_studio.algorithms.kmeans_core import blas_single_thread
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.progress import as_progress
 
 SOLVERS = ("auto", "full", "covariance", "gram", "randomized", "arpack")

@@ -45,7 +45,7 @@ import scipy.sparse.linalg as spla
 
 from manifold_studio.algorithms.base import EmbeddingAlgorithm
 from manifold_studio.algorithms.kernels import rows_per_block
-from manifold_studio.algorithms.kmeans_core import blas_single_thread
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.state_schema import Fitted
