@@ -24,8 +24,15 @@ __all__ = ["crossprod", "matmul_rows"]
 MIN_WORK = 2e7
 #: width of the column tiles of XᵀX (a tile is one BLAS call at full speed)
 TILE = 196
-#: rows per task of X·M (and of XᵀX when X has too few columns for tiles)
-ROW_TASK = 2048
+#: multiply-adds per task of X·M (and of XᵀX when X has too few columns for tiles): big enough
+#: that a task's overhead (tens of microseconds) is lost in it, small enough to share the work out
+TASK_WORK = 4e6
+#: fewest rows per task
+MIN_ROWS = 64
+
+
+def _row_parts(n: int, work: float, workers: int, per_worker: int) -> int:
+    return int(max(1, min(per_worker * workers, n // MIN_ROWS, work // TASK_WORK)))
 
 
 def _workers() -> int:
@@ -64,7 +71,7 @@ def crossprod(X: np.ndarray) -> np.ndarray:
         with blas_single_thread():
             run_tasks([lambda i=i, j=j: tile(i, j) for i, j in tiles], workers)
         return C
-    edges = _edges(n, max(1, min(4 * workers, n // ROW_TASK)))
+    edges = _edges(n, _row_parts(n, n * d * d / 2, workers, 4))
 
     def rows(start, stop):
         B = X[start:stop]
@@ -90,7 +97,7 @@ def matmul_rows(X: np.ndarray, M: np.ndarray, shift: np.ndarray | None = None) -
             out -= shift
         return out
     out = np.empty((n, k), dtype=np.result_type(X, M))
-    edges = _edges(n, max(1, min(8 * workers, n // ROW_TASK)))
+    edges = _edges(n, _row_parts(n, n * d * k, workers, 8))
 
     def rows(start, stop):
         np.matmul(X[start:stop], M, out=out[start:stop])

@@ -20,7 +20,7 @@ def two_threads(monkeypatch):
 
 @pytest.mark.parametrize("d", [7, 50, 300, 500])   # row blocks (d < 2 tiles) and 2 or 3 column tiles
 def test_crossprod_is_xtx(two_threads, monkeypatch, d):
-    monkeypatch.setattr(blas_tasks, "ROW_TASK", 100)
+    monkeypatch.setattr(blas_tasks, "TASK_WORK", 1)
     X = np.random.default_rng(d).normal(size=(1000, d)) + 3.0
     C = crossprod(X)
     ref = X.T @ X
@@ -31,7 +31,7 @@ def test_crossprod_is_xtx(two_threads, monkeypatch, d):
 
 
 def test_matmul_rows_is_the_product_minus_the_shift(two_threads, monkeypatch):
-    monkeypatch.setattr(blas_tasks, "ROW_TASK", 64)
+    monkeypatch.setattr(blas_tasks, "TASK_WORK", 1)
     rng = np.random.default_rng(0)
     X, M, shift = rng.normal(size=(1000, 40)), rng.normal(size=(40, 6)), rng.normal(size=6)
     np.testing.assert_allclose(matmul_rows(X, M, shift), X @ M - shift, rtol=0, atol=1e-12)
