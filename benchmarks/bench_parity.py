@@ -5,8 +5,8 @@ PCA fit (rbf, 3,000 swiss-roll points) and Ward linkage (5,000 x 10 blobs, 8 clu
     nice -n 19 .venv/bin/python benchmarks/bench_parity.py              # 5 alternating runs each
     .venv/bin/python benchmarks/bench_parity.py --repeat 3 --threads 1
 
-Ours and scikit-learn's run alternately (a busy shared machine loads both alike). Two ratios
-(ours / scikit-learn, below 1: faster): of the best wall-clock times, and of the median CPU times
+Ours and scikit-learn's run alternately (a busy shared machine loads both alike). Three ratios
+(ours / scikit-learn, below 1: faster): of the best and of the median wall-clock times, and of the median CPU times
 of the process (time.process_time: every BLAS thread counted; what a loaded machine distorts least,
 though the spinning of idle OpenBLAS threads is counted too). The data generators are those of
 bench_decomposition.py, bench_spectral.py and bench_clustering.py. Results go to
@@ -78,22 +78,24 @@ def main(argv=None):
          lambda: HierarchicalClustering(method="ward", n_clusters=8).fit(Xw),
          lambda: AgglomerativeClustering(n_clusters=8, linkage="ward").fit(Xw)),
     ]
-    head = (f"{'case':<32} {'size':>15} {'ours s':>8} {'sk s':>8} {'wall':>6} {'ours cpu':>9} {'sk cpu':>8} "
-            f"{'cpu':>6}")
+    head = (f"{'case':<32} {'size':>15} {'ours s':>8} {'sk s':>8} {'wall':>6} {'median':>7} {'ours cpu':>9} "
+            f"{'sk cpu':>8} {'cpu':>6}")
     print(head, flush=True)
     lines = [head]
     for name, size, ours, theirs in cases:
         a, b = alternate(ours, theirs, args.repeat)
         wa, wb = min(w for w, _ in a), min(w for w, _ in b)
+        ma, mb = statistics.median(w for w, _ in a), statistics.median(w for w, _ in b)
         ca, cb = statistics.median(c for _, c in a), statistics.median(c for _, c in b)
-        line = f"{name:<32} {size:>15} {wa:8.3f} {wb:8.3f} {wa / wb:6.2f} {ca:9.3f} {cb:8.3f} {ca / cb:6.2f}"
+        line = (f"{name:<32} {size:>15} {wa:8.3f} {wb:8.3f} {wa / wb:6.2f} {ma / mb:7.2f} {ca:9.3f} {cb:8.3f} "
+                f"{ca / cb:6.2f}")
         print(line, flush=True)
         lines.append(line)
     header = (f"# benchmarks/bench_parity.py  {time.strftime('%Y-%m-%d %H:%M')}  python {platform.python_version()}  "
               f"numpy {np.__version__}  scikit-learn {sklearn.__version__}  {os.cpu_count()} cores  threads "
               f"{_THREADS or 'default'}  load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at "
               f"the end\n# {args.repeat} alternating runs per case; wall = ratio of the best wall-clock times, "
-              f"cpu = ratio of the median process CPU times (ours / scikit-learn)")
+              f"median = of the median wall-clock times, cpu = of the median process CPU times (ours / scikit-learn)")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(header + "\n" + "\n".join(lines) + "\n")

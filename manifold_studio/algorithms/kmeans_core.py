@@ -38,13 +38,13 @@ Implementation notes
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.kmeans_data import DenseData, SparseData, augment, count_distinct_rows
 from manifold_studio.algorithms.kmeans_lloyd import DenseAssigner
@@ -67,32 +67,6 @@ class KMeansResult:
     inertia: float               #: within-cluster inertia W = sum ||x_i - mu_{s_i}||^2
     n_iter: int                  #: number of centre updates of the best run
     inertia_history: np.ndarray = field(default_factory=lambda: np.empty(0))  #: W after each assignment
-
-
-_blas_controller = None
-
-
-def blas_single_thread():
-    """Context manager running BLAS on one thread (a no-op when threadpoolctl is not installed).
-
-    The products of k-means, the silhouette and the mixture log-densities are thin (inner
-    dimension d + 2, many small blocks): a second BLAS thread gains little, and when the cores
-    are busy with other work each multi-threaded call waits for a time slice, which was
-    measured to make them 3 to 10 times slower. scikit-learn's KMeans does the same.
-    """
-    global _blas_controller
-    if _blas_controller is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-            _blas_controller = ThreadpoolController()
-        except Exception:  # not installed, or unable to inspect the loaded libraries
-            _blas_controller = False
-    if _blas_controller is False:
-        return contextlib.nullcontext()
-    try:
-        return _blas_controller.limit(limits=1, user_api="blas")
-    except Exception:
-        return contextlib.nullcontext()
 
 
 def _rows_per_block(k: int) -> int:

@@ -6,7 +6,7 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
 
 ``full``        LAPACK SVD of X_c (n × d). Exact, O(n d min(n, d)).
 ``covariance``  eigendecomposition of the d × d matrix X_cᵀX_c = XᵀX − n·x̄x̄ᵀ (one product, a
-                symmetric rank-k update; only the leading eigenpairs when at most a quarter of
+                symmetric rank-k update in tiles on every core, :mod:`.blas_tasks`; only the leading eigenpairs when at most a quarter of
                 the axes is asked for; no centred copy; when a column's mean dwarfs its spread, the centred rows are
                 accumulated in blocks instead, to avoid cancellation). Exact; the fast route
                 when n ≫ d.
@@ -47,8 +47,9 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator
 
+from manifold_studio.algorithms.blas_tasks import crossprod, matmul_rows
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
-from manifold_studio.algorithms.kmeans_core import blas_single_thread
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.progress import as_progress
 
 SOLVERS = ("auto", "full", "covariance", "gram", "randomized", "arpack")
@@ -126,9 +127,7 @@ def _covariance_matrix(X, mean, progress):
     accumulated in row blocks."""
     n, d = X.shape
     progress.checkpoint(0.1, f"Covariance matrix ({d}×{d}) of {n:,} rows")
-    C = X.T @ X
-    if is_sparse(C):
-        C = C.toarray()
+    C = (X.T @ X).toarray() if is_sparse(X) else crossprod(X)
     C -= n * np.outer(mean, mean)
     centred_sq = np.diag(C)
     squares = n * mean * mean
@@ -139,7 +138,7 @@ def _covariance_matrix(X, mean, progress):
         progress.checkpoint(0.1 + 0.6 * start / n, f"Covariance matrix, centred rows {start:,}/{n:,}")
         B = X[start:stop]
         B = (B.toarray() if is_sparse(B) else B) - mean
-        C += B.T @ B
+        C += crossprod(B)
     return C
 
 
@@ -164,10 +163,9 @@ def _covariance_route(X, mean, k, progress):
     d = X.shape[1]
     C = _covariance_matrix(X, mean, progress)
     progress.checkpoint(0.7, f"Eigendecomposition of the {d}×{d} covariance matrix")
-    # The product above is already a symmetric rank-k update: numpy's matmul calls BLAS syrk for
-    # Xᵀ @ X (half the multiplications of a general product; scipy's dsyrk on the F-ordered view
-    # X.T was measured no faster). The total variance comes from the trace (taken first: the
-    # partial eigensolver overwrites C).
+    # The product above is a symmetric rank-k update (half the multiplications of a general
+    # product) in tiles on every core (blas_tasks.crossprod). The total variance comes from the
+    # trace (taken first: the partial eigensolver overwrites C).
     trace = float(np.trace(C))
     if isinstance(k, (int, np.integer)) and 0 < k <= d * PARTIAL_EIGH_FRACTION:
         evals, V = _leading_eigenpairs(C, int(k))
@@ -199,14 +197,21 @@ def _randomized_route(Xc, k, random_state, progress, n_oversamples=10, n_iter=No
     size = min(k + n_oversamples, min(n, d))
     if n_iter is None:
         n_iter = power_iterations(n, d, k)
-    Q = Xc @ rng.standard_normal((d, size))
+    # dense data: the products in row blocks on every core (blas_tasks), the QR of the thin Q and
+    # the small SVD on one BLAS thread (many small steps where a second thread only waits on busy cores)
+    times = matmul_rows if isinstance(Xc, np.ndarray) else (lambda A, B: A @ B)
+    Q = times(Xc, rng.standard_normal((d, size)))
     for it in range(n_iter):
         progress.checkpoint(0.1 + 0.7 * it / n_iter, f"Randomized SVD: power iteration {it + 1}/{n_iter}")
-        Q, _ = np.linalg.qr(Q)   # re-orthonormalised (scikit-learn uses LU: scipy's, see the module note)
-        Q = Xc @ (Xc.T @ Q)
-    Q, _ = np.linalg.qr(Q)
+        with blas_single_thread():
+            Q, _ = np.linalg.qr(Q)   # re-orthonormalised (scikit-learn uses LU: scipy's, see the module note)
+        Q = times(Xc, times(Xc.T, Q))
+    with blas_single_thread():
+        Q, _ = np.linalg.qr(Q)
+    B = times(Xc.T, Q).T          # Qᵀ X_c
     progress.checkpoint(0.85, "Randomized SVD: small SVD")
-    _, s, Vt = np.linalg.svd(Q.T @ Xc, full_matrices=False)
+    with blas_single_thread():
+        _, s, Vt = np.linalg.svd(B, full_matrices=False)
     return s, Vt
 
 
@@ -326,8 +331,10 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
 
 
 def project(X: np.ndarray, mean: np.ndarray, components: np.ndarray) -> np.ndarray:
-    """(X − mean) · componentsᵀ as X·componentsᵀ − mean·componentsᵀ (no centred copy of X; X may
-    be sparse)."""
+    """(X − mean) · componentsᵀ as X·componentsᵀ − mean·componentsᵀ (no centred copy of X, as
+    scikit-learn's transform; X may be sparse)."""
+    if not is_sparse(X):
+        return matmul_rows(X, components.T, mean @ components.T)
     out = np.asarray(X @ components.T)
     out -= mean @ components.T
     return out

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manifold_studio.algorithms.blas_tasks import matmul_rows
 from manifold_studio.algorithms.checks import check_random_state
 from manifold_studio.errors import FitCancelled
 
@@ -64,8 +65,7 @@ def posterior(X: np.ndarray, mean: np.ndarray, W: np.ndarray, sigma2: float, *,
     if complete:   # no missing value: one pattern, and no masked copy of X
         patterns, inv = np.ones((1, d), dtype=bool), np.zeros(n, dtype=np.intp)
         E = X - mean if loglik else None
-        B = X @ W
-        B -= mean @ W                                # W_Oᵀ e_O per row
+        B = matmul_rows(X, W, mean @ W)              # W_Oᵀ e_O per row (no centred copy)
     else:
         obs = ~np.isnan(X)
         patterns, inv = _groups(obs) if groups is None else groups

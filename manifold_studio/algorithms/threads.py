@@ -1,4 +1,5 @@
-"""Row-parallel calls of compiled ``nogil`` kernels on every core (t-SNE, neighbour search).
+"""Row-parallel calls of compiled ``nogil`` kernels on every core (t-SNE, neighbour search), and
+independent tasks pulled from a list by every core (:func:`run_tasks`: tiles of BLAS products).
 
 The numba kernels of this package release the GIL (:func:`~manifold_studio.algorithms.jit.jit`
 compiles with ``nogil=True``), so splitting their rows into one contiguous share per core and
@@ -11,9 +12,10 @@ rounding only.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["n_threads", "row_shares", "run_shares"]
+__all__ = ["n_threads", "row_shares", "run_shares", "run_tasks"]
 
 _POOL: ThreadPoolExecutor | None = None
 
@@ -33,18 +35,63 @@ def row_shares(n: int, min_rows: int = 2048) -> list[tuple[int, int]]:
     return [(bounds[t], bounds[t + 1]) for t in range(parts)]
 
 
+_PREFIX = "ms-rows"
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix=_PREFIX)
+    return _POOL
+
+
 def run_shares(fn, n: int, min_rows: int = 2048) -> list:
     """``[fn(start, stop) for each share]``, the shares run in threads (the first one in the
     calling thread, which would otherwise only wait)."""
-    global _POOL
     shares = row_shares(n, min_rows)
     if len(shares) == 1:
         return [fn(*shares[0])]
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="ms-rows")
-    others = [_POOL.submit(fn, *s) for s in shares[1:]]
+    others = [_pool().submit(fn, *s) for s in shares[1:]]
     try:
         first = fn(*shares[0])
     finally:
         rest = [f.result() for f in others]    # every share done (or failed) before returning
     return [first] + rest
+
+
+def run_tasks(tasks: list, workers: int | None = None) -> list:
+    """``[task() for task in tasks]``, each core's thread taking the next task as it finishes one
+    (the calling thread takes part). Where a static share per core waits for a core that another
+    process holds, the free core takes the remaining tasks; put the largest first. A task must
+    write only its own output, so results do not depend on which thread ran it. Run serially
+    from inside the pool (a nested call would wait for threads busy with its caller).
+    ``workers``: at most that many threads (default: one per core)."""
+    workers = min(n_threads() if workers is None else max(1, workers), len(tasks))
+    if workers <= 1 or threading.current_thread().name.startswith(_PREFIX):
+        return [task() for task in tasks]
+    results = [None] * len(tasks)
+    lock = threading.Lock()
+    state = {"next": 0}
+
+    def work():
+        while True:
+            with lock:
+                i = state["next"]
+                state["next"] = i + 1
+            if i >= len(tasks):
+                return
+            try:
+                results[i] = tasks[i]()
+            except BaseException:
+                with lock:
+                    state["next"] = len(tasks)   # hand out no more
+                raise
+
+    others = [_pool().submit(work) for _ in range(workers - 1)]
+    try:
+        work()
+    finally:
+        errors = [f.exception() for f in others]   # every worker done before returning
+    if error := next((e for e in errors if e is not None), None):
+        raise error
+    return results

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 from manifold_studio.algorithms import AnyOf, Bool, Choice, EmbeddingAlgorithm, Float, Int
 from manifold_studio.algorithms.params import DataLimit, random_state_param
-from manifold_studio.algorithms.checks import is_sparse
 from manifold_studio.algorithms.pca_solvers import SOLVERS, SPARSE_SOLVERS, principal_axes, project
 from manifold_studio.algorithms.state_schema import Fitted
 from manifold_studio.errors import DataError
@@ -158,7 +157,7 @@ class PCA(EmbeddingAlgorithm):
         return np.where(sd > 0, sd, 1.0)
 
     def _extend(self, X):
-        Z = project(X, self.mean_, self.components_) if is_sparse(X) else (X - self.mean_) @ self.components_.T
+        Z = project(X, self.mean_, self.components_)   # as the training embedding and scikit-learn's transform
         return Z / self._scale() if self.whiten else Z
 
     def reconstruct(self, Z):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from manifold_studio.algorithms import Choice, EmbeddingAlgorithm
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.curves import CurvePublisher, TrainingCurve
 from manifold_studio.algorithms.params import (
     DataLimit, max_iter_param, n_components_param, random_state_param, tol_param,
@@ -151,9 +152,11 @@ class PPCA(EmbeddingAlgorithm):
         progress.checkpoint(0.0, "Starting EM (missing values allowed)")
         pub = CurvePublisher(progress, "PPCA EM: negative log-likelihood", x_label="iteration",
                              y_label="−average log-likelihood")
-        res = em(X, k, max_iter=self._p["max_iter"], tol=self._p["tol"],
-                 random_state=self._p["random_state"], progress=progress,
-                 on_iteration=lambda it, ll: pub.add(it, nll=-ll))
+        with blas_single_thread():   # thin products (k columns), per-pattern small solves: a second
+            # BLAS thread only waits on busy cores (as k-means and the mixtures)
+            res = em(X, k, max_iter=self._p["max_iter"], tol=self._p["tol"],
+                     random_state=self._p["random_state"], progress=progress,
+                     on_iteration=lambda it, ll: pub.add(it, nll=-ll))
         pub.flush()
         if res.cancelled:
             self._stop_early(f"after {res.n_iter} of {self._p['max_iter']} EM iterations")
