@@ -191,6 +191,8 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     strip.add_chart("alcohol")
     strip.add_chart("cultivar")   # at once: both charts arrive
     qtbot.waitUntil(lambda: "alcohol" in strip.plots and "cultivar" in strip.plots, timeout=10_000)
+    # the bars come with the counts, from a worker thread
+    qtbot.waitUntil(lambda: all(strip.plots[c]["all"] is not None for c in ("alcohol", "cultivar")), timeout=10_000)
     alcohol = ds.X[:, ds.feature_names.index("alcohol")]
     heights = strip.plots["alcohol"]["all"].opts["height"]
     np.testing.assert_array_equal(heights, np.histogram(alcohol, np.asarray(strip.filter.chart("alcohol").labels))[0])

@@ -38,6 +38,12 @@ def density_counts(xy: np.ndarray, x_range, y_range, bins, visible: np.ndarray |
     return np.bincount(iy * nx + ix, minlength=nx * ny).reshape(ny, nx)
 
 
+def bins_for(pixels) -> tuple[int, int]:
+    """(nx, ny) cells of about :data:`BIN_PX` screen pixels for a view of ``pixels`` = (w, h)."""
+    w, h = pixels
+    return int(np.clip(w / BIN_PX, MIN_BINS, MAX_BINS)), int(np.clip(h / BIN_PX, MIN_BINS, MAX_BINS))
+
+
 def log_lut(colors: np.ndarray, levels: int = 256) -> np.ndarray:
     """A (levels, 4) RGBA lookup table along ``colors`` ((m, 3) uint8) with entry 0 transparent."""
     colors = np.asarray(colors, dtype=float)
@@ -67,10 +73,14 @@ class DensityItem(pg.ImageItem):
     def update_view(self, xy: np.ndarray, x_range, y_range, pixels, visible=None) -> None:
         """Bin the points of ``xy`` visible in ``x_range`` × ``y_range`` (a view of ``pixels`` =
         (width, height) screen pixels) into cells of about :data:`BIN_PX` pixels and show them."""
-        w, h = pixels
-        bins = (int(np.clip(w / BIN_PX, MIN_BINS, MAX_BINS)), int(np.clip(h / BIN_PX, MIN_BINS, MAX_BINS)))
+        x_range, y_range = tuple(map(float, x_range)), tuple(map(float, y_range))
+        self.show_counts(density_counts(xy, x_range, y_range, bins_for(pixels), visible), x_range, y_range)
+
+    def show_counts(self, counts: np.ndarray, x_range, y_range) -> None:
+        """Show counts (ny, nx) binned over ``x_range`` × ``y_range`` (e.g. by
+        :func:`density_counts` on a worker thread)."""
         self.x_range, self.y_range = tuple(map(float, x_range)), tuple(map(float, y_range))
-        self.counts = density_counts(xy, self.x_range, self.y_range, bins, visible)
+        self.counts = counts
         image = np.log1p(self.counts.astype(np.float32))
         top = float(image.max()) if image.size else 0.0
         # row-major image: row r covers local y in [r, r + 1), mapped onto the rectangle from
