@@ -198,10 +198,12 @@ def window_rows(app, n, X, y, lines) -> None:
     from stall_meter import StallMeter, spin_until
 
     from manifold_studio.data import Dataset
+    from manifold_studio.gui.gc_pauses import install_gc_pauses
     from manifold_studio.gui.main_window import MainWindow
     from manifold_studio.session.records import DONE, Run
 
     w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
+    install_gc_pauses(w)  # as the application does (gui/app.py)
     w.resize(1400, 900)
     w.show()
     name = w.session.add_dataset(Dataset(f"map{n}", X, y))

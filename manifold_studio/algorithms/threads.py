@@ -11,6 +11,7 @@ rounding only.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["n_threads", "row_shares", "run_shares"]
@@ -33,16 +34,41 @@ def row_shares(n: int, min_rows: int = 2048) -> list[tuple[int, int]]:
     return [(bounds[t], bounds[t + 1]) for t in range(parts)]
 
 
+def _niceness() -> int | None:
+    """The calling thread's niceness (Linux; None elsewhere)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return None
+
+
+def _as_nice(fn, nice: int | None):
+    """``fn`` run in a pool thread at least as nice as the thread that submitted it: a window's
+    worker thread runs nicer than its main thread (so the window gets the CPU first), and its
+    shares must not outrank the main thread either."""
+    def run(*args):
+        if nice is not None:
+            try:
+                tid = threading.get_native_id()
+                if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+                    os.setpriority(os.PRIO_PROCESS, tid, nice)
+            except OSError:  # pragma: no cover - not allowed: keep the priority
+                pass
+        return fn(*args)
+    return run
+
+
 def run_shares(fn, n: int, min_rows: int = 2048) -> list:
     """``[fn(start, stop) for each share]``, the shares run in threads (the first one in the
-    calling thread, which would otherwise only wait)."""
+    calling thread, which would otherwise only wait), each at least as nice as the caller."""
     global _POOL
     shares = row_shares(n, min_rows)
     if len(shares) == 1:
         return [fn(*shares[0])]
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="ms-rows")
-    others = [_POOL.submit(fn, *s) for s in shares[1:]]
+    task = _as_nice(fn, _niceness())
+    others = [_POOL.submit(task, *s) for s in shares[1:]]
     try:
         first = fn(*shares[0])
     finally:

@@ -21,6 +21,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer
 
 from manifold_studio.gui.views.density_item import DensityItem, bins_for, density_counts
+from manifold_studio.gui.worker import LatestJob
 from manifold_studio.gui.views.selection_items import MarkedPointsItem
 
 FEW_POINTS = 100_000
@@ -71,8 +72,7 @@ def plan_marks(mask: np.ndarray | None, view: MarkView) -> MarkPlan:
         return MarkPlan(view, hit, 0)
     if count <= FEW_POINTS:
         return MarkPlan(view, hit, count, points=np.ascontiguousarray(view.xy[hit]))
-    counts = density_counts(view.xy, view.x_range, view.y_range, bins_for(view.pixels), hit)
-    return MarkPlan(view, hit, count, counts=counts)
+    return MarkPlan(view, hit, count, counts=_bin_marks(view, hit))
 
 
 class MarkLayer(QObject):
@@ -92,6 +92,8 @@ class MarkLayer(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(RANGE_DELAY_MS)
         self.timer.timeout.connect(self._update_image)
+        #: marks of a new mask, and the image of the marks for a new range, on worker threads
+        self._planning, self._binning = LatestJob(), LatestJob()
         view.plot_item.getViewBox().sigRangeChanged.connect(lambda *_: self._mask is not None and self.timer.start())
 
     def isVisible(self) -> bool:
@@ -106,12 +108,26 @@ class MarkLayer(QObject):
                         (float(y0), float(y1)), (max(rect.width(), 1.0), max(rect.height(), 1.0)))
 
     def draw_mask(self, mask: np.ndarray | None) -> None:
-        """Mark the drawn points whose rows ``mask`` holds, computed here and now."""
-        self.show_plan(plan_marks(mask, self.view_now()), force=True)
+        """Mark the drawn points whose rows ``mask`` holds: computed on a worker thread when the
+        map belongs to a window (shown when done), here and now otherwise."""
+        self._binning.drop()
+        window = getattr(self.view, "window", None)
+        if mask is None or window is None:
+            self._planning.drop()
+            self.show_plan(plan_marks(mask, self.view_now()), force=True)
+            return
+        self._planning.start(window, _plan_task, mask, self.view_now(), title="Marks",
+                             on_success=lambda plan: self._apply(plan) or self.draw_mask(mask),
+                             on_failure=lambda message, _detail: window.show_status(f"Marks: {message}"))
 
     def show_plan(self, plan: MarkPlan, force: bool = False) -> bool:
         """Show marks computed by :func:`plan_marks` (main thread: only the items change). False
         (and nothing shown) when the map no longer draws what the plan was made for."""
+        self._planning.drop()   # an older mask's marks, still being computed, must not follow
+        self._binning.drop()
+        return self._apply(plan, force)
+
+    def _apply(self, plan: MarkPlan, force: bool = False) -> bool:
         if not force and not plan.view.same(self.view_now()):
             return False
         self.count = plan.count
@@ -130,12 +146,28 @@ class MarkLayer(QObject):
             self.image.setVisible(True)
         return True
 
-
     def _update_image(self) -> None:
-        if self._mask is None or len(self._mask) != len(self.view.xy):
+        """The view's range changed: bin the marked points again for it (on a worker thread when
+        the map belongs to a window)."""
+        if self._mask is None or len(self._mask) != len(self.view.xy) or self._planning.busy:
+            return   # (new marks are coming: made for the new range, or made again for it)
+        view, hit = self.view_now(), self._mask
+        window = getattr(self.view, "window", None)
+        if window is None:
+            self._show_image(view, hit, _bin_marks(view, hit))
             return
-        vb = self.view.plot_item.getViewBox()
-        (x0, x1), (y0, y1) = vb.viewRange()
-        rect = vb.sceneBoundingRect()
-        self.image.update_view(self.view.xy, (x0, x1), (y0, y1),
-                               (max(rect.width(), 1.0), max(rect.height(), 1.0)), visible=self._mask)
+        self._binning.start(window, _bin_marks, view, hit, title="Marks",
+                            on_success=lambda counts: self._show_image(view, hit, counts),
+                            on_failure=lambda message, _detail: window.show_status(f"Marks: {message}"))
+
+    def _show_image(self, view: MarkView, hit: np.ndarray, counts: np.ndarray) -> None:
+        if self._mask is hit and view.same(self.view_now()):
+            self.image.show_counts(counts, view.x_range, view.y_range)
+
+
+def _plan_task(mask: np.ndarray, view: MarkView, progress=None) -> MarkPlan:
+    return plan_marks(mask, view)
+
+
+def _bin_marks(view: MarkView, hit: np.ndarray, progress=None) -> np.ndarray:
+    return density_counts(view.xy, view.x_range, view.y_range, bins_for(view.pixels), hit)
