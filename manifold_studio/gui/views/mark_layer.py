@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, QTimer
 
-from manifold_studio.gui.views.density_item import DensityItem, bins_for, density_counts
+from manifold_studio.gui.views.density_item import DensityItem, bins_for, density_counts, lut_indices
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.gui.views.selection_items import MarkedPointsItem
 
@@ -56,6 +56,8 @@ class MarkPlan:
     count: int
     points: np.ndarray | None = None
     counts: np.ndarray | None = None
+    #: the counts as entries of the image's lookup table (uint8)
+    indices: np.ndarray | None = None
 
 
 def plan_marks(mask: np.ndarray | None, view: MarkView) -> MarkPlan:
@@ -72,7 +74,8 @@ def plan_marks(mask: np.ndarray | None, view: MarkView) -> MarkPlan:
         return MarkPlan(view, hit, 0)
     if count <= FEW_POINTS:
         return MarkPlan(view, hit, count, points=np.ascontiguousarray(view.xy[hit]))
-    return MarkPlan(view, hit, count, counts=_bin_marks(view, hit))
+    counts, indices = _bin_marks(view, hit)
+    return MarkPlan(view, hit, count, counts=counts, indices=indices)
 
 
 class MarkLayer(QObject):
@@ -141,7 +144,7 @@ class MarkLayer(QObject):
             self.image.setVisible(False)
         else:
             self._mask = plan.hit
-            self.image.show_counts(plan.counts, plan.view.x_range, plan.view.y_range)
+            self.image.show_counts(plan.counts, plan.view.x_range, plan.view.y_range, plan.indices)
             self.points.setVisible(False)
             self.image.setVisible(True)
         return True
@@ -154,20 +157,22 @@ class MarkLayer(QObject):
         view, hit = self.view_now(), self._mask
         window = getattr(self.view, "window", None)
         if window is None:
-            self._show_image(view, hit, _bin_marks(view, hit))
+            self._show_image(view, hit, *_bin_marks(view, hit))
             return
         self._binning.start(window, _bin_marks, view, hit, title="Marks",
-                            on_success=lambda counts: self._show_image(view, hit, counts),
+                            on_success=lambda binned: self._show_image(view, hit, *binned),
                             on_failure=lambda message, _detail: window.show_status(f"Marks: {message}"))
 
-    def _show_image(self, view: MarkView, hit: np.ndarray, counts: np.ndarray) -> None:
+    def _show_image(self, view: MarkView, hit: np.ndarray, counts: np.ndarray, indices: np.ndarray) -> None:
         if self._mask is hit and view.same(self.view_now()):
-            self.image.show_counts(counts, view.x_range, view.y_range)
+            self.image.show_counts(counts, view.x_range, view.y_range, indices)
 
 
 def _plan_task(mask: np.ndarray, view: MarkView, progress=None) -> MarkPlan:
     return plan_marks(mask, view)
 
 
-def _bin_marks(view: MarkView, hit: np.ndarray, progress=None) -> np.ndarray:
-    return density_counts(view.xy, view.x_range, view.y_range, bins_for(view.pixels), hit)
+def _bin_marks(view: MarkView, hit: np.ndarray, progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """(counts of the marked points per image cell, their lookup-table entries)."""
+    counts = density_counts(view.xy, view.x_range, view.y_range, bins_for(view.pixels), hit)
+    return counts, lut_indices(counts)
