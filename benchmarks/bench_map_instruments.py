@@ -213,6 +213,7 @@ def window_rows(app, n, X, y, lines) -> None:
     mi, view = w.map_instruments, w.map_view
 
     def measure(label, start, done, timeout=120.0):
+        spin_until(lambda: False, 0.5)  # the previous instrument's repaints and deferred work end first
         meter = StallMeter().start()
         t0 = time.perf_counter()
         start()
