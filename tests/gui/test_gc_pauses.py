@@ -50,6 +50,15 @@ def test_collect_all_frees_cycles_that_were_frozen(collector):
     assert ref() is None and gc.get_freeze_count() > 0
 
 
+def test_freeze_new_skips_what_a_run_left(collector):
+    collector.install()
+    frozen = gc.get_freeze_count()
+    kept = [[i] for i in range(3000)]   # e.g. the modules a first fit imported
+    collector.freeze_new()
+    assert gc.get_freeze_count() >= frozen + 3000 and len(gc.get_objects()) < 100
+    del kept
+
+
 def test_uninstall_gives_every_object_back(collector):
     collector.install()
     collector.uninstall()
