@@ -391,6 +391,7 @@ def main(argv=None):
     import pyqtgraph as pg
 
     app = QApplication.instance() or QApplication([])
+    from manifold_studio.gui.gc_pauses import install_gc_pauses
     from manifold_studio.gui.main_window import MainWindow
     from manifold_studio.plugins.host import PluginHost
 
@@ -415,6 +416,7 @@ def main(argv=None):
     host = PluginHost().discover()
     host.failures.clear()
     window = MainWindow(host=host, initial_algorithm=None, dialogs=False)
+    install_gc_pauses(window)  # as the application does (gui/app.py)
     window.show()
     bench = Bench(app, window, report)
     bench.isolate_above_ms = args.isolate_above

@@ -45,13 +45,38 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+def _niceness() -> int | None:
+    """The calling thread's niceness (Linux; None elsewhere)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return None
+
+
+def _as_nice(fn, nice: int | None):
+    """``fn`` run in a pool thread at least as nice as the thread that submitted it: a window's
+    worker thread runs nicer than its main thread (so the window gets the CPU first), and its
+    shares must not outrank the main thread either."""
+    def run(*args):
+        if nice is not None:
+            try:
+                tid = threading.get_native_id()
+                if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+                    os.setpriority(os.PRIO_PROCESS, tid, nice)
+            except OSError:  # pragma: no cover - not allowed: keep the priority
+                pass
+        return fn(*args)
+    return run
+
+
 def run_shares(fn, n: int, min_rows: int = 2048) -> list:
     """``[fn(start, stop) for each share]``, the shares run in threads (the first one in the
-    calling thread, which would otherwise only wait)."""
+    calling thread, which would otherwise only wait), each at least as nice as the caller."""
     shares = row_shares(n, min_rows)
     if len(shares) == 1:
         return [fn(*shares[0])]
-    others = [_pool().submit(fn, *s) for s in shares[1:]]
+    task = _as_nice(fn, _niceness())
+    others = [_pool().submit(task, *s) for s in shares[1:]]
     try:
         first = fn(*shares[0])
     finally:
@@ -87,7 +112,8 @@ def run_tasks(tasks: list, workers: int | None = None) -> list:
                     state["next"] = len(tasks)   # hand out no more
                 raise
 
-    others = [_pool().submit(work) for _ in range(workers - 1)]
+    task = _as_nice(work, _niceness())
+    others = [_pool().submit(task) for _ in range(workers - 1)]
     try:
         work()
     finally:

@@ -11,7 +11,7 @@ few passes over the rows (a million rows: tens of milliseconds).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -97,6 +97,11 @@ class CrossFilter:
             raise DataError(f"Cross-filter: column '{name}' has {chart.codes.size} values for {self.n} rows.")
         self.charts.append(chart)
         return chart
+
+    def snapshot(self) -> "CrossFilter":
+        """A copy whose filters change independently of this one's (the binned rows are shared):
+        what a worker thread counts while the user keeps brushing."""
+        return CrossFilter(self.n, [replace(c) for c in self.charts])
 
     def remove(self, name: str) -> None:
         self.charts = [c for c in self.charts if c.name != name]

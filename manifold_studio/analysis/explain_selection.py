@@ -196,9 +196,25 @@ def _category_rows(name, values, rows_a, rows_b, factors) -> list[ExplainRow]:
     return out
 
 
-def _groups(selected, other, n: int):
-    a = np.asarray(selected)
-    a = np.flatnonzero(a) if a.dtype == bool else np.unique(a.astype(np.intp))
+def _rows(chosen, n: int, what: str) -> np.ndarray:
+    """Sorted distinct row indices of a boolean mask or of row indices (a mask over the n rows,
+    not ``np.unique``: its sort holds the GIL for 60-120 ms at a million rows, stalling the window
+    while explain runs on a worker thread)."""
+    chosen = np.asarray(chosen)
+    if chosen.dtype == bool:
+        return np.flatnonzero(chosen)
+    chosen = chosen.astype(np.intp, copy=False).ravel()
+    if chosen.size and (chosen.min() < 0 or chosen.max() >= n):
+        raise DataError(f"Explain: {what} has a row outside the {n} rows of the data set.")
+    mask = np.zeros(n, dtype=bool)
+    mask[chosen] = True
+    return np.flatnonzero(mask)
+
+
+def selection_groups(selected, other, n: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """(rows of the selection, rows of the other group, "the rest" or "selection B"), each sorted
+    and distinct; refuses an empty selection, a selection of every row and two equal ones."""
+    a = _rows(selected, n, "the selection")
     if a.size == 0:
         raise DataError("Explain needs a selection: no row is selected.")
     if other is None:
@@ -209,8 +225,7 @@ def _groups(selected, other, n: int):
             raise DataError(f"Explain compares the selection with the rest, but all {n} rows are selected: "
                             "select fewer rows, or compare with a second selection.")
         return a, b, "the rest"
-    b = np.asarray(other)
-    b = np.flatnonzero(b) if b.dtype == bool else np.unique(b.astype(np.intp))
+    b = _rows(other, n, "the second selection")
     if b.size == 0:
         raise DataError("Explain against a second selection: the second selection is empty.")
     if np.array_equal(a, b):
@@ -230,7 +245,7 @@ def explain(columns, selected, other=None, *, test: str = MANN_WHITNEY, random_s
     if not columns:
         raise DataError("Explain needs at least one column.")
     n = len(columns[0].values)
-    rows_a, rows_b, against = _groups(selected, other, n)
+    rows_a, rows_b, against = selection_groups(selected, other, n)
     if rows_a.max() >= n or (rows_b.size and rows_b.max() >= n):
         raise DataError(f"Explain: a selected row is beyond the {n} rows of the data set.")
     rng = np.random.default_rng(random_state)

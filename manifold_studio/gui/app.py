@@ -15,6 +15,7 @@ import sys
 
 from manifold_studio.project.housekeeping import clean_own_folders
 from manifold_studio.gui.error_handling import install_excepthook
+from manifold_studio.gui.gc_pauses import COLLECTOR, install_gc_pauses
 from manifold_studio.gui.main_window import MainWindow
 from manifold_studio.gui.preferences import startup_sample
 
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     sample = None if args.no_sample else (args.sample or startup_sample())
     window = MainWindow(initial_sample=sample, initial_algorithm=args.algorithm)
     handler = install_excepthook(window)
+    install_gc_pauses(window)  # full garbage collections walk only new objects: no long pauses
     if args.size or not window.layout_restored:
         window.resize(*_parse_size(args.size or "1280x800"))
     window.show()
@@ -157,6 +159,7 @@ def main(argv=None) -> int:
             # Running inside someone else's application (tests, an IPython kernel): leave no
             # pending Quit event behind, or their next event loop would exit at once.
             QApplication.removePostedEvents(None, QEvent.Type.Quit)
+            COLLECTOR.uninstall()  # and their collector as it was
             app.setQuitOnLastWindowClosed(quit_on_close)
     return status["code"] or int(code)
 

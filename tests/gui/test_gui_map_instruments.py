@@ -47,7 +47,9 @@ def test_search_marks_the_rows_pandas_query_finds(qtbot, make_window, host):
     frame = pd.DataFrame(ds.X, columns=ds.feature_names)
     expected = frame.eval("alcohol > 13 and hue < 1").to_numpy()
     np.testing.assert_array_equal(mi.search.match.mask, expected)
-    assert mi.search.marks.isVisible() and mi.search.marks.count == expected.sum()
+    # the marks come from a worker thread (made again there when the map changed meanwhile)
+    qtbot.waitUntil(lambda: mi.search.marks.count == expected.sum(), timeout=10_000)
+    assert mi.search.marks.isVisible()
     assert mi.search.count.text().startswith(f"{expected.sum()} matches")
     mi.search.select()
     np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
@@ -191,6 +193,8 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     strip.add_chart("alcohol")
     strip.add_chart("cultivar")   # at once: both charts arrive
     qtbot.waitUntil(lambda: "alcohol" in strip.plots and "cultivar" in strip.plots, timeout=10_000)
+    # the bars come with the counts, from a worker thread
+    qtbot.waitUntil(lambda: all(strip.plots[c]["all"] is not None for c in ("alcohol", "cultivar")), timeout=10_000)
     alcohol = ds.X[:, ds.feature_names.index("alcohol")]
     heights = strip.plots["alcohol"]["all"].opts["height"]
     np.testing.assert_array_equal(heights, np.histogram(alcohol, np.asarray(strip.filter.chart("alcohol").labels))[0])
@@ -283,7 +287,7 @@ def test_many_marks_are_drawn_as_one_image_of_the_marked_cells(qtbot, make_windo
     qtbot.waitUntil(lambda: mi.search.match is not None, timeout=10_000)
     marks = mi.search.marks
     expected = ds.X[:, ds.feature_names.index("hue")] < 1
-    assert marks.count == expected.sum() > 10
+    qtbot.waitUntil(lambda: marks.count == expected.sum() > 10, timeout=10_000)
     assert marks.image.isVisible() and not marks.points.isVisible()
     (x0, x1), (y0, y1) = w.map_view.plot_item.getViewBox().viewRange()
     xy = w.map_view.xy

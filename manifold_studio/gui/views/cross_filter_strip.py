@@ -5,9 +5,13 @@ Drag a histogram's range or click bars to filter; filters combine, every chart s
 that pass the other filters (blue over the grey of all rows), and the map dims the rows that do
 not pass (a white veil under the passing points, drawn on top in dark blue). *Select filtered*
 makes the passing rows the selection. Charts are binned on a worker thread; a brush update is a
-few passes over the rows (coalesced to one per :data:`UPDATE_MS`).
+few passes over the rows (coalesced to one per :data:`UPDATE_MS`), counted on a worker thread
+too (:func:`brush_task`, on a snapshot of the filters; one at a time, the newest brush next): the
+main thread only sets the bars' heights and the map's marks.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -18,13 +22,33 @@ from manifold_studio.analysis.cross_filter import CrossFilter, make_chart
 from manifold_studio.analysis.explain_selection import is_categorical
 from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
-from manifold_studio.gui.views.mark_layer import MarkLayer
+from manifold_studio.gui.views.mark_layer import MarkLayer, MarkPlan, MarkView, plan_marks
+from manifold_studio.gui.worker import LatestJob
 
 UPDATE_MS = 30
 ALL_BRUSH, PASS_BRUSH = (200, 200, 200), (40, 90, 190)
 PASS_COLOR = (20, 60, 160)
 Z_VEIL, Z_PASS = 18, 19
 CHART_HEIGHT = 120
+
+
+@dataclass(frozen=True, eq=False)
+class BrushResult:
+    """One brush update counted off the main thread (:func:`brush_task`)."""
+
+    names: list
+    totals: list
+    filtered: list
+    passing: np.ndarray
+    active: bool
+    marks: MarkPlan
+
+
+def brush_task(filt: CrossFilter, view: MarkView, progress=None) -> BrushResult:
+    """Every chart's counts, the passing rows and their marks on the map (any thread)."""
+    totals, filtered, passing = filt.counts()
+    return BrushResult([c.name for c in filt.charts], totals, filtered, passing, filt.active,
+                       plan_marks(passing if filt.active else None, view))
 
 
 class CrossFilterStrip(QWidget):
@@ -41,6 +65,11 @@ class CrossFilterStrip(QWidget):
         self.passing: np.ndarray | None = None
         #: filters to apply when their chart arrives (a restored project)
         self.pending: dict = {}
+        self.latest = LatestJob()
+        #: the filters changed while a brush update was counted: count again when it is done
+        self._again = False
+        #: a brush update is being counted on a worker thread
+        self._counting = False
         self.column_combo = QComboBox()
         self.column_combo.setMinimumContentsLength(14)
         self.add_button = QPushButton("Add chart")
@@ -63,7 +92,7 @@ class CrossFilterStrip(QWidget):
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(UPDATE_MS)
-        self.timer.timeout.connect(self.update_counts)
+        self.timer.timeout.connect(self.request_update)
         self.veil = QGraphicsRectItem()
         self.veil.setBrush(pg.mkBrush(255, 255, 255, 170))
         self.veil.setPen(pg.mkPen(None))
@@ -89,7 +118,7 @@ class CrossFilterStrip(QWidget):
             self.layout_widget.clear()
             self.plots = {}
         self.column_combo.addItems([c.name for c in self._cols()])
-        self.update_counts()
+        self.request_update()
 
     def add_chart(self, name: str) -> None:
         """Chart column ``name`` (binned on a worker thread)."""
@@ -140,7 +169,7 @@ class CrossFilterStrip(QWidget):
             ax = plot.getAxis("bottom")
             ax.setTicks([list(enumerate(chart.labels))])
         self.plots[chart.name] = entry
-        self.update_counts()
+        self.request_update()
 
     def _brushed(self, name, region):
         lo, hi = region.getRegion()
@@ -159,7 +188,7 @@ class CrossFilterStrip(QWidget):
         index = int(round(x))
         if 0 <= index < self.filter.chart(name).n_bars:
             self.filter.toggle_category(name, index)
-            self.update_counts()
+            self.request_update()
 
     def clear_filters(self):
         if self.filter is None:
@@ -171,18 +200,58 @@ class CrossFilterStrip(QWidget):
                 entry["region"].blockSignals(True)
                 entry["region"].setRegion((edges[0], edges[-1]))
                 entry["region"].blockSignals(False)
-        self.update_counts()
+        self.passing = None  # no filter: the map at once, the bars when recounted
+        self.draw_map()
+        self.request_update()
 
     # -- one brush update ----------------------------------------------------------------------
+    def _no_charts(self) -> bool:
+        if self.filter is not None and self.filter.charts:
+            return False
+        self.latest.drop()
+        self._counting = False
+        self.passing = None
+        self.draw_map()
+        return True
+
     def update_counts(self):
-        """Recount every chart and redraw it and the map's dimming."""
+        """Recount every chart and redraw it and the map's dimming, here and now."""
         self.timer.stop()
-        if self.filter is None or not self.filter.charts:
-            self.passing = None
-            self.draw_map()
+        if not self._no_charts():
+            self._show_counts(brush_task(self.filter.snapshot(), self.marks.view_now()))
+
+    def request_update(self):
+        """Recount on a worker thread (after the one counting now, if any)."""
+        self.timer.stop()
+        if self._no_charts():
             return
-        totals, filtered, passing = self.filter.counts()
-        for chart, tot, fil in zip(self.filter.charts, totals, filtered):
+        if self.window is None:
+            self.update_counts()
+            return
+        if self._counting:
+            self._again = True
+            return
+        self._again, self._counting = False, True
+        self.latest.start(self.window, brush_task, self.filter.snapshot(), self.marks.view_now(),
+                          title="Cross-filter", on_success=self._counted, on_failure=self._count_failed)
+
+    def _counted(self, result: BrushResult) -> None:
+        self._counting = False
+        self._show_counts(result)
+        if self._again:
+            self.request_update()
+
+    def _count_failed(self, message: str, _detail: str) -> None:
+        self._counting = False
+        self.status.setText(message)
+
+    def _show_counts(self, result: BrushResult) -> None:
+        """Set the bars, the status and the map's marks from a :func:`brush_task` result."""
+        if (self.filter is None or result.passing.size != self.filter.n
+                or result.names != [c.name for c in self.filter.charts]):
+            self._again = True   # counted for other charts: count again
+            return
+        for chart, tot, fil in zip(self.filter.charts, result.totals, result.filtered):
             entry = self.plots.get(chart.name)
             if entry is None:
                 continue
@@ -199,23 +268,24 @@ class CrossFilterStrip(QWidget):
                     entry["plot"].addItem(entry[key])
                 else:
                     entry[key].setOpts(x=x, height=heights, width=width)
-        self.passing = passing if self.filter.active else None
-        n_pass = int(passing.sum())
-        self.status.setText(f"{n_pass:,} of {self.filter.n:,} rows pass the filters." if self.filter.active
+        self.passing = result.passing if result.active else None
+        n_pass = int(np.count_nonzero(result.passing))
+        self.status.setText(f"{n_pass:,} of {self.filter.n:,} rows pass the filters." if result.active
                             else "No filter: drag a range or click bars.")
-        self.draw_map()
+        if self.passing is None or not self.marks.show_plan(result.marks):
+            self.draw_map()   # no filter, or the map changed meanwhile
+        else:
+            self._fit_veil()
+            self.veil.setVisible(True)
         self.filtered.emit(self.passing)
 
     def draw_map(self):
         rows = self.view.rows
         if self.passing is None or not len(rows) or rows.max() >= self.passing.size:
             self.veil.setVisible(False)
-            self.marks.set_mask(None)
+            self.marks.draw_mask(None)
             return
-        hit = self.passing[rows]
-        if self.view.visible is not None:
-            hit = hit & self.view.visible
-        self.marks.set_mask(hit)
+        self.marks.draw_mask(self.passing)
         self._fit_veil()
         self.veil.setVisible(True)
 

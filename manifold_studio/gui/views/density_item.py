@@ -38,6 +38,21 @@ def density_counts(xy: np.ndarray, x_range, y_range, bins, visible: np.ndarray |
     return np.bincount(iy * nx + ix, minlength=nx * ny).reshape(ny, nx)
 
 
+def bins_for(pixels) -> tuple[int, int]:
+    """(nx, ny) cells of about :data:`BIN_PX` screen pixels for a view of ``pixels`` = (w, h)."""
+    w, h = pixels
+    return int(np.clip(w / BIN_PX, MIN_BINS, MAX_BINS)), int(np.clip(h / BIN_PX, MIN_BINS, MAX_BINS))
+
+
+def lut_indices(counts: np.ndarray, levels: int = 256) -> np.ndarray:
+    """Counts on the log scale as entries of a ``levels``-entry lookup table (uint8; 0 = empty):
+    what pyqtgraph would compute at paint time from ``log(1 + count)`` with levels (0, max), done
+    here so that it can be done on a worker thread."""
+    image = np.log1p(np.asarray(counts, dtype=np.float32))
+    top = float(image.max()) if image.size else 0.0
+    return np.clip(image * (levels / max(top, 1e-6)), 0, levels - 1).astype(np.uint8)
+
+
 def log_lut(colors: np.ndarray, levels: int = 256) -> np.ndarray:
     """A (levels, 4) RGBA lookup table along ``colors`` ((m, 3) uint8) with entry 0 transparent."""
     colors = np.asarray(colors, dtype=float)
@@ -67,15 +82,20 @@ class DensityItem(pg.ImageItem):
     def update_view(self, xy: np.ndarray, x_range, y_range, pixels, visible=None) -> None:
         """Bin the points of ``xy`` visible in ``x_range`` × ``y_range`` (a view of ``pixels`` =
         (width, height) screen pixels) into cells of about :data:`BIN_PX` pixels and show them."""
-        w, h = pixels
-        bins = (int(np.clip(w / BIN_PX, MIN_BINS, MAX_BINS)), int(np.clip(h / BIN_PX, MIN_BINS, MAX_BINS)))
+        x_range, y_range = tuple(map(float, x_range)), tuple(map(float, y_range))
+        self.show_counts(density_counts(xy, x_range, y_range, bins_for(pixels), visible), x_range, y_range)
+
+    def show_counts(self, counts: np.ndarray, x_range, y_range, indices: np.ndarray | None = None) -> None:
+        """Show counts (ny, nx) binned over ``x_range`` × ``y_range`` (e.g. by
+        :func:`density_counts` on a worker thread, with their :func:`lut_indices`)."""
         self.x_range, self.y_range = tuple(map(float, x_range)), tuple(map(float, y_range))
-        self.counts = density_counts(xy, self.x_range, self.y_range, bins, visible)
-        image = np.log1p(self.counts.astype(np.float32))
-        top = float(image.max()) if image.size else 0.0
+        self.counts = counts
+        if indices is None:
+            indices = lut_indices(counts, len(self._lut))
         # row-major image: row r covers local y in [r, r + 1), mapped onto the rectangle from
-        # y0 upwards, so row 0 (the lowest y of the counts) is drawn at the bottom
-        self.setImage(image, levels=(0.0, max(top, 1e-6)), lut=self._lut, autoLevels=False)
+        # y0 upwards, so row 0 (the lowest y of the counts) is drawn at the bottom; uint8 entries
+        # of the lookup table: Qt draws them as they are (no rescaling at paint time)
+        self.setImage(indices, levels=None, lut=self._lut, autoLevels=False)
         (x0, x1), (y0, y1) = self.x_range, self.y_range
         self.setRect(QRectF(x0, y0, max(x1 - x0, 1e-12), max(y1 - y0, 1e-12)))
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
-from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain
+from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
 from manifold_studio.errors import DataError
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.worker import LatestJob
@@ -68,10 +68,8 @@ def explain_task(session, name, cache: ColumnCache, selected, other, test, progr
     cols = cache.get(session, name)
     res = explain(cols, selected, other, test=test, progress=progress)
     by_name = {c.name: c for c in cols}
-    n = len(cols[0].values)
-    rows_b = np.asarray(other) if other is not None else np.setdiff1d(np.arange(n), selected)
+    rows_a, rows_b, _against = selection_groups(selected, other, len(cols[0].values))
     rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
-    rows_a = np.asarray(selected)
     rows_a, rows_b = (np.sort(rng.choice(r, SPARK_ROWS, replace=False)) if r.size > SPARK_ROWS else r
                       for r in (rows_a, rows_b))
     sparks = []

@@ -109,11 +109,14 @@ class FittingViewBox(pg.ViewBox):
 def shows_all_points(view) -> bool:
     """Whether every point of the map is inside its view (the user has not zoomed in): then a
     resize may grow the view to keep the legend off the points."""
-    xy = view.xy[np.isfinite(view.xy).all(axis=1)] if len(view.xy) else view.xy
+    xy = view.xy
+    if len(xy) and not np.isfinite(xy).all():   # no copy of a million points when all are finite
+        xy = xy[np.isfinite(xy).all(axis=1)]
     if not len(xy):
         return False
     (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
-    return bool(((xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)).all())
+    lo, hi = xy.min(axis=0), xy.max(axis=0)   # all inside = their bounding box inside
+    return bool(lo[0] >= x0 and hi[0] <= x1 and lo[1] >= y0 and hi[1] <= y1)
 
 
 def place_legend(view, grow: bool = False) -> None:

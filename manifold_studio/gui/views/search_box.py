@@ -5,6 +5,8 @@ the map are marked (one-colour points on top, :mod:`.mark_layer`), their count i
 the selection."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton
@@ -12,7 +14,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton
 from manifold_studio.analysis.search_expression import AUTO, CONTAINS, EXPRESSION, REGEX, Match, search
 from manifold_studio.gui.flow_layout import group
 from manifold_studio.gui.views.map_encoding import ColumnCache
-from manifold_studio.gui.views.mark_layer import MarkLayer
+from manifold_studio.gui.views.mark_layer import MarkLayer, MarkPlan, MarkView, plan_marks
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.tables.search import factorize
 
@@ -35,11 +37,25 @@ class FactorCache:
         return hit[1]
 
 
-def search_task(text, session, name, cache: ColumnCache, mode, factors, progress=None) -> Match:
+@dataclass(frozen=True, eq=False)
+class SearchResult:
+    """A search done on a worker thread: the Match, how many matches the map draws, and their
+    marks on the map as it was when the search started (the main thread only shows them)."""
+
+    match: Match
+    on_map: int
+    marks: MarkPlan
+
+
+def search_task(text, session, name, cache: ColumnCache, mode, factors, view: MarkView,
+                progress=None) -> SearchResult:
     """The search on a worker thread (the columns are gathered there too: a million rows of
-    result columns take a while)."""
+    result columns take a while), with the count on the map and the marks."""
     cols = cache.get(session, name)
-    return search(text, cols, session.datasets[name].n_samples, mode, factors_of=factors)
+    match = search(text, cols, session.datasets[name].n_samples, mode, factors_of=factors)
+    rows = view.rows
+    on_map = int(np.count_nonzero(match.mask[rows])) if len(rows) and rows.max() < match.mask.size else 0
+    return SearchResult(match, on_map, plan_marks(match.mask, view))
 
 
 class SearchBox(QObject):
@@ -94,36 +110,30 @@ class SearchBox(QObject):
             return
         session = self.window.session if self.window is not None else None
         self.latest.start(self.window, search_task, text, session, name, self.columns, self.mode.currentData(),
-                          self.factors,
+                          self.factors, self.marks.view_now(),
                           title="Search", on_success=self._done, on_failure=self._failed)
 
     def _failed(self, message, _detail):
         self._show(None, message)
 
-    def _done(self, match: Match):
-        rows = self.view.rows
-        on_map = int(match.mask[rows].sum()) if len(rows) and rows.max() < match.mask.size else 0
-        self._show(match, f"{match.count:,} match{'es' if match.count != 1 else ''} ({on_map:,} on the map)")
+    def _done(self, result: SearchResult):
+        match = result.match
+        self._show(match, f"{match.count:,} match{'es' if match.count != 1 else ''} ({result.on_map:,} on the map)",
+                   result.marks)
 
-    def _show(self, match, text: str):
+    def _show(self, match, text: str, marks: MarkPlan | None = None):
         self.match = match
         self.count.setText(text)
         self.count.setStyleSheet("" if match is not None or not text else "color: #b00020")
         self.count.setToolTip(match.description if match is not None else text)
         self.select_button.setEnabled(match is not None and match.count > 0)
-        self.draw()
+        if marks is None or not self.marks.show_plan(marks):  # the map changed meanwhile: again
+            self.draw()
         self.searched.emit(match)
 
     def draw(self):
         """Mark the matches among the drawn points."""
-        rows = self.view.rows
-        if self.match is None or not len(rows) or rows.max() >= self.match.mask.size:
-            self.marks.set_mask(None)
-            return
-        hit = self.match.mask[rows]
-        if self.view.visible is not None:
-            hit &= self.view.visible
-        self.marks.set_mask(hit)
+        self.marks.draw_mask(self.match.mask if self.match is not None else None)
 
     def select(self):
         name = self._dataset_name()
