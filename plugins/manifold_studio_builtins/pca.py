@@ -41,8 +41,8 @@ class PCA(EmbeddingAlgorithm):
         rounding; signs are fixed the same way on every route (largest loading positive).
         **Sparse X** (scipy.sparse) is never densified whole: 'arpack' and 'randomized' centre it
         implicitly, 'covariance' sums centred dense blocks of at most 8M values (or the sparse
-        product for very sparse rows); 'auto' takes 'covariance' when d ≤ 4096, n ≥ d and
-        d² ≤ 20,000 × (stored values per row) (count data: one pass instead of ARPACK's hundreds),
+        product for very sparse rows); 'auto' takes 'covariance' when d ≤ 4096, n ≥ d (or
+        d ≤ 1000) and d² ≤ 20,000 × (stored values per row) (count data: one pass instead of ARPACK's hundreds),
         else 'arpack' (:mod:`manifold_studio.algorithms.pca_sparse`); 'full' and 'gram' refuse it.
     random_state : int or None
         Seed of the randomized route's Gaussian sketch and of ARPACK's start vector.

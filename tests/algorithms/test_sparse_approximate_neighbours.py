@@ -66,6 +66,8 @@ def test_nn_descent_on_sparse_rows_matches_brute_force(metric, no_full_densify):
     assert recall_at(dq, exact.query(new, 10)[0]) >= 0.99
     d1, i1 = index.query(new[40:41], 10)
     np.testing.assert_array_equal(i1[0], iq[40])
+    assert index.match(X[[3, 10]])[1] == 10 and index.match(X[3])[0] in (3, 7)
+    assert index.match(new[:2]).tolist() == [-1, -1]
 
 
 def index_rows(n, sample=200, seed=0):

@@ -60,6 +60,8 @@ def test_auto_takes_the_covariance_of_dense_blocks_for_counts_and_arpack_for_ver
     assert pca_sparse.choose_sparse_solver(counts, 10) == "covariance"
     assert pca_sparse.choose_sparse_solver(wide, 10) == "arpack"
     assert pca_sparse.choose_sparse_solver(wide, 0.9) == "covariance"   # a fraction: every axis
+    assert pca_sparse.choose_sparse_solver(counts[:100], 10) == "covariance"   # n < d, d small
+    assert pca_sparse.choose_sparse_solver(_sparse(300, 1200, density=0.5), 10) == "arpack"   # n < d, d large
     monkeypatch.setattr(pca_sparse, "BLOCK_ELEMENTS", 120 * 50)          # blocks of 50 rows
     for X in (counts, wide):   # dense blocks (counts) and the sparse product (very sparse rows)
         ours = ms.get_algorithm("pca", n_components=6, svd_solver="covariance").fit(X)
