@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +56,7 @@ from manifold_studio.algorithms.neighbor_metrics import (  # noqa: F401  (part o
     check_precomputed, drop_self, exact_hits, unit_rows,
 )
 from manifold_studio.algorithms.neighbors_approx import ApproximateIndex
+from manifold_studio.algorithms.neighbors_approx_sparse import SparseApproximateIndex
 from manifold_studio.algorithms.neighbors_sparse import SparseNeighborIndex
 from manifold_studio.algorithms.distances import BLOCK_ELEMENTS, rows_per_block, squared_distances
 from manifold_studio.algorithms.params import Choice
@@ -277,12 +277,14 @@ def make_index(X: np.ndarray, *, neighbors: str = "auto", metric: str = "euclide
     :class:`NeighborIndex` or an :class:`ApproximateIndex` whose graph holds ``n_neighbors``
     neighbours of every point. Sparse X (euclidean or cosine) gets the exact
     :class:`~manifold_studio.algorithms.neighbors_sparse.SparseNeighborIndex` (sparse products in
-    blocks; NN-descent works on dense rows, so 'approximate' is answered exactly, with a warning)."""
+    blocks) or NN-descent on the sparse rows themselves, never densified
+    (:class:`~manifold_studio.algorithms.neighbors_approx_sparse.SparseApproximateIndex`); 'auto'
+    chooses by the number of points, as for dense rows of many features."""
     check_metric(metric)
     if sp.issparse(X):
-        if neighbors == "approximate":
-            warnings.warn("neighbors='approximate' works on dense rows: the sparse data are searched "
-                          "exactly (sparse products in blocks).", UserWarning, stacklevel=3)
+        if resolve_neighbors(neighbors, X.shape[0], TREE_MAX_FEATURES + 1, metric, n_neighbors) == "approximate":
+            return SparseApproximateIndex(X, n_neighbors, metric=metric, random_state=random_state,
+                                          progress=progress)
         return SparseNeighborIndex(X, metric=metric)
     X = np.asarray(X, dtype=float)
     kind = resolve_neighbors(neighbors, X.shape[0], X.shape[1], metric, n_neighbors)

@@ -34,20 +34,15 @@ class ApproximateIndex:
 
     def __init__(self, Y: np.ndarray, k: int, *, metric: str = "euclidean", random_state=0,
                  progress=None):
-        self.metric = check_metric(metric)
-        if metric == "precomputed":
-            raise InvalidParameterError("neighbors='approximate' does not apply to metric='precomputed' "
-                                        "(every distance is already given); use neighbors='exact' or 'auto'.")
-        Y = np.ascontiguousarray(Y, dtype=float)
+        self.metric = self._checked_metric(metric)
         n = Y.shape[0]
         if k >= n:
             raise DataError(f"neighbors='approximate' needs more points than neighbours: {n} point(s) for "
                             f"{k} neighbours each; use neighbors='exact' (or 'auto'), or fewer neighbours.")
-        self.Y = unit_rows(Y) if metric == "cosine" else Y
+        self.Y = self._reference(Y)
         self.k = int(k)
         seed = 0 if random_state is None else int(random_state)
-        self.nnd = NNDescent(self.Y, self.k, code=K.MANHATTAN if metric == "manhattan" else K.SQEUCLIDEAN,
-                             random_state=seed, progress=as_progress(progress))
+        self.nnd = self._nndescent(seed, as_progress(progress))
         idx = self.nnd.graph_idx
         bad = (idx < 0).any(axis=1)
         if bad.any():  # tiny or degenerate data: fill incomplete lists exactly
@@ -56,6 +51,32 @@ class ApproximateIndex:
         order = np.argsort(self._graph_dist, axis=1, kind="stable")
         self._graph_idx = np.take_along_axis(idx, order, axis=1)
         self._graph_dist = np.take_along_axis(self._graph_dist, order, axis=1)
+
+    # -- what the sparse index (neighbors_approx_sparse.SparseApproximateIndex) replaces ------
+    def _checked_metric(self, metric: str) -> str:
+        metric = check_metric(metric)
+        if metric == "precomputed":
+            raise InvalidParameterError("neighbors='approximate' does not apply to metric='precomputed' "
+                                        "(every distance is already given); use neighbors='exact' or 'auto'.")
+        return metric
+
+    def _reference(self, Y):
+        """The reference rows as searched (float64; unit rows for cosine)."""
+        Y = np.ascontiguousarray(Y, dtype=float)
+        return unit_rows(Y) if self.metric == "cosine" else Y
+
+    def _nndescent(self, seed: int, progress) -> "NNDescent":
+        return NNDescent(self.Y, self.k, code=K.MANHATTAN if self.metric == "manhattan" else K.SQEUCLIDEAN,
+                         random_state=seed, progress=progress)
+
+    def _packed(self, X):
+        """Prepared query rows as :meth:`NNDescent.query` takes them."""
+        return X
+
+    def _brute(self, X, k: int):
+        """Exact (dist, idx) of the k nearest reference rows of a few prepared rows X, in the
+        search metric's distances (Euclidean on unit rows for cosine)."""
+        return brute_knn(self.Y, X, k, self._search_metric())
 
     def _search_metric(self):
         return "manhattan" if self.metric == "manhattan" else "euclidean"
@@ -101,7 +122,7 @@ class ApproximateIndex:
         for start in range(0, m, TREE_CHUNK):
             progress.checkpoint(start / max(m, 1), f"{message} {start:,}/{m:,}")
             stop = min(m, start + TREE_CHUNK)
-            _d, i = self.nnd.query(X[start:stop], k)
+            _d, i = self.nnd.query(self._packed(X[start:stop]), k)
             d = self._exact_distances(X[start:stop], i)
             order = np.lexsort((i, d), axis=1)
             dist[start:stop] = np.take_along_axis(d, order, axis=1)
@@ -116,7 +137,7 @@ class ApproximateIndex:
         k = min(k, self.k)
         rng = np.random.default_rng(seed)
         rows = np.sort(rng.choice(self.n, size=min(sample, self.n), replace=False))
-        d_true, _ = brute_knn(self.Y, self.Y[rows], k + 1, self._search_metric())
+        d_true, _ = self._brute(self.Y[rows], k + 1)
         kth = d_true[:, k]                       # (self at distance 0 is the first of k + 1)
         if self.metric == "cosine":
             kth = 0.5 * kth * kth
@@ -134,7 +155,7 @@ class ApproximateIndex:
 
 
 def _exact_fill(index, rows):
-    _d, idx = brute_knn(index.Y, index.Y[rows], index.k + 1, index._search_metric())
+    _d, idx = index._brute(index.Y[rows], index.k + 1)
     out = np.empty((rows.size, index.k), dtype=np.intp)
     for r, i in enumerate(rows):
         out[r] = idx[r][idx[r] != i][:index.k]
@@ -144,14 +165,21 @@ def _exact_fill(index, rows):
 class NNDescent:
     """NN-descent k-NN graph of ``data`` (float32, already unit rows for cosine) with a
     random-projection forest kept for queries. ``graph_dist`` / ``graph_idx`` (n, k), sorted,
-    self excluded; distances in the search's units (squared Euclidean or L1)."""
+    self excluded; distances in the search's units (squared Euclidean or L1). ``kernels``: the
+    module of the kernels that read the rows (:mod:`~manifold_studio.algorithms.nndescent` for
+    dense rows; :mod:`~manifold_studio.algorithms.nndescent_sparse` for sparse rows, ``data``
+    then its packed tuple)."""
 
-    def __init__(self, data: np.ndarray, k: int, *, code: int = K.SQEUCLIDEAN, random_state: int = 0,
+    def __init__(self, data, k: int, *, code: int = K.SQEUCLIDEAN, random_state: int = 0,
                  n_trees: int | None = None, leaf_size: int | None = None, max_candidates: int | None = None,
-                 n_iters: int = 12, delta: float = 0.001, progress=None):
-        K.compile_kernels()
-        self.data = data = np.ascontiguousarray(data, dtype=np.float32)
-        n = data.shape[0]
+                 n_iters: int = 12, delta: float = 0.001, progress=None, kernels=K):
+        kernels.compile_kernels()
+        self.kernels = kernels
+        if kernels is K:
+            data = np.ascontiguousarray(data, dtype=np.float32)
+        self.data = data
+        points = kernels.tree_points(data)
+        n = points.shape[0]
         self.k = k = int(k)
         self.code = int(code)
         seed = int(random_state) & 0x3FFFFFFF
@@ -175,10 +203,10 @@ class NNDescent:
         for t in range(T):
             if progress is not None:
                 progress.checkpoint(0.3 * t / T, f"random-projection tree {t + 1}/{T}")
-            self.t_nodes[t], nl = K._build_tree(data, self.leaf_size, seed + 7919 * t, self.t_order[t], self.t_a[t],
+            self.t_nodes[t], nl = K._build_tree(points, self.leaf_size, seed + 7919 * t, self.t_order[t], self.t_a[t],
                                   self.t_b[t], self.t_child[t], self.t_lo[t], self.t_hi[t])
             order, lo, hi_ = self.t_order[t], self.t_lo[t], self.t_hi[t]
-            run_shares(lambda a, b: K._leaf_join(data, order, lo, hi_, a, b, hd, hi, hf, self.code), nl, 64)
+            run_shares(lambda a, b: kernels._leaf_join(data, order, lo, hi_, a, b, hd, hi, hf, self.code), nl, 64)
         new_c = np.empty((n, C), dtype=np.int32)
         old_c = np.empty((n, C), dtype=np.int32)
         new_p = np.empty((n, C), dtype=np.int32)   # 31-bit priorities
@@ -201,7 +229,7 @@ class NNDescent:
             changed = 0
             for start in range(0, n, block):
                 stop = min(n, start + block)
-                run_shares(lambda a, b: K._local_join(data, new_c, old_c, thr, start + a, start + b, up_src,
+                run_shares(lambda a, b: kernels._local_join(data, new_c, old_c, thr, start + a, start + b, up_src,
                                                     up_dst, up_d, up_n, self.code, start), stop - start, 64)
                 changed += sum(run_shares(lambda a, b: K._apply(up_src, up_dst, up_d, up_n, stop - start, hd, hi,
                                                               hf, a, parts), parts, 1))
@@ -227,18 +255,20 @@ class NNDescent:
             self._search_graph = (G.indptr.astype(np.int64), G.indices.astype(np.int64))
         return self._search_graph
 
-    def query(self, X: np.ndarray, k: int, epsilon: float = 0.1):
+    def query(self, X, k: int, epsilon: float = 0.1):
         """(dist, idx) (m, k) of the approximate k nearest indexed points of each row of X
-        (float32 search units), each query independent of the others."""
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        m = X.shape[0]
+        (float32 search units; sparse kernels: X packed as the data), each query independent of
+        the others."""
+        if self.kernels is K:
+            X = np.ascontiguousarray(X, dtype=np.float32)
+        m = self.kernels.tree_points(X).shape[0]
         out_d = np.empty((m, k), dtype=np.float32)
         out_i = np.empty((m, k), dtype=np.int64)
         if m == 0:
             return out_d, out_i
         indptr, indices = self.search_graph()
         parts = min(n_threads(), m)
-        run_shares(lambda a, b: K._search(self.data, X, int(k), indptr, indices, self.t_a, self.t_b, self.t_child,
+        run_shares(lambda a, b: self.kernels._search(self.data, X, int(k), indptr, indices, self.t_a, self.t_b, self.t_child,
                                         self.t_nodes, self.t_order, self.t_lo, self.t_hi,
                                         min(self.n_trees, QUERY_TREES),
                                         float(epsilon), self.code, out_d, out_i, a, parts), parts, 1)

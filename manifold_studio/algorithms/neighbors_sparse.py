@@ -9,10 +9,10 @@ the block's rows shared among the cores); the ``k + k/8 + 4`` closest candidates
 sparse differences ``x - y``, so copies are at distance exactly 0 and the k nearest are exact.
 The data are never densified; each query row is handled on its own (sample-wise extension).
 On 20,000 x 2,000 rows at 5 % density the 15-NN graph took 12 s, scikit-learn's brute force 37 s
-(one run, shared 2-core machine). NN-descent works on dense rows only:
-:func:`~manifold_studio.algorithms.neighbors.make_index` answers 'approximate' on sparse data
-with this exact search (a random-projection sketch searched by NN-descent and re-ranked exactly
-reached a recall@15 of only 0.33-0.44 on log-counts, so it is not offered)."""
+(one run, shared 2-core machine). The approximate search of sparse rows ('approximate', or 'auto'
+on large data) is NN-descent on the rows themselves
+(:mod:`~manifold_studio.algorithms.neighbors_approx_sparse`); a random-projection sketch searched
+by NN-descent and re-ranked exactly reached a recall@15 of only 0.33-0.44 on log-counts."""
 from __future__ import annotations
 
 import numpy as np

@@ -23,9 +23,8 @@ local join's updates (thresholds fixed for a round) and the k-long heaps cost mo
 force up to about 180,000 points, so 'auto' keeps exact neighbours there
 (:data:`manifold_studio.algorithms.neighbors.AUTO_NEIGHBOURS_SCALE`).
 
-Distances: squared Euclidean (``euclidean``, and ``cosine`` on unit rows, where
-``1 - cos = |u - v|^2 / 2``) or L1 (``manhattan``), in float32 inside the search; the caller
-recomputes the final distances in float64.
+Distances: squared Euclidean (``euclidean``; ``cosine`` on unit rows) or L1 (``manhattan``), in
+float32; the caller recomputes the final ones in float64. Sparse rows: :mod:`.nndescent_sparse`.
 """
 from __future__ import annotations
 
@@ -38,38 +37,47 @@ _ready = False
 _lock = threading.Lock()
 
 
-def jit(func=None, **options):
-    """Mark a kernel of this module for :func:`compile_kernels` (the kernels call each other,
-    which the project's lazy :func:`~manifold_studio.algorithms.jit.jit` wrapper does not allow)."""
-    def decorate(f):
-        f.numba_options = dict(options, nogil=True)
-        _KERNELS.append(f.__name__)
-        return f
+def kernel_marker(registry: list):
+    """A decorator marking a kernel for :func:`compile_module` (the kernels call each other, which
+    the lazy :func:`~manifold_studio.algorithms.jit.jit` wrapper does not allow); ``registry``
+    collects one module's kernel names."""
+    def jit(func=None, **options):
+        def decorate(f):
+            f.numba_options = dict(options, nogil=True)
+            registry.append(f.__name__)
+            return f
+        return decorate(func) if func is not None else decorate
+    return jit
 
-    return decorate(func) if func is not None else decorate
+
+jit = kernel_marker(_KERNELS)
+
+
+def compile_module(g: dict, names: list) -> None:
+    """Replace the kernels ``names`` in the module globals ``g`` by ``numba.njit`` dispatchers
+    (cached on disk where numba can; numba resolves the kernels' calls to each other through
+    those globals). Importing numba here keeps it off the start-up path."""
+    import numba
+    for name in names:
+        try:
+            g[name] = numba.njit(cache=True, **g[name].numba_options)(g[name])
+        except (RuntimeError, OSError):  # no cache locator (frozen or read-only installation)
+            g[name] = numba.njit(cache=False, **g[name].numba_options)(g[name])
 
 
 def compile_kernels() -> None:
-    """Replace every kernel of this module by its ``numba.njit`` dispatcher (cached on disk
-    where numba can), once, before the first use: numba then resolves the kernels' calls to
-    each other through this module's globals. Importing numba here keeps it off the start-up
-    path (the module is imported with the neighbour layer)."""
+    """Compile every kernel of this module, once, before the first use."""
     global _ready
-    if _ready:
-        return
     with _lock:
-        if _ready:
-            return
-        import numba
+        if not _ready:
+            compile_module(globals(), _KERNELS)
+            _ready = True
 
-        g = globals()
-        for name in _KERNELS:
-            f = g[name]
-            try:
-                g[name] = numba.njit(cache=True, **f.numba_options)(f)
-            except (RuntimeError, OSError):  # no cache locator (frozen or read-only installation)
-                g[name] = numba.njit(cache=False, **f.numba_options)(f)
-        _ready = True
+
+def tree_points(data):
+    """The rows the random-projection trees split (the data themselves, for dense rows)."""
+    return data
+
 
 SQEUCLIDEAN = 0
 MANHATTAN = 1

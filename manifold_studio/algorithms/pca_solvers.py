@@ -29,8 +29,8 @@ the singular values s; the variance along axis i is s_i² / (n − 1).
 
 Sparse data (scipy.sparse, CSR) are never densified: they are centred implicitly — the products
 X_c·M = X·M − 1(x̄ᵀM) and X_cᵀ·Q = XᵀQ − x̄(1ᵀQ) — by ``arpack`` and ``randomized``; ``covariance``
-forms the d × d matrix XᵀX − n·x̄x̄ᵀ from the sparse product. 'auto' takes ``arpack`` for sparse data
-(scikit-learn's rule) and ``covariance`` when every axis or a fraction of the variance is asked for;
+sums centred dense blocks of rows (or the sparse product XᵀX − n·x̄x̄ᵀ for very sparse rows). 'auto'
+takes ``covariance`` or ``arpack`` by their cost (:mod:`~manifold_studio.algorithms.pca_sparse`);
 ``full`` and ``gram`` need dense data and refuse sparse input.
 
 Every dense route calls numpy's LAPACK, never scipy's, but for the partial eigendecomposition of the
@@ -50,6 +50,7 @@ from scipy.sparse.linalg import LinearOperator
 from manifold_studio.algorithms.blas_tasks import crossprod, matmul_rows
 from manifold_studio.algorithms.checks import check_random_state, is_sparse
 from manifold_studio.algorithms.blas_limits import blas_single_thread
+from manifold_studio.algorithms.pca_sparse import choose_sparse_solver, sparse_covariance_matrix
 from manifold_studio.algorithms.progress import as_progress
 
 SOLVERS = ("auto", "full", "covariance", "gram", "randomized", "arpack")
@@ -126,8 +127,10 @@ def _covariance_matrix(X, mean, progress):
     so large against its spread that the subtraction would cancel digits; then the centred data
     accumulated in row blocks."""
     n, d = X.shape
+    if is_sparse(X):
+        return sparse_covariance_matrix(X, mean, progress)
     progress.checkpoint(0.1, f"Covariance matrix ({d}×{d}) of {n:,} rows")
-    C = (X.T @ X).toarray() if is_sparse(X) else crossprod(X)
+    C = crossprod(X)
     C -= n * np.outer(mean, mean)
     centred_sq = np.diag(C)
     squares = n * mean * mean
@@ -291,7 +294,7 @@ def principal_axes(X: np.ndarray, n_components=None, *, solver: str = "auto", ra
     n, d = X.shape
     sparse = is_sparse(X)
     if solver == "auto":
-        solver = choose_solver(n, d, n_components, sparse)
+        solver = choose_sparse_solver(X, n_components) if sparse else choose_solver(n, d, n_components)
     if solver in ("randomized", "arpack") and not isinstance(n_components, (int, np.integer)):
         raise ValueError(f"svd_solver='{solver}' needs an integer n_components; a fraction of the "
                          "variance needs every eigenvalue: use 'auto', 'full', 'covariance' or 'gram'.")

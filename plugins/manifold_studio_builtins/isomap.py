@@ -54,7 +54,8 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
     at distance 0 from one for 'precomputed'); other new points are placed through the
     largest piece.
 
-    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products (by
+    NN-descent on the sparse rows with neighbors='approximate', or 'auto' on large data)
     (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same map as its
     dense copy; sparse rows extend like dense ones.
 

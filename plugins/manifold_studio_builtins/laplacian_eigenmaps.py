@@ -79,7 +79,8 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
     ``kneighbors_graph(include_self=True)``): each point is linked to its ``n_neighbors - 1``
     nearest other points; a new point to its ``n_neighbors`` nearest fitted points.
 
-    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products (by
+    NN-descent on the sparse rows with neighbors='approximate', or 'auto' on large data)
     (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same map as its
     dense copy; sparse rows extend like dense ones.
 

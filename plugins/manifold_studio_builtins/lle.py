@@ -76,7 +76,8 @@ class LocallyLinearEmbedding(SparseInput, TrainingNeighborsMixin, SpectralEmbedd
 
     (kernel 5.3): ``y_k(x) = sqrt(n) / l_k sum_i w(x, x_i) v_ik``.
 
-    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products (by
+    NN-descent on the sparse rows with neighbors='approximate', or 'auto' on large data)
     (:mod:`~manifold_studio.algorithms.neighbors_sparse`); only each block's neighbour rows are
     densified for the local Gram matrices: the same map as its dense copy.
 

@@ -69,6 +69,9 @@ class Log(Preprocessor):
         pos = np.asarray(self.positions_, dtype=np.intp)
         if is_sparse(X):
             out = X.tocsr(copy=True)
+            if len(pos) == X.shape[1]:          # every column: in place on the copy's values
+                np.log1p(out.data, out=out.data)
+                return out
             chosen = np.zeros(X.shape[1], dtype=bool)
             chosen[pos] = True
             hit = chosen[out.indices]

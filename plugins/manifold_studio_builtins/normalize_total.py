@@ -37,7 +37,9 @@ class NormalizeTotal(Preprocessor):
         pos = np.asarray(self.positions_, dtype=np.intp)
         sub = X if len(pos) == X.shape[1] else X[:, pos]   # (every column: no copy)
         values = sub.data if is_sparse(sub) else sub
-        for bad, what in ((np.isnan(values), "a missing value"), (values < 0, "a negative count")):
+        low = values.min() if values.size else 0.0     # NaN when any value is missing
+        checks = () if low >= 0 else ((np.isnan(values), "a missing value"), (values < 0, "a negative count"))
+        for bad, what in checks:
             if bad.any():
                 if is_sparse(sub):
                     k = int(np.flatnonzero(bad)[0])

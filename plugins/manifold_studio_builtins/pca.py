@@ -38,9 +38,11 @@ class PCA(EmbeddingAlgorithm):
         n_components is a fraction, randomized when n_components < 0.8·min(n, d), full
         otherwise (scikit-learn's rule plus the Gram route). The exact routes agree to
         rounding; signs are fixed the same way on every route (largest loading positive).
-        **Sparse X** (scipy.sparse) is centred implicitly, never densified: 'auto' then takes
-        'arpack' (scikit-learn's rule; 'covariance' for a fraction of the variance), and
-        'arpack', 'randomized' and 'covariance' take it; 'full' and 'gram' refuse it.
+        **Sparse X** (scipy.sparse) is never densified whole: 'arpack' and 'randomized' centre it
+        implicitly, 'covariance' sums centred dense blocks of at most 8M values (or the sparse
+        product for very sparse rows); 'auto' takes 'covariance' when d ≤ 4096, n ≥ d (or
+        d ≤ 1000) and d² ≤ 20,000 × (stored values per row) (count data: one pass instead of ARPACK's hundreds),
+        else 'arpack' (:mod:`manifold_studio.algorithms.pca_sparse`); 'full' and 'gram' refuse it.
     random_state : int or None
         Seed of the randomized route's Gaussian sketch and of ARPACK's start vector.
 
@@ -101,7 +103,7 @@ class PCA(EmbeddingAlgorithm):
                "when there are many more rows than columns); 'gram' (n×n, fast when there are many "
                "more columns than rows); 'randomized' (approximate, fast for few components of a "
                "large matrix); 'arpack' (ARPACK's truncated SVD, exact, few components); 'auto' picks "
-               "the fastest of these for the shape (arpack for sparse data).",
+               "the fastest of these for the shape (and density of sparse data).",
                choices=SOLVERS),
         random_state_param("Seed of the randomized and ARPACK solvers (none: different every run)."),
     )

@@ -172,6 +172,8 @@ class SelectColumns(Preprocessor):
         self.categories_out_ = {c: v for c, v in self.categories_in_.items() if c in self.columns_out_}
 
     def _transform(self, X):
+        if len(self.keep_) == X.shape[1]:   # every column kept: no copy
+            return X
         return X[:, np.asarray(self.keep_, dtype=np.intp)]
 
 
@@ -194,7 +196,7 @@ def top_columns(X, keep: np.ndarray, numeric: np.ndarray, k: int, by: str) -> np
     """A mask of the columns kept: the ``k`` numeric columns among ``keep`` with the highest
     score (ties to the earlier column), and every non-numeric one."""
     candidates = np.flatnonzero(keep & numeric)
-    scores = column_scores(X[:, candidates], by)
+    scores = column_scores(X if candidates.size == X.shape[1] else X[:, candidates], by)
     order = candidates[np.argsort(-scores, kind="stable")][:k]
     mask = ~numeric.copy()
     mask[order] = True

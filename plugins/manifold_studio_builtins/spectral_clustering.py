@@ -50,7 +50,8 @@ class SpectralClustering(SparseInput, TrainingNeighborsMixin, SpectralMixin, Clu
     affinities ('precomputed': X is the n x n distance matrix, new points come as their
     distances to the fitted points).
 
-    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products (by
+    NN-descent on the sparse rows with neighbors='approximate', or 'auto' on large data)
     (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified: the same clusters as
     its dense copy; sparse rows extend like dense ones.
 

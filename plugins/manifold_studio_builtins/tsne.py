@@ -95,7 +95,8 @@ class TSNE(SparseInput, EmbeddingAlgorithm):
     or approximate (``neighbors``); ``timings_`` gives the seconds spent on neighbours,
     affinities and optimisation, ``neighbors_recall_`` the recall@10 of approximate neighbours.
 
-    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products
+    Sparse X (CSR; metric 'euclidean' or 'cosine') is searched exactly by sparse products (by
+    NN-descent on the sparse rows with neighbors='approximate', or 'auto' on large data)
     (:mod:`~manifold_studio.algorithms.neighbors_sparse`), never densified; its affinities are
     those of the dense copy, and sparse rows extend like dense ones.
 

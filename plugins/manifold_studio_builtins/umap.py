@@ -66,7 +66,8 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
     dense data, not densMAP). ``metric='precomputed'``: X is the square distance matrix and new
     points are their distances to the training points. ``n_neighbors`` larger than the data is
     truncated to n - 1 with a warning (as umap-learn). Sparse X (CSR; 'euclidean' or 'cosine')
-    is searched exactly by sparse products and extended from sparse rows alike.
+    is searched exactly by sparse products, or by NN-descent on the sparse rows themselves
+    (neighbors='approximate', or 'auto' on large data), and extended from sparse rows alike.
 
     ``extend`` links each new point to its ``n_neighbors - 1`` nearest training points with
     memberships ``exp(-d / sigma)`` (no local connectivity, as umap-learn's transform), starts

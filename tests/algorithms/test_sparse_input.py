@@ -40,7 +40,7 @@ def test_sparse_pca_matches_sklearn_arpack(solver):
     X = _sparse()
     ours = ms.get_algorithm("pca", n_components=5, svd_solver=solver, random_state=0).fit(X)
     ref = SkPCA(n_components=5, svd_solver="arpack", random_state=0).fit(X)
-    assert ours.svd_solver_ == ("arpack" if solver == "auto" else solver)
+    assert ours.svd_solver_ == ("covariance" if solver == "auto" else solver)   # 80 columns: one pass
     np.testing.assert_allclose(ours.explained_variance_, ref.explained_variance_, rtol=1e-9)
     np.testing.assert_allclose(ours.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-9)
     np.testing.assert_allclose(ours.mean_, ref.mean_, atol=1e-12)
@@ -50,6 +50,24 @@ def test_sparse_pca_matches_sklearn_arpack(solver):
     _abs_close(ours.transform(new), ref.transform(new), 1e-8)
     # sparse and dense rows extend alike (sample-wise)
     np.testing.assert_allclose(ours.transform(new), ours.transform(new.toarray()), atol=1e-10)
+
+
+def test_auto_takes_the_covariance_of_dense_blocks_for_counts_and_arpack_for_very_sparse_rows(monkeypatch):
+    from manifold_studio.algorithms import pca_sparse
+
+    counts = _sparse(600, 120, density=0.3)               # 43 stored per row: 120² ≤ 20,000 × 43
+    wide = _sparse(600, 500, density=0.002, seed=3)       # 2 per row: 500² > 20,000 × 2
+    assert pca_sparse.choose_sparse_solver(counts, 10) == "covariance"
+    assert pca_sparse.choose_sparse_solver(wide, 10) == "arpack"
+    assert pca_sparse.choose_sparse_solver(wide, 0.9) == "covariance"   # a fraction: every axis
+    assert pca_sparse.choose_sparse_solver(counts[:100], 10) == "covariance"   # n < d, d small
+    assert pca_sparse.choose_sparse_solver(_sparse(300, 1200, density=0.5), 10) == "arpack"   # n < d, d large
+    monkeypatch.setattr(pca_sparse, "BLOCK_ELEMENTS", 120 * 50)          # blocks of 50 rows
+    for X in (counts, wide):   # dense blocks (counts) and the sparse product (very sparse rows)
+        ours = ms.get_algorithm("pca", n_components=6, svd_solver="covariance").fit(X)
+        ref = SkPCA(n_components=6, svd_solver="arpack", random_state=0).fit(X)
+        np.testing.assert_allclose(ours.explained_variance_, ref.explained_variance_, rtol=1e-9)
+        _abs_close(ours.components_, ref.components_, 1e-8)
 
 
 def test_sparse_randomized_pca_finds_a_clear_subspace(rng):

@@ -42,10 +42,9 @@ def test_sparse_index_finds_the_dense_neighbours(metric):
     np.testing.assert_array_equal(r1[0], r2[0])
 
 
-def test_approximate_search_of_sparse_rows_is_exact_with_a_warning():
+def test_auto_keeps_the_exact_sparse_search_on_small_data():
     X, _ = curve()
-    with pytest.warns(UserWarning, match="searched exactly"):
-        index = make_index(sp.csr_matrix(X), neighbors="approximate", n_neighbors=10)
+    index = make_index(sp.csr_matrix(X), neighbors="auto", n_neighbors=10)
     assert not index.approximate and index.recall() == 1.0
     est = ms.get_algorithm("isomap", n_neighbors=10, neighbors="auto").fit(sp.csr_matrix(X))
     assert est.neighbors_method_ == "sparse" and est.neighbors_recall_ is None
