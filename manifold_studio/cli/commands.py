@@ -28,17 +28,11 @@ from manifold_studio.cli.prep_options import (
     loading_options,
     parse_prep,
     parse_roles,
-    prepared_matrix,
     roles_for,
     with_chain,
 )
-from manifold_studio.cli.run_results import (
-    result_first,
-    result_name,
-    shape_text,
-    training_result,
-    uses_labels,
-)
+from manifold_studio.cli.run_results import result_name, shape_text, uses_labels
+from manifold_studio.cli.session_fit import fit_in_session
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
 from manifold_studio.extend.isolated_apply import apply_in_subprocess, model_ids
@@ -50,7 +44,6 @@ from manifold_studio.extend.out_of_core import (
     extend_source,
     row_id_header,
 )
-from manifold_studio.extend.sample_fit import fit_on_sample
 from manifold_studio.fileio.bounded import check_regular_file
 from manifold_studio.fileio.export_paths import same_file
 from manifold_studio.files.model_file import (
@@ -60,8 +53,7 @@ from manifold_studio.files.model_file import (
 )
 from manifold_studio.plugins.host import get_host
 from manifold_studio.render.plot import check_plot_option, plot_run
-from manifold_studio.cli.worker_command import (NOTHING_WRITTEN, in_worker, isolated_extend, isolated_fit,
-                                                 nothing_written)
+from manifold_studio.cli.worker_command import NOTHING_WRITTEN, in_worker, isolated_extend, nothing_written
 from manifold_studio.session.isolated_fit import PluginProcessError, estimator_ids, third_party_parts
 from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.result_table import result_table
@@ -268,7 +260,7 @@ def cmd_run(args) -> int:
     if args.extend is not None and not args.extend.startswith("sample:") and not Path(args.extend).exists():
         raise DataError(f"File not found: {args.extend}")
 
-    if args.dask is not None:
+    if args.dask is not None:  # out of core: the data never sit in one Session (a sample fits here)
         written, n, m, seconds = run_on_dask(args, est, console)
         console.flush_notes()
         console.info(f"{cls.id}: fitted on a sample of {m:,} of {n:,} rows drawn by Dask and extended to all "
@@ -293,31 +285,17 @@ def cmd_run(args) -> int:
                 console.note(text)
         X_new = dataset_table(new) if steps else _align_features(new, ds.feature_names, ds.n_features, console)
 
+    # an evaluation fits copies of the chain and algorithm built above on its training parts
     evaluation = _evaluate(args, cls, est, ds, y, console) if (args.cv or args.holdout) else None
-    fitted_mask = None
-    # a third-party algorithm or preparation step fits in a worker process (as in the window): its
-    # crash ends the run, not us
-    isolated = isolated_fit(est, cls.id, ds) if parts else None
-    extend_there = isolated_extend(cls.id) if parts else None  # and extends there (--fit-sample, --extend)
-    if args.fit_sample is not None:
-        sampled, fit_time = _timed(
-            console, f"{cls.id} on a sample",
-            lambda progress: fit_on_sample(est, ds.X, args.fit_sample, y=y, random_state=args.sample_seed,
-                                           progress=progress, clone=False, columns=ds.feature_names, distances=ds.distance_matrix,
-                                           fit=isolated and (lambda *a: isolated(*a).estimator), extend=extend_there),
-            args.data)
-        result, fitted_mask, est = sampled.output, sampled.fitted_mask, sampled.estimator
-    elif isolated is not None:
-        outcome, fit_time = _timed(console, cls.id, lambda progress: isolated(ds.X, y, progress), args.data)
-        est = outcome.estimator
-        result = result_first(cls.kind, outcome.embedding, outcome.labels)
-        if result is None:   # a model that keeps no training result: its extension, in a worker too
-            result, _ = _timed(console, f"{cls.id} extend", lambda progress: np.asarray(
-                extend_there(est, ds.X, progress)), args.data)
-    else:
-        _, fit_time = _timed(console, cls.id, lambda progress: est.fit(ds if steps else ds.X, y, progress=progress),
-                             args.data)
-        result = training_result(est, ds.X)
+    # the fit itself goes through the session lifecycle, as the window's and the API's do; a
+    # third-party part fits (and extends) in a worker process: its crash ends the run, not us
+    fitted = fit_in_session(ds, cls, params, steps, in_worker=bool(parts), fit_sample=args.fit_sample,
+                            sample_seed=args.sample_seed,
+                            timed=lambda label, work: _timed(console, label, work, args.data))
+    est, result, fitted_mask, fit_time = fitted.estimator, fitted.result, fitted.fitted_mask, fitted.seconds
+    # --extend: the new file's rows matched to the training columns by name (a table, not a data
+    # set of the session), extended here or in a worker process
+    extend_there = isolated_extend(cls.id) if parts else None
     if new is not None:
         extend = ((lambda progress: extend_there(est, X_new, progress)) if extend_there is not None
                   else lambda progress: est.extend(X_new, progress=progress))
@@ -343,7 +321,7 @@ def cmd_run(args) -> int:
     own = getattr(est, "final", None) or est
     plotted = plot_run(args.plot, plot_size, result, cls.kind, cls.id, ds, own.get_params(),
                                  {p.name: p.default for p in cls.params},  # (third-party steps: not here)
-                                 prepared_matrix(est, ds, steps) if isolated is None else None) if plot_size else ""
+                                 fitted.plot_matrix()) if plot_size else ""
 
     for warning in getattr(est, "fit_warnings_", None) or ():
         console.note(f"warning: {warning}")

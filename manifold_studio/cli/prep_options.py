@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import manifold_studio as ms
 from manifold_studio.cli.console import UsageError
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.extend.out_of_core import data_parts
 from manifold_studio.plugins.host import get_host
-from manifold_studio.analysis.chain import chain_imputes, chain_text
+from manifold_studio.analysis.chain import chain_imputes
 from manifold_studio.tables.options import ROLES_OPTION
 
 
@@ -182,11 +180,3 @@ def roles_for(source: str, roles: dict[str, str]) -> dict[str, str]:
         return roles
     return {k: v for k, v in roles.items() if has_column(str(first), k)}
 
-
-def prepared_matrix(est, ds, steps):
-    """(the data through the fitted chain, "standardize, 13 columns"), or None without a chain:
-    what a clustering's ``--plot`` map is the PCA of, as in the window."""
-    if not steps or not hasattr(est, "prepare"):
-        return None
-    X = np.asarray(est.prepare(ds), dtype=float)
-    return X, f"{chain_text(steps, brief=True)}, {X.shape[1]} columns"

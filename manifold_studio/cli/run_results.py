@@ -20,11 +20,6 @@ def result_first(kind: str, embedding, labels):
     return next((np.asarray(r) for r in order if r is not None), None)
 
 
-def training_result(est, X):
-    result = result_first(est.kind, getattr(est, "embedding_", None), getattr(est, "labels_", None))
-    return np.asarray(est.extend(X)) if result is None else result
-
-
 def shape_text(arr: np.ndarray) -> str:
     return " × ".join(f"{s:,}" for s in arr.shape)
 

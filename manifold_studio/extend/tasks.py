@@ -61,21 +61,23 @@ def matrix_megabytes(n: int) -> float:
 
 def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, y=None,
                     random_state=None, progress=None, distances: bool = False, *, estimator=None,
-                    isolated: bool = False) -> FitOutcome:
+                    isolated: bool = False, unaffected: str | None = None) -> FitOutcome:
     """Fit on ``n_samples`` random rows of ``X`` and extend to all rows (a FitOutcome for the
     whole data set). ``meta["fitted_rows"]`` lists the rows that were fitted. ``distances``: X is a
     square distance matrix (see :func:`~manifold_studio.extend.sample_fit.fit_on_sample`).
     ``estimator``: the unfitted estimator (e.g. a run's chain and algorithm) instead of
     ``algorithm_cls(**params)``; ``isolated``: fit it in a worker process and extend it in another
-    (a third-party plugin that crashes ends only the run)."""
+    (a third-party plugin that crashes ends only the run); ``unaffected`` ends the message of a
+    worker process that died (the command line: nothing was written)."""
 
     progress = as_progress(progress)
     start = time.perf_counter()
     est = algorithm_cls(**params) if estimator is None else estimator
     fit = extend = None
     if isolated:
-        fit = lambda X_fit, y_fit, p: fit_estimator_in_subprocess(est, X_fit, y_fit, p).estimator  # noqa: E731
-        extend = lambda fitted, rows, p: extend_model(fitted, rows, p, isolated=True)  # noqa: E731
+        said = {} if unaffected is None else {"unaffected": unaffected}
+        fit = lambda X_fit, y_fit, p: fit_estimator_in_subprocess(est, X_fit, y_fit, p, **said).estimator  # noqa: E731
+        extend = lambda fitted, rows, p: extend_model(fitted, rows, p, isolated=True, **said)  # noqa: E731
     res = fit_on_sample(est, X, n_samples, y=y, random_state=random_state, progress=progress, clone=False,
                         distances=distances, fit=fit, extend=extend)
     est = res.estimator

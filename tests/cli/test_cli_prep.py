@@ -227,8 +227,8 @@ def test_run_extend_pushes_the_other_file_through_the_chain(tmp_path, capsys, ch
 
 
 def test_run_with_a_chain_and_default_seed_gives_the_session_labels(tmp_path, capsys):
-    """``run`` builds its pipeline itself (not through ``Session.run``): with the same chain and the
-    seeds left at their defaults it must give the labels the window and the API give (issue 30)."""
+    """``run`` fits through the session lifecycle, as ``Session.run`` does: with the same chain and
+    the seeds left at their defaults it gives the labels the window and the API give (issue 30)."""
     from manifold_studio.session.model import Session
 
     rc, out, err = run(capsys, "run", "kmeans", "--data", "sample:wine", "--prep", "standardize",
@@ -241,3 +241,34 @@ def test_run_with_a_chain_and_default_seed_gives_the_session_labels(tmp_path, ca
     r = s.run("kmeans", chain=[("standardize", {"with_mean": True, "with_std": True})], n_clusters=3)
     assert r.params["random_state"] == 0 and r.summary["random_state_used"] == 0  # the default seed, as in the form
     np.testing.assert_array_equal(cli_labels, r.labels)
+
+
+@pytest.mark.parametrize("extra", [[], ["--fit-sample", "90", "--sample-seed", "4"]])
+def test_run_fits_through_prepare_fit_and_writes_the_runs_results(tmp_path, capsys, monkeypatch, extra):
+    """``run`` records its fit as a session run made by ``prepare_fit`` (roles, chain, parameters and
+    seed), and what it writes is that run's labels (and with --fit-sample the rows it fitted)."""
+    import manifold_studio.cli.session_fit as session_fit
+    from manifold_studio.session.records import DONE
+
+    jobs = []
+
+    def recording(*a, **kw):
+        jobs.append(prepare_fit(*a, **kw))
+        return jobs[-1]
+    prepare_fit = session_fit.prepare_fit
+    monkeypatch.setattr(session_fit, "prepare_fit", recording)
+    rc, out, err = run(capsys, "run", "kmeans", "--data", "sample:wine", "--prep", "standardize", "--role",
+                       "proline=skip", "-p", "n_clusters=3", "--out", tmp_path / "k.csv", *extra)
+    assert rc == 0, err
+    assert len(jobs) == 1
+    session, r = jobs[0].session, jobs[0].run
+    assert r.status == DONE and r.algorithm_id == "kmeans" and r.params["n_clusters"] == 3
+    assert r.params["random_state"] == 0  # the default seed, as the form shows it
+    assert [step for step, _ in r.meta["chain"]] == [step for step, _ in session.chain] == ["standardize"]
+    ds = session.dataset(r.dataset_name)
+    assert "proline" not in ds.feature_names and ds.n_features == 12  # the --role reached the session's data set
+    header, rows = read_csv(tmp_path / "k.csv")
+    np.testing.assert_array_equal([int(row[header.index("cluster")]) for row in rows], r.labels)
+    if extra:
+        fitted = np.array([int(row[header.index("fitted")]) for row in rows])
+        assert fitted.sum() == 90 and np.flatnonzero(fitted).tolist() == r.meta["fitted_rows"]
