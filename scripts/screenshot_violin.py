@@ -13,20 +13,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_violin.png", size=(1366, 768)) -> int:
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
     from manifold_studio.gui.views.distribution_view import VIOLIN
 
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
+    with main_window(size) as (app, w):
         job = w.load_source("sample:wine", {})
         wait(app, lambda: job.finished)
         run = w.run_algorithm("pca")
@@ -41,8 +34,6 @@ def main(path: str = "resources/screenshot_violin.png", size=(1366, 768)) -> int
         w.selection.select(ds.name, np.flatnonzero(np.asarray(ds.labels) == np.unique(ds.labels)[0]))
         wait(app, lambda: not w.busy)
         return settle_and_save(app, w.docks["view:distribution"], path, note="the Distribution dock")
-    finally:
-        w.close()
 
 
 if __name__ == "__main__":
