@@ -11,17 +11,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
+from screenshot_tools import load_and_map, main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_features.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
 
     with main_window(size) as (app, w):
-        job = w.load_source("sample:wine", {})
-        wait(app, lambda: job.finished)
-        run = w.run_algorithm("pca")
-        wait(app, lambda: run.finished and not w.busy)
+        load_and_map(app, w, "wine")
         docks = [w.docks["view:distribution"], w.docks["view:correlations"]]
         for d in w.docks.values():  # the two feature views alone on the right, one above the other
             if d not in docks and w.dockWidgetArea(d) in (Qt.DockWidgetArea.RightDockWidgetArea,

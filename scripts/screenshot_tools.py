@@ -47,3 +47,11 @@ def main_window(size, *, initial_sample: str | None = None, initial_algorithm: s
     finally:
         window.shutdown()
         window.close()
+
+
+def load_and_map(app, window, sample: str) -> None:
+    """Load the sample ``sample`` in the window and wait for its PCA map."""
+    job = window.load_source(f"sample:{sample}", {})
+    wait(app, lambda: job.finished)
+    run = window.run_algorithm("pca")
+    wait(app, lambda: run.finished and not window.busy)

@@ -14,9 +14,10 @@ dual variables per step). They are written in plain Python/numpy and compiled wi
 when numba can locate a cache directory (``cache=True``); where it cannot (a read-only or
 frozen installation without sources) the function is compiled without a cache.
 
-Kernels that call each other (NN-descent's) are marked with :func:`kernel_marker` and compiled
-together by :func:`compile_module`, which can also compile one module's kernel bodies again over
-another module's helpers (the same loops over dense and over sparse rows).
+Kernels that call each other (NN-descent's, UMAP's SGD) belong to a :class:`KernelModule`: marked
+with its ``mark`` decorator and compiled together, once, by its ``compile`` (:func:`compile_module`,
+which can also compile one module's kernel bodies again over another module's helpers: the same
+loops over dense and over sparse rows).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import functools
 import threading
 import types
 
-__all__ = ["compile_module", "jit", "kernel_marker"]
+__all__ = ["KernelModule", "compile_module", "jit", "kernel_marker"]
 
 _lock = threading.Lock()
 
@@ -92,3 +93,24 @@ def compile_module(g: dict, names: list, shared: tuple[dict, tuple] | None = Non
         body = types.FunctionType(f.__code__, scope, name, f.__defaults__, f.__closure__)
         body.__qualname__ = f"{name}_{suffix}"     # its own entry in the on-disk cache
         scope[name] = g[name] = _compile(body, f.numba_options)
+
+
+class KernelModule:
+    """The kernels of one module (globals ``g``), marked with :attr:`mark` and compiled together by
+    :meth:`compile` once, before the first use; ``needs``: the ``compile`` of the kernel modules
+    they call (compiled first); ``shared``: as for :func:`compile_module`."""
+
+    def __init__(self, g: dict, needs=(), shared: tuple[dict, tuple] | None = None):
+        self.names: list[str] = []
+        self.mark = kernel_marker(self.names)
+        self._g, self._needs, self._shared = g, tuple(needs), shared
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def compile(self) -> None:
+        for need in self._needs:
+            need()
+        with self._lock:
+            if not self._ready:
+                compile_module(self._g, self.names, self._shared)
+                self._ready = True

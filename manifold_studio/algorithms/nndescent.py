@@ -31,27 +31,14 @@ which compiles this module's row kernels (:data:`ROW_KERNELS`) again over its ow
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from manifold_studio.algorithms.jit import compile_module, kernel_marker
+from manifold_studio.algorithms.jit import KernelModule
 
-_KERNELS: list[str] = []
-_ready = False
-_lock = threading.Lock()
-
-
-jit = kernel_marker(_KERNELS)
-
-
-def compile_kernels() -> None:
-    """Compile every kernel of this module, once, before the first use."""
-    global _ready
-    with _lock:
-        if not _ready:
-            compile_module(globals(), _KERNELS)
-            _ready = True
+_kernels = KernelModule(globals())
+jit = _kernels.mark
+#: compile every kernel of this module, once, before the first use
+compile_kernels = _kernels.compile
 
 
 #: kernels whose bodies read rows only through the row hooks below (also compiled for sparse rows)

@@ -17,30 +17,19 @@ comparison costs y's non-zeros. Every kernel is the dense module's
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from manifold_studio.algorithms import nndescent as K
-from manifold_studio.algorithms.jit import compile_module, kernel_marker
-
-_KERNELS: list[str] = []
-_ready = False
-_lock = threading.Lock()
-jit = kernel_marker(_KERNELS)
+from manifold_studio.algorithms.jit import KernelModule
 
 #: columns of the dense sketch the trees split (at most the number of features)
 SKETCH_WIDTH = 32
 
-
-def compile_kernels() -> None:
-    """Compile the dense kernels, then this module's and the dense row kernels over its hooks, once."""
-    global _ready
-    K.compile_kernels()
-    with _lock:
-        if not _ready:
-            compile_module(globals(), _KERNELS, (vars(K), K.ROW_KERNELS))
-            _ready = True
+# this module's row hooks, then the dense module's row kernels compiled again over them
+_kernels = KernelModule(globals(), needs=(K.compile_kernels,), shared=(vars(K), K.ROW_KERNELS))
+jit = _kernels.mark
+#: compile the dense kernels, then this module's and the dense row kernels over its hooks, once
+compile_kernels = _kernels.compile
 
 
 def pack(X, sketch) -> tuple:

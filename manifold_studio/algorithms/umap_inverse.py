@@ -8,12 +8,10 @@ space). Each point uses a random stream seeded from its own map coordinates, so 
 row does not depend on the other rows (sample-wise)."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from manifold_studio.algorithms import umap_layout as L
-from manifold_studio.algorithms.jit import compile_module, kernel_marker
+from manifold_studio.algorithms.jit import KernelModule
 from manifold_studio.algorithms.neighbors import NeighborIndex
 from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.algorithms.umap_layout import PLACE_MIN_ROWS, row_seeds
@@ -21,20 +19,9 @@ from manifold_studio.algorithms.umap_layout import PLACE_MIN_ROWS, row_seeds
 __all__ = ["inverse_points"]
 
 
-_KERNELS: list[str] = []
-_ready = False
-_lock = threading.Lock()
-kernel = kernel_marker(_KERNELS)
-
-
-def compile_kernels() -> None:
-    """Compile the layout's kernels (this one calls its schedule and generator), then this one, once."""
-    global _ready
-    L.compile_kernels()
-    with _lock:
-        if not _ready:
-            compile_module(globals(), _KERNELS)
-            _ready = True
+_kernels = KernelModule(globals(), needs=(L.compile_kernels,))   # calls the layout's schedule and generator
+kernel = _kernels.mark
+compile_kernels = _kernels.compile
 
 
 @kernel(fastmath=True)

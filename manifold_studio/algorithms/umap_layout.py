@@ -17,7 +17,6 @@
 """
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -25,7 +24,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
-from manifold_studio.algorithms.jit import compile_module, kernel_marker
+from manifold_studio.algorithms.jit import KernelModule
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.spectral import SpectralProblem, leading_eigenpairs
 from manifold_studio.algorithms.threads import run_shares
@@ -141,19 +140,10 @@ def rescale_init(Y: np.ndarray) -> np.ndarray:
     return 10.0 * (Y - lo) / span
 
 
-_KERNELS: list[str] = []
-_ready = False
-_lock = threading.Lock()
-kernel = kernel_marker(_KERNELS)
-
-
-def compile_kernels() -> None:
-    """Compile the SGD kernels (they call each other), once, before the first use."""
-    global _ready
-    with _lock:
-        if not _ready:
-            compile_module(globals(), _KERNELS)
-            _ready = True
+_kernels = KernelModule(globals())
+kernel = _kernels.mark
+#: compile the SGD kernels (they call each other), once, before the first use
+compile_kernels = _kernels.compile
 
 
 @kernel

@@ -24,9 +24,10 @@ def lazy_command(module: str, name: str):
     return call
 
 
-def _add_input_arguments(p, data_help: str, label_help: str, what: str) -> None:
-    """--data, --label-column, --data-option, --param (of each ``what``: learner or method) and the
-    preparation chain's --prep, --role, --id-column (the chain is fitted before each ``what``)."""
+def _add_input_arguments(p, ids_help: str, data_help: str, label_help: str, what: str) -> None:
+    """The ALGO ids, --data, --label-column, --data-option, --param (of each ``what``: learner or
+    method) and the preparation chain's --prep, --role, --id-column (fitted before each ``what``)."""
+    p.add_argument("algorithms", nargs="+", metavar="ALGO", help=ids_help)
     p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
     p.add_argument("--label-column", metavar="C", help=label_help)
     p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
@@ -50,8 +51,8 @@ def add_score_parser(sub, data_help: str) -> None:
                        "learner: accuracy, balanced accuracy, macro F1, precision and recall, ROC AUC "
                        "(one-vs-rest for several classes), log-loss (with probabilities), fit and predict "
                        "time, each as mean ± spread over the folds; then the paired comparison (folds won).")
-    p.add_argument("algorithms", nargs="+", metavar="ALGO", help="classifier ids (see 'manifold-studio list')")
-    _add_input_arguments(p, data_help, "the label column, by name or 0-based index", "learner")
+    _add_input_arguments(p, "classifier ids (see 'manifold-studio list')", data_help,
+                         "the label column, by name or 0-based index", "learner")
     p.add_argument("--cv", metavar="K|loo",
                    help="stratified K-fold (scikit-learn's folds; default 5), or 'loo' for leave-one-out")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="repeat the K-fold (or hold-out) N times")
@@ -70,9 +71,8 @@ def add_compare_clusterings_parser(sub, data_help: str) -> None:
                        "and k: W (within-cluster inertia), B (between), H (homogeneity), S (separability), "
                        "the Davies–Bouldin index, the mean silhouette, and the validation log-likelihood of the "
                        "held-out rows (the method's own density, or the Gaussian mixture of its partition).")
-    p.add_argument("algorithms", nargs="+", metavar="ALGO",
-                   help="clustering method ids with a number of clusters (see 'manifold-studio list')")
-    _add_input_arguments(p, data_help, "a label column to leave out of the features", "method")
+    _add_input_arguments(p, "clustering method ids with a number of clusters (see 'manifold-studio list')",
+                         data_help, "a label column to leave out of the features", "method")
     p.add_argument("--k", default="2:8", metavar="FROM:TO",
                    help="the k to try: FROM:TO (both included) or a list such as 2,3,5 (default 2:8)")
     p.add_argument("--holdout", type=float, default=0.25, metavar="FRACTION",
