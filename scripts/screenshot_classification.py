@@ -11,22 +11,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication, QTabBar
+    from PySide6.QtWidgets import QTabBar
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-
-
-    try:
+    with main_window(size) as (app, w):
         w.data_panel.select_sample("moons")
         w.data_panel.sample_form.editor("n_samples").set_value(300)
         w.data_panel.sample_form.editor("noise").set_value(0.2)
@@ -77,9 +69,6 @@ def main(path: str = "resources/screenshot_classification.png", size=(1440, 900)
                     for d in w.docks.values()):
                 bar.hide()
         return settle_and_save(app, w, path, algo)
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

@@ -9,22 +9,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_clustering.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample="iris", dialogs=False)
-    w.resize(*size)
-    w.show()
-
-
-    try:
+    with main_window(size, initial_sample="iris", initial_algorithm="pca") as (app, w):
         wait(app, lambda: w.session.current_run is not None and w.session.current_run.succeeded)
         w.input_selector.cluster_this_map()
         w.algorithm_panel.select_algorithm("hierarchical")
@@ -42,9 +33,6 @@ def main(path: str = "resources/screenshot_clustering.png", size=(1440, 900)) ->
         w.resizeDocks([w.docks["runs"]], [120], Qt.Orientation.Vertical)
         w.docks["runs"].raise_()
         return settle_and_save(app, w, path)
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

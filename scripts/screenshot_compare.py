@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 
 def settle_for(app, seconds: float) -> None:
@@ -24,16 +24,10 @@ def settle_for(app, seconds: float) -> None:
 def main(path: str = "resources/screenshot_compare.png", size=(1900, 1000)) -> int:
     import numpy as np
     from PySide6.QtCore import QPointF, Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
     from manifold_studio.gui.views import compare_view  # noqa: F401  (registers the view)
 
-    w = MainWindow(dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
+    with main_window(size, initial_algorithm="pca") as (app, w):
         if not hasattr(w, "map_selection"):
             try:
                 from manifold_studio.gui.views.selection_overlay import install_selection
@@ -76,9 +70,6 @@ def main(path: str = "resources/screenshot_compare.png", size=(1900, 1000)) -> i
             w.selection.select(s.current_dataset_name, m.rows[inside])
         w.resizeDocks([w.docks["runs"]], [110], Qt.Orientation.Vertical)
         return settle_and_save(app, w, path, f"{w.selection.describe(s.current_dataset_name)}")
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

@@ -10,20 +10,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_compare_clusterings.png", size=(1440, 620)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
+    with main_window(size) as (app, w):
         job = w.load_source("sample:wine")
         wait(app, lambda: job.finished)
         w.preparation_panel.add_step("standardize")
@@ -47,9 +40,6 @@ def main(path: str = "resources/screenshot_compare_clusterings.png", size=(1440,
         for _ in range(20):
             app.processEvents()
         return settle_and_save(app, dock, path, "compare clusterings")
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

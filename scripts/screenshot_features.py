@@ -11,24 +11,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import load_and_map, main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_features.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
-        job = w.load_source("sample:wine", {})
-        wait(app, lambda: job.finished)
-        run = w.run_algorithm("pca")
-        wait(app, lambda: run.finished and not w.busy)
+    with main_window(size) as (app, w):
+        load_and_map(app, w, "wine")
         docks = [w.docks["view:distribution"], w.docks["view:correlations"]]
         for d in w.docks.values():  # the two feature views alone on the right, one above the other
             if d not in docks and w.dockWidgetArea(d) in (Qt.DockWidgetArea.RightDockWidgetArea,
@@ -53,9 +43,6 @@ def main(path: str = "resources/screenshot_features.png", size=(1440, 900)) -> i
         w.resizeDocks(docks, [size[1] // 2, size[1] // 2], Qt.Orientation.Vertical)
         wait(app, lambda: not w.busy)
         return settle_and_save(app, w, path, "Feature views: distribution of proline, Spearman correlations")
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

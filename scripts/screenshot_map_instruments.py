@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import load_and_map, settle_and_save, wait  # noqa: E402
 
 
 def _window(app, sample: str, size):
@@ -28,10 +28,7 @@ def _window(app, sample: str, size):
     w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
     w.resize(*size)
     w.show()
-    job = w.load_source(f"sample:{sample}", {})
-    wait(app, lambda: job.finished)
-    run = w.run_algorithm("pca")
-    wait(app, lambda: run.finished and not w.busy)
+    load_and_map(app, w, sample)
     for key, d in w.docks.items():  # the instruments dock alone at the bottom
         if key != "map_instruments" and w.dockWidgetArea(d) in (Qt.DockWidgetArea.RightDockWidgetArea,
                                                                 Qt.DockWidgetArea.BottomDockWidgetArea):

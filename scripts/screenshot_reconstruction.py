@@ -11,20 +11,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_reconstruction.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
+    with main_window(size, initial_algorithm="pca") as (app, w):
         w.load_source("sample:digits")
         wait(app, lambda: not w.busy and w.session.current_dataset is not None)
         ds = w.session.current_dataset
@@ -44,9 +37,6 @@ def main(path: str = "resources/screenshot_reconstruction.png", size=(1440, 900)
         recon.tabs.setCurrentIndex(2)
         second = str(Path(path).with_name(Path(path).stem + "_components.png"))
         return status or settle_and_save(app, w, second, "components (eigen-images)")
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

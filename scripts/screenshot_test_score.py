@@ -12,22 +12,16 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 LEARNERS = ("perceptron", "linear_classifier", "svm", "mlp")
 
 
 def main(path: str = "resources/screenshot_test_score.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication, QSplitter
+    from PySide6.QtWidgets import QSplitter
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
+    with main_window(size) as (app, w):
         job = w.load_source("sample:breast_cancer", {})
         wait(app, lambda: job.finished)
         w.preparation_panel.add_step("standardize")
@@ -68,9 +62,6 @@ def main(path: str = "resources/screenshot_test_score.png", size=(1440, 900)) ->
         split = panel.findChild(QSplitter)  # the learners and their settings narrow, the views wide
         split.setSizes([250, max(split.width() - 250, 400)])
         return settle_and_save(app, w, path, "Test & Score: " + panel.comparison.preparation())
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

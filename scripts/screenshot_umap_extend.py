@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import main_window, settle_and_save, wait  # noqa: E402
 
 K = 10  # neighbours on the map for the "lands in its digit's cluster" check
 
@@ -38,16 +38,8 @@ def majority_share(fitted_xy, fitted_labels, query_xy, query_labels, skip_self: 
 
 def main(path: str = "resources/screenshot_umap_digits_extend.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
-
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-
-    try:
+    with main_window(size) as (app, w):
         job = w.load_source("sample:digits", {})
         wait(app, lambda: job.finished and w.session.current_dataset is not None)
         ds = w.session.current_dataset
@@ -94,9 +86,6 @@ def main(path: str = "resources/screenshot_umap_digits_extend.png", size=(1440, 
         w.map_view.fit_to_points()
         w.map_view.place_legend()
         return settle_and_save(app, w, path, f"extended share {ext_share:.3f}")
-    finally:
-        w.shutdown()
-        w.close()
 
 
 if __name__ == "__main__":

@@ -13,24 +13,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import settle_and_save, wait  # noqa: E402
+from screenshot_tools import load_and_map, main_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_violin.png", size=(1366, 768)) -> int:
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance() or QApplication(["manifold-studio"])
-    from manifold_studio.gui.main_window import MainWindow
     from manifold_studio.gui.views.distribution_view import VIOLIN
 
-    w = MainWindow(initial_sample=None, initial_algorithm=None, dialogs=False)
-    w.resize(*size)
-    w.show()
-    try:
-        job = w.load_source("sample:wine", {})
-        wait(app, lambda: job.finished)
-        run = w.run_algorithm("pca")
-        wait(app, lambda: run.finished and not w.busy)
+    with main_window(size) as (app, w):
+        load_and_map(app, w, "wine")
         w.window_layout.open("view:distribution")
         view = w.views["distribution"]
         view.redraw()
@@ -41,8 +31,6 @@ def main(path: str = "resources/screenshot_violin.png", size=(1366, 768)) -> int
         w.selection.select(ds.name, np.flatnonzero(np.asarray(ds.labels) == np.unique(ds.labels)[0]))
         wait(app, lambda: not w.busy)
         return settle_and_save(app, w.docks["view:distribution"], path, note="the Distribution dock")
-    finally:
-        w.close()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,24 @@ def wait_idle(qtbot, window, timeout=20_000):
     qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
 
 
+def score_in_window(qtbot, window, learners, folds=3, timeout=120_000):
+    """Test & Score in the window: check each learner of ``learners`` ({algorithm: parameters}),
+    asserting its seed is shown at its default 0, on ``folds`` stratified folds of seed 0; the
+    comparison."""
+    panel = window.test_score
+    for algo, params in learners.items():
+        panel.check(algo)
+        assert panel.form(algo).editor("random_state").value() == 0   # the default seed, untouched
+        panel.form(algo).set_values(params)
+    panel.set_scheme("kfold", folds=folds, seed=0)
+    job = panel.run()
+    assert job is not None, panel.status.text()
+    qtbot.waitUntil(lambda: job.finished, timeout=timeout)
+    wait_idle(qtbot, window)
+    assert panel.comparison is not None, panel.status.text()
+    return panel.comparison
+
+
 def discovered_host(algorithms=(), samples=()):
     """A freshly discovered plugin host without load failures; the test is skipped when one of
     ``algorithms`` / ``samples`` is not installed. For module fixtures::

@@ -24,59 +24,48 @@ force up to about 180,000 points, so 'auto' keeps exact neighbours there
 (:data:`manifold_studio.algorithms.neighbors.AUTO_NEIGHBOURS_SCALE`).
 
 Distances: squared Euclidean (``euclidean``; ``cosine`` on unit rows) or L1 (``manhattan``), in
-float32; the caller recomputes the final ones in float64. Sparse rows: :mod:`.nndescent_sparse`.
+float32; the caller recomputes the final ones in float64. Sparse rows: :mod:`.nndescent_sparse`,
+which compiles this module's row kernels (:data:`ROW_KERNELS`) again over its own row hooks
+(``tree_points``, ``_work``, ``_scatter``, ``_between``; see
+:func:`~manifold_studio.algorithms.jit.compile_module`).
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-_KERNELS: list[str] = []
-_ready = False
-_lock = threading.Lock()
+from manifold_studio.algorithms.jit import KernelModule
+
+_kernels = KernelModule(globals())
+jit = _kernels.mark
+#: compile every kernel of this module, once, before the first use
+compile_kernels = _kernels.compile
 
 
-def kernel_marker(registry: list):
-    """A decorator marking a kernel for :func:`compile_module` (the kernels call each other, which
-    the lazy :func:`~manifold_studio.algorithms.jit.jit` wrapper does not allow); ``registry``
-    collects one module's kernel names."""
-    def jit(func=None, **options):
-        def decorate(f):
-            f.numba_options = dict(options, nogil=True)
-            registry.append(f.__name__)
-            return f
-        return decorate(func) if func is not None else decorate
-    return jit
+#: kernels whose bodies read rows only through the row hooks below (also compiled for sparse rows)
+ROW_KERNELS = ("_leaf_join", "_local_join", "_visit", "_search")
 
 
-jit = kernel_marker(_KERNELS)
-
-
-def compile_module(g: dict, names: list) -> None:
-    """Replace the kernels ``names`` in the module globals ``g`` by ``numba.njit`` dispatchers
-    (cached on disk where numba can; numba resolves the kernels' calls to each other through
-    those globals). Importing numba here keeps it off the start-up path."""
-    import numba
-    for name in names:
-        try:
-            g[name] = numba.njit(cache=True, **g[name].numba_options)(g[name])
-        except (RuntimeError, OSError):  # no cache locator (frozen or read-only installation)
-            g[name] = numba.njit(cache=False, **g[name].numba_options)(g[name])
-
-
-def compile_kernels() -> None:
-    """Compile every kernel of this module, once, before the first use."""
-    global _ready
-    with _lock:
-        if not _ready:
-            compile_module(globals(), _KERNELS)
-            _ready = True
-
-
+@jit
 def tree_points(data):
-    """The rows the random-projection trees split (the data themselves, for dense rows)."""
+    """Row hook: the rows the random-projection trees split (the data themselves, for dense rows)."""
     return data
+
+
+@jit
+def _work(data):
+    """Row hook: a work row for :func:`_scatter` (none needed by dense rows)."""
+    return np.zeros(0, dtype=np.float32)
+
+
+@jit
+def _scatter(data, p, w, clear):
+    """Row hook: make row p of ``data`` the one :func:`_between` compares (dense rows: read in place)."""
+
+
+@jit
+def _between(xs, p, ys, q, w, code):
+    """Row hook: distance of row p of ``xs`` (the one :func:`_scatter` made current) to row q of ``ys``."""
+    return _dist(xs[p], ys[q], code)
 
 
 SQEUCLIDEAN = 0
@@ -268,16 +257,19 @@ def _push(hd, hi, hf, d, j, flag):
 def _leaf_join(data, order, leaf_lo, leaf_hi, first, last, hd, hi, hf, code):
     """All pairs inside the leaves first..last of one tree (leaves hold disjoint points, so
     shares of leaves run in parallel)."""
+    w = _work(data)
     for l in range(first, last):
         lo = leaf_lo[l]
         up = leaf_hi[l]
         for s in range(lo, up):
             p = order[s]
+            _scatter(data, p, w, False)
             for t in range(s + 1, up):
                 q = order[t]
-                d = _dist(data[p], data[q], code)
+                d = _between(data, p, data, q, w, code)
                 _push(hd[p], hi[p], hf[p], d, q, 1)
                 _push(hd[q], hi[q], hf[q], d, p, 1)
+            _scatter(data, p, w, True)
 
 
 @jit
@@ -356,6 +348,7 @@ def _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n
     """Candidate updates of the points start..stop: pairs (new, new) and (new, old) of each
     point's candidates, kept when closer than either end's current k-th distance."""
     C = new_c.shape[1]
+    w = _work(data)
     for v in range(start, stop):
         r = v - base
         cnt = 0
@@ -363,11 +356,12 @@ def _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n
             p = new_c[v, a]
             if p < 0:
                 continue
+            _scatter(data, p, w, False)
             for b in range(a + 1, C + C):
                 q = new_c[v, b] if b < C else old_c[v, b - C]
                 if q < 0 or q == p:
                     continue
-                d = _dist(data[p], data[q], code)
+                d = _between(data, p, data, q, w, code)
                 if d < thr[p]:
                     up_src[r, cnt] = p
                     up_dst[r, cnt] = q
@@ -378,6 +372,7 @@ def _local_join(data, new_c, old_c, thr, start, stop, up_src, up_dst, up_d, up_n
                     up_dst[r, cnt] = p
                     up_d[r, cnt] = d
                     cnt += 1
+            _scatter(data, p, w, True)
         up_n[r] = cnt
 
 
@@ -415,14 +410,17 @@ def _search(data, queries, k, indptr, indices, trees_a, trees_b, trees_child, tr
             trees_order, trees_lo, trees_hi, n_trees, epsilon, code, out_d, out_i, s, n_parts):
     """Best-first search of the graph (indptr, indices) for the queries s, s + n_parts, ...
     (see the module)."""
-    m = queries.shape[0]
-    n = data.shape[0]
+    points = tree_points(data)
+    m = tree_points(queries).shape[0]
+    n = points.shape[0]
     visited = np.zeros(n, dtype=np.uint8)
     touched = np.empty(n, dtype=np.int64)
     cd = np.empty(n, dtype=np.float32)      # candidate min-heap
     ci = np.empty(n, dtype=np.int64)
+    w = _work(data)
     for qn in range(s, m, n_parts):
-        x = queries[qn]
+        x = tree_points(queries)[qn]
+        _scatter(queries, qn, w, False)
         hd = out_d[qn]
         hi = out_i[qn]
         hf = np.zeros(k, dtype=np.uint8)
@@ -431,17 +429,10 @@ def _search(data, queries, k, indptr, indices, trees_a, trees_b, trees_child, tr
         nt = 0
         nc = 0
         for tr in range(n_trees):
-            leaf = _descend(data, x, trees_a[tr], trees_b[tr], trees_child[tr], trees_nodes[tr])
+            leaf = _descend(points, x, trees_a[tr], trees_b[tr], trees_child[tr], trees_nodes[tr])
             for pos in range(trees_lo[tr, leaf], trees_hi[tr, leaf]):
-                j = trees_order[tr, pos]
-                if visited[j]:
-                    continue
-                visited[j] = 1
-                touched[nt] = j
-                nt += 1
-                d = _dist(x, data[j], code)
-                _push(hd, hi, hf, d, j, 0)
-                nc = _heap_add(cd, ci, nc, d, j)
+                nt, nc = _visit(data, queries, qn, trees_order[tr, pos], w, code, visited, touched, nt,
+                                hd, hi, hf, cd, ci, nc, False, epsilon)
         while nc > 0:
             d0 = cd[0]
             c = ci[0]
@@ -449,18 +440,27 @@ def _search(data, queries, k, indptr, indices, trees_a, trees_b, trees_child, tr
             if d0 > hd[0] * (1.0 + epsilon):
                 break
             for e in range(indptr[c], indptr[c + 1]):
-                j = indices[e]
-                if visited[j]:
-                    continue
-                visited[j] = 1
-                touched[nt] = j
-                nt += 1
-                d = _dist(x, data[j], code)
-                if d < hd[0] * (1.0 + epsilon):
-                    _push(hd, hi, hf, d, j, 0)
-                    nc = _heap_add(cd, ci, nc, d, j)
+                nt, nc = _visit(data, queries, qn, indices[e], w, code, visited, touched, nt,
+                                hd, hi, hf, cd, ci, nc, True, epsilon)
+        _scatter(queries, qn, w, True)
         for t in range(nt):
             visited[touched[t]] = 0
+
+
+@jit
+def _visit(data, queries, qn, j, w, code, visited, touched, nt, hd, hi, hf, cd, ci, nc, bounded, epsilon):
+    """Point j met by query qn of :func:`_search`, unless visited: into the result heap and the
+    candidate heap (``bounded``: only when closer than (1 + epsilon) times the k-th distance).
+    Returns the new counts of touched points and of candidates."""
+    if visited[j]:
+        return nt, nc
+    visited[j] = 1
+    touched[nt] = j
+    d = _between(queries, qn, data, j, w, code)
+    if not bounded or d < hd[0] * (1.0 + epsilon):
+        _push(hd, hi, hf, d, j, 0)
+        nc = _heap_add(cd, ci, nc, d, j)
+    return nt + 1, nc
 
 
 @jit

@@ -86,11 +86,9 @@ def gram_is_cheaper(n: int, d: int, k) -> bool:
     return n < 2 * (k + 10) * (2 * power_iterations(n, d, k) + 2)
 
 
-def choose_solver(n: int, d: int, n_components, sparse: bool = False) -> str:
-    """The route ``auto`` takes for an n × d matrix (``n_components`` int, fraction or None)."""
-    if sparse:
-        integer = isinstance(n_components, (int, np.integer))
-        return "arpack" if integer and n_components < min(n, d) else "covariance"
+def choose_solver(n: int, d: int, n_components) -> str:
+    """The route ``auto`` takes for a dense n × d matrix (``n_components`` int, fraction or None;
+    sparse matrices: :func:`~manifold_studio.algorithms.pca_sparse.choose_sparse_solver`)."""
     if d <= 1000 and n >= 10 * d:
         return "covariance"
     if n <= 1000 and d >= 10 * n and gram_is_cheaper(n, d, n_components):

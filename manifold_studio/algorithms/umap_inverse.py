@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms import umap_layout as L
+from manifold_studio.algorithms.jit import KernelModule
 from manifold_studio.algorithms.neighbors import NeighborIndex
 from manifold_studio.algorithms.threads import run_shares
 from manifold_studio.algorithms.umap_layout import PLACE_MIN_ROWS, row_seeds
@@ -18,7 +19,12 @@ from manifold_studio.algorithms.umap_layout import PLACE_MIN_ROWS, row_seeds
 __all__ = ["inverse_points"]
 
 
-@jit(fastmath=True)
+_kernels = KernelModule(globals(), needs=(L.compile_kernels,))   # calls the layout's schedule and generator
+kernel = _kernels.mark
+compile_kernels = _kernels.compile
+
+
+@kernel(fastmath=True)
 def _inverse_rows(idx, w, X_train, init, seeds, sigmas, rhos, gamma, alpha0, n_epochs, neg_rate, out):
     m, k = idx.shape
     dim = X_train.shape[1]
@@ -30,15 +36,7 @@ def _inverse_rows(idx, w, X_train, init, seeds, sigmas, rhos, gamma, alpha0, n_e
     state = np.empty(3, dtype=np.int64)
     x = np.empty(dim)
     for r in range(m):
-        wmax = 0.0
-        for j in range(k):
-            if w[r, j] > wmax:
-                wmax = w[r, j]
-        for j in range(k):
-            eps[j] = wmax / w[r, j] if w[r, j] > 0.0 else -1.0
-            next_s[j] = eps[j]
-            eps_n[j] = eps[j] / neg_rate
-            next_n[j] = eps_n[j]
+        L._row_schedule(w[r], 0, neg_rate, eps, next_s, eps_n, next_n)
         for t in range(3):
             state[t] = seeds[r, t]
         for d in range(dim):
@@ -61,13 +59,7 @@ def _inverse_rows(idx, w, X_train, init, seeds, sigmas, rhos, gamma, alpha0, n_e
                 next_s[j] += eps[j]
                 n_neg = int((n - next_n[j]) / eps_n[j])
                 for _ in range(n_neg):
-                    s0 = (((state[0] & 4294967294) << 12) & 0xFFFFFFFF) ^ ((((state[0] << 13) & 0xFFFFFFFF) ^ state[0]) >> 19)
-                    s1 = (((state[1] & 4294967288) << 4) & 0xFFFFFFFF) ^ ((((state[1] << 2) & 0xFFFFFFFF) ^ state[1]) >> 25)
-                    s2 = (((state[2] & 4294967280) << 17) & 0xFFFFFFFF) ^ ((((state[2] << 3) & 0xFFFFFFFF) ^ state[2]) >> 11)
-                    state[0], state[1], state[2] = s0, s1, s2
-                    c = np.int32(s0 ^ s1 ^ s2) % n_tail
-                    if c < 0:
-                        c += n_tail
+                    c = L._draw(state, n_tail)
                     dist = 0.0
                     for d in range(dim):
                         t = x[d] - X_train[c, d]
@@ -103,6 +95,7 @@ def inverse_points(Y_new: np.ndarray, embedding: np.ndarray, X_train: np.ndarray
     idx = np.ascontiguousarray(idx, dtype=np.intp)
     sig = np.asarray(sigmas, dtype=float)
     rho = np.asarray(rhos, dtype=float)
+    compile_kernels()
     run_shares(lambda s, e: _inverse_rows(idx[s:e], w[s:e], X_train, init[s:e], seeds[s:e], sig, rho, gamma,
                                           learning_rate, n_epochs, float(negative_sample_rate), out[s:e]),
                Y_new.shape[0], PLACE_MIN_ROWS)

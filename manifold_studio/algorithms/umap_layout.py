@@ -24,7 +24,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
-from manifold_studio.algorithms.jit import jit
+from manifold_studio.algorithms.jit import KernelModule
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.algorithms.spectral import SpectralProblem, leading_eigenpairs
 from manifold_studio.algorithms.threads import run_shares
@@ -140,15 +140,44 @@ def rescale_init(Y: np.ndarray) -> np.ndarray:
     return 10.0 * (Y - lo) / span
 
 
-# umap-learn's Tausworthe generator (three int64 words per stream; an int32 value), written out
-# inside the compiled loops (a lazily compiled helper cannot be called from them):
-#   s0 = (((s0 & 4294967294) << 12) & 0xFFFFFFFF) ^ ((((s0 << 13) & 0xFFFFFFFF) ^ s0) >> 19)
-#   s1 = (((s1 & 4294967288) << 4) & 0xFFFFFFFF) ^ ((((s1 << 2) & 0xFFFFFFFF) ^ s1) >> 25)
-#   s2 = (((s2 & 4294967280) << 17) & 0xFFFFFFFF) ^ ((((s2 << 3) & 0xFFFFFFFF) ^ s2) >> 11)
-#   value = int32(s0 ^ s1 ^ s2)
+_kernels = KernelModule(globals())
+kernel = _kernels.mark
+#: compile the SGD kernels (they call each other), once, before the first use
+compile_kernels = _kernels.compile
 
 
-@jit(fastmath=True)
+@kernel
+def _draw(st, n_tail):
+    """umap-learn's Tausworthe generator: advance the stream ``st`` (three int64 words) and return
+    the index in 0..n_tail-1 its int32 value picks."""
+    s0 = (((st[0] & 4294967294) << 12) & 0xFFFFFFFF) ^ ((((st[0] << 13) & 0xFFFFFFFF) ^ st[0]) >> 19)
+    s1 = (((st[1] & 4294967288) << 4) & 0xFFFFFFFF) ^ ((((st[1] << 2) & 0xFFFFFFFF) ^ st[1]) >> 25)
+    s2 = (((st[2] & 4294967280) << 17) & 0xFFFFFFFF) ^ ((((st[2] << 3) & 0xFFFFFFFF) ^ st[2]) >> 11)
+    st[0], st[1], st[2] = s0, s1, s2
+    c = np.int32(s0 ^ s1 ^ s2) % n_tail
+    if c < 0:
+        c += n_tail
+    return c
+
+
+@kernel(fastmath=True)
+def _row_schedule(w, drop_epochs, neg_rate, eps, next_s, eps_n, next_n):
+    """One new point's edge schedule (weights w): each edge sampled every w_max / w epochs,
+    negative samples every neg_rate-th of that; an edge below w_max / drop_epochs (umap-learn's
+    cut; ``drop_epochs`` 0: only a weight of 0) is never sampled (eps -1)."""
+    wmax = 0.0
+    for j in range(w.shape[0]):
+        if w[j] > wmax:
+            wmax = w[j]
+    for j in range(w.shape[0]):
+        keep = w[j] >= wmax / drop_epochs if drop_epochs > 0 else w[j] > 0.0
+        eps[j] = wmax / w[j] if keep else -1.0
+        next_s[j] = eps[j]
+        eps_n[j] = eps[j] / neg_rate
+        next_n[j] = eps_n[j]
+
+
+@kernel(fastmath=True)
 def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_neg, rng, a, b,
                 gamma, alpha0, n_epochs, first, last, move_other, n_tail, dens, R, mu, re_sum, phi_sum):
     """Epochs ``first`` .. ``last - 1`` of umap-learn's optimize_layout_euclidean (per-edge
@@ -224,14 +253,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
             next_sample[i] += eps[i]
             n_neg = int((n - next_neg[i]) / eps_neg[i])
             for _ in range(n_neg):
-                st = rng[j]
-                s0 = (((st[0] & 4294967294) << 12) & 0xFFFFFFFF) ^ ((((st[0] << 13) & 0xFFFFFFFF) ^ st[0]) >> 19)
-                s1 = (((st[1] & 4294967288) << 4) & 0xFFFFFFFF) ^ ((((st[1] << 2) & 0xFFFFFFFF) ^ st[1]) >> 25)
-                s2 = (((st[2] & 4294967280) << 17) & 0xFFFFFFFF) ^ ((((st[2] << 3) & 0xFFFFFFFF) ^ st[2]) >> 11)
-                st[0], st[1], st[2] = s0, s1, s2
-                k = np.int32(s0 ^ s1 ^ s2) % n_tail
-                if k < 0:
-                    k += n_tail
+                k = _draw(rng[j], n_tail)
                 d2 = 0.0
                 for d in range(dim):
                     t = head_emb[j, d] - tail_emb[k, d]
@@ -278,6 +300,7 @@ def optimize_layout(Y: np.ndarray, graph: sp.coo_matrix, n_epochs: int, a: float
         lam, frac, shift, R, mu_sum = densmap
         dens, R, work = np.array([lam, frac, shift, float(np.sum(mu_sum)) / 2.0]), np.asarray(R, float), np.zeros(n)
     mu = np.asarray(graph.data, dtype=np.float64)
+    compile_kernels()
     done, step = 0, 1
     while done < n_epochs:
         progress.checkpoint(start + (end - start) * done / n_epochs, f"Epoch {done:,}/{n_epochs:,}")
@@ -295,7 +318,7 @@ def optimize_layout(Y: np.ndarray, graph: sp.coo_matrix, n_epochs: int, a: float
     return Y32, n_epochs
 
 
-@jit(fastmath=True)
+@kernel(fastmath=True)
 def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate, out):
     """Each new point r alone: start at init[r]; its edges to training points idx[r] with
     weights w[r] sampled every w_max(r) / w epochs; negative samples from its own stream."""
@@ -310,16 +333,7 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
     y = np.empty(dim)
     b32 = np.float32(b)     # d^2b in single precision (as umap-learn's float32 maps): the power
     for r in range(m):      # is two thirds of the work, powf 20% faster than pow
-        wmax = 0.0
-        for j in range(k):
-            if w[r, j] > wmax:
-                wmax = w[r, j]
-        for j in range(k):
-            # umap-learn drops edges below w_max / n_epochs
-            eps[j] = wmax / w[r, j] if w[r, j] >= wmax / n_epochs else -1.0
-            next_s[j] = eps[j]
-            eps_n[j] = eps[j] / neg_rate
-            next_n[j] = eps_n[j]
+        _row_schedule(w[r], n_epochs, neg_rate, eps, next_s, eps_n, next_n)
         for t in range(3):
             state[t] = seeds[r, t]
         for d in range(dim):
@@ -344,14 +358,7 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
                 next_s[j] += eps[j]
                 n_neg = int((n - next_n[j]) / eps_n[j])
                 for _ in range(n_neg):
-                    st = state
-                    s0 = (((st[0] & 4294967294) << 12) & 0xFFFFFFFF) ^ ((((st[0] << 13) & 0xFFFFFFFF) ^ st[0]) >> 19)
-                    s1 = (((st[1] & 4294967288) << 4) & 0xFFFFFFFF) ^ ((((st[1] << 2) & 0xFFFFFFFF) ^ st[1]) >> 25)
-                    s2 = (((st[2] & 4294967280) << 17) & 0xFFFFFFFF) ^ ((((st[2] << 3) & 0xFFFFFFFF) ^ st[2]) >> 11)
-                    st[0], st[1], st[2] = s0, s1, s2
-                    c = np.int32(s0 ^ s1 ^ s2) % n_tail
-                    if c < 0:
-                        c += n_tail
+                    c = _draw(state, n_tail)
                     d2 = 0.0
                     for d in range(dim):
                         t = y[d] - Y_tail[c, d]
@@ -406,6 +413,7 @@ def place_points(X: np.ndarray, idx: np.ndarray, w: np.ndarray, Y_train: np.ndar
     idx = np.ascontiguousarray(idx, dtype=np.intp)
     w = np.ascontiguousarray(w, dtype=np.float64)
     seeds = row_seeds(X, seed)
+    compile_kernels()
     # rows in threads, one share per core: each row reads only its own inputs and stream, so the
     # result does not depend on the number of threads
     run_shares(lambda s, e: _place(idx[s:e], w[s:e], Y_train, init[s:e], seeds[s:e], a, b, gamma,

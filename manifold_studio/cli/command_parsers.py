@@ -24,20 +24,35 @@ def lazy_command(module: str, name: str):
     return call
 
 
+def _add_input_arguments(p, ids_help: str, data_help: str, label_help: str, what: str) -> None:
+    """The ALGO ids, --data, --label-column, --data-option, --param (of each ``what``: learner or
+    method) and the preparation chain's --prep, --role, --id-column (fitted before each ``what``)."""
+    p.add_argument("algorithms", nargs="+", metavar="ALGO", help=ids_help)
+    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
+    p.add_argument("--label-column", metavar="C", help=label_help)
+    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
+                   help="a loader or sample option, e.g. delimiter=tab")
+    p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
+                   help=f"a {what} parameter: ALGO is an algorithm id or the {what}'s 1-based position")
+    add_prep_arguments(p, prep=True)
+
+
+def _add_table_arguments(p) -> None:
+    """--out (the table to a file), the worker choice and --quiet of a command that prints a table."""
+    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
+                   ".parquet ('-': CSV on standard output)")
+    add_in_process_argument(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
+
+
 def add_score_parser(sub, data_help: str) -> None:
     p = sub.add_parser("score", help="Test & Score: compare classifiers on the same cross-validation folds",
                        description="Fit every classifier ALGO on the same folds and print one row per "
                        "learner: accuracy, balanced accuracy, macro F1, precision and recall, ROC AUC "
                        "(one-vs-rest for several classes), log-loss (with probabilities), fit and predict "
                        "time, each as mean ± spread over the folds; then the paired comparison (folds won).")
-    p.add_argument("algorithms", nargs="+", metavar="ALGO", help="classifier ids (see 'manifold-studio list')")
-    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
-    p.add_argument("--label-column", metavar="C", help="the label column, by name or 0-based index")
-    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
-                   help="a loader or sample option, e.g. delimiter=tab")
-    p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
-                   help="a learner parameter: ALGO is an algorithm id or the learner's 1-based position")
-    add_prep_arguments(p, prep=True)  # --prep (every learner is the chain + its classifier), --role, --id-column
+    _add_input_arguments(p, "classifier ids (see 'manifold-studio list')", data_help,
+                         "the label column, by name or 0-based index", "learner")
     p.add_argument("--cv", metavar="K|loo",
                    help="stratified K-fold (scikit-learn's folds; default 5), or 'loo' for leave-one-out")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="repeat the K-fold (or hold-out) N times")
@@ -46,10 +61,7 @@ def add_score_parser(sub, data_help: str) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the folds (default 0)")
     p.add_argument("--compare-on", default="accuracy", choices=METRICS,
                    help="the figure of the paired comparison (default accuracy)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
-                   ".parquet ('-': CSV on standard output)")
-    add_in_process_argument(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
+    _add_table_arguments(p)
     p.set_defaults(func=lazy_command("manifold_studio.cli.score_command", "cmd_score"))
 
 
@@ -59,25 +71,15 @@ def add_compare_clusterings_parser(sub, data_help: str) -> None:
                        "and k: W (within-cluster inertia), B (between), H (homogeneity), S (separability), "
                        "the Davies–Bouldin index, the mean silhouette, and the validation log-likelihood of the "
                        "held-out rows (the method's own density, or the Gaussian mixture of its partition).")
-    p.add_argument("algorithms", nargs="+", metavar="ALGO",
-                   help="clustering method ids with a number of clusters (see 'manifold-studio list')")
-    p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
+    _add_input_arguments(p, "clustering method ids with a number of clusters (see 'manifold-studio list')",
+                         data_help, "a label column to leave out of the features", "method")
     p.add_argument("--k", default="2:8", metavar="FROM:TO",
                    help="the k to try: FROM:TO (both included) or a list such as 2,3,5 (default 2:8)")
-    p.add_argument("--label-column", metavar="C", help="a label column to leave out of the features")
-    p.add_argument("--data-option", "-D", action="append", nargs="+", metavar="NAME=VALUE",
-                   help="a loader or sample option, e.g. delimiter=tab")
-    p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
-                   help="a method parameter: ALGO is an algorithm id or the method's 1-based position")
-    add_prep_arguments(p, prep=True)  # --prep (the chain, fitted before each method), --role, --id-column
     p.add_argument("--holdout", type=float, default=0.25, metavar="FRACTION",
                    help="share of the rows held out for the validation log-likelihood (default 0.25; 0: none)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the held-out split and of every method's random_state (default 0)")
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
-                   ".parquet ('-': CSV on standard output)")
-    add_in_process_argument(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
+    _add_table_arguments(p)
     p.set_defaults(func=lazy_command("manifold_studio.cli.cluster_compare_command",
                                          "cmd_compare_clusterings"))
 

@@ -36,6 +36,7 @@ from scipy.sparse.csgraph import connected_components
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
 from manifold_studio.algorithms.checks import check_random_state
+from manifold_studio.algorithms.ward_chain import CENTROID_MAX_FEATURES, ward_linkage
 from manifold_studio.algorithms.row_keys import match_rows, row_keys
 from manifold_studio.algorithms.kmeans_core import assign_nearest, count_distinct_rows, kmeans
 from manifold_studio.algorithms.state_schema import Fitted
@@ -168,6 +169,10 @@ def agglomerative_linkage(X, method: str, metric: str = "euclidean") -> np.ndarr
 
     if metric == "precomputed":
         return hierarchy.linkage(squareform(X, checks=False), method=method)
+    if method == "ward" and X.shape[1] <= CENTROID_MAX_FEATURES:
+        Z = ward_linkage(X)   # scipy's merges without the distance matrix (None: near-ties)
+        if Z is not None:
+            return Z
     return hierarchy.linkage(X, method=method, metric="euclidean")
 
 

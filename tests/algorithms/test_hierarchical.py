@@ -18,12 +18,36 @@ def blobs():
     return make_blobs(400, 3, centers=5, cluster_std=0.4, center_box=(-20, 20), random_state=4)
 
 
+def test_ward_chain_merges_as_scipy_with_ties_duplicates_and_many_features():
+    from manifold_studio.algorithms.ward_chain import CENTROID_MAX_FEATURES, ward_linkage
+
+    rng = np.random.default_rng(0)
+    grid = np.round(rng.uniform(0, 3, size=(300, 2)))       # many equal distances and duplicates
+    assert ward_linkage(grid) is None                         # ties: rounding decides, so scipy's
+    est = HierarchicalClustering(method="ward", n_clusters=4).fit(grid)
+    np.testing.assert_array_equal(est.linkage_matrix_, hierarchy.linkage(grid, "ward"))
+    wide = make_blobs(200, CENTROID_MAX_FEATURES, centers=4, random_state=1)[0]
+    for X in (wide, rng.normal(size=(500, 3)), np.array([[0.0, 1.0], [2.0, 1.5]])):
+        Z, ref = ward_linkage(X), hierarchy.linkage(X, "ward")
+        np.testing.assert_array_equal(Z[:, [0, 1, 3]], ref[:, [0, 1, 3]])
+        np.testing.assert_allclose(Z[:, 2], ref[:, 2], rtol=1e-12, atol=1e-12)
+    assert ward_linkage(np.zeros((1, 3))).shape == (0, 4)
+    # more features: scipy's own chain, exactly
+    X = make_blobs(60, CENTROID_MAX_FEATURES + 1, centers=3, random_state=2)[0]
+    est = HierarchicalClustering(method="ward", n_clusters=3).fit(X)
+    np.testing.assert_array_equal(est.linkage_matrix_, hierarchy.linkage(X, "ward"))
+
+
 @pytest.mark.parametrize("method", ["ward", "average", "complete", "single"])
 def test_agglomerative_linkage_equals_scipy(blobs, method):
     X, _ = blobs
     est = ms.get_algorithm("hierarchical", method=method, n_clusters=5).fit(X)
     Z = hierarchy.linkage(X, method=method)
-    np.testing.assert_array_equal(est.linkage_matrix_, Z)
+    if method == "ward":   # the centroid chain (ward_chain): scipy's merges; heights to rounding
+        np.testing.assert_array_equal(est.linkage_matrix_[:, [0, 1, 3]], Z[:, [0, 1, 3]])
+        np.testing.assert_allclose(est.linkage_matrix_[:, 2], Z[:, 2], rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(est.linkage_matrix_, Z)
     assert est.linkage_leaves_ == "points"
     ref = hierarchy.fcluster(Z, 5, criterion="maxclust")
     assert adjusted_rand_score(ref, est.labels_) == 1.0

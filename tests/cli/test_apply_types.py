@@ -3,6 +3,8 @@ and holds text in the new file is refused naming the column, the line and the ce
 recoded into category codes, nothing written."""
 import numpy as np
 import pytest
+from cli_helpers import save_pca_model
+
 from manifold_studio.cli.main import main
 def test_apply_of_a_bare_model_refuses_text_in_a_numeric_column(tmp_path, capsys):
     rng = np.random.default_rng(0)
@@ -10,7 +12,7 @@ def test_apply_of_a_bare_model_refuses_text_in_a_numeric_column(tmp_path, capsys
     train = tmp_path / "train.csv"
     train.write_text("a,b,c\n" + "\n".join(",".join(map(str, r)) for r in X) + "\n")
     model = tmp_path / "m.msmodel"
-    assert main(["run", "pca", "--data", str(train), "--out", str(tmp_path / "r.csv"), "--save-model", str(model), "-q"]) == 0
+    save_pca_model(tmp_path, train, model)
     rows = [",".join(map(str, r)) for r in X]
     for i in (3, 7, 9, 12, 15, 20, 22, 30):
         parts = rows[i].split(","); parts[1] = "n/a-text" if i % 2 else "bad"; rows[i] = ",".join(parts)
@@ -38,7 +40,7 @@ def _stray_files(tmp_path, lines=(3, 7)):
     return X, train, new
 
 
-@pytest.mark.parametrize("prep", [[], ["--prep", "standardize"]])
+@pytest.mark.parametrize("prep", [[], ["standardize"]])
 def test_apply_refuses_a_numeric_column_with_stray_text_cells_as_replay_does(tmp_path, capsys, prep):
     """A few text cells in a column numeric at fit time (the column is still read as numbers):
     refused naming the column, the line and the cell — not read as missing with its rows dropped —
@@ -50,8 +52,7 @@ def test_apply_refuses_a_numeric_column_with_stray_text_cells_as_replay_does(tmp
 
     _X, train, new = _stray_files(tmp_path)
     model, out = tmp_path / "m.msmodel", tmp_path / "o.csv"
-    assert main(["run", "pca", "--data", str(train), *prep, "--out", str(tmp_path / "r.csv"),
-                 "--save-model", str(model), "-q"]) == 0
+    save_pca_model(tmp_path, train, model, *prep)
     capsys.readouterr()
     code = main(["apply", "--model", str(model), "--data", str(new), "--out", str(out), "--in-process"])
     err = capsys.readouterr().err
@@ -74,8 +75,7 @@ def test_apply_refuses_a_numeric_column_with_stray_text_cells_as_replay_does(tmp
 def test_apply_with_an_impute_step_reads_stray_text_as_missing_and_fills_it(tmp_path, capsys):
     X, train, new = _stray_files(tmp_path)
     model, out = tmp_path / "m.msmodel", tmp_path / "o.csv"
-    assert main(["run", "pca", "--data", str(train), "--prep", "impute", "--out", str(tmp_path / "r.csv"),
-                 "--save-model", str(model), "-q"]) == 0
+    save_pca_model(tmp_path, train, model, "impute")
     capsys.readouterr()
     assert main(["apply", "--model", str(model), "--data", str(new), "--out", str(out), "--in-process"]) == 0
     err = capsys.readouterr().err

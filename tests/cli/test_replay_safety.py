@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 import pytest
+from cli_helpers import save_pca_model
 
 from manifold_studio.reproduce.replay import replay
 from manifold_studio.cli.main import main as cli_main
@@ -143,16 +144,14 @@ def test_replay_with_an_impute_step_reads_the_text_as_missing_with_a_note(tmp_pa
 def test_apply_of_a_pipeline_refuses_text_in_a_numeric_column(tmp_path, capsys):
     train, bad = _train_and_bad(tmp_path, 6)
     model, out = tmp_path / "m.npz", tmp_path / "x.csv"
-    assert cli_main(["run", "pca", "--data", str(train), "--prep", "standardize", "--out", str(tmp_path / "o.csv"),
-                     "--save-model", str(model), "-q"]) == 0
+    save_pca_model(tmp_path, train, model, "standardize")
     capsys.readouterr()
     assert cli_main(["apply", "--model", str(model), "--data", str(bad), "--out", str(out), "-q"]) == 2
     err = capsys.readouterr().err
     assert "Column 'b' was numeric" in err and "line 6" in err and "'oops0'" in err, err
     assert not out.exists()
     # with an impute step the text cells are missing values for it to fill
-    assert cli_main(["run", "pca", "--data", str(train), "--prep", "impute", "--prep", "standardize",
-                     "--out", str(tmp_path / "o.csv"), "--save-model", str(model), "-q"]) == 0
+    save_pca_model(tmp_path, train, model, "impute", "standardize")
     assert cli_main(["apply", "--model", str(model), "--data", str(bad), "--out", str(out), "-q"]) == 0
     assert len(out.read_text().splitlines()) == 31
 

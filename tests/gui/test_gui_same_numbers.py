@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from gui_helpers import discovered_host, wait_idle
+from gui_helpers import discovered_host, score_in_window
 
 pytest.importorskip("pytestqt")
 
@@ -41,21 +41,6 @@ def host():
     return discovered_host(("mlp", "svm"), ("breast_cancer",))
 
 
-def _window_comparison(qtbot, w, learners):
-    panel = w.test_score
-    for algo, params in learners.items():
-        panel.check(algo)
-        assert panel.form(algo).editor("random_state").value() == 0   # the default seed, untouched
-        panel.form(algo).set_values(params)
-    panel.set_scheme("kfold", folds=3, seed=0)
-    job = panel.run()
-    assert job is not None, panel.status.text()
-    qtbot.waitUntil(lambda: job.finished, timeout=120_000)
-    wait_idle(qtbot, w)
-    assert panel.comparison is not None, panel.status.text()
-    return panel.comparison
-
-
 def _folds(comparison) -> dict:
     return {(r.name, m): np.asarray(r.fold_metrics[m], dtype=float) for r in comparison.learners for m in FIGURES}
 
@@ -67,8 +52,8 @@ def test_window_twice_score_and_the_exported_script_give_identical_figures(qtbot
     learners, cli_params = SETTINGS[settings]
     w = make_window(host)
     w.session.load("sample:breast_cancer")
-    first = _window_comparison(qtbot, w, learners)
-    second = _window_comparison(qtbot, w, learners)
+    first = score_in_window(qtbot, w, learners)
+    second = score_in_window(qtbot, w, learners)
     window = _folds(first)
     assert np.all(np.isfinite(window[("svm", "log_loss")]))   # the Platt probabilities were scored
     for key, values in _folds(second).items():

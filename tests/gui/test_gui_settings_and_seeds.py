@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from gui_helpers import discovered_host, wait_idle
+from gui_helpers import discovered_host, score_in_window, wait_idle
 
 pytest.importorskip("pytestqt")
 
@@ -34,18 +34,8 @@ def host():
 
 
 def _window_scores(qtbot, w) -> dict:
-    panel = w.test_score
-    for algo, params in FAST.items():
-        panel.check(algo)
-        assert panel.form(algo).editor("random_state").value() == 0   # the seed, shown, at its default
-        panel.form(algo).set_values(params)
-    panel.set_scheme("kfold", folds=3, seed=0)
-    job = panel.run()
-    assert job is not None, panel.status.text()
-    qtbot.waitUntil(lambda: job.finished, timeout=60_000)
-    wait_idle(qtbot, w)
-    assert panel.comparison is not None, panel.status.text()
-    return {(r.name, m): np.asarray(r.fold_metrics[m]) for r in panel.comparison.learners
+    comparison = score_in_window(qtbot, w, FAST, timeout=60_000)
+    return {(r.name, m): np.asarray(r.fold_metrics[m]) for r in comparison.learners
             for m in ("accuracy", "log_loss")}
 
 

@@ -98,6 +98,17 @@ def test_dendrogram_leaves_show_the_classes_in_the_maps_colours(clustered):
     assert y0 <= -1.15 * strip.height < 0
 
 
+def _loadings_window(qtbot, make_window, sample):
+    """A window whose PCA map of ``sample`` is done, with the PCA loadings dock shown."""
+    w = make_window(discovered_host(("pca",), (sample,)), initial_sample=sample)
+    wait_last_run(qtbot, w)
+    wait_idle(qtbot, w)
+    dock = w.docks["view:pca_loadings"]
+    dock.show()
+    dock.raise_()
+    return w
+
+
 def _boxes(view):
     return [t.sceneBoundingRect() for t in view.arrow_labels.texts if t.isVisible()]
 
@@ -105,12 +116,7 @@ def _boxes(view):
 def test_biplot_labels_of_wines_13_columns_do_not_overlap(qtbot, make_window):
     from manifold_studio.gui.views.pca_view import BIPLOT
 
-    w = make_window(discovered_host(("pca",), ("wine",)), initial_sample="wine")
-    wait_last_run(qtbot, w)
-    wait_idle(qtbot, w)
-    dock = w.docks["view:pca_loadings"]
-    dock.show()
-    dock.raise_()
+    w = _loadings_window(qtbot, make_window, "wine")
     w.preparation_panel.set_chain([("standardize", {})])  # arrows of like lengths: the hard case
     run = w.run_algorithm("pca")
     wait_last_run(qtbot, w)
@@ -163,12 +169,7 @@ def test_arrow_label_placement_keeps_boxes_apart_longest_first():
 def test_loadings_name_the_digit_pixels_without_overlap(qtbot, make_window):
     """64 digit pixels under the loadings' bars: the axis names every k-th, never two on top of
     each other (the 64 names were one smear), and all of them once the plot is wide enough."""
-    w = make_window(discovered_host(("pca",), ("digits",)), initial_sample="digits")
-    wait_last_run(qtbot, w)
-    wait_idle(qtbot, w)
-    dock = w.docks["view:pca_loadings"]
-    dock.show()
-    dock.raise_()
+    w = _loadings_window(qtbot, make_window, "digits")
     view = w.views["pca_loadings"]
     view.redraw()
     qtbot.waitUntil(lambda: view.result is not None, timeout=15_000)

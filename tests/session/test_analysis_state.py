@@ -15,16 +15,8 @@ from manifold_studio.analysis.compare_clusterings import compare_on_dataset  # n
 from manifold_studio.analysis.report import run_item  # noqa: E402
 from manifold_studio.errors import DataError  # noqa: E402
 from manifold_studio.project.project_file import load_project, read_project, save_project  # noqa: E402
-from manifold_studio.session.model import Session  # noqa: E402
 
 STANDARDIZE = ("standardize", {"with_mean": True, "with_std": True})
-
-
-@pytest.fixture
-def wine():
-    s = Session()
-    s.load("sample:wine")
-    return s
 
 
 def test_chain_is_a_command_that_undo_reverts_and_the_next_run_fits(wine):

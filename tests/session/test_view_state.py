@@ -9,14 +9,6 @@ from manifold_studio.analysis.report import run_item, view_item
 from manifold_studio.errors import InvalidParameterError
 from manifold_studio.project.project_file import read_project, save_project
 from manifold_studio.project.recovery import snapshot
-from manifold_studio.session.model import Session
-
-
-@pytest.fixture
-def iris():
-    s = Session()
-    s.load("sample:iris")
-    return s
 
 
 def _events(s):
