@@ -85,6 +85,9 @@ class PluginSource:
     origin: str
 
 
+_ON_PATH: set[str] = set()   # the plugin folders ensure_plugin_path put on sys.path
+
+
 def ensure_plugin_path() -> list[str]:
     """Put every sub-folder of the user plugin folder on ``sys.path`` (and drop the ones that
     were uninstalled); returns the folders."""
@@ -94,10 +97,13 @@ def ensure_plugin_path() -> list[str]:
     except OSError:
         folders = []
     prefix = str(root) + os.sep
-    sys.path[:] = [p for p in sys.path if not p.startswith(prefix) or p in folders]
+    # drop uninstalled folders, and the folders of an earlier plugin folder (its setting changed)
+    sys.path[:] = [p for p in sys.path if p in folders or not (p.startswith(prefix) or p in _ON_PATH)]
     for folder in folders:
         if folder not in sys.path:
             sys.path.append(folder)
+    _ON_PATH.clear()
+    _ON_PATH.update(folders)
     importlib.invalidate_caches()
     return folders
 

@@ -210,7 +210,6 @@ class NeighbourLayer(QObject):
             run = self.map_run()   # the figure of the map (a clustering of a map: its map run)
             if run is not None and isinstance(getattr(run, "summary", None), dict):
                 run.summary[f"local_trustworthiness_k{TRUST_K}"] = round(float(np.mean(values)), 4)
-                log = getattr(self.window, "run_log", None)
-                if log is not None:   # the runs table shows the new figure
-                    log.refresh_run(run)
+                if self.window is not None and self.window.run_log is not None:
+                    self.window.run_log.refresh_run(run)   # the runs table shows the new figure
             self.view.encoding.changed.emit()
