@@ -210,7 +210,7 @@ class NeighbourLayer(QObject):
             run = self.map_run()   # the figure of the map (a clustering of a map: its map run)
             if run is not None and isinstance(getattr(run, "summary", None), dict):
                 run.summary[f"local_trustworthiness_k{TRUST_K}"] = round(float(np.mean(values)), 4)
-                log = getattr(self.window, "run_log", None)
+                log = self.window.run_log
                 if log is not None:   # the runs table shows the new figure
                     log.refresh_run(run)
             self.view.encoding.changed.emit()
