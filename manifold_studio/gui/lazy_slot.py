@@ -18,6 +18,7 @@ class LazySlot(QWidget):
         super().__init__(parent)
         self._make = make
         self._content: QWidget | None = None
+        self._making = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
 
@@ -27,10 +28,36 @@ class LazySlot(QWidget):
 
     def content(self) -> QWidget:
         if self._content is None:
-            self._content = self._make()
+            if self._making:
+                raise RuntimeError("a lazy content's maker read its own content before making it")
+            self._making = True
+            try:
+                self._content = self._make()
+            finally:
+                self._making = False
             self.layout().addWidget(self._content)
         return self._content
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt
         self.content()
         super().showEvent(event)
+
+
+class LazyPart:
+    """A part of a widget's lazy content, read as a plain attribute: ``plot = LazyPart()`` in
+    the class, ``self._lazy_slot = LazySlot(self._make_content)`` in ``__init__``, and
+    ``_make_content`` sets ``self.plot = ...`` as ``__init__`` did. The first read builds the
+    content; the maker's assignment then holds the value in the instance, which Python finds
+    before this (non-data) descriptor, so later reads cost nothing."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        obj._lazy_slot.content()
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(f"{type(obj).__name__}.{self.name}: its lazy content does not set it") from None
