@@ -18,7 +18,6 @@ nearest training points, ``d_G(x, ·) = min_z (|x - z| + d_G(z, ·))``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.csgraph import dijkstra
 
 from manifold_studio.algorithms.jit import jit
 from manifold_studio.errors import DataError
@@ -61,6 +60,7 @@ def choose_landmarks(n: int, n_landmarks: int, random_state) -> np.ndarray:
 def all_pairs(G, progress) -> tuple[np.ndarray, np.ndarray]:
     """``(S, Dg)``: squared geodesics (float64) and geodesics (float32) between all n points of
     the symmetric graph ``G`` (CSR). ``directed=True`` avoids re-symmetrising G at every call."""
+    from scipy.sparse.csgraph import dijkstra   # here: the plugins load without csgraph
     m = G.shape[0]
     check_all_pairs_memory(m)
     S = np.empty((m, m), dtype=float)
@@ -80,6 +80,7 @@ def from_landmarks(G, landmarks: np.ndarray, progress) -> tuple[np.ndarray, np.n
     and the geodesics of every point to each landmark (n x L, float32; row i, column j is
     ``d_G(x_i, landmark_j)``). S is computed from the float32 values kept in Dg, so a landmark's
     row of Dg gives exactly its row of S (theorem 5.1 holds for the landmarks)."""
+    from scipy.sparse.csgraph import dijkstra   # here: the plugins load without csgraph
     n = G.shape[0]
     L = landmarks.size
     Dg = np.empty((n, L), dtype=np.float32)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms.neighbors import NeighborIndex, knn_query, make_index, neighbor_rows, unit_rows
 from manifold_studio.algorithms.progress import as_progress
@@ -42,6 +41,7 @@ def smallest_connecting_k(X: np.ndarray, k_start: int, *, index: NeighborIndex |
 
     def connected(idx, k):
         G = neighbor_rows(np.ones((n, k)), idx[:, :k], n)
+        from scipy.sparse.csgraph import connected_components   # here: the plugins load without csgraph
         return connected_components(G, directed=False)[0] == 1
 
     hi = min(k_cap, max(2 * k_start, k_start + 1))
@@ -182,6 +182,7 @@ def connect_components(X: np.ndarray, G: sp.spmatrix, metric: str = "euclidean",
     added: list[tuple[int, int, float]] = []
     first = None
     while True:
+        from scipy.sparse.csgraph import connected_components   # here: the plugins load without csgraph
         n_comp, comp = connected_components(G, directed=False)
         if n_comp == 1:
             progress.checkpoint(1.0, "joined")

@@ -22,7 +22,6 @@ import time
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms.jit import KernelModule
 from manifold_studio.algorithms.progress import as_progress
@@ -121,6 +120,7 @@ def spectral_init(graph: sp.csr_matrix, dim: int, rng: np.random.Generator, prog
     converge (umap-learn falls back the same way)."""
     progress = as_progress(progress)
     n = graph.shape[0]
+    from scipy.sparse.csgraph import connected_components   # here: the plugins load without csgraph
     n_comp, labels = connected_components(graph, directed=False)
     if dim + 1 >= n or (n_comp > 1 and X is None):
         return rng.uniform(-10.0, 10.0, size=(n, dim)), "random", n_comp

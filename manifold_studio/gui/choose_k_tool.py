@@ -33,6 +33,7 @@ from manifold_studio.analysis.compare_clusterings import cluster_count_methods
 from manifold_studio.analysis.scales import scale_advice
 from manifold_studio.session.chosen_k import plan_chosen_k
 from manifold_studio.errors import ManifoldStudioError, error_message
+from manifold_studio.gui.lazy_slot import LazySlot
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
 from manifold_studio.session.isolated_fit import fit_estimator_in_subprocess
@@ -112,20 +113,10 @@ class ChooseKTool(QWidget):
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.cancel_button)
 
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.plots, self.curves, self.marks = {}, {}, {}
-        for i, (key, title, _best) in enumerate(CURVES):
-            p = self.graphics.addPlot(row=i // 2, col=i % 2, title=title)
-            p.showGrid(x=True, y=True, alpha=0.2)
-            p.setLabel("bottom", "k")
-            p.setMenuEnabled(False)
-            self.curves[key] = p.plot([], [], pen=pg.mkPen(31, 119, 180, width=2), symbol="o", symbolSize=6,
-                                      symbolBrush=(31, 119, 180))
-            mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(214, 39, 40, width=2, style=Qt.PenStyle.DashLine))
-            mark.hide()
-            p.addItem(mark)
-            self.plots[key], self.marks[key] = p, mark
-        self.graphics.setMinimumHeight(260)
+        # the four plots are made when the dock is first shown or a result drawn (lazy_slot.py)
+        self._graphics_slot = LazySlot(self._make_graphics)
+        self._graphics_slot.setMinimumHeight(260)
+        self._plots = self._curves = self._marks = None
 
         left = QVBoxLayout()
         left.addLayout(form)
@@ -142,10 +133,48 @@ class ChooseKTool(QWidget):
         box.setLayout(left)
         box.setMaximumWidth(330)
         lay.addWidget(box)
-        lay.addWidget(self.graphics, 1)
+        lay.addWidget(self._graphics_slot, 1)
         window.bridge.runChanged.connect(lambda _r: self.refresh_inputs())
         window.bridge.datasetsChanged.connect(self.refresh_inputs)
         self.refresh_inputs()
+
+    def _make_graphics(self) -> pg.GraphicsLayoutWidget:
+        graphics = pg.GraphicsLayoutWidget()
+        plots, curves, marks = {}, {}, {}
+        for i, (key, title, _best) in enumerate(CURVES):
+            p = graphics.addPlot(row=i // 2, col=i % 2, title=title)
+            p.showGrid(x=True, y=True, alpha=0.2)
+            p.setLabel("bottom", "k")
+            p.setMenuEnabled(False)
+            curves[key] = p.plot([], [], pen=pg.mkPen(31, 119, 180, width=2), symbol="o", symbolSize=6,
+                                 symbolBrush=(31, 119, 180))
+            mark = pg.InfiniteLine(angle=90, pen=pg.mkPen(214, 39, 40, width=2, style=Qt.PenStyle.DashLine))
+            mark.hide()
+            p.addItem(mark)
+            plots[key], marks[key] = p, mark
+        graphics.setMinimumHeight(260)
+        self._plots, self._curves, self._marks = plots, curves, marks
+        return graphics
+
+    @property
+    def graphics(self) -> pg.GraphicsLayoutWidget:
+        return self._graphics_slot.content()
+
+    @property
+    def plots(self) -> dict:
+        """The plots by criterion (made on first use, as :attr:`curves` and :attr:`marks`)."""
+        self._graphics_slot.content()
+        return self._plots
+
+    @property
+    def curves(self) -> dict:
+        self._graphics_slot.content()
+        return self._curves
+
+    @property
+    def marks(self) -> dict:
+        self._graphics_slot.content()
+        return self._marks
 
     # -- inputs ---------------------------------------------------------------------------------
     def refresh_inputs(self) -> None:

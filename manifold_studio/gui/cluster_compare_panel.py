@@ -47,6 +47,7 @@ from manifold_studio.project.isolated_compare import compare_on_dataset_in_worke
 from manifold_studio.analysis.report import view_item
 from manifold_studio.errors import ManifoldStudioError, error_message
 from manifold_studio.project.analysis_records import clustering_comparison_from_record, clustering_comparison_record
+from manifold_studio.gui.lazy_slot import LazyPart, LazySlot
 from manifold_studio.gui.export import image_bytes, render_view
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.method_list import ComparisonJob, MethodList
@@ -126,14 +127,8 @@ class ClusterComparePanel(ComparisonJob, QWidget):
         self.measure_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.measure_combo.setMinimumContentsLength(16)
         self.measure_combo.currentIndexChanged.connect(lambda _i: self.redraw())
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.setLabel("bottom", "k (number of clusters)")
-        self.plot.getAxis("left").enableAutoSIPrefix(False)  # a silhouette of 0.25 is not "250 (x0.001)"
-        self.plot.setMinimumHeight(200)
-        legend = self.plot.getPlotItem().addLegend(offset=(-10, 10), labelTextSize="9pt")
-        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self._lazy_slot = LazySlot(self._make_content)   # the plot: made when first shown or drawn
+        self._lazy_slot.setMinimumHeight(200)
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.make_run_button = QPushButton("Make run")
         self.make_run_button.setToolTip("Fit the selected row's method with its k on the data set (also: double "
@@ -160,7 +155,7 @@ class ClusterComparePanel(ComparisonJob, QWidget):
         row.addWidget(QLabel("Measure:"))
         row.addWidget(self.measure_combo, 1)
         pl.addLayout(row)
-        pl.addWidget(self.plot, 1)
+        pl.addWidget(self._lazy_slot, 1)
         views = QHBoxLayout()  # the table's measures first: 3/5 of the width, the plot 2/5
         views.addWidget(self.table, 3)
         views.addWidget(plot_box, 2)
@@ -281,6 +276,19 @@ class ClusterComparePanel(ComparisonJob, QWidget):
 
     def set_measure(self, measure: str) -> None:
         self.measure_combo.setCurrentIndex(MEASURES.index(measure))
+
+    plot = LazyPart()
+
+    def _make_content(self) -> pg.PlotWidget:
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.setLabel("bottom", "k (number of clusters)")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # a silhouette of 0.25 is not "250 (x0.001)"
+        self.plot.setMinimumHeight(200)
+        legend = self.plot.getPlotItem().addLegend(offset=(-10, 10), labelTextSize="9pt")
+        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        return self.plot
 
     def redraw(self) -> None:
         item = self.plot.getPlotItem()

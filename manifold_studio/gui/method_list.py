@@ -24,11 +24,11 @@ class MethodList(QWidget):
         self.list = QListWidget()
         self.list.setToolTip(tooltip)
         self.forms = QStackedWidget()
-        self._form_of: dict[str, ParamForm] = {}   # entry name -> its settings
+        self._form_of: dict[str, ParamForm | None] = {}   # entry name -> its settings (None: not made yet)
         self._algo_of: dict[str, str] = {}         # entry name -> algorithm id
         for algo_id in algorithm_ids:
             self._add(algo_id, algo_id, host.algorithm_class(algo_id).name or algo_id)
-        self.list.currentRowChanged.connect(self.forms.setCurrentIndex)
+        self.list.currentRowChanged.connect(self._show_form)
         self.copy_button = QPushButton("Add a copy")
         self.copy_button.setToolTip(copy_tooltip)
         self.copy_button.clicked.connect(lambda: self.add_copy())
@@ -44,13 +44,33 @@ class MethodList(QWidget):
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
         item.setCheckState(Qt.CheckState.Unchecked)
         self.list.addItem(item)
+        # the settings form is made when the entry is first highlighted or read (a window
+        # starts faster without a form per algorithm in a dock nobody opened yet)
+        self._form_of[name], self._algo_of[name] = None, algo_id
+        self.forms.addWidget(QWidget())
+        return item
+
+    def _make_form(self, name: str) -> ParamForm:
+        """Entry ``name``'s settings form, made now in place of its placeholder in the stack."""
+        algo_id = self._algo_of[name]
         form = ParamForm(self.host.algorithm_class(algo_id).params)
         for pname, why in (self.fixed(algo_id) if self.fixed is not None else {}).items():
             form.editor(pname).setEnabled(False)
             form.editor(pname).setToolTip(why)
-        self._form_of[name], self._algo_of[name] = form, algo_id
-        self.forms.addWidget(form)
-        return item
+        index = list(self._form_of).index(name)
+        placeholder = self.forms.widget(index)
+        current = self.forms.currentIndex()
+        self.forms.insertWidget(index, form)
+        self.forms.removeWidget(placeholder)
+        placeholder.deleteLater()
+        self.forms.setCurrentIndex(current)
+        self._form_of[name] = form
+        return form
+
+    def _show_form(self, row: int) -> None:
+        if 0 <= row < self.list.count():
+            self.form(self.list.item(row).data(Qt.ItemDataRole.UserRole))
+        self.forms.setCurrentIndex(row)
 
     def add_copy(self, name: str | None = None) -> str:
         """Add (ticked) another entry of entry ``name``'s algorithm (default: the highlighted one)
@@ -64,7 +84,7 @@ class MethodList(QWidget):
             n += 1
         new = f"{algo} #{n}"
         self._add(new, algo, new)
-        source, form = self._form_of[name], self._form_of[new]
+        source, form = self.form(name), self.form(new)
         for pname, editor in source.editors.items():
             if not editor.error():
                 form.editor(pname).set_value(editor.value())
@@ -73,7 +93,8 @@ class MethodList(QWidget):
 
     def form(self, name: str) -> ParamForm:
         """The settings of entry ``name`` (an algorithm id, or a copy's name)."""
-        return self._form_of[name]
+        form = self._form_of[name]
+        return form if form is not None else self._make_form(name)
 
     def algorithm(self, name: str) -> str:
         return self._algo_of[name]
@@ -100,7 +121,7 @@ class MethodList(QWidget):
             algo = self._algo_of[n]
             fixed = self.fixed(algo) if self.fixed is not None else {}
             try:
-                out.append((algo, {k: v for k, v in self._form_of[n].values().items() if k not in fixed}))
+                out.append((algo, {k: v for k, v in self.form(n).values().items() if k not in fixed}))
             except ManifoldStudioError as exc:
                 raise InvalidParameterError(f"{n}: {error_message(exc)}") from None
         return out

@@ -12,6 +12,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from manifold_studio.analysis import classifier_scores as cs
+from manifold_studio.gui.lazy_slot import LazySlot
 from manifold_studio.gui.views.palette import CATEGORICAL, label_text
 from manifold_studio.gui.widgets import message_label
 
@@ -46,7 +47,7 @@ class _ClassCurves(QWidget):
         self.class_combo = QComboBox()
         self.class_combo.currentIndexChanged.connect(lambda _i: self.redraw())
         self.info = message_label("")
-        self.plot = _plot(xlabel, ylabel)
+        self._plot_slot = LazySlot(lambda: _plot(xlabel, ylabel))   # made when first shown or drawn
         top = QHBoxLayout()
         top.addWidget(QLabel("Positive class:"))
         top.addWidget(self.class_combo, 1)
@@ -54,7 +55,11 @@ class _ClassCurves(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(top)
         lay.addWidget(self.info)
-        lay.addWidget(self.plot, 1)
+        lay.addWidget(self._plot_slot, 1)
+
+    @property
+    def plot(self) -> pg.PlotWidget:
+        return self._plot_slot.content()
 
     def set_comparison(self, comparison) -> None:
         self.comparison = comparison

@@ -121,6 +121,19 @@ def _origin(dist, builtin: bool) -> str:
     return plugin_folder.PIP
 
 
+def _name_version(dist, read: dict) -> tuple[str | None, str | None]:
+    """A distribution's (Name, Version), its metadata parsed once per distribution folder
+    (``read`` keeps them: every entry point of one distribution names the same metadata, and
+    parsing it is a good part of discovery's time)."""
+    if dist is None:
+        return None, None
+    key = str(getattr(dist, "_path", "")) or id(dist)
+    if key not in read:
+        md = dist.metadata
+        read[key] = (md["Name"], md["Version"])
+    return read[key]
+
+
 def _dist_folder(dist):
     """The plugin sub-folder holding a user-folder distribution (where its files are)."""
     return Path(os.path.realpath(str(dist.locate_file(""))))
@@ -185,14 +198,15 @@ class PluginHost:
         timeout = plugin_folder.import_timeout()
         seen = set()
         chosen = []
+        read: dict = {}   # a distribution's (name, version), its metadata file parsed once
         for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
-            dist_name = dist.metadata["Name"] if dist is not None else None
+            dist_name, version = _name_version(dist, read)
             builtin = _normalise(dist_name) == OWN_DISTRIBUTION
             if ep.name in seen:  # same distribution visible twice on sys.path
                 continue
             seen.add(ep.name)
-            self.sources[ep.name] = PluginSource(dist_name, dist.version if dist is not None else None,
+            self.sources[ep.name] = PluginSource(dist_name, version,
                                                  _origin(dist, builtin) if dist is not None else plugin_folder.PIP)
             if (only_builtin and not builtin) or plugin_folder.is_disabled(ep.name, dist_name, disabled):
                 self.disabled.append(ep.name)

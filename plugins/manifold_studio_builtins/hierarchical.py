@@ -31,7 +31,6 @@ import math
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms import Choice, ClusteringAlgorithm, Float
 from manifold_studio.algorithms.params import n_clusters_param, n_init_param, random_state_param
@@ -186,6 +185,8 @@ def cut_by_merges(Z: np.ndarray, n_clusters: int) -> np.ndarray:
     parents = n + np.arange(m)
     graph = sparse.coo_matrix((np.ones(2 * m), (np.concatenate([children[:, 0], children[:, 1]]),
                                                  np.concatenate([parents, parents]))), shape=(n + m, n + m))
+    from scipy.sparse.csgraph import connected_components   # here: the window starts without csgraph
+
     _, comp = connected_components(graph, directed=False)
     _, first, labels = np.unique(comp[:n], return_index=True, return_inverse=True)
     rank = np.empty(first.size, dtype=np.intp)
@@ -425,6 +426,8 @@ def _count_distinct_points(X, precomputed: bool) -> int:
     """Distinct points: distinct rows, or for a distance matrix the groups at distance 0."""
     if not precomputed:
         return count_distinct_rows(X)
+    from scipy.sparse.csgraph import connected_components
+
     return connected_components(sparse.csr_matrix(X == 0), directed=False)[0]
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput
@@ -174,6 +173,7 @@ class Isomap(SparseInput, TrainingNeighborsMixin, SpectralEmbedding):
         with self._phase("neighbours"):
             G = self._graph(X, SubProgress(progress, 0.05, 0.1, "Neighbourhood graph: "))
         with self._phase("graph"):
+            from scipy.sparse.csgraph import connected_components   # here: discovery stays light
             n_comp, comp = connected_components(G, directed=False)
         mask = np.ones(n, dtype=bool)
         mode = "largest" if p["largest_component"] else p["disconnected"]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from manifold_studio.algorithms.neighbors_sparse import SPARSE_CONDITION
 from manifold_studio.algorithms.sparse_input import SparseInput
@@ -166,6 +165,7 @@ class LaplacianEigenmaps(SparseInput, TrainingNeighborsMixin, SpectralEmbedding)
         deg = np.asarray(A.sum(axis=1)).ravel()
         check_degrees(deg, self.sigma_, typical, "Laplacian eigenmaps")
         self.degrees_ = deg
+        from scipy.sparse.csgraph import connected_components   # here: discovery stays light
         n_comp = connected_components(A, directed=False)[0]
         self._graph_warning = ""
         if n_comp > 1:

@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox
 
 from manifold_studio.analysis.feature_stats import PEARSON, SPEARMAN, correlations
+from manifold_studio.gui.lazy_slot import LazyPart, LazySlot
 from manifold_studio.gui.views.feature_base import PREPARED_PREFIX, FeatureView
 from manifold_studio.gui.widgets import message_label
 
@@ -48,6 +49,12 @@ class CorrelationView(FeatureView):
         self.method_combo.addItem("Pearson", PEARSON)
         self.method_combo.addItem("Spearman", SPEARMAN)
         self.method_combo.currentIndexChanged.connect(lambda _i: self.draw())
+        self._lazy_slot = LazySlot(self._make_content)   # the heatmap: made when first shown or drawn
+        self.lay_out(["Method:", self.method_combo], self._lazy_slot)
+
+    plot, image = LazyPart(), LazyPart()
+
+    def _make_content(self) -> pg.PlotWidget:
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setAspectLocked(True)
@@ -57,7 +64,7 @@ class CorrelationView(FeatureView):
         self.plot.addItem(self.image)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self.fit_labels())
-        self.lay_out(["Method:", self.method_combo], self.plot)
+        return self.plot
 
     @property
     def method(self) -> str:

@@ -21,6 +21,7 @@ from manifold_studio.analysis.classification_tasks import (
     decision_grid_task,
 )
 from manifold_studio.evaluation import label_indices
+from manifold_studio.gui.lazy_slot import LazyPart, LazySlot
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say
@@ -67,13 +68,7 @@ class DecisionView(ResultView):
         self.cancel_button.setEnabled(False)
         self.cancel_button.setToolTip("Stop computing the decision regions.")
         self.cancel_button.clicked.connect(self.cancel)
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.12)
-        self.plot_item = self.plot.getPlotItem()
-        self.legend = self.plot_item.addLegend(offset=(-6, -6), labelTextSize="8pt")
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        self.legend.setPen(pg.mkPen(190, 190, 190))
+        self._lazy_slot = LazySlot(self._make_content)   # the plot: made when first shown or drawn
         row = QHBoxLayout()
         row.addWidget(self.info, 1)
         row.addWidget(self.cancel_button)
@@ -81,7 +76,19 @@ class DecisionView(ResultView):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.title_label)
         lay.addLayout(row)
-        lay.addWidget(self.plot, 1)
+        lay.addWidget(self._lazy_slot, 1)
+
+    plot, plot_item, legend = LazyPart(), LazyPart(), LazyPart()
+
+    def _make_content(self) -> pg.PlotWidget:
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.12)
+        self.plot_item = self.plot.getPlotItem()
+        self.legend = self.plot_item.addLegend(offset=(-6, -6), labelTextSize="8pt")
+        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self.legend.setPen(pg.mkPen(190, 190, 190))
+        return self.plot
 
     def applies_to(self, run) -> bool:
         return run is not None and run.kind == "classification"

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.extend.tasks import quality_report_task
+from manifold_studio.gui.lazy_slot import LazySlot
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.widgets import (
     ERROR_STYLE,
@@ -122,16 +123,8 @@ class ExtensionQualityView(ResultView):
         settings = column(form, button_row(self.compute_button, self.cancel_button), self.cost_label, None)
         settings.setMaximumWidth(260)
 
-        self.distance_plot = self._make_plot("distance (%)")
-        self.distance_legend = self.distance_plot.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")
-        self.difference_plot = self._make_plot("difference (%)")
-        self.difference_plot.getPlotItem().addLine(y=0, pen=pg.mkPen(120, 120, 120, width=1, style=Qt.PenStyle.DashLine))
-        self.difference_legend = self.difference_plot.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")
-        plots = QWidget()
-        pl = QHBoxLayout(plots)
-        pl.setContentsMargins(0, 0, 0, 0)
-        pl.addWidget(self.distance_plot, 1)
-        pl.addWidget(self.difference_plot, 1)
+        self._figure: dict = {}   # the two plots and their legends, made when first shown or drawn
+        self._plots_slot = plots = LazySlot(self._make_figure)
 
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
@@ -154,6 +147,29 @@ class ExtensionQualityView(ResultView):
         lay.addLayout(body, 1)
         self._update_cost()
         self._update_enabled()
+
+    def _make_figure(self) -> QWidget:
+        distance, difference = self._make_plot("distance (%)"), self._make_plot("difference (%)")
+        difference.getPlotItem().addLine(y=0, pen=pg.mkPen(120, 120, 120, width=1, style=Qt.PenStyle.DashLine))
+        self._figure = {
+            "distance_plot": distance, "difference_plot": difference,
+            "distance_legend": distance.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt"),
+            "difference_legend": difference.getPlotItem().addLegend(offset=(8, 5), labelTextSize="8pt")}
+        plots = QWidget()
+        pl = QHBoxLayout(plots)
+        pl.setContentsMargins(0, 0, 0, 0)
+        pl.addWidget(distance, 1)
+        pl.addWidget(difference, 1)
+        return plots
+
+    def _part(self, name: str):
+        self._plots_slot.content()
+        return self._figure[name]
+
+    distance_plot = property(lambda self: self._part("distance_plot"))
+    difference_plot = property(lambda self: self._part("difference_plot"))
+    distance_legend = property(lambda self: self._part("distance_legend"))
+    difference_legend = property(lambda self: self._part("difference_legend"))
 
     @staticmethod
     def _make_plot(ylabel: str) -> pg.PlotWidget:
@@ -275,9 +291,9 @@ class ExtensionQualityView(ResultView):
         return arr[:, 0], arr[:, 1], arr[:, 2]
 
     def _clear(self) -> None:
-        for plot, legend in ((self.distance_plot, self.distance_legend),
-                             (self.difference_plot, self.difference_legend)):
-            legend.clear()
+        if self._plots_slot.built:   # nothing drawn yet otherwise
+            self.distance_legend.clear()
+            self.difference_legend.clear()
         for item, plot in self._curves:
             plot.removeItem(item)
         self._curves = []

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.gui.lazy_slot import LazySlot
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import Coloring
 from manifold_studio.gui.views.small_map import (
@@ -172,7 +173,7 @@ class Scatter3DView(ResultView):
         self.gl_widget = None
         self.gl_scatter = None
         self.gl_highlight = None
-        self.pairs: list[SmallMap] = []
+        self._pairs: list[SmallMap] | None = None   # the 2-D pairs, made when first shown or drawn
         self.prepared: Prepared3D | None = None
         self.latest = LatestJob()
         self._gl_pos = np.zeros((0, 3), dtype=np.float32)
@@ -213,15 +214,8 @@ class Scatter3DView(ResultView):
         self.mode_bar = shared_mode_bar(window, lambda: self._dataset_name(), lambda: self.pairs)
         if self.mode_bar is not None:
             pairs_layout.addWidget(self.mode_bar)
-        grid_host = QWidget()
-        grid = QGridLayout(grid_host)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.setSpacing(2)
-        for n, _pair in enumerate(PAIRS):
-            m = SmallMap()
-            self.pairs.append(m)
-            grid.addWidget(m, n // 2, n % 2)
-        pairs_layout.addWidget(grid_host, 1)
+        self._pairs_slot = LazySlot(self._make_pairs)
+        pairs_layout.addWidget(self._pairs_slot, 1)
         self.stack.addWidget(self.gl_page)
         self.stack.addWidget(self.pairs_page)
 
@@ -235,6 +229,25 @@ class Scatter3DView(ResultView):
             window.selection.changed.connect(self._on_selection_changed)
 
     # -- ResultView -------------------------------------------------------------------------
+    def _make_pairs(self) -> QWidget:
+        grid_host = QWidget()
+        grid = QGridLayout(grid_host)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(2)
+        pairs = []
+        for n, _pair in enumerate(PAIRS):
+            m = SmallMap()
+            pairs.append(m)
+            grid.addWidget(m, n // 2, n % 2)
+        self._pairs = pairs
+        return grid_host
+
+    @property
+    def pairs(self) -> list[SmallMap]:
+        """The 2-D maps of the component pairs (made on first use)."""
+        self._pairs_slot.content()
+        return self._pairs
+
     def applies_to(self, run) -> bool:
         return n_components(embedding_run_for(self.window, run)) >= 3
 
@@ -305,7 +318,7 @@ class Scatter3DView(ResultView):
         if self.gl_scatter is not None:
             self.gl_scatter.setData(pos=np.zeros((0, 3)))
             self.gl_highlight.setData(pos=np.zeros((0, 3)))
-        for m in self.pairs:
+        for m in self._pairs or ():
             m.set_points(np.zeros((0, 2)), np.zeros(0, dtype=np.intp), dataset_coloring(None, []), None)
             m.set_title("")
         self.timer.stop()
@@ -411,7 +424,7 @@ class Scatter3DView(ResultView):
         if self.window is None or name is None or self.map_run is None or name != self.map_run.dataset_name:
             return
         mask = self.window.selection.mask(name)
-        for m in self.pairs:
+        for m in self._pairs or ():
             m.show_selection(mask)
         if self.gl_highlight is not None and self.stack.currentWidget() is self.gl_page:
             sel = mask[self.rows] if mask.size > int(self.rows.max(initial=-1)) else np.zeros(len(self.rows), bool)

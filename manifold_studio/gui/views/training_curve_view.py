@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout
 
 from manifold_studio.algorithms.curves import TrainingCurve
+from manifold_studio.gui.lazy_slot import LazyPart, LazySlot
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import message_label
@@ -32,17 +33,23 @@ class TrainingCurveView(ResultView):
         self.n_partials = 0
         self._published: dict[int, TrainingCurve] = {}   # run id -> the last curve its fit published
         self.info = message_label("Training curve of a classifier (mistakes or loss per epoch).")
+        self._lazy_slot = LazySlot(self._make_content)   # the plot: made when first shown or drawn
+        self.items: dict[str, pg.PlotDataItem] = {}
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.info)
+        lay.addWidget(self._lazy_slot, 1)
+
+    plot, plot_item, legend = LazyPart(), LazyPart(), LazyPart()
+
+    def _make_content(self) -> pg.PlotWidget:
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot_item = self.plot.getPlotItem()
         self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="9pt")
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        self.items: dict[str, pg.PlotDataItem] = {}
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.info)
-        lay.addWidget(self.plot, 1)
+        return self.plot
 
     def applies_to(self, run) -> bool:
         return run is not None and run.kind == "classification"
