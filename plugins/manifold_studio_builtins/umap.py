@@ -133,7 +133,9 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
         random_state_param("Seed of the start's jitter and of the negative sampling; empty = a "
                            "different map every run."),
         Float("target_weight", 0.0, "Supervised UMAP: how strongly the labels pull classes apart "
-              "(0 = ignore labels, 1 = cut every edge between different labels); needs labels.",
+              "(0 = ignore labels, 1 = cut every edge between different labels); needs labels. umap-learn's "
+              "default is 0.5 because it sees labels only when they are passed on purpose; here a data "
+              "set's labels also colour the map, so supervision is asked for by setting a weight.",
               low=0.0, high=1.0),
         Choice("target_metric", "categorical", "What the target y is: 'categorical' (classes; -1 = "
                "unlabelled, semi-supervised) or a number compared by 'euclidean' or 'manhattan' "
