@@ -8,7 +8,7 @@ The spec is the session's own (:meth:`~manifold_studio.session.model.Session.fit
 estimator, its X and y), fitted here, in a worker process when a part is third-party and
 ``--in-process`` was not given (:func:`~manifold_studio.cli.worker_command.isolated_fit`: a dead
 worker says that nothing was written), or with ``--fit-sample`` on a sample and extended to all
-(:func:`~manifold_studio.extend.tasks.sample_fit_task`, the window's Fit on a sample). The
+(:func:`~manifold_studio.extend.tasks.sample_fit_of`, as the window's Fit on a sample). The
 outputs are read from the finished run: its embedding, labels or predictions.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from manifold_studio.cli.run_results import result_first
 from manifold_studio.cli.worker_command import NOTHING_WRITTEN, isolated_extend, isolated_fit, nothing_written
 from manifold_studio.errors import FitCancelled
-from manifold_studio.extend.tasks import sample_fit_task
+from manifold_studio.extend.tasks import sample_fit_of
 from manifold_studio.session.fitting import fit_estimator
 from manifold_studio.session.isolated_extend import extend_model
 from manifold_studio.session.isolated_fit import PluginProcessError
@@ -68,11 +68,11 @@ def fit_in_session(ds, cls, params: dict, steps, *, in_worker: bool, fit_sample:
     session.set_chain(steps)  # the current chain, as the window's Preparation panel sets it
 
     def make_task(run):
-        spec = session.fit_task(run)  # the run's estimator (chain + algorithm), X and y
         if fit_sample is not None:
-            return lambda progress=None: _said(cls.id, lambda: sample_fit_task(
-                None, {}, spec.X, fit_sample, spec.y, sample_seed, progress, bool(ds.distance_matrix),
-                estimator=spec.estimator, isolated=in_worker, unaffected=NOTHING_WRITTEN))
+            task = sample_fit_of(session, run, fit_sample, sample_seed, in_worker=in_worker,
+                                 unaffected=NOTHING_WRITTEN)
+            return lambda progress=None: _said(cls.id, lambda: task(progress))
+        spec = session.fit_task(run)  # the run's estimator (chain + algorithm), X and y
         if in_worker:
             return lambda progress=None: isolated_fit(spec.estimator, cls.id, ds)(spec.X, spec.y, progress)
         return lambda progress=None: fit_estimator(spec.estimator, spec.X, spec.y, progress)

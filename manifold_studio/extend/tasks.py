@@ -59,6 +59,24 @@ def matrix_megabytes(n: int) -> float:
 
 # -- fit on a sample ----------------------------------------------------------------------------
 
+def sample_fit_of(session, run, n_samples: int, random_state=None, *, isolated: bool = False,
+                  in_worker: bool | None = None, unaffected: str | None = None):
+    """The task ``task(progress=None) -> FitOutcome`` of ``run`` fitted on ``n_samples`` random rows
+    of its data and extended to all (the window's Fit on a sample and ``run --fit-sample``): the
+    session's fit spec of the run (its estimator with its chain, X and y) handed to
+    :func:`sample_fit_task`. ``isolated``: fit in a worker process and extend in another (the spec
+    also isolates a chain with a third-party part); ``in_worker``: decided by the caller instead
+    (the command line, whose ``--in-process`` opts out)."""
+    spec = session.fit_task(run, isolated=isolated)
+    in_worker = spec.in_worker if in_worker is None else in_worker
+    distances = bool(session.dataset(run.dataset_name).distance_matrix) and run.source_run is None
+
+    def task(progress=None) -> FitOutcome:
+        return sample_fit_task(None, {}, spec.X, n_samples, spec.y, random_state, progress, distances,
+                               estimator=spec.estimator, isolated=in_worker, unaffected=unaffected)
+    return task
+
+
 def sample_fit_task(algorithm_cls, params: dict, X: np.ndarray, n_samples: int, y=None,
                     random_state=None, progress=None, distances: bool = False, *, estimator=None,
                     isolated: bool = False, unaffected: str | None = None) -> FitOutcome:

@@ -39,7 +39,7 @@ from manifold_studio.extend.tasks import (
     load_and_extend,
     load_distances_and_extend,
     matrix_megabytes,
-    sample_fit_task,
+    sample_fit_of,
 )
 from manifold_studio.gui.data_panel import LoaderOptionsDialog
 from manifold_studio.gui.model_file_actions import ModelFileActions
@@ -462,10 +462,7 @@ class ExtendPanel(ModelFileActions, ResultView):
         def make_task(run):
             # the run's estimator (its chain too) and data, as a plain fit gets them; a third-party
             # part fits in a worker process and extends in another, as a plain run's extension does
-            spec = session.fit_task(run, isolated=controls.isolated_for(run.algorithm_id))
-            distances = session.dataset(run.dataset_name).distance_matrix and run.source_run is None
-            return functools.partial(sample_fit_task, None, {}, spec.X, m, spec.y, seed, distances=distances,
-                                     estimator=spec.estimator, isolated=spec.in_worker)
+            return sample_fit_of(session, run, m, seed, isolated=controls.isolated_for(run.algorithm_id))
 
         run = self.window.run_algorithm(algorithm_id, params, ds.name, make_task=make_task)
         if run is not None and not run.finished:
