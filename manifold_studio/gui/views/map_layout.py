@@ -124,14 +124,14 @@ def legend_points(view) -> np.ndarray:
     """The points the legend must keep off: the map's own up to MAX_POINTS; for a larger map the
     corners of its occupied grid cells (:func:`occupied_cell_corners`, conservative), computed
     once per map on a worker and reused by every placement (a strided sample meanwhile; the
-    legend is placed again when the grid is ready). Without a window: computed at once."""
+    legend is placed again when the grid is ready). Without a window running jobs: at once."""
     xy = view.xy
     if len(xy) <= MAX_POINTS:
         return xy
     cached = view.__dict__.get("_legend_grid")
     if cached is not None and cached[0] is xy:
         return cached[1]
-    if view.window is None:
+    if not hasattr(view.window, "start_job"):
         view._legend_grid = (xy, occupied_cell_corners(xy))
         return view._legend_grid[1]
     job = view.__dict__.get("_legend_grid_job")
