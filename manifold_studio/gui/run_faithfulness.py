@@ -7,10 +7,15 @@ the summary states as ``local_trustworthiness_sample_rows``)."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QTimer
 
 from manifold_studio.analysis.map_neighbours import TRUST_SAMPLE, IndexCache, global_trustworthiness
 from manifold_studio.gui.views.neighbour_layer import SAMPLE_KEY, TRUST_K, TRUST_KEY, feature_space
 from manifold_studio.session.records import DONE
+
+#: the job starts this long after the run finishes: the finished map is drawn first, without a
+#: worker competing for the interpreter lock (building the index holds it at times)
+START_DELAY_MS = 1500
 
 
 def run_trust_task(cache: IndexCache, dataset, run, xy, sample: int = TRUST_SAMPLE, progress=None):
@@ -32,6 +37,7 @@ class RunFaithfulness:
         self.window, self.cache = window, cache
         self.started: set[int] = set()
         self.sample = TRUST_SAMPLE   # rows of a larger map the figure is estimated on
+        self.delay_ms = START_DELAY_MS
         window.bridge.runChanged.connect(self._on_run_changed)
 
     def wanted(self, run) -> bool:
@@ -50,6 +56,14 @@ class RunFaithfulness:
         if not self.wanted(run):
             return
         self.started.add(run.id)
+        run_id = run.id
+        QTimer.singleShot(self.delay_ms, self.window, lambda: self._start(run_id))
+
+    def _start(self, run_id: int) -> None:
+        run = self.window.session.runs.get(run_id)
+        if run is None or getattr(self.window, "_shut_down", False) or TRUST_KEY in run.summary \
+                or run.dataset_name not in self.window.session.datasets:
+            return
         dataset = self.window.session.dataset(run.dataset_name)
         xy = np.asarray(run.embedding[:, :2], dtype=float)
         self.window.start_job(

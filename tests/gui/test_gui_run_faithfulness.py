@@ -43,6 +43,7 @@ def test_a_finished_embedding_gets_the_figure_in_its_summary(qtbot, make_window,
 
     monkeypatch.setattr(rf, "run_trust_task", spy)
     w = make_window(host)
+    w.map_instruments.run_faithfulness.delay_ms = 0
     w.session.load("sample:wine")
     run = w.session.run("pca")
     qtbot.waitUntil(lambda: TRUST_KEY in run.summary, timeout=20_000)
