@@ -70,3 +70,34 @@ def test_colour_changes_and_the_legend_grid_run_on_workers(qtbot, make_window, h
     # back to the classes: computed before, so taken from the cache (no job)
     view.color_combo.setCurrentIndex(view.color_combo.findData("data"))
     assert view.coloring is before and threads["coloring"] == [False]
+
+
+def test_a_colour_change_does_not_recompute_the_density_layer(qtbot, make_window, host, monkeypatch):
+    from manifold_studio.gui.views import density_layer
+
+    calls = []
+    original = density_layer.density_layers
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("codes") is not None)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(density_layer, "density_layers", spy)
+    w = make_window(host)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 3))
+    name = w.session.add_dataset(Dataset("pts", X, rng.integers(0, 3, 500)))
+    w.session.add_run(Run(1, "pca", {}, name, kind="embedding", algorithm_name="given points", status=DONE,
+                          embedding=np.ascontiguousarray(X[:, :2])), make_current=True)
+    mi, view = w.map_instruments, w.map_view
+    mi.density.box.setChecked(True)
+    qtbot.waitUntil(lambda: mi.density.result is not None, timeout=10_000)
+    assert calls == [False]
+    assert view.set_color_column("x3")
+    qtbot.waitUntil(lambda: view._color_name == "x3", timeout=10_000)
+    qtbot.wait(50)
+    assert calls == [False]                         # the layer does not depend on the colours
+    view.color_combo.setCurrentIndex(view.color_combo.findData("data"))
+    mi.density.per_class.setChecked(True)           # per-class contours follow the classes
+    qtbot.waitUntil(lambda: len(calls) == 2, timeout=10_000)
+    assert calls[-1] is True
