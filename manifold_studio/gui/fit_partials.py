@@ -11,7 +11,9 @@ The session says what a partial result is (:func:`~manifold_studio.session.lifec
 
 Previews that arrive faster than they can be drawn are coalesced: only the newest of each kind
 is drawn, at most every max(50 ms, 3 × the last drawing time), so a fit that publishes often
-(t-SNE every few iterations on 100,000 points) never stalls the window. A result that is no
+(t-SNE every few iterations on 100,000 points) never stalls the window. A large map's next
+intermediate map also waits (WAIT_MS at a time, at most MAX_WAITS times) while the previous one
+is not painted yet (``MapView.awaiting_paint``): never two redraws queued. A result that is no
 preview (the run ended meanwhile, an array of the wrong size) is dropped; a view that cannot draw
 one raises, like any other bug.
 """
@@ -25,6 +27,8 @@ from manifold_studio.algorithms.curves import TrainingCurve
 from manifold_studio.session.lifecycle import preview_of
 
 MIN_INTERVAL_MS = 50
+WAIT_MS = 20
+MAX_WAITS = 10
 
 
 class PartialRouter(QObject):
@@ -36,6 +40,9 @@ class PartialRouter(QObject):
         self.pending: dict[tuple[int, bool], object] = {}
         self.interval_ms = MIN_INTERVAL_MS
         self.drawn = 0
+        #: flushes that held a map back because the previous one was not painted yet
+        self.waits = 0
+        self._waited = 0
         #: drawing time of each flush (ms), for diagnostics and the responsiveness tests
         self.flush_ms: list[float] = []
         self._seen: set[tuple[int, bool]] = set()
@@ -56,6 +63,18 @@ class PartialRouter(QObject):
 
     def flush(self) -> None:
         items, self.pending = self.pending, {}
+        view = getattr(self.window, "map_view", None)
+        if self._waited < MAX_WAITS and view is not None and any(not curve for _r, curve in items) \
+                and view.awaiting_paint():
+            self.pending = {key: v for key, v in items.items() if not key[1]}   # maps wait, curves go
+            items = {key: v for key, v in items.items() if key[1]}
+            self._waited += 1
+            self.waits += 1
+            self.timer.start(WAIT_MS)
+            if not items:
+                return
+        else:
+            self._waited = 0
         start = time.perf_counter()
         for (run_id, _curve), result in items.items():
             draw_partial(self.window, run_id, result)

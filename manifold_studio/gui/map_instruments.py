@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QScrollArea, QTabWidget
 
 from manifold_studio.analysis.map_neighbours import IndexCache
 from manifold_studio.analysis.report import view_item
+from manifold_studio.gui.run_faithfulness import RunFaithfulness
 from manifold_studio.gui.views.cross_filter_strip import CrossFilterStrip
 from manifold_studio.gui.views.density_layer import DensityLayer
 from manifold_studio.gui.views.explain_panel import ExplainPanel
@@ -63,6 +64,7 @@ class MapInstruments:
         self.density = DensityLayer(window, view)
         self.labels = LabelLayer(window, view)
         self.neighbours = NeighbourLayer(window, view, self.index_cache)
+        self.run_faithfulness = RunFaithfulness(window, self.index_cache)
         for part in (self.search, self.density, self.labels, self.neighbours):
             view.add_toolbar_widget(part.widget())
         view.redrawn.connect(self.search.draw)

@@ -86,3 +86,29 @@ def make_room(xy, x_range, y_range, box_fraction, corner, margin: float = 0.02):
     options = [(growth_y, (x0, x1), yr), (growth_x, xr, (y0, y1))]
     _growth, xr, yr = min(options, key=lambda o: o[0])
     return xr, yr
+
+
+#: the occupancy grid's cells per side (:func:`occupied_cell_corners`)
+GRID_BINS = 256
+
+
+def occupied_cell_corners(xy: np.ndarray, bins: int = GRID_BINS) -> np.ndarray:
+    """The corners of the cells of a ``bins`` × ``bins`` grid over the finite points' bounding
+    box that hold at least one point: a stand-in for a large map's points when placing its legend
+    (at most ``(bins + 1)²`` points however many the map has). A legend box (larger than a cell)
+    that covers none of these corners covers no point of an occupied cell, so
+    :func:`covered_points` and :func:`make_room` stay conservative: the room they make is at most
+    one cell (1/``bins`` of the map's extent) larger than the points alone need."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    if not len(xy):
+        return np.empty((0, 2))
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    cells = np.minimum(((xy - lo) * (bins / span)).astype(np.intp), bins - 1)
+    occupied = np.unique(cells[:, 0] * bins + cells[:, 1])
+    i, j = np.divmod(occupied, bins)
+    corners = np.concatenate([np.stack([i + di, j + dj], axis=1) for di in (0, 1) for dj in (0, 1)])
+    corners = np.unique(corners[:, 0] * (bins + 1) + corners[:, 1])
+    ci, cj = np.divmod(corners, bins + 1)
+    return lo + np.stack([ci, cj], axis=1) * (span / bins)

@@ -92,13 +92,18 @@ class DensityLayer(QObject):
         if (self.view.color_combo.currentData() or "") == DENSITY_COLOR_KEY:
             self.view.encoding.changed.emit()   # colour by density follows the bandwidth
 
+    def _inputs_key(self):
+        """What the layer depends on: the points, the visible ones and, for per-class contours
+        only, the colouring (a colour change, e.g. to local density, recomputes nothing else)."""
+        view = self.view
+        return (id(view.xy), id(view.visible), id(view.coloring) if self.per_class.isChecked() else None)
+
     def _maybe_refresh(self):
-        key = (id(self.view.xy), id(self.view.visible), id(self.view.coloring))
-        if self.box.isChecked() and key != self._drawn_for:
+        if self.box.isChecked() and self._inputs_key() != self._drawn_for:
             self.refresh()
 
     def refresh(self, *_):
-        self._drawn_for = (id(self.view.xy), id(self.view.visible), id(self.view.coloring))
+        self._drawn_for = self._inputs_key()
         if not self.box.isChecked() or len(self.view.xy) == 0:
             self.latest.drop()
             self.clear()

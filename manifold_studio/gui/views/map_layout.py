@@ -11,7 +11,8 @@ from PySide6.QtGui import QPainterPath, QPolygonF, QTransform
 
 from manifold_studio.analysis.feature_stats import pca_map
 from manifold_studio.errors import ManifoldStudioError
-from manifold_studio.render.legend_corner import covered_points, emptiest_corner, make_room
+from manifold_studio.gui.worker import LatestJob
+from manifold_studio.render.legend_corner import MAX_POINTS, covered_points, emptiest_corner, make_room, occupied_cell_corners
 
 #: a numeric column with more distinct values than this is coloured with the colour map (a
 #: colour bar), fewer become classes
@@ -108,21 +109,56 @@ class FittingViewBox(pg.ViewBox):
 
 def shows_all_points(view) -> bool:
     """Whether every point of the map is inside its view (the user has not zoomed in): then a
-    resize may grow the view to keep the legend off the points."""
-    xy = view.xy
-    if len(xy) and not np.isfinite(xy).all():   # no copy of a million points when all are finite
-        xy = xy[np.isfinite(xy).all(axis=1)]
-    if not len(xy):
+    resize may grow the view to keep the legend off the points. Uses the drawn points' bounds,
+    kept per map (no reduction over a million points on the window's thread)."""
+    if not len(view.xy):
+        return False
+    (lo, hi), _columns = view._xy_cache()
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
         return False
     (x0, x1), (y0, y1) = view.plot_item.getViewBox().viewRange()
-    lo, hi = xy.min(axis=0), xy.max(axis=0)   # all inside = their bounding box inside
     return bool(lo[0] >= x0 and hi[0] <= x1 and lo[1] >= y0 and hi[1] <= y1)
+
+
+def legend_points(view) -> np.ndarray:
+    """The points the legend must keep off: the map's own up to MAX_POINTS; for a larger map the
+    corners of its occupied grid cells (:func:`occupied_cell_corners`, conservative), computed
+    once per map on a worker and reused by every placement (a strided sample meanwhile; the
+    legend is placed again when the grid is ready). Without a window running jobs: at once."""
+    xy = view.xy
+    if len(xy) <= MAX_POINTS:
+        return xy
+    cached = view.__dict__.get("_legend_grid")
+    if cached is not None and cached[0] is xy:
+        return cached[1]
+    if not hasattr(view.window, "start_job"):
+        view._legend_grid = (xy, occupied_cell_corners(xy))
+        return view._legend_grid[1]
+    job = view.__dict__.get("_legend_grid_job")
+    if job is None:
+        job = view._legend_grid_job = LatestJob()
+    if getattr(view, "_legend_grid_for", None) is not xy:
+        view._legend_grid_for = xy
+
+        def ready(result):
+            if result[0] is view.xy:
+                view._legend_grid = result
+                place_legend(view, grow=shows_all_points(view))
+
+        job.start(view.window, _grid_task, xy, title="Legend placement", on_success=ready,
+                  on_failure=lambda *_: None)
+    return xy[np.linspace(0, len(xy) - 1, MAX_POINTS).astype(np.intp)]
+
+
+def _grid_task(xy, progress=None):
+    return xy, occupied_cell_corners(xy)
 
 
 def place_legend(view, grow: bool = False) -> None:
     """Put the legend in the plot's emptiest corner (it can still be dragged elsewhere); with
     ``grow`` (the view was just fitted to its points: never while the user pans or zooms), when
-    even that corner holds points, grow the view on that side until the legend covers none."""
+    even that corner holds points, grow the view on that side until the legend covers none
+    (of :func:`legend_points`)."""
     vb = view.plot_item.getViewBox()
     w, h = vb.width(), vb.height()
     if not len(view.xy) or w <= 0 or h <= 0:
@@ -132,9 +168,10 @@ def place_legend(view, grow: bool = False) -> None:
         return
     ranges = tuple(tuple(r) for r in vb.viewRange())
     box = ((size.width() + 10) / w, (size.height() + 10) / h)
-    corner = emptiest_corner(view.xy, *ranges, box)
-    if grow and covered_points(view.xy, *ranges, box, corner):
-        xr, yr = make_room(view.xy, *ranges, box, corner)
+    points = legend_points(view)
+    corner = emptiest_corner(points, *ranges, box)
+    if grow and covered_points(points, *ranges, box, corner):
+        xr, yr = make_room(points, *ranges, box, corner)
         vb.setRange(xRange=xr, yRange=yr, padding=0)
     cx, cy = corner
     view.legend.anchor(itemPos=(cx, cy), parentPos=(cx, cy), offset=(-10 if cx else 10, -10 if cy else 10))

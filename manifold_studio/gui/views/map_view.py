@@ -48,12 +48,13 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     value_text,
     visible_mask,
 )
-from manifold_studio.gui.views.map_layout import (FittingViewBox, color_overlays, column_kind, extension_labels,
+from manifold_studio.gui.views.map_layout import (FittingViewBox, color_overlays, extension_labels,
                                                   run_pca_map, fit_to_points, overlay_item, place_legend,
                                                   shows_all_points)
 from manifold_studio.gui.views.map_hover import HOVER_RADIUS_PX, MapHoverMixin  # noqa: F401
 from manifold_studio.gui.views.map_preview import MapPreviewMixin
-from manifold_studio.gui.views.palette import Coloring, color_map, make_coloring
+from manifold_studio.gui.views.map_coloring import cached_coloring
+from manifold_studio.gui.views.palette import Coloring, color_map
 from manifold_studio.gui.views.points_item import MAX_SIDE, FastPointsItem, xy_bounds
 from manifold_studio.gui.widgets import heading_label
 from manifold_studio.analysis.map_coords import as_map_xy
@@ -388,17 +389,15 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         return None, "", COLOR_NONE
 
     def _make_coloring(self):
+        """The current option's colouring; None while a worker computes it (:mod:`.map_coloring`)."""
         labels, title, key = self._current_labels()
         cmap = self.encoding.cmap()
-        cache_key = (key, cmap, id(labels) if key in (COLOR_RUN, COLOR_DATA) else None)
-        cached = self._coloring_cache.get(cache_key)
-        if cached is None:
-            cached = (labels, make_coloring(labels, len(self.xy), title, cmap, kind=column_kind(labels, key)))
-            self._coloring_cache[cache_key] = cached
-        self.color_labels = labels
-        is_column = key.startswith(COLUMN_PREFIX)
-        self._color_values, self._color_name = (labels, title) if is_column else (None, "")
-        return cached[1]
+        coloring = cached_coloring(self, labels, title, key, cmap, (key, cmap, id(labels) if key in (COLOR_RUN, COLOR_DATA) else None))
+        if coloring is None:
+            return None
+        self.color_labels, self._colored_xy = labels, self.xy
+        self._color_values, self._color_name = (labels, title) if key.startswith(COLUMN_PREFIX) else (None, "")
+        return coloring
 
     def _xy_cache(self):
         """(bounds, (x, y) contiguous columns) of the drawn points, kept until ``xy`` changes."""
@@ -409,8 +408,11 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
 
     def _redraw(self, *_):
         """Recompute the colouring and sizes, draw the points (or the density) and the legend."""
+        coloring = self._make_coloring()
+        if coloring is None:   # on a worker: this map keeps its colours meanwhile
+            return
         self._hide_hover()
-        self.coloring = self._make_coloring()
+        self.coloring = coloring
         continuous = self.coloring.mode == "continuous" or self._density is not None
         self.encoding.cmap_combo.setEnabled(continuous)  # classes take the categorical palette
         self.plot_item.setLabel("bottom", self._axis_names[0])
@@ -482,7 +484,6 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
     def place_legend(self) -> None:
         """Put the legend in the plot's emptiest corner (:func:`.map_layout.place_legend`)."""
         place_legend(self)
-
 
     def update_density(self) -> None:
         """Re-bin the density image over the current view range (density mode only)."""

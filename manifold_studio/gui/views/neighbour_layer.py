@@ -23,6 +23,10 @@ from manifold_studio.session.isolated_fit import third_party_parts
 
 FAITHFUL_COLOR_KEY = "faithfulness"
 TRUST_K = 10
+#: the run summary's keys: the global figure, and the rows it was estimated on when a sample
+#: (:mod:`manifold_studio.gui.run_faithfulness`)
+TRUST_KEY = f"local_trustworthiness_k{TRUST_K}"
+SAMPLE_KEY = "local_trustworthiness_sample_rows"
 Z_NEIGHBOURS = 25
 #: above this many values a sparse data set is not densified for neighbours
 MAX_DENSE_VALUES = 50_000_000
@@ -209,7 +213,8 @@ class NeighbourLayer(QObject):
             self._trust = (xy, values)
             run = self.map_run()   # the figure of the map (a clustering of a map: its map run)
             if run is not None and isinstance(getattr(run, "summary", None), dict):
-                run.summary[f"local_trustworthiness_k{TRUST_K}"] = round(float(np.mean(values)), 4)
+                run.summary[TRUST_KEY] = round(float(np.mean(values)), 4)   # every point's
+                run.summary.pop(SAMPLE_KEY, None)
                 if self.window is not None and self.window.run_log is not None:
                     self.window.run_log.refresh_run(run)   # the runs table shows the new figure
             self.view.encoding.changed.emit()

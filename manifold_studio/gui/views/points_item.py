@@ -147,6 +147,13 @@ class FastPointsItem(pg.GraphicsObject):
         self._cache_key = self._cache = None
         #: how many times the points were rasterised (not counting repaints from the cache)
         self.rasterised = 0
+        #: the version of the points last painted (``painted_version < version``: not yet shown)
+        self.painted_version = 0
+
+    @property
+    def version(self) -> int:
+        """Incremented by every :meth:`set_data` / :meth:`move_points`."""
+        return self._version
 
     def set_data(self, xy: np.ndarray, codes: np.ndarray, colors: np.ndarray, alpha: int = 255,
                  visible: np.ndarray | None = None, sides: np.ndarray | None = None, bounds=None,
@@ -176,6 +183,25 @@ class FastPointsItem(pg.GraphicsObject):
             starts = np.concatenate(([0], stops[:-1]))
             self._levels = [(MAX_SIDE - k, int(a), int(b)) for k, (a, b) in enumerate(zip(starts, stops)) if b > a]
         self._alpha = int(np.clip(alpha, 0, 255))
+        self._set_geometry(bounds)
+
+    def move_points(self, xy: np.ndarray, bounds=None, columns=None) -> None:
+        """New positions ``xy`` (n, 2) for the same points: their colours, sides, visibility and
+        drawing order are kept (a running fit's next intermediate map: no colour lookup, no
+        sort). ``bounds`` and ``columns`` as for :meth:`set_data`."""
+        xy = np.asarray(xy, dtype=np.float64)
+        if xy.shape != self._xy.shape:
+            raise ValueError(f"move_points: {xy.shape[0]} positions for {self._xy.shape[0]} points")
+        self.prepareGeometryChange()
+        self._xy = xy
+        x, y = (xy[:, 0], xy[:, 1]) if columns is None else columns
+        idx = self._index
+        self._x = np.ascontiguousarray(x if idx is None else x[idx])
+        self._y = np.ascontiguousarray(y if idx is None else y[idx])
+        self._set_geometry(bounds)
+
+    def _set_geometry(self, bounds) -> None:
+        """Bounds, float32 coordinates about the centre and a new version (a new raster)."""
         self._version += 1
         lo, hi = xy_bounds(self._xy) if bounds is None else bounds
         self._lo, self._hi = lo, hi
@@ -254,6 +280,7 @@ class FastPointsItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.drawImage(QPointF(area.left(), area.top()), self._cache[1])
         painter.restore()
+        self.painted_version = self._version
 
     def _paint_points(self, painter):
         """Fallback for unusual transforms: one cosmetic ``drawPoints`` per colour."""

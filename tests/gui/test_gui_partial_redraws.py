@@ -1,0 +1,82 @@
+"""A large map's intermediate maps (t-SNE iterations): moved in the raster item with the
+colours kept, and never drawn while the previous one is not painted (issue 33)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from benchmarks.stall_meter import spin_until  # noqa: E402
+from manifold_studio.data import Dataset  # noqa: E402
+from manifold_studio.gui import fit_partials  # noqa: E402
+from manifold_studio.gui.fit_partials import route_partial, router_for  # noqa: E402
+from manifold_studio.gui.views import map_view as map_view_module  # noqa: E402
+from manifold_studio.gui.views.points_item import FastPointsItem  # noqa: E402
+from manifold_studio.plugins.host import PluginHost  # noqa: E402
+
+N = 600
+
+
+@pytest.fixture(scope="module")
+def host():
+    return PluginHost().discover()
+
+
+def test_intermediate_maps_move_the_raster_item_and_wait_for_paint(qtbot, make_window, host, monkeypatch):
+    monkeypatch.setattr(map_view_module, "FAST_THRESHOLD", 300)   # the raster item at 600 points
+    w = make_window(host, initial_algorithm=None)
+    rng = np.random.default_rng(0)
+    w.session.add_dataset(Dataset("pts", rng.normal(size=(N, 5)), rng.integers(0, 4, N)))
+    w.run_algorithm("pca", {})
+    spin_until(lambda: not w.busy, 20)
+    view = w.map_view
+    item = view._item
+    assert isinstance(item, FastPointsItem)
+    colours = item.point_colors().copy()
+    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
+    w.session.start_run(run.id)
+    router = router_for(w)
+    Y = [rng.normal(scale=s, size=(N, 2)) for s in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    route_partial(w, run.id, Y[0])               # the first is drawn at once
+    assert view._item is item and np.array_equal(view.xy, Y[0])
+    spin_until(lambda: item.painted_version == item.version, 5)
+    assert item.painted_version == item.version
+    # moved in place: same item, same colours, positions of the new map
+    np.testing.assert_array_equal(item.point_colors(), colours)
+    np.testing.assert_array_equal(item._x, Y[0][:, 0])
+    drawn = router.drawn
+    # the next is drawn (the previous was painted); one more while that one is unpainted waits
+    router.pending[(run.id, False)] = Y[1]
+    router.timer.stop()
+    router.flush()
+    assert router.drawn == drawn + 1 and np.array_equal(view.xy, Y[1]) and view.awaiting_paint()
+    router.pending[(run.id, False)] = Y[2]
+    router.flush()
+    assert router.drawn == drawn + 1 and router.waits == 1 and np.array_equal(view.xy, Y[1])
+    # three more arrive meanwhile: only the newest is drawn, after the paint
+    for y in Y[3:]:
+        route_partial(w, run.id, y)
+    spin_until(lambda: not router.pending and not router.timer.isActive(), 5)
+    assert router.drawn == drawn + 2 and np.array_equal(view.xy, Y[4]) and view._item is item
+    np.testing.assert_array_equal(item.point_colors(), colours)
+
+
+def test_waiting_is_bounded(qtbot, make_window, host, monkeypatch):
+    """A map that is never painted (a hidden window) still gets its maps: at most MAX_WAITS."""
+    monkeypatch.setattr(map_view_module, "FAST_THRESHOLD", 300)
+    w = make_window(host, initial_algorithm=None)
+    rng = np.random.default_rng(1)
+    w.session.add_dataset(Dataset("pts", rng.normal(size=(N, 5)), rng.integers(0, 4, N)))
+    w.run_algorithm("pca", {})
+    spin_until(lambda: not w.busy, 20)
+    view = w.map_view
+    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
+    w.session.start_run(run.id)
+    router = router_for(w)
+    route_partial(w, run.id, rng.normal(size=(N, 2)))
+    monkeypatch.setattr(type(view), "awaiting_paint", lambda self: True)
+    last = rng.normal(size=(N, 2))
+    route_partial(w, run.id, last)
+    spin_until(lambda: not router.pending and not router.timer.isActive(), 5)
+    assert np.array_equal(view.xy, last) and router.waits == fit_partials.MAX_WAITS
