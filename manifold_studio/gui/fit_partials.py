@@ -63,7 +63,7 @@ class PartialRouter(QObject):
 
     def flush(self) -> None:
         items, self.pending = self.pending, {}
-        view = getattr(self.window, "map_view", None)
+        view = self.window.map_view
         if self._waited < MAX_WAITS and view is not None and any(not curve for _r, curve in items) \
                 and view.awaiting_paint():
             self.pending = {key: v for key, v in items.items() if not key[1]}   # maps wait, curves go

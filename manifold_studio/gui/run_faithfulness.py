@@ -61,7 +61,7 @@ class RunFaithfulness:
 
     def _start(self, run_id: int) -> None:
         run = self.window.session.runs.get(run_id)
-        if run is None or getattr(self.window, "_shut_down", False) or TRUST_KEY in run.summary \
+        if run is None or self.window._shut_down or TRUST_KEY in run.summary \
                 or run.dataset_name not in self.window.session.datasets:
             return
         dataset = self.window.session.dataset(run.dataset_name)
@@ -78,11 +78,8 @@ class RunFaithfulness:
         run.summary[TRUST_KEY] = round(value, 4)
         if used < run.n_points:
             run.summary[SAMPLE_KEY] = used
-        log = getattr(self.window, "run_log", None)
-        if log is not None:
-            log.refresh_run(run)
+        if self.window.run_log is not None:
+            self.window.run_log.refresh_run(run)
 
     def _failed(self, message, _detail) -> None:   # no figure: said in the status bar only
-        show = getattr(self.window, "show_status", None)
-        if show is not None:
-            show(f"Map faithfulness for the run summary: {message}")
+        self.window.show_status(f"Map faithfulness for the run summary: {message}")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 if TYPE_CHECKING:  # pragma: no cover
     from manifold_studio.data import Dataset
@@ -52,6 +52,12 @@ class ResultView(QWidget):
         self.window = window
         self.run: Run | None = None
         self.dataset: Dataset | None = None
+
+    @property
+    def job_window(self):
+        """The application window that runs this view's background jobs, or None (a view on its
+        own, e.g. in a test with a stand-in window: the work is done here)."""
+        return self.window if isinstance(self.window, QMainWindow) else None
 
     def applies_to(self, run: "Run | None") -> bool:
         """Whether this view has something to show for ``run`` (its dock is hidden otherwise)."""

@@ -26,7 +26,7 @@ def cached_coloring(view, labels, title: str, key: str, cmap: str, cache_key):
     if cached is not None:
         return cached[1]
     xy, n = view.xy, len(view.xy)
-    if (n > ASYNC_MIN_POINTS and hasattr(view.window, "start_job") and labels is not None
+    if (n > ASYNC_MIN_POINTS and view.job_window is not None and labels is not None
             and view.coloring is not None and view.__dict__.get("_colored_xy") is xy):
         pending = view.__dict__.get("_coloring_pending")
         if pending is None or pending[0] != cache_key or pending[1] is not xy:

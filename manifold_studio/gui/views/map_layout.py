@@ -131,7 +131,7 @@ def legend_points(view) -> np.ndarray:
     cached = view.__dict__.get("_legend_grid")
     if cached is not None and cached[0] is xy:
         return cached[1]
-    if not hasattr(view.window, "start_job"):
+    if view.job_window is None:
         view._legend_grid = (xy, occupied_cell_corners(xy))
         return view._legend_grid[1]
     job = view.__dict__.get("_legend_grid_job")
