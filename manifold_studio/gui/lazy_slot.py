@@ -61,3 +61,19 @@ class LazyPart:
             return obj.__dict__[self.name]
         except KeyError:
             raise AttributeError(f"{type(obj).__name__}.{self.name}: its lazy content does not set it") from None
+
+
+def legend_plot(view, grid_alpha: float, offset: tuple, text_size: str, pen=None):
+    """The usual lazy content of a view: a plot with a grid and a framed legend, set as the view's
+    ``plot``, ``plot_item`` and ``legend``; returns the plot (for ``_make_content``)."""
+    import pyqtgraph as pg
+
+    view.plot = pg.PlotWidget()
+    view.plot.setMenuEnabled(False)
+    view.plot.showGrid(x=True, y=True, alpha=grid_alpha)
+    view.plot_item = view.plot.getPlotItem()
+    view.legend = view.plot_item.addLegend(offset=offset, labelTextSize=text_size)
+    view.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+    if pen is not None:
+        view.legend.setPen(pg.mkPen(*pen))
+    return view.plot

@@ -23,19 +23,25 @@ def host():
     return PluginHost().discover()
 
 
-def test_intermediate_maps_move_the_raster_item_and_wait_for_paint(qtbot, make_window, host, monkeypatch):
-    monkeypatch.setattr(map_view_module, "FAST_THRESHOLD", 300)   # the raster item at 600 points
+def _tsne_on_a_raster_map(make_window, host, monkeypatch, seed):
+    """A window whose PCA map of N points is drawn by the raster item (the threshold lowered to
+    300 points), and a started t-SNE run on the same data: (window, map view, run, rng)."""
+    monkeypatch.setattr(map_view_module, "FAST_THRESHOLD", 300)
     w = make_window(host, initial_algorithm=None)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     w.session.add_dataset(Dataset("pts", rng.normal(size=(N, 5)), rng.integers(0, 4, N)))
     w.run_algorithm("pca", {})
     spin_until(lambda: not w.busy, 20)
-    view = w.map_view
+    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
+    w.session.start_run(run.id)
+    return w, w.map_view, run, rng
+
+
+def test_intermediate_maps_move_the_raster_item_and_wait_for_paint(qtbot, make_window, host, monkeypatch):
+    w, view, run, rng = _tsne_on_a_raster_map(make_window, host, monkeypatch, 0)
     item = view._item
     assert isinstance(item, FastPointsItem)
     colours = item.point_colors().copy()
-    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
-    w.session.start_run(run.id)
     router = router_for(w)
     Y = [rng.normal(scale=s, size=(N, 2)) for s in (1.0, 2.0, 3.0, 4.0, 5.0)]
     route_partial(w, run.id, Y[0])               # the first is drawn at once
@@ -64,15 +70,7 @@ def test_intermediate_maps_move_the_raster_item_and_wait_for_paint(qtbot, make_w
 
 def test_waiting_is_bounded(qtbot, make_window, host, monkeypatch):
     """A map that is never painted (a hidden window) still gets its maps: at most MAX_WAITS."""
-    monkeypatch.setattr(map_view_module, "FAST_THRESHOLD", 300)
-    w = make_window(host, initial_algorithm=None)
-    rng = np.random.default_rng(1)
-    w.session.add_dataset(Dataset("pts", rng.normal(size=(N, 5)), rng.integers(0, 4, N)))
-    w.run_algorithm("pca", {})
-    spin_until(lambda: not w.busy, 20)
-    view = w.map_view
-    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
-    w.session.start_run(run.id)
+    w, view, run, rng = _tsne_on_a_raster_map(make_window, host, monkeypatch, 1)
     router = router_for(w)
     route_partial(w, run.id, rng.normal(size=(N, 2)))
     monkeypatch.setattr(type(view), "awaiting_paint", lambda self: True)

@@ -21,7 +21,7 @@ from manifold_studio.analysis.classification_tasks import (
     decision_grid_task,
 )
 from manifold_studio.evaluation import label_indices
-from manifold_studio.gui.lazy_slot import LazyPart, LazySlot
+from manifold_studio.gui.lazy_slot import LazyPart, LazySlot, legend_plot
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import heading_label, message_label, say
@@ -81,14 +81,7 @@ class DecisionView(ResultView):
     plot, plot_item, legend = LazyPart(), LazyPart(), LazyPart()
 
     def _make_content(self) -> pg.PlotWidget:
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.12)
-        self.plot_item = self.plot.getPlotItem()
-        self.legend = self.plot_item.addLegend(offset=(-6, -6), labelTextSize="8pt")
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        self.legend.setPen(pg.mkPen(190, 190, 190))
-        return self.plot
+        return legend_plot(self, 0.12, (-6, -6), "8pt", pen=(190, 190, 190))
 
     def applies_to(self, run) -> bool:
         return run is not None and run.kind == "classification"

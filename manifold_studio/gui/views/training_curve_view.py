@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout
 
 from manifold_studio.algorithms.curves import TrainingCurve
-from manifold_studio.gui.lazy_slot import LazyPart, LazySlot
+from manifold_studio.gui.lazy_slot import LazyPart, LazySlot, legend_plot
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.palette import CATEGORICAL
 from manifold_studio.gui.widgets import message_label
@@ -43,13 +43,7 @@ class TrainingCurveView(ResultView):
     plot, plot_item, legend = LazyPart(), LazyPart(), LazyPart()
 
     def _make_content(self) -> pg.PlotWidget:
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot_item = self.plot.getPlotItem()
-        self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextSize="9pt")
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        return self.plot
+        return legend_plot(self, 0.2, (-10, 10), "9pt")
 
     def applies_to(self, run) -> bool:
         return run is not None and run.kind == "classification"
