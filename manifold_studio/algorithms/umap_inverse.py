@@ -37,10 +37,7 @@ def _inverse_rows(idx, w, X_train, init, seeds, sigmas, rhos, gamma, alpha0, n_e
     x = np.empty(dim)
     for r in range(m):
         L._row_schedule(w[r], 0, neg_rate, eps, next_s, eps_n, next_n)
-        for t in range(3):
-            state[t] = seeds[r, t]
-        for d in range(dim):
-            x[d] = init[r, d]
+        L._start_row(r, seeds, init, state, x)
         for n in range(n_epochs):
             alpha = alpha0 * (1.0 - n / n_epochs)
             for j in range(k):

@@ -178,6 +178,25 @@ def _row_schedule(w, drop_epochs, neg_rate, eps, next_s, eps_n, next_n):
 
 
 @kernel(fastmath=True)
+def _pair_sq(A, j, B, k):
+    """Squared distance between row j of A and row k of B."""
+    d2 = 0.0
+    for d in range(A.shape[1]):
+        t = A[j, d] - B[k, d]
+        d2 += t * t
+    return d2
+
+
+@kernel
+def _start_row(r, seeds, init, state, x):
+    """Row r's random stream and starting point, copied into state and x."""
+    for t in range(3):
+        state[t] = seeds[r, t]
+    for d in range(x.shape[0]):
+        x[d] = init[r, d]
+
+
+@kernel(fastmath=True)
 def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_neg, rng, a, b,
                 gamma, alpha0, n_epochs, first, last, move_other, n_tail, dens, R, mu, re_sum, phi_sum):
     """Epochs ``first`` .. ``last - 1`` of umap-learn's optimize_layout_euclidean (per-edge
@@ -204,10 +223,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
             for i in range(head.shape[0]):
                 j = head[i]
                 k = tail[i]
-                d2 = 0.0
-                for d in range(dim):
-                    t = head_emb[j, d] - tail_emb[k, d]
-                    d2 += t * t
+                d2 = _pair_sq(head_emb, j, tail_emb, k)
                 phi = 1.0 / (1.0 + a * d2 ** b)
                 re_sum[j] += phi * d2
                 re_sum[k] += phi * d2
@@ -223,10 +239,7 @@ def _sgd_epochs(head_emb, tail_emb, head, tail, eps, next_sample, eps_neg, next_
                 continue
             j = head[i]
             k = tail[i]
-            d2 = 0.0
-            for d in range(dim):
-                t = head_emb[j, d] - tail_emb[k, d]
-                d2 += t * t
+            d2 = _pair_sq(head_emb, j, tail_emb, k)
             cor = 0.0
             if dens_on:
                 phi = 1.0 / (1.0 + a * d2 ** b)
@@ -334,10 +347,7 @@ def _place(idx, w, Y_tail, init, seeds, a, b, gamma, alpha0, n_epochs, neg_rate,
     b32 = np.float32(b)     # d^2b in single precision (as umap-learn's float32 maps): the power
     for r in range(m):      # is two thirds of the work, powf 20% faster than pow
         _row_schedule(w[r], n_epochs, neg_rate, eps, next_s, eps_n, next_n)
-        for t in range(3):
-            state[t] = seeds[r, t]
-        for d in range(dim):
-            y[d] = init[r, d]
+        _start_row(r, seeds, init, state, y)
         for n in range(n_epochs):
             alpha = alpha0 * (1.0 - n / n_epochs)
             for j in range(k):

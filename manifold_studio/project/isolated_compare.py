@@ -109,15 +109,22 @@ def _score_child(conn, recipes, x_path, y_path, sys_path, kwargs) -> None:
     report_outcome(conn, work, "Test & Score")
 
 
+def _in_worker(child, prefix: str, X, y, args, progress, what: str, command: str):
+    """(document, arrays) of ``child(conn, *args(x_path, y_path))`` run in a worker process, X and
+    y handed over as files in a temporary folder (``prefix``) removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        x_path, y_path = save_inputs(tmp, X, y)
+        return run_supervised(child, args(x_path, y_path), progress, what, command,
+                              unaffected=UNAFFECTED, data_errors=True)
+
+
 def compare_learners_in_worker(learners, X, y, *, progress=None, **kwargs):
     """:func:`~manifold_studio.analysis.compare_learners.compare_learners` of ``learners`` on
     (X, y) in a worker process; the same Comparison (through its project record)."""
     recipes = [learner_recipe(learner) for learner in learners]
-    with tempfile.TemporaryDirectory(prefix="ms-score-") as tmp:
-        x_path, y_path = save_inputs(tmp, X, y)
-        doc, arrays = run_supervised(_score_child, (recipes, x_path, y_path, list(sys.path), dict(kwargs)),
-                                     progress, "Test & Score", "manifold-studio test-and-score",
-                                     unaffected=UNAFFECTED, data_errors=True)
+    doc, arrays = _in_worker(_score_child, "ms-score-", X, y,
+                             lambda x_path, y_path: (recipes, x_path, y_path, list(sys.path), dict(kwargs)),
+                             progress, "Test & Score", "manifold-studio test-and-score")
     return comparison_from_record(doc, arrays)
 
 
@@ -136,12 +143,10 @@ def _evaluation_child(conn, recipe, x_path, y_path, sys_path, method, kwargs) ->
 def evaluation_in_worker(estimator, X, y, method: str, *, progress=None, **kwargs):
     """:func:`~manifold_studio.evaluation.evaluate` of a run's unfitted ``estimator`` (its
     classifier, or its pipeline) on (X, y) in a worker process; the same EvaluationResult."""
-    with tempfile.TemporaryDirectory(prefix="ms-evaluate-") as tmp:
-        x_path, y_path = save_inputs(tmp, X, y)
-        doc, arrays = run_supervised(_evaluation_child, (learner_recipe(estimator), x_path, y_path, list(sys.path),
-                                                         str(method), dict(kwargs)),
-                                     progress, "the evaluation", "manifold-studio evaluate",
-                                     unaffected=UNAFFECTED, data_errors=True)
+    doc, arrays = _in_worker(_evaluation_child, "ms-evaluate-", X, y,
+                             lambda x_path, y_path: (learner_recipe(estimator), x_path, y_path, list(sys.path),
+                                                     str(method), dict(kwargs)),
+                             progress, "the evaluation", "manifold-studio evaluate")
     return evaluation_from_record(doc, arrays)
 
 
@@ -169,10 +174,8 @@ def compare_on_dataset_in_worker(methods, dataset, k_range, *, chain=(), progres
         names, cats = dataset_columns(dataset)
         steps = {"steps": [(str(s), dict(p or {})) for s, p in chain], "columns": [str(n) for n in names],
                  "categories": {str(k): list(v) for k, v in (cats or {}).items()}}
-    with tempfile.TemporaryDirectory(prefix="ms-clusters-") as tmp:
-        x_path, _ = save_inputs(tmp, dataset.X, None)
-        doc, arrays = run_supervised(_cluster_child, ([(str(a), dict(p)) for a, p in methods], steps, x_path,
-                                                      list(sys.path), [int(k) for k in k_range], dict(kwargs)),
-                                     progress, "Compare clusterings", "manifold-studio compare-clusterings",
-                                     unaffected=UNAFFECTED, data_errors=True)
+    doc, arrays = _in_worker(_cluster_child, "ms-clusters-", dataset.X, None,
+                             lambda x_path, _y: ([(str(a), dict(p)) for a, p in methods], steps, x_path,
+                                                 list(sys.path), [int(k) for k in k_range], dict(kwargs)),
+                             progress, "Compare clusterings", "manifold-studio compare-clusterings")
     return clustering_comparison_from_record(doc, arrays)

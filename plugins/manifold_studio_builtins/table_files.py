@@ -16,7 +16,17 @@ from manifold_studio.tables.readers import (
 )
 
 
-class ExcelLoader(Loader):
+class _TableFileLoader(Loader):
+    """A loader whose reader gives a typed table (``read(path, **options)``)."""
+
+    read = None
+
+    def _load(self, path, missing="drop", **options) -> Dataset:
+        result = type(self).read(path, **options)
+        return Dataset.from_table(result.table, missing=missing, detail=result.detail)
+
+
+class ExcelLoader(_TableFileLoader):
     """Reads one sheet of an Excel workbook (.xlsx, .xlsm)."""
 
     id = "excel"
@@ -25,16 +35,14 @@ class ExcelLoader(Loader):
     options = (SHEET, *TABLE_OPTIONS,
                Choice("header", "yes", "Whether the sheet's first row holds column names.", choices=("yes", "no")))
 
-    def _load(self, path, missing="drop", **options) -> Dataset:
-        result = read_excel_table(path, **options)
-        return Dataset.from_table(result.table, missing=missing, detail=result.detail)
+    read = staticmethod(read_excel_table)
 
     def sheets(self, path) -> list[str]:
         """The workbook's sheet names (for an import dialog)."""
         return excel_sheets(path)
 
 
-class ParquetLoader(Loader):
+class ParquetLoader(_TableFileLoader):
     """Reads a Parquet file (all its columns, with their stored types)."""
 
     id = "parquet"
@@ -42,12 +50,10 @@ class ParquetLoader(Loader):
     extensions = PARQUET_EXTENSIONS
     options = TABLE_OPTIONS
 
-    def _load(self, path, missing="drop", **options) -> Dataset:
-        result = read_parquet_table(path, **options)
-        return Dataset.from_table(result.table, missing=missing, detail=result.detail)
+    read = staticmethod(read_parquet_table)
 
 
-class ArrowLoader(Loader):
+class ArrowLoader(_TableFileLoader):
     """Reads an Arrow IPC file or stream (Feather v2: .feather, .arrow), all its columns."""
 
     id = "arrow"
@@ -55,9 +61,7 @@ class ArrowLoader(Loader):
     extensions = ARROW_EXTENSIONS
     options = TABLE_OPTIONS
 
-    def _load(self, path, missing="drop", **options) -> Dataset:
-        result = read_arrow_table(path, **options)
-        return Dataset.from_table(result.table, missing=missing, detail=result.detail)
+    read = staticmethod(read_arrow_table)
 
 
 @hookimpl
