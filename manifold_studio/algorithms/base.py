@@ -16,6 +16,7 @@ generates a keyword-only ``__init__`` that only stores parameters (so scikit-lea
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 import warnings
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from manifold_studio.algorithms.blas_limits import blas_single_thread
 from manifold_studio.algorithms.checks import (
     check_data, check_labels, check_n_features, check_sparse_data, fix_seed, is_sparse,
     register_sparse_method, sparse_refusal,
@@ -91,6 +93,11 @@ class Algorithm:
     #: checks convert, and the results are cast back after the fit
     preserves_float32: ClassVar[bool] = False
     float32_attributes: ClassVar[tuple[str, ...]] = ()
+    #: fit and extend hold BLAS on one thread (:func:`~manifold_studio.algorithms.blas_limits.blas_single_thread`):
+    #: OpenBLAS's results depend on its thread count, which other threads may change mid-fit, so
+    #: this gives the same bits whatever else runs in the process (the classifiers: Test & Score
+    #: in the window, ``score``, the API and a script agree exactly)
+    one_blas_thread: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -155,12 +162,16 @@ class Algorithm:
         self._reset_fitted()
         if (seed := fix_seed(self._p)) is not None:
             self.random_state_used_ = seed
-        self._fit(X, y, progress)
+        with self._blas():
+            self._fit(X, y, progress)
         self.n_features_in_ = X.shape[1]
         if getattr(self, "_float32_input", False):
             self._cast_float32()
         self.fit_time_ = time.perf_counter() - start
         return self
+
+    def _blas(self):
+        return blas_single_thread() if self.one_blas_thread else contextlib.nullcontext()
 
     def _keeps_float32(self, X) -> bool:
         """Whether results for this input are returned as float32 (see ``preserves_float32``)."""
@@ -265,9 +276,10 @@ class Algorithm:
         n = X.shape[0]
         step = max(1, int(self.extend_chunk_size))
         out = []
-        for start in range(0, n, step):
-            progress.checkpoint(start / max(n, 1), f"{message} {start:,}/{n:,} points")
-            out.append(np.asarray(func(X[start:start + step])))
+        with self._blas():
+            for start in range(0, n, step):
+                progress.checkpoint(start / max(n, 1), f"{message} {start:,}/{n:,} points")
+                out.append(np.asarray(func(X[start:start + step])))
         progress.checkpoint(1.0, f"{message} {n:,}/{n:,} points")
         if not out:
             return np.empty((0,), dtype=float)
@@ -400,6 +412,7 @@ class ClassificationAlgorithm(Algorithm):
     kind = "classification"
     _estimator_type = "classifier"
     requires_labels = True
+    one_blas_thread = True
 
     def _check_labels(self, y, n: int):
         return class_label_vector(y, n)

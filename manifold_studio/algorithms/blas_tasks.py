@@ -9,7 +9,10 @@ the previous one (:func:`~manifold_studio.algorithms.threads.run_tasks`), each a
 call: a core that another process holds delays only its own task, and the other core takes the
 rest (0.8–1.0 s on the same busy cores). Every task writes its own block of the result, so the
 values do not depend on which thread ran what (nor on the load); they differ from one BLAS call
-by rounding only.
+by rounding only. Every BLAS call here runs on one BLAS thread (small products too), and the
+tasks' count follows the libraries' own thread count, not a one-thread block that another thread
+holds (:func:`~manifold_studio.algorithms.blas_limits.blas_threads`): the values do not change
+with what else runs in the process.
 """
 from __future__ import annotations
 
@@ -53,7 +56,8 @@ def crossprod(X: np.ndarray) -> np.ndarray:
     n, d = X.shape
     workers = _workers()
     if workers == 1 or n * d * d / 2 < MIN_WORK:
-        return X.T @ X
+        with blas_single_thread():
+            return X.T @ X
     parts = round(d / TILE)
     if parts >= 2:
         edges = _edges(d, parts)
@@ -92,7 +96,8 @@ def matmul_rows(X: np.ndarray, M: np.ndarray, shift: np.ndarray | None = None) -
     k = M.shape[1]
     workers = _workers()
     if workers == 1 or n * d * k < MIN_WORK:
-        out = X @ M
+        with blas_single_thread():
+            out = X @ M
         if shift is not None:
             out -= shift
         return out

@@ -25,6 +25,7 @@ the pickle-free model file (:mod:`manifold_studio.files.model_file`).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -215,9 +216,15 @@ class Pipeline:
     def prepare(self, X) -> np.ndarray:
         """New data through the fitted preparation steps (columns matched by name)."""
         out = self._new_matrix(X)
-        for _, step in self.preparation:
-            out = step.transform(out)
+        with self._blas():
+            for _, step in self.preparation:
+                out = step.transform(out)
         return out
+
+    def _blas(self):
+        """The final estimator's BLAS hold (a classifier's one thread: the steps' products then
+        give the same bits whatever else runs in the process), else nothing."""
+        return self.final._blas() if isinstance(self.final, Algorithm) else contextlib.nullcontext()
 
     # -- estimator contract -----------------------------------------------------------
     def fit(self, X, y=None, progress=None, columns=None):
@@ -231,13 +238,14 @@ class Pipeline:
         arr, names, cats, y = self._training_matrix(X, columns, y)
         self.__dict__.pop("steps_", None)
         self.columns_in_, self.categories_in_ = list(names), {k: list(v) for k, v in cats.items()}
-        for _, step in self.preparation:
-            step.fit(arr, names, cats)
-            arr = step.transform(arr)
-            names, cats = step.columns_out_, step.categories_out_
-        self.columns_out_ = list(names)
-        if self.final is not None:
-            self.final.fit(arr, y, progress)
+        with self._blas():
+            for _, step in self.preparation:
+                step.fit(arr, names, cats)
+                arr = step.transform(arr)
+                names, cats = step.columns_out_, step.categories_out_
+            self.columns_out_ = list(names)
+            if self.final is not None:
+                self.final.fit(arr, y, progress)
         self.n_features_in_ = len(self.columns_in_)
         self.steps_ = list(self.steps)
         return arr

@@ -25,8 +25,8 @@ import numpy as np
 
 from manifold_studio.algorithms.labels import class_label_vector
 from manifold_studio.algorithms.progress import SubProgress, as_progress
-from manifold_studio.analysis.classifier_scores import (_classes_and_index, _rng, confusion_matrix,
-                                                       holdout_split, label_indices)
+from manifold_studio.analysis.classifier_scores import (_classes_and_index, confusion_matrix, holdout_split,
+                                                       label_indices, stratified_kfold_sklearn)
 from manifold_studio.analysis.compare_clusterings import ClusteringComparison, ClusteringRow, compare_clusterings
 from manifold_studio.analysis.compare_learners import (Comparison, LearnerResult, compare_learners, fold_data,
                                                        learner_spec)
@@ -78,9 +78,12 @@ class EvaluationResult:
 def stratified_kfold(y, n_splits: int = 5, *, shuffle: bool = True, random_state=0) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified k-fold: a list of ``(train_rows, test_rows)``.
 
-    Rows are ordered class by class (shuffled within each class when ``shuffle``) and dealt to
-    the folds in turn, so each fold receives ``n_c // k`` or ``n_c // k + 1`` rows of every
-    class and the fold sizes differ by at most one."""
+    Each fold receives ``n_c // k`` or ``n_c // k + 1`` rows of every class and the fold sizes
+    differ by at most one. With ``shuffle`` these are the folds of scikit-learn's
+    ``StratifiedKFold(k, shuffle=True, random_state)``, the very folds Test & Score draws
+    (:func:`~manifold_studio.analysis.compare_learners.make_splits`), so ``run --cv K`` and
+    ``score --cv K`` with one seed score the same folds; without, rows are dealt class by class
+    in their order."""
     n_splits = int(n_splits)
     if n_splits < 2:
         raise InvalidParameterError(f"k-fold needs at least 2 folds, got {n_splits}.")
@@ -93,12 +96,9 @@ def stratified_kfold(y, n_splits: int = 5, *, shuffle: bool = True, random_state
         raise DataError(f"Class '{classes[c]}' has only {counts[c]} row(s), fewer than the {n_splits} "
                         f"folds: every fold's training part must contain every class; use at most "
                         f"{max(int(counts.min()), 2)} folds or hold-out.")
-    rng = _rng(random_state)
-    order = []
-    for c in range(len(classes)):
-        members = np.flatnonzero(y_idx == c)
-        order.append(rng.permutation(members) if shuffle else members)
-    order = np.concatenate(order)
+    if shuffle:
+        return stratified_kfold_sklearn(y_idx, n_splits, None if random_state is None else int(random_state))
+    order = np.concatenate([np.flatnonzero(y_idx == c) for c in range(len(classes))])
     fold_of = np.empty(y_idx.size, np.intp)
     fold_of[order] = np.arange(order.size) % n_splits
     return [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(n_splits)]

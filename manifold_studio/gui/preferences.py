@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from manifold_studio.algorithms.blas_limits import limits_changed
 from manifold_studio.gui.views import palette as _palette
 
 ORGANISATION = APPLICATION = "Manifold Studio"
@@ -108,10 +109,6 @@ def apply_thread_limit(threads: int) -> None:
 
     if _thread_state["env"] is None:
         _thread_state["env"] = {var: os.environ.get(var) for var in THREAD_ENV_VARS}
-    limiter = _thread_state["limiter"]
-    if limiter is not None:
-        limiter.restore_original_limits()
-        _thread_state["limiter"] = None
     threads = clean_value("threads", threads)
     for var, original in _thread_state["env"].items():
         if threads:
@@ -120,8 +117,13 @@ def apply_thread_limit(threads: int) -> None:
             os.environ.pop(var, None)
         else:
             os.environ[var] = original
-    if threads:
-        _thread_state["limiter"] = ThreadpoolController().limit(limits=threads)
+    with limits_changed():   # a worker's one-BLAS-thread block keeps its one thread, then restores these
+        limiter = _thread_state["limiter"]
+        if limiter is not None:
+            limiter.restore_original_limits()
+            _thread_state["limiter"] = None
+        if threads:
+            _thread_state["limiter"] = ThreadpoolController().limit(limits=threads)
 
 
 # -- the preferences --------------------------------------------------------------------------

@@ -75,6 +75,8 @@ def test_kfold_has_stratified_kfold_properties():
             assert np.sum(y[te] == c) in (n_c // k, n_c // k + 1)
     sizes = sorted(te.size for _, te in folds)
     assert sizes == sorted(te.size for _, te in sk)  # fold sizes as scikit-learn's
+    for (tr, te), (sk_tr, sk_te) in zip(folds, sk):  # and the very folds (those of Test & Score)
+        assert np.array_equal(te, sk_te) and np.array_equal(tr, sk_tr)
 
 
 def test_kfold_bad_input_names_the_problem():

@@ -159,3 +159,37 @@ def test_score_and_run_take_the_preparation_chain_of_run(capsys, tmp_path):
     res = evaluate(ms.make_pipeline("standardize", ms.get_algorithm("svm")), ds, method=KFOLD, n_splits=5,
                    random_state=0)
     assert res.summary() in out + err
+
+
+@pytest.mark.parametrize("flag, value", [("--cv", 4), ("--holdout", 0.3)])
+def test_run_evaluation_and_score_give_the_same_figures_to_the_last_bit(capsys, tmp_path, flag, value):
+    """'run --cv K' / 'run --holdout F' and 'score' with the same learner, chain, seed and split:
+    the same folds (scikit-learn's StratifiedKFold / the seeded stratified hold-out), the same
+    predictions and the same accuracy, bit for bit."""
+    from manifold_studio.evaluation import HOLDOUT, KFOLD, evaluate
+
+    ds = ms.load_data("sample:wine")
+    learner = ms.make_pipeline("standardize", ms.get_algorithm("mlp", hidden_layer_sizes=(8,), max_iter=30))
+    scheme = {"method": KFOLD, "n_splits": value} if flag == "--cv" else {"method": HOLDOUT, "test_fraction": value}
+    with pytest.warns(Warning):   # the short MLP does not converge
+        res = evaluate(learner, ds, random_state=2, **scheme)
+        c = compare_learners([learner], ds, seed=2, **({"cv": value} if flag == "--cv" else {"holdout": value}))
+    (r,) = c.learners
+    assert [te.tolist() for te in res.test_index] == [te.tolist() for _, te in c.folds]
+    np.testing.assert_array_equal(res.fold_accuracy, r.fold_metrics["accuracy"])
+    for te, pred in zip(res.test_index, res.predictions):
+        np.testing.assert_array_equal(pred, c.classes[r.predictions[0][te]])
+    assert res.mean_accuracy == r.mean("accuracy")
+    # the two commands: score's CSV holds the mean to the last bit, run prints it
+    out_csv = tmp_path / "scores.csv"
+    rc, out, err = run(capsys, "score", "mlp", "--data", "sample:wine", "--prep", "standardize", flag, value,
+                       "--seed", 2, "-p", "mlp.hidden_layer_sizes=8", "-p", "mlp.max_iter=30", "--out", out_csv)
+    assert rc == 0, err
+    with open(out_csv) as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert float(row["accuracy"]) == r.mean("accuracy")
+    rc, out, err = run(capsys, "run", "mlp", "--data", "sample:wine", "--prep", "standardize", flag, value,
+                       "--sample-seed", 2, "-p", "hidden_layer_sizes=8", "-p", "max_iter=30",
+                       "--out", tmp_path / "pred.csv")
+    assert rc == 0, err
+    assert res.summary() in out + err
