@@ -131,11 +131,12 @@ class ImportDialog(QDialog):
         # compact rows (the role boxes fit a line of text): ten of them and several preview rows
         # fit a 1366 x 768 screen
         self.row_height = self.columns.fontMetrics().height() + 10
+        header = self.columns.horizontalHeader().sizeHint().height()   # (the preview has no labels yet)
         for table, rows in ((self.columns, MIN_COLUMN_ROWS), (self.preview, MIN_PREVIEW_ROWS)):
             table.verticalHeader().setMinimumSectionSize(self.row_height)
             table.verticalHeader().setDefaultSectionSize(self.row_height)
-            table.setMinimumHeight(self.row_height * rows + table.horizontalHeader().sizeHint().height()
-                                   + table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2)
+            table.setMinimumHeight(self.row_height * rows + header + table.horizontalScrollBar().sizeHint().height()
+                                   + 2 * table.frameWidth() + 4)
         self.columns.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.columns.horizontalHeader().setStretchLastSection(True)
         self.missing_note = QLabel("")

@@ -3,7 +3,7 @@ thread): the distinct and missing counts of every column, the reader's notes ove
 column to propose as the target when none is set."""
 from __future__ import annotations
 
-from manifold_studio.tables.model import CATEGORICAL, TEXT
+from manifold_studio.tables.model import CATEGORICAL, NUMERIC, TEXT
 from manifold_studio.tables.readers import read_table
 
 #: a text or categorical column with 2 to this many classes may be proposed as the target
@@ -26,14 +26,16 @@ def whole_column_counts(path, **options) -> tuple[dict[str, dict], list[str]]:
 
 
 def propose_target(counts: dict[str, dict]) -> str | None:
-    """The column to propose as the target when none is set, among the text or categorical columns
-    with 2 to :data:`MAX_TARGET_CLASSES` classes, no missing value and no date part: one named like a
-    label (:data:`LABEL_NAMES`), else the one with the fewest classes (the first on a tie); None
-    when there is none."""
-    fits = [name for name, c in counts.items()
-            if c["type"] in (TEXT, CATEGORICAL) and 2 <= c["distinct"] <= MAX_TARGET_CLASSES
+    """The column to propose as the target when none is set: among the columns with 2 to
+    :data:`MAX_TARGET_CLASSES` classes, no missing value and no date part, a text or categorical one
+    named like a label (:data:`LABEL_NAMES`), else a numeric one named like a label (wine's
+    ``cultivar`` 1, 2, 3), else the text or categorical one with the fewest classes (the first on a
+    tie); None when there is none."""
+    fits = [name for name, c in counts.items() if 2 <= c["distinct"] <= MAX_TARGET_CLASSES
             and c["missing"] == 0 and "date part" not in (c.get("note") or "")]
-    named = [name for name in fits if name.strip().lower() in LABEL_NAMES]
+    texts = [name for name in fits if counts[name]["type"] in (TEXT, CATEGORICAL)]
+    named = [name for name in texts if name.strip().lower() in LABEL_NAMES] + \
+            [name for name in fits if counts[name]["type"] == NUMERIC and name.strip().lower() in LABEL_NAMES]
     if named:
         return named[0]
-    return min(fits, key=lambda name: counts[name]["distinct"]) if fits else None
+    return min(texts, key=lambda name: counts[name]["distinct"]) if texts else None
