@@ -40,7 +40,7 @@ def feature_note(column: Column, missing: int | None = None) -> str | None:
                 f"0 to {len(cats) - 1} ({pairs})"
                 + (f"; its {gaps} row(s) without a value are handled as any missing feature value (the "
                    "missing-values option, or an impute step)" if gaps else "")
-                + "; add the one_hot preparation step to fit one indicator column per category instead.")
+                + "; with the one_hot preparation step, one indicator column per category is fitted instead.")
     if column.type == DATETIME:
         return f"column {name} is a feature as asked: fitted as seconds since 1970-01-01."
     return None
