@@ -300,3 +300,24 @@ def test_at_1366_by_768_ten_column_lines_and_several_preview_rows_are_visible(qt
     assert _visible_rows(dlg.columns) > 10 and dlg.splitter.sizes()[0] > sizes[0]
     assert dlg.sides.count() == 2 and dlg.sides.widget(1) is dlg.splitter
     _wait_counts(qtbot, dlg)
+
+
+def test_breast_cancer_opened_in_the_window_as_proposed_has_diagnosis_as_its_labels(qtbot, make_window, host,
+                                                                                      monkeypatch):
+    pd = pytest.importorskip("pandas")
+    path = _shipped("breast_cancer.csv")
+    w = make_window(host)
+    opened = []
+
+    def accept_when_counted(dlg):      # Open pressed once the whole file is counted, as proposed
+        _wait_counts(qtbot, dlg)
+        opened.append(dlg.form.values()["label_column"])
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ImportDialog, "exec", accept_when_counted)
+    with qtbot.waitSignal(w.datasetLoaded, timeout=15_000):
+        w.open_file(path, ask=True)
+    ds = w.session.current_dataset
+    assert opened == ["diagnosis"] and ds.label_name == "diagnosis" and "diagnosis" not in ds.feature_names
+    assert [str(v) for v in ds.labels] == pd.read_csv(path)["diagnosis"].astype(str).tolist()
+    assert ds.X.shape == (569, 30)
