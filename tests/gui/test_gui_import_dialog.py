@@ -190,6 +190,7 @@ def test_missing_values_default_follows_the_chain(qtbot, host, tmp_path, chain, 
 # -- issue 33 (items 5 and 7): one target named everywhere, several visible rows, asked roles said --------
 def _shipped(name):
     from pathlib import Path
+
     import manifold_studio_builtins
     return Path(manifold_studio_builtins.__file__).parent / "data" / name
 

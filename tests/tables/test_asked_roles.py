@@ -7,12 +7,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import manifold_studio_builtins
 import numpy as np
 import pandas as pd
 import pytest
 
 import manifold_studio as ms
-import manifold_studio_builtins
 from manifold_studio.cli.main import main as cli_main
 from manifold_studio.errors import DataError
 
