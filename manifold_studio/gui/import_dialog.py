@@ -331,14 +331,15 @@ class ImportDialog(QDialog):
     def _role_changed(self, name: str, role: str) -> None:
         if self._building:
             return
+        was_label = self._label == name
         if role == TARGET:
             self._set_label(name)
             for other, box in self.role_boxes.items():   # one target: the former one gets its own role back
                 if other != name and box.currentText() == TARGET:
                     box.setCurrentText(self.proposed.get(other) if self.proposed.get(other) != TARGET else META)
-        elif self._label == name:
+        elif was_label:
             self._set_label(None)
-        if not self._proposing:
+        if not self._proposing and (role == TARGET or was_label):   # the user chose the target (or none)
             self._target_chosen = True
             self._proposal = ""
         self._show_status()

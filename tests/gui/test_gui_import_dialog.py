@@ -257,6 +257,7 @@ def test_an_asked_feature_role_replaces_the_readers_note_and_free_text_cannot_be
     assert "column 'sex' is not numeric" not in text
     assert "'sex' is a feature as asked" in text and "(female=0, male=1)" in text
     assert "its 11 row(s) without a value" in text      # counted over the whole column, not the preview
+    assert "'species' (3 classes in the whole column) is proposed as the target" in text   # still said
     assert dlg.values()["roles"] == {"species": "target", "sex": "feature"}
     # a free-text column: its role box does not offer 'feature'
     notes = tmp_path / "notes.csv"
