@@ -20,7 +20,7 @@ from __future__ import annotations
 from manifold_studio.algorithms import FitCancelled
 from manifold_studio.algorithms.pipeline import Pipeline, make_pipeline
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.data import Dataset
+from manifold_studio.data import Dataset, set_roles_after_load
 from manifold_studio.errors import (
     DataError,
     InvalidParameterError,
@@ -111,7 +111,9 @@ def load_data(source: str, host=None, progress=None, *, loader=None, **options) 
         if sample_id not in host.samples:
             raise DataError(f"Unknown sample data set '{sample_id}': available are "
                             f"{', '.join(sorted(host.samples)) or 'none'}.")
-        ds = host.samples[sample_id].load(**options)
+        sample = host.samples[sample_id]
+        roles = None if "roles" in {p.name for p in sample.options} else options.pop("roles", None)
+        ds = set_roles_after_load(sample.load(**options), roles, source)
     else:
         ds = (host.loader_for(source) if loader is None else loader).load(source, **options)
     if not isinstance(ds, Dataset):

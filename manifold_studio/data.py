@@ -34,6 +34,8 @@ from manifold_studio.algorithms.params import Param, validate_params
 from manifold_studio.errors import DataError
 from manifold_studio.fileio.bounded import check_regular_file, out_of_memory
 from manifold_studio.tables.model import CATEGORICAL, FEATURE, NUMERIC, TARGET, TEXT, ColumnInfo, Table, quote
+from manifold_studio.tables.options import ROLES_OPTION
+from manifold_studio.tables.role_notes import restate
 
 MISSING_POLICIES = ("drop", "keep", "error")
 _REPORT_LIMIT = 10
@@ -235,7 +237,9 @@ class Dataset:
         if self.distance_matrix and any((r == FEATURE) != (n in features) for n, r in roles.items()):
             raise DataError(f"Data set '{self.name}' is a distance matrix: its columns are its items and stay features.")
         table = self._require_table("changing roles").copy()
+        before = table.roles
         table.set_roles(roles)
+        restate(table, before)
         return self._rebuild(table)
 
     def set_role(self, name: str, role: str) -> "Dataset":
@@ -263,6 +267,7 @@ class Dataset:
     def _rebuild(self, table: Table) -> "Dataset":
         if not self.table_features:
             return self._retarget(table)
+        old_notes = list(self.table.report) if self.table is not None else []
         new = Dataset.from_table(table, name=self.name, source=self.source, missing=self.missing,
                                  scope=self.table_scope, images=None, summary=False)
         images = self.images
@@ -275,7 +280,10 @@ class Dataset:
             self.load_options = {**self.load_options, "label_column": self.label_name, "missing": self.missing,
                                  "roles": {c.name: c.role for c in self.table.infos()}}
         self.images = images if images is None or len(images) == self.n_samples else None
-        self.report = [r for r in self.report if "dropped" not in r and "kept as NaN" not in r] + new.report
+        # the table's notes that its new roles no longer hold (see tables.role_notes) go, its new ones come
+        stale, added = set(old_notes) - set(table.report), [r for r in table.report if r not in old_notes]
+        self.report = [r for r in self.report if "dropped" not in r and "kept as NaN" not in r and r not in stale] \
+            + added + new.report
         return self
 
     def _retarget(self, table: Table) -> "Dataset":
@@ -413,6 +421,17 @@ class Loader:
             part = ds.subset(np.arange(start, min(start + step, ds.n_samples)))
             part.report = list(ds.report) if start == 0 else []
             yield part
+
+
+def set_roles_after_load(ds: Dataset, roles: dict | None, source: str) -> Dataset:
+    """Give the columns of ``ds``, loaded from ``source`` by a loader or sample without a ``roles``
+    option, the ``roles`` asked for ({name: role}, as the ``roles`` loader option; None: none)."""
+    if not roles:
+        return ds
+    if ds.table is None:
+        raise DataError(f"Column roles do not apply to {source}: it has no table of named columns (its features "
+                        f"are {', '.join(map(quote, ds.feature_names[:5]))}{', …' if ds.n_features > 5 else ''}).")
+    return ds.set_roles(ROLES_OPTION.validate(roles))
 
 
 class Sample:

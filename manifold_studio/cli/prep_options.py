@@ -11,7 +11,7 @@ from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.extend.out_of_core import data_parts
 from manifold_studio.plugins.host import get_host
 from manifold_studio.analysis.chain import chain_imputes
-from manifold_studio.tables.options import ROLES_OPTION
+from manifold_studio.data import set_roles_after_load
 
 
 def parse_prep(texts: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
@@ -102,11 +102,9 @@ def loading_options(constraints, owner: str, roles: dict[str, str], id_column: s
 
 def apply_roles(ds, roles: dict[str, str], source: str):
     """Set roles on a loaded data set whose loader has no ``roles`` option (a sample)."""
-    if not roles:
-        return ds
-    if ds.table is None:
+    if roles and ds.table is None:
         raise UsageError(f"--role does not apply to {source}: it has no table of named columns")
-    return ds.set_roles(ROLES_OPTION.validate(roles))
+    return set_roles_after_load(ds, roles, source)
 
 
 def add_arguments(parser, prep: bool, metas: bool = False) -> None:

@@ -27,6 +27,7 @@ from manifold_studio.tables.model import (
     CATEGORICAL, DATETIME, FEATURE, META, NUMERIC, SKIPPED, TARGET, TEXT, Column, Table, quote,
 )
 from manifold_studio.tables.sniff import MISSING_TOKENS
+from manifold_studio.tables.role_notes import restate
 
 #: text columns with at most this many distinct values are categorical
 MAX_CATEGORIES = 50
@@ -248,8 +249,10 @@ def _apply_choices(table: Table, label_column, types, roles, id_column) -> Table
         table.set_target(label_column)
     for col_name, type_ in (types or {}).items():
         table.set_type(col_name, type_)
+    before = table.roles
     for col_name, role in (roles or {}).items():
         table.set_role(col_name, role)
+    restate(table, before)
     if id_column is not None:
         table.set_id_column(id_column)
     return table

@@ -292,8 +292,10 @@ class Table:
         if role not in ROLES:
             raise DataError(f"Unknown role {role!r} for column {quote(name)}: allowed are {', '.join(ROLES)}.")
         if role == FEATURE and col.type == TEXT:
-            raise DataError(f"Column {quote(name)} holds free text: it cannot be a feature "
-                            "(make it categorical, or use it as meta or target).")
+            raise DataError(f"Column {quote(name)} holds free text: it cannot be a feature ({col.n_distinct:,} "
+                            "distinct values); allowed roles for it are target, meta or skipped. A text column with few "
+                            "distinct values is read as categorical and can be a feature (fitted as the codes of "
+                            "its categories, or as indicator columns with the one_hot preparation step).")
         self._replace(name, col.with_role(role))
         if role == TARGET and self.current_target is None:
             self.current_target = name

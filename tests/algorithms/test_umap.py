@@ -39,7 +39,31 @@ def reference_knn(X, k, metric):
 
 
 # -- the fuzzy simplicial set ------------------------------------------------------------------
+# The comparisons with umap-learn itself are slow (its first call compiles with numba, 35-60 s on a
+# busy machine); the default run checks the graph against its definition with numpy instead.
 
+def test_fuzzy_graph_follows_its_definition():
+    X, _ = blobs(200, 5)
+    k = 15
+    G, sigma, rho, dist, idx, _ = fuzzy_simplicial_set(X, k)
+    ref_idx, ref_dist = reference_knn(X, k, "euclidean")
+    n = len(X)
+    # the k - 1 nearest other points (distances in float32, as umap-learn)
+    np.testing.assert_array_equal(idx, ref_idx[:, 1:])
+    np.testing.assert_allclose(dist, ref_dist[:, 1:], rtol=1e-6)
+    # rho: the distance to the nearest other point; sigma: the k - 1 memberships sum to log2(k)
+    np.testing.assert_allclose(rho, dist[:, 0], rtol=1e-7)     # (kept in float32, as umap-learn)
+    W = np.exp(-np.maximum(dist.astype(float) - rho[:, None], 0.0) / sigma[:, None])
+    np.testing.assert_allclose(W.sum(axis=1), np.log2(k), rtol=1e-4)
+    # the graph is the fuzzy union W + Wᵀ − W ∘ Wᵀ of those memberships
+    M = np.zeros((n, n))
+    M[np.repeat(np.arange(n), k - 1), idx.ravel()] = W.ravel()
+    union = M + M.T - M * M.T
+    np.testing.assert_allclose(G.toarray(), union, rtol=1e-6, atol=1e-12)
+    assert G.nnz == np.count_nonzero(union) and np.all(G.diagonal() == 0)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
 @pytest.mark.parametrize("d", [3, 40])     # k-d tree and brute-force searches
 def test_fuzzy_graph_equals_umap_learn(metric, d):
@@ -63,6 +87,7 @@ def test_fuzzy_graph_equals_umap_learn(metric, d):
     assert np.all(G.diagonal() == 0) and abs(G - G.T).max() == 0
 
 
+@pytest.mark.slow
 def test_fuzzy_graph_with_duplicates_matches_umap_learn():
     from umap.umap_ import fuzzy_simplicial_set as reference
 
@@ -75,6 +100,7 @@ def test_fuzzy_graph_with_duplicates_matches_umap_learn():
     assert G[10, 11] == 1.0
 
 
+@pytest.mark.slow
 def test_supervised_intersection_equals_umap_learn():
     from umap.umap_ import discrete_metric_simplicial_set_intersection as reference
 
@@ -88,6 +114,18 @@ def test_supervised_intersection_equals_umap_learn():
         assert abs(ours - ref).max() < 1e-6
 
 
+def test_ab_curve_is_the_least_squares_fit_of_the_target_curve():
+    from scipy.optimize import curve_fit
+
+    # umap-learn's definition: 1 / (1 + a d^(2b)) fitted to 1 below min_dist, exp(-(d - min_dist) / spread) beyond
+    for spread, min_dist in [(1.0, 0.1), (2.0, 0.5)]:
+        d = np.linspace(0, spread * 3, 300)
+        target = np.where(d < min_dist, 1.0, np.exp(-(d - min_dist) / spread))
+        (a, b), _ = curve_fit(lambda x, a, b: 1.0 / (1.0 + a * x ** (2 * b)), d, target)
+        np.testing.assert_allclose(find_ab_params(spread, min_dist), (a, b), rtol=1e-6)
+
+
+@pytest.mark.slow
 def test_ab_curve_matches_umap_learn():
     from umap.umap_ import find_ab_params as reference
 

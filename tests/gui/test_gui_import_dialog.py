@@ -185,3 +185,141 @@ def test_missing_values_default_follows_the_chain(qtbot, host, tmp_path, chain, 
     assert ("imputes" in dlg.missing_note.text()) == (expected == "keep")
     assert (f"<b>{expected}</b>") in dlg.missing_note.text()
     _wait_counts(qtbot, dlg)
+
+
+# -- issue 33 (items 5 and 7): one target named everywhere, several visible rows, asked roles said --------
+def _shipped(name):
+    from pathlib import Path
+
+    import manifold_studio_builtins
+    return Path(manifold_studio_builtins.__file__).parent / "data" / name
+
+
+@pytest.mark.parametrize("name, target", [("iris.csv", "species"), ("wine.csv", "cultivar"),
+                                          ("breast_cancer.csv", "diagnosis"), ("penguins.csv", "species")])
+def test_every_shipped_table_names_its_proposed_target_in_every_field(qtbot, host, name, target):
+    pd = pytest.importorskip("pandas")
+    import manifold_studio as ms
+
+    path = _shipped(name)
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    _wait_counts(qtbot, dlg)
+    assert [n for n, box in dlg.role_boxes.items() if box.currentText() == "target"] == [target]
+    assert dlg.form.values()["label_column"] == target
+    assert f"'{target}'" in dlg.status.text() and "proposed as the target" in dlg.status.text()
+    options = dlg.values()
+    assert options["label_column"] == target
+    ds = ms.load_data(str(path), **{k: v for k, v in options.items() if v is not None})
+    frame = pd.read_csv(path).dropna(subset=ds.feature_names)
+    assert ds.label_name == target
+    assert [str(v) for v in ds.labels] == [str(v) for v in frame[target]]
+
+
+def test_the_label_field_and_the_role_boxes_follow_each_other(qtbot, host):
+    path = _shipped("penguins.csv")
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    _wait_counts(qtbot, dlg)
+
+    def targets():
+        return [n for n, box in dlg.role_boxes.items() if box.currentText() == "target"]
+
+    # a target chosen in the role column fills the field; the former target gets its own role back
+    dlg.role_boxes["island"].setCurrentText("target")
+    assert targets() == ["island"] and dlg.form.values()["label_column"] == "island"
+    assert dlg.role_boxes["species"].currentText() == "meta"
+    # no target in the role column: the field says none
+    dlg.role_boxes["island"].setCurrentText("meta")
+    assert targets() == [] and dlg.form.values()["label_column"] is None
+    # a column named in the field (by name or by index) becomes the target
+    dlg.form.editor("label_column").set_value("sex")
+    _wait_counts(qtbot, dlg)
+    assert targets() == ["sex"] and dlg.values()["label_column"] == "sex"
+    dlg.form.editor("label_column").set_value(0)
+    _wait_counts(qtbot, dlg)
+    assert targets() == ["species"]
+    # none in the field: no target, and none is proposed again once the whole file is counted
+    dlg.form.editor("label_column").set_value(None)
+    _wait_counts(qtbot, dlg)
+    assert targets() == [] and dlg.form.values()["label_column"] is None
+    assert "proposed as the target" not in dlg.status.text()
+
+
+def test_an_asked_feature_role_replaces_the_readers_note_and_free_text_cannot_be_a_feature(qtbot, host, tmp_path):
+    path = _shipped("penguins.csv")
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    _wait_counts(qtbot, dlg)
+    assert "column 'sex' is not numeric" in dlg.status.text()
+    dlg.role_boxes["sex"].setCurrentText("feature")
+    text = dlg.status.text()
+    assert "column 'sex' is not numeric" not in text
+    assert "'sex' is a feature as asked" in text and "(female=0, male=1)" in text
+    assert "its 11 row(s) without a value" in text      # counted over the whole column, not the preview
+    assert "'species' (3 classes in the whole column) is proposed as the target" in text   # still said
+    assert dlg.values()["roles"] == {"species": "target", "sex": "feature"}
+    # a free-text column: its role box does not offer 'feature'
+    notes = tmp_path / "notes.csv"
+    notes.write_text("x,y,comment\n" + "".join(f"{i},{i % 7},remark number {i}\n" for i in range(30)))
+    dlg = ImportDialog(host.loader_for(notes), notes)
+    qtbot.addWidget(dlg)
+    box = dlg.role_boxes["comment"]
+    assert box.currentText() == "meta"
+    assert not box.model().item(box.findText("feature")).isEnabled()
+    assert box.model().item(box.findText("skipped")).isEnabled()
+    _wait_counts(qtbot, dlg)
+
+
+def _visible_rows(table) -> int:
+    """The rows of ``table`` whole in its viewport."""
+    area = table.viewport().rect()
+    return sum(area.contains(table.visualRect(table.model().index(r, 0)))
+               for r in range(table.rowCount()))
+
+
+def test_at_1366_by_768_ten_column_lines_and_several_preview_rows_are_visible(qtbot, host):
+    path = _shipped("breast_cancer.csv")      # 31 columns
+    dlg = ImportDialog(host.loader_for(path), path)
+    qtbot.addWidget(dlg)
+    # the size the dialog takes on a 1366 x 768 screen (its default, less a title bar and a task bar)
+    assert import_dialog.DEFAULT_SIZE[0] <= 1366 - 40 and import_dialog.DEFAULT_SIZE[1] <= 768 - 60
+    dlg.resize(*import_dialog.DEFAULT_SIZE)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    assert _visible_rows(dlg.columns) >= 10
+    assert _visible_rows(dlg.preview) >= 5
+    # the smallest the dialog gets keeps ten column lines and five preview rows
+    assert dlg.minimumSizeHint().height() <= 700
+    dlg.resize(700, 10)
+    qtbot.waitUntil(lambda: dlg.height() <= 700)
+    assert _visible_rows(dlg.columns) >= 10 and _visible_rows(dlg.preview) >= 5
+    # both splits can be dragged: the columns list grows when the preview shrinks
+    sizes = dlg.splitter.sizes()
+    dlg.resize(*import_dialog.DEFAULT_SIZE)
+    qtbot.waitUntil(lambda: dlg.height() >= 600)
+    dlg.splitter.setSizes([sum(dlg.splitter.sizes()) - 10, 10])
+    assert _visible_rows(dlg.columns) > 10 and dlg.splitter.sizes()[0] > sizes[0]
+    assert dlg.sides.count() == 2 and dlg.sides.widget(1) is dlg.splitter
+    _wait_counts(qtbot, dlg)
+
+
+def test_breast_cancer_opened_in_the_window_as_proposed_has_diagnosis_as_its_labels(qtbot, make_window, host,
+                                                                                      monkeypatch):
+    pd = pytest.importorskip("pandas")
+    path = _shipped("breast_cancer.csv")
+    w = make_window(host)
+    opened = []
+
+    def accept_when_counted(dlg):      # Open pressed once the whole file is counted, as proposed
+        _wait_counts(qtbot, dlg)
+        opened.append(dlg.form.values()["label_column"])
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ImportDialog, "exec", accept_when_counted)
+    with qtbot.waitSignal(w.datasetLoaded, timeout=15_000):
+        w.open_file(path, ask=True)
+    ds = w.session.current_dataset
+    assert opened == ["diagnosis"] and ds.label_name == "diagnosis" and "diagnosis" not in ds.feature_names
+    assert [str(v) for v in ds.labels] == pd.read_csv(path)["diagnosis"].astype(str).tolist()
+    assert ds.X.shape == (569, 30)
