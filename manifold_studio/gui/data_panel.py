@@ -56,7 +56,7 @@ class DataPanel(QWidget):
         self.window = window
         host = window.host
 
-        samples_box = QGroupBox("Load data")
+        samples_box = QGroupBox("Samples")
         self.sample_list = QListWidget()
         self.sample_list.setObjectName("sample_list")
         for sid, sample in sorted(host.samples.items(), key=lambda kv: (kv[1].name or kv[0]).lower()):
@@ -72,6 +72,7 @@ class DataPanel(QWidget):
         self.sample_list.setMaximumHeight(max(60, min(fit, 170)))
         self.sample_list.setMinimumHeight(max(60, min(fit, 90)))
         self.sample_form = ParamForm(empty_text="No options.")
+        self.sample_form.setVisible(False)  # shown for a sample that has options
         self.sample_form.setObjectName("sample_options")
         self.sample_form.setToolTip("Options of the selected sample data set.")
         self.sample_list.currentItemChanged.connect(self._on_sample_selected)
@@ -94,7 +95,6 @@ class DataPanel(QWidget):
         buttons.addWidget(self.open_folder_button)
         sl = QVBoxLayout(samples_box)
         sl.setContentsMargins(6, 4, 6, 4)
-        sl.addLayout(buttons)
         sl.addWidget(self.sample_list)
         sl.addWidget(self.sample_form)
 
@@ -126,6 +126,7 @@ class DataPanel(QWidget):
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(buttons)  # first: loading stays in view however low the dock is (1366 × 768)
         lay.addWidget(loaded_box)
         lay.addWidget(samples_box)
         lay.addStretch(1)
@@ -163,7 +164,9 @@ class DataPanel(QWidget):
     def _on_sample_selected(self, item, _previous=None):
         sid = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
         sample = self.window.host.samples.get(sid) if sid else None
-        self.sample_form.set_params(sample.options if sample is not None else ())
+        options = sample.options if sample is not None else ()
+        self.sample_form.set_params(options)
+        self.sample_form.setVisible(bool(options))
 
     def choose_file(self):
         exts = sorted({e for loader in self.window.host.loaders.values() for e in loader.extensions})

@@ -95,6 +95,11 @@ def test_default_layout_gives_the_map_half_the_window(qtbot, make_window, host, 
     w.map_view.more_button.click()
     assert w.map_view.more_bar.isVisible() and w.map_view.encoding.cmap_combo.isVisible()
     assert cut_tabs(w) == []
+    panel = w.data_panel  # loading stays in view: the three buttons whole, with the data set's line
+    for button in (panel.load_sample_button, panel.open_button, panel.open_folder_button, panel.dataset_combo):
+        assert button.isVisible() and visible_rect(button).size() == button.size(), \
+            f"{button.text() if hasattr(button, 'text') else 'data set box'} is clipped at {size}"
+    assert panel.load_sample_button.mapTo(w, QPoint(0, 0)).y() < panel.dataset_combo.mapTo(w, QPoint(0, 0)).y()
 
 
 @pytest.mark.parametrize("size", SIZES)
