@@ -20,7 +20,7 @@ both sides (scanpy's defaults, spelled out): 15 neighbours counting the cell its
 union of umap-learn, min_dist 0.5, spread 1.0 (so the same a, b), a spectral start from the
 graph pruned below w_max / n_epochs, 500 epochs up to 10,000 cells and 200 above, learning rate
 1, 5 negative samples per edge sample. Both seeded with 0 (UMAP seed 0 and the same PCA seed).
-Checked parameter by parameter on pbmc68k_reduced (12:00-12:30 UTC on 28 Nov): the fuzzy graphs
+Checked parameter by parameter on pbmc68k_reduced: the fuzzy graphs
 agree to 5e-4 (float32 PCA), a, b equal, the starts agree to 1e-4 of their scale up to an
 eigenvector's sign (tests/algorithms/test_umap.py holds these against umap-learn); the maps
 differ by their random streams only.
