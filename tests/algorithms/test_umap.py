@@ -133,6 +133,40 @@ def test_ab_curve_matches_umap_learn():
         np.testing.assert_allclose(find_ab_params(spread, min_dist), reference(spread, min_dist), rtol=1e-6)
 
 
+def test_spectral_start_and_edge_schedule_match_umap_learn():
+    """The start umap-learn's simplicial_set_embedding gives the SGD (the graph pruned below
+    w_max / n_epochs, spectral_layout, noisy_scale_coords, each column onto [0, 10]) and its
+    epochs_per_sample: ours equal them (up to the sign of an eigenvector, a mirror of the map)."""
+    from umap.spectral import spectral_layout
+    from umap.umap_ import make_epochs_per_sample, noisy_scale_coords
+
+    from manifold_studio.algorithms.umap_layout import epochs_per_sample, rescale_init, spectral_init
+
+    # one anisotropic cloud: the eigenvalues 2 and 3 are apart, so each eigenvector is unique up
+    # to its sign (three equal blobs would leave a rotation inside a two-dimensional eigenspace)
+    X = np.random.default_rng(0).normal(size=(300, 5)) * [4.0, 2.0, 1.0, 1.0, 1.0]
+    G = fuzzy_simplicial_set(X, 15)[0].tocoo()
+    n_epochs = 500
+    keep = G.data >= G.data.max() / n_epochs
+    P = G.copy()
+    P.data[~keep] = 0.0
+    P.eliminate_zeros()
+    # umap-learn's graph is float32 (on a float64 copy its eigsh, started from ones, misses the
+    # trivial eigenvector and drops the Fiedler vector instead)
+    ref = noisy_scale_coords(spectral_layout(X, P.astype(np.float32), 2, np.random.RandomState(0)),
+                             np.random.RandomState(0), max_coord=10, noise=0.0001)
+    ref = 10.0 * (ref - ref.min(0)) / (ref.max(0) - ref.min(0))
+    Y, how, n_comp = spectral_init(P.tocsr(), 2, np.random.default_rng(0), X=X)
+    Y = rescale_init(Y)
+    assert (how, n_comp) == ("spectral", 1)
+    for d in range(2):
+        mirrored = np.corrcoef(Y[:, d], ref[:, d])[0, 1] < 0
+        col = 10.0 - Y[:, d] if mirrored else Y[:, d]
+        assert np.abs(col - ref[:, d]).max() < 2e-3      # 3e-4 measured: ARPACK tol 1e-4, jitter
+    np.testing.assert_allclose(epochs_per_sample(P.data, n_epochs), make_epochs_per_sample(P.data, n_epochs),
+                               rtol=1e-12)
+
+
 # -- the fit ------------------------------------------------------------------------------------
 
 def test_same_seed_same_map_other_seed_other_map():
