@@ -19,7 +19,7 @@ import numpy as np
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["finite_values", "finite_moments", "dev_sums", "rank_sum_and_ties"]
+__all__ = ["finite_values", "finite_column", "mean_of", "dev_sums", "rank_sum_and_ties"]
 
 
 @jit
@@ -36,66 +36,76 @@ def finite_values(v, rows):
 
 
 @jit
-def finite_moments(v):
-    """(count, mean, Σ(x − mean), Σ(x − mean)²) over the finite values of ``v`` (two passes,
-    as ``every.mean()`` then the deviations from it)."""
+def finite_column(v):
+    """A contiguous copy of the finite values of ``v`` (a data set's column is a strided view:
+    one pass over it, then the sums run over the copy)."""
+    out = np.empty(v.size)
     n = 0
-    s = 0.0
     for i in range(v.size):
         x = v[i]
         if np.isfinite(x):
-            s += x
+            out[n] = x
             n += 1
-    if n == 0:
-        return 0, np.nan, 0.0, 0.0
-    mean = s / n
-    s1 = 0.0
-    s2 = 0.0
-    for i in range(v.size):
-        x = v[i]
-        if np.isfinite(x):
-            d = x - mean
-            s1 += d
-            s2 += d * d
-    return n, mean, s1, s2
+    return out[:n]
+
+
+@jit
+def mean_of(x):
+    """The mean of a non-empty array (four partial sums, as numpy's pairwise sum keeps several,
+    so the additions need not wait for each other)."""
+    s = np.zeros(4)
+    m = x.size
+    for i in range(0, m - m % 4, 4):
+        for k in range(4):
+            s[k] += x[i + k]
+    for i in range(m - m % 4, m):
+        s[0] += x[i]
+    return ((s[0] + s[1]) + (s[2] + s[3])) / m
 
 
 @jit
 def dev_sums(x, centre):
-    """(Σ(x − centre), Σ(x − centre)²)."""
-    s1 = 0.0
-    s2 = 0.0
-    for i in range(x.size):
+    """(Σ(x − centre), Σ(x − centre)²), four partial sums each."""
+    s1 = np.zeros(4)
+    s2 = np.zeros(4)
+    m = x.size
+    for i in range(0, m - m % 4, 4):
+        for k in range(4):
+            d = x[i + k] - centre
+            s1[k] += d
+            s2[k] += d * d
+    for i in range(m - m % 4, m):
         d = x[i] - centre
-        s1 += d
-        s2 += d * d
-    return s1, s2
+        s1[0] += d
+        s2[0] += d * d
+    return (s1[0] + s1[1]) + (s1[2] + s1[3]), (s2[0] + s2[1]) + (s2[2] + s2[3])
 
 
 @jit
 def rank_sum_and_ties(a, b):
     """(the sum of ``a``'s ranks among the values of ``a`` and ``b``, ties given their average
-    rank; Σ(t³ − t) over the groups of t equal values): ``mannwhitneyu``'s R1 and tie term."""
-    n1 = a.size
-    n = n1 + b.size
-    xy = np.empty(n)
-    xy[:n1] = a
-    xy[n1:] = b
-    order = np.argsort(xy)
+    rank; Σ(t³ − t) over the groups of t equal values): ``mannwhitneyu``'s R1 and tie term.
+    Finite values; each group sorted on its own, then one walk through both in step."""
+    sa = np.sort(a)
+    sb = np.sort(b)
+    n1, n2 = sa.size, sb.size
     r1 = 0.0
     ties = 0.0
     i = 0
-    while i < n:
-        x = xy[order[i]]
-        j = i + 1
-        while j < n and xy[order[j]] == x:
-            j += 1
+    j = 0
+    done = 0   # values ranked so far
+    while i < n1 or j < n2:
+        x = sa[i] if j >= n2 or (i < n1 and sa[i] <= sb[j]) else sb[j]
         in_a = 0
-        for k in range(i, j):
-            if order[k] < n1:
-                in_a += 1
-        r1 += in_a * ((i + 1 + j) / 2.0)   # positions i..j-1 hold ranks i+1..j
-        t = float(j - i)
-        ties += t * t * t - t
-        i = j
+        while i < n1 and sa[i] == x:
+            i += 1
+            in_a += 1
+        in_b = 0
+        while j < n2 and sb[j] == x:
+            j += 1
+            in_b += 1
+        t = in_a + in_b
+        r1 += in_a * ((2 * done + t + 1) / 2.0)   # the t equal values hold ranks done+1..done+t
+        ties += float(t) ** 3 - t
+        done += t
     return r1, ties

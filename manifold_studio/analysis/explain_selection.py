@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from manifold_studio.algorithms.progress import as_progress
-from manifold_studio.analysis.explain_kernels import dev_sums, finite_moments, finite_values, rank_sum_and_ties
+from manifold_studio.analysis.explain_kernels import (
+    dev_sums, finite_column, finite_values, mean_of, rank_sum_and_ties,
+)
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.tables.dataset_columns import LABEL, RESULT
 from manifold_studio.tables.search import factorize, is_numeric
@@ -113,8 +115,8 @@ def smd(a: np.ndarray, b: np.ndarray) -> float:
 
 def _moments(x: np.ndarray) -> tuple[float, float]:
     """(mean, variance with ddof=1, 0 for one value) of a non-empty array of finite values."""
-    n, mean, _s1, ss = finite_moments(x)
-    return mean, ss / (n - 1) if n > 1 else 0.0
+    mean = mean_of(x)
+    return mean, dev_sums(x, mean)[1] / (x.size - 1) if x.size > 1 else 0.0
 
 
 def _numeric_effect(v: np.ndarray, rows_a, rows_b, rest: bool) -> tuple[float, float, float]:
@@ -125,10 +127,12 @@ def _numeric_effect(v: np.ndarray, rows_a, rows_b, rest: bool) -> tuple[float, f
     if not rest:
         b = finite_values(v, rows_b)
         return smd(a, b), _mean(a), _mean(b)
-    n_all, centre, dev_sum, dev_ss = finite_moments(v)
-    n_b = n_all - a.size
+    every = finite_column(v)
+    n_b = every.size - a.size
     if a.size == 0 or n_b <= 0:
         return np.nan, _mean(a), np.nan
+    centre = mean_of(every)
+    dev_sum, dev_ss = dev_sums(every, centre)
     da_sum, da_ss = dev_sums(a, centre)
     sum_b = dev_sum - da_sum
     ss_b = dev_ss - da_ss
