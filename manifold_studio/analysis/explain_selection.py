@@ -19,6 +19,10 @@ seeded random sample beyond that): with 20,000 rows each they detect a standardi
 0.03 (far below any practical size), and 100,000 selected rows × 50 columns stay under a second.
 Against the rest, the other group's mean and variance come from the column's totals minus the
 selection's (one pass over the column, no copy of the other rows).
+
+The per-column work (gathering the rows, the moments, the Mann–Whitney ranking) runs in compiled
+loops that release the interpreter lock (:mod:`.explain_kernels`), so the window's event loop
+keeps turning while a worker thread explains (the KS test and the categories stay scipy's).
 """
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from manifold_studio.algorithms.progress import as_progress
+from manifold_studio.analysis.explain_kernels import (
+    dev_sums, finite_column, finite_values, mean_of, rank_sum_and_ties,
+)
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.tables.dataset_columns import LABEL, RESULT
 from manifold_studio.tables.search import factorize, is_numeric
@@ -97,40 +104,46 @@ def benjamini_hochberg(p) -> np.ndarray:
 
 
 def smd(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's d of ``a`` against ``b`` (pooled standard deviation, ddof=1); 0 when both are
-    constant and equal, ±inf when constant and different."""
+    """Cohen's d of ``a`` against ``b`` (finite values; pooled standard deviation, ddof=1); 0
+    when both are constant and equal, ±inf when constant and different."""
+    a, b = np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float)
     if a.size < 1 or b.size < 1:
         return np.nan
-    return _smd_from(a.mean(), a.var(ddof=1) if a.size > 1 else 0.0, a.size,
-                     b.mean(), b.var(ddof=1) if b.size > 1 else 0.0, b.size)
+    (mean_a, var_a), (mean_b, var_b) = _moments(a), _moments(b)
+    return _smd_from(mean_a, var_a, a.size, mean_b, var_b, b.size)
+
+
+def _moments(x: np.ndarray) -> tuple[float, float]:
+    """(mean, variance with ddof=1, 0 for one value) of a non-empty array of finite values."""
+    mean = mean_of(x)
+    return mean, dev_sums(x, mean)[1] / (x.size - 1) if x.size > 1 else 0.0
 
 
 def _numeric_effect(v: np.ndarray, rows_a, rows_b, rest: bool) -> tuple[float, float, float]:
     """(d, mean of a, mean of b) over the finite values; with ``rest`` (b = every row not in a)
-    b's moments are the column's minus a's."""
-    a = v[rows_a]
-    a = a[np.isfinite(a)]
+    b's moments are the column's minus a's. Compiled loops (:mod:`.explain_kernels`): the
+    worker thread holds the interpreter lock only between them."""
+    a = finite_values(v, rows_a)
     if not rest:
-        b = v[rows_b]
-        b = b[np.isfinite(b)]
+        b = finite_values(v, rows_b)
         return smd(a, b), _mean(a), _mean(b)
-    every = v if np.isfinite(v.sum()) else v[np.isfinite(v)]  # NaN / inf would make the sum so
+    every = finite_column(v)
     n_b = every.size - a.size
     if a.size == 0 or n_b <= 0:
         return np.nan, _mean(a), np.nan
-    centre = float(every.mean())
-    dev_all = every - centre
-    da = a - centre
-    sum_b = float(dev_all.sum()) - float(da.sum())
-    ss_b = float(dev_all @ dev_all) - float(da @ da)
+    centre = mean_of(every)
+    dev_sum, dev_ss = dev_sums(every, centre)
+    da_sum, da_ss = dev_sums(a, centre)
+    sum_b = dev_sum - da_sum
+    ss_b = dev_ss - da_ss
     mean_b = centre + sum_b / n_b
     var_b = max(ss_b - sum_b * sum_b / n_b, 0.0) / (n_b - 1) if n_b > 1 else 0.0
-    return _smd_from(a.mean(), a.var(ddof=1) if a.size > 1 else 0.0, a.size, mean_b, var_b, n_b), \
-        float(a.mean()), mean_b
+    mean_a, var_a = _moments(a)
+    return _smd_from(mean_a, var_a, a.size, mean_b, var_b, n_b), mean_a, mean_b
 
 
 def _mean(x: np.ndarray) -> float:
-    return float(x.mean()) if x.size else np.nan
+    return _moments(x)[0] if x.size else np.nan
 
 
 def _smd_from(mean_a, var_a, na, mean_b, var_b, nb) -> float:
@@ -146,16 +159,33 @@ def _sample(rows: np.ndarray, rng) -> np.ndarray:
     return rows if rows.size <= TEST_ROWS else np.sort(rng.choice(rows, TEST_ROWS, replace=False))
 
 
+def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann–Whitney U p-value, asymptotic with tie and continuity correction: scipy's
+    ``mannwhitneyu(a, b, method="asymptotic")`` to the last bit (the same formula on the same
+    exact rank sum and tie term), its ranking in one compiled loop without the interpreter lock."""
+    from scipy import special  # lazy: kept off the start-up
+
+    n1, n2 = a.size, b.size
+    r1, ties = rank_sum_and_ties(np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float))
+    u1 = r1 - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)
+    n = n1 + n2
+    s = np.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (u - n1 * n2 / 2 - 0.5) / s
+    return float(np.clip(special.ndtr(-z) * 2, 0.0, 1.0))
+
+
 def _numeric_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
     if a.size < 1 or b.size < 1:
         return np.nan
-    from scipy import stats  # lazy: kept off the start-up
-
     if test == KS:
+        from scipy import stats  # lazy: kept off the start-up
+
         return float(stats.ks_2samp(a, b).pvalue)
-    if np.ptp(np.concatenate([a, b])) == 0:
+    if min(a.min(), b.min()) == max(a.max(), b.max()):
         return 1.0
-    return float(stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue)
+    return mann_whitney_p(a, b)
 
 
 def is_categorical(col, values: np.ndarray) -> bool:
@@ -258,8 +288,7 @@ def explain(columns, selected, other=None, *, test: str = MANN_WHITNEY, random_s
         values = np.asarray(col.values)
         if not is_categorical(col, values):
             v = values.astype(float, copy=False)
-            ta, tb = v[sa], v[sb]
-            p = _numeric_p(ta[np.isfinite(ta)], tb[np.isfinite(tb)], test)
+            p = _numeric_p(finite_values(v, sa), finite_values(v, sb), test)
             d, mean_a, mean_b = _numeric_effect(v, rows_a, rows_b, against == "the rest")
             out.append(ExplainRow(col.name, "numeric", d, p, test=test, mean_a=mean_a, mean_b=mean_b))
         else:
