@@ -355,4 +355,8 @@ def search(text: str, columns, n: int, mode: str = AUTO, factors_of=None) -> Mat
             return evaluate(text, columns, n)
         if not _text_columns(columns) and tree is not None:
             return evaluate(text, columns, n)  # no text to search: say what is wrong with it
+        found = text_search(text, columns, n, factors_of=factors_of)
+        if not found.count and tree is not None and tree[0] != "column" and re.search(r"[<>=!]", text):
+            return evaluate(text, columns, n)  # a condition on a misspelt column: name the columns
+        return found
     return text_search(text, columns, n, regex=mode == REGEX, factors_of=factors_of)

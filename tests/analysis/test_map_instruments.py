@@ -117,6 +117,14 @@ def test_text_and_regex_search_and_auto_mode():
     assert se.search("2", numbered, 4, mode=se.CONTAINS).mask.tolist() == [0, 1, 1, 0]  # labels as text
 
 
+def test_auto_search_names_a_misspelt_column_instead_of_finding_nothing(wine):
+    cols = wine_columns(wine)
+    with pytest.raises(SearchError, match="Position 1: there is no column 'alcohl'. Columns: alcohol"):
+        se.search("alcohl > 13", cols, wine.n_samples)
+    texts = [Column("x", np.arange(3.0), FEATURE), Column("t", np.array(["a>b", "c", "a>b"], dtype=object), LABEL)]
+    assert se.search("a>b", texts, 3).mask.tolist() == [1, 0, 1]  # a text that happens to parse is still found
+
+
 @pytest.mark.parametrize("query, pattern", [
     ("alcohol > ", "Position 10: expected a number"),
     ("alcohol >> 3", "Position 10"),
