@@ -397,8 +397,10 @@ class MainWindow(RunActions, QMainWindow):
 
     def _load_failed(self, source: str, message: str, detail: str) -> None:
         self._startup_algorithm = None
-        kept = ("; the loaded data is unchanged" if self.session.datasets else "")
-        self.report_error(f"Could not load {source}: {message}{kept}", detail, dialog=True)
+        kept = (" The loaded data is unchanged." if self.session.datasets else "")
+        said = message.rstrip()
+        said += "" if said.endswith((".", "!", "?")) else "."
+        self.report_error(f"Could not load {source}: {said}{kept}", detail, dialog=True)
         self.loadFailed.emit(message)
 
     def open_file(self, path, options: dict | None = None, ask: bool | None = None,

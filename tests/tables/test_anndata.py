@@ -325,3 +325,17 @@ def test_out_on_the_data_file_points_to_h5ad_add(h5ad, capsys):
     err = capsys.readouterr().err
     assert f"--out {h5ad} is the input file of --data" in err and "or add --h5ad-add to add the result to it" in err
     assert h5ad.read_bytes() == before
+
+
+def test_loading_shows_the_files_umap_map_and_a_second_load_keeps_the_shown_run(h5ad):
+    from manifold_studio.session.model import Session
+
+    session = Session()
+    session.load(str(h5ad), label_column="cell_type")   # obsm holds X_pca and X_umap
+    shown = session.current_run
+    assert shown is not None and shown.meta["ready_map"] == "X_umap"   # not an empty map
+    np.testing.assert_array_equal(shown.embedding, anndata.read_h5ad(h5ad).obsm["X_umap"])
+    run = session.run("pca", n_components=2)
+    session.set_current_run(run.id)
+    session.add_dataset(ms.load_data(str(h5ad)), make_current=False)   # loaded beside: the shown run stays
+    assert session.current_run is run
