@@ -15,7 +15,7 @@ READY_MAP = "ready_map"
 
 
 #: the maps shown first when a file brings several (the others are in the Runs table)
-PREFERRED_KEYS = ("X_umap", "X_tsne", "X_draw_graph_fa", "X_pca")
+PREFERRED_KEYS = ("X_umap", "X_tsne")
 
 
 def is_ready_map(run: Run) -> bool:
@@ -23,8 +23,7 @@ def is_ready_map(run: Run) -> bool:
 
 
 def preferred_ready_map(runs: list[Run]) -> Run:
-    """The ready map shown when its data set is loaded: a UMAP or t-SNE map before a PCA one,
-    otherwise the first."""
+    """The ready map shown when its data set is loaded: X_umap, else X_tsne, else the first."""
     rank = {k.casefold(): i for i, k in enumerate(PREFERRED_KEYS)}
     return min(runs, key=lambda r: rank.get(str(r.params.get("key", "")).casefold(), len(rank)))
 
