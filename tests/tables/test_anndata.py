@@ -299,6 +299,17 @@ def test_fit_sample_on_h5ad(h5ad, tmp_path):
     est = ms.load_model(model)
     np.testing.assert_allclose(anndata.read_h5ad(out).obsm["X_pca"], est.extend(ms.load_data(str(h5ad)).X),
                                rtol=1e-9, atol=1e-12)
+    table = tmp_path / "fs.csv"   # the same sample: obs['pca_fitted'] is the CSV's 'fitted' column
+    assert main(["run", "pca", "--data", str(h5ad), "--fit-sample", "25", "--out", str(table), "-q"]) == 0
+    fitted = anndata.read_h5ad(out).obs["pca_fitted"].to_numpy()
+    assert fitted.dtype == bool and fitted.sum() == 25
+    np.testing.assert_array_equal(fitted, pd.read_csv(table)["fitted"].to_numpy() == 1)
+    added = tmp_path / "added.h5ad"
+    added.write_bytes(h5ad.read_bytes())
+    assert main(["run", "kmeans", "--data", str(added), "--fit-sample", "25", "--out", str(added), "--h5ad-add",
+                 "-q"]) == 0
+    back = anndata.read_h5ad(added)
+    assert {"kmeans_clusters", "kmeans_fitted"} <= set(back.obs.columns) and back.obs["kmeans_fitted"].sum() == 25
 
 
 def test_project_keeps_obs_annotations_and_ready_maps(h5ad, tmp_path):
