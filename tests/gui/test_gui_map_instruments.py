@@ -214,6 +214,12 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
     strip.clear_filters()
     assert strip.passing is None and not strip.veil.isVisible()
+    said = []
+    w.show_status = lambda text, *a, **k: said.append(text)
+    strip.add_chart("alcohl")
+    assert said == [strip.status.text()] and said[0].startswith(
+        "Cross-filters: there is no column 'alcohl'; the columns are 'alcohol', 'malic_acid'")
+    assert set(strip.plots) == {"alcohol", "cultivar"}
 
 
 def test_settings_round_trip_in_one_window(qtbot, make_window, host):
