@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from manifold_studio.tables.dataset_columns import LABEL
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, Column
 from manifold_studio.tables.search import SearchError, factorize, is_numeric
 
 CONTAINS, REGEX, EXPRESSION, AUTO = "contains", "regex", "expression", "auto"
@@ -178,6 +178,26 @@ class _Parser:
 def parse(text: str):
     """The syntax tree of an expression (raises :class:`SearchError` naming the position)."""
     return _Parser(text).parse()
+
+
+def named_sparse_features(text: str, ds, columns) -> list:
+    """The feature columns of a sparse data set that the expression ``text`` names but
+    ``columns`` leave out (a sparse data set's column list holds its first few features only),
+    densified one by one, so that ``CD3E > 1`` finds a gene wherever it is; none when the text
+    does not parse or the data are dense."""
+    if not getattr(ds, "is_sparse", False) or not ds.feature_names:
+        return []
+    try:
+        asked = {n.casefold() for n in column_names(parse(text))}
+    except SearchError:
+        return []
+    have = {c.name.casefold() for c in columns}
+    out = []
+    for j, name in enumerate(ds.feature_names):
+        if name.casefold() in asked and name.casefold() not in have:
+            have.add(name.casefold())
+            out.append(Column(name, ds.dense(cols=j), FEATURE))
+    return out
 
 
 def column_names(node) -> list[str]:

@@ -367,3 +367,29 @@ def test_every_method_that_decodes_decodes_like_its_inverse_transform(wine, algo
     pos = Z[:3, :2] + 0.1
     codes = np.c_[pos, np.broadcast_to(Z[:, 2:].mean(axis=0), (3, Z.shape[1] - 2))]
     np.testing.assert_allclose(inv.decode(est, pos, Z, algo), est.inverse_transform(codes), rtol=1e-10, atol=1e-10)
+
+
+def test_search_finds_a_gene_past_the_first_columns_of_a_sparse_data_set():
+    import scipy.sparse as sp
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.session.model import Session
+    from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS, dataset_columns
+
+    X = sp.random(80, SPARSE_TABLE_COLUMNS + 70, density=0.2, format="csr", random_state=3) * 10
+    names = [f"gene{j}" for j in range(X.shape[1])]
+    session = Session()
+    name = session.add_dataset(Dataset("cells", X, feature_names=names))
+    ds = session.datasets[name]
+    cols = dataset_columns(session, name)
+    far = names[-1]
+    assert far not in {c.name for c in cols}   # the listed columns stop early on sparse data
+    text = f"{far} > 2 and gene0 >= 0"
+    extra = se.named_sparse_features(text, ds, cols)
+    assert [c.name for c in extra] == [far]
+    got = se.search(text, cols + extra, 80)
+    np.testing.assert_array_equal(got.mask, X.toarray()[:, -1] > 2)
+    assert se.named_sparse_features("GENE0 > 1", ds, cols) == []             # listed already (any case)
+    assert se.named_sparse_features(f"{far} >", ds, cols) == []              # does not parse: the search says where
+    dense = Dataset("dense", X.toarray(), feature_names=names)
+    assert se.named_sparse_features(text, dense, []) == []
