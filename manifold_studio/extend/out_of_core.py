@@ -29,7 +29,7 @@ from manifold_studio.algorithms.named_columns import STRAY_TEXT, check_numeric_c
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
-from manifold_studio.fileio.bounded import check_regular_file
+from manifold_studio.fileio.bounded import check_regular_file, name_list
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.result_table import ResultWriter
@@ -131,7 +131,7 @@ def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) 
     if idx is not None:
         note = None
         if len(names) != len(train_names) or idx != list(range(len(idx))):
-            note = f"{ds.name}: columns matched to the training data by name ({', '.join(train_names)})."
+            note = f"{ds.name}: columns matched to the training data by name ({name_list(train_names, 12)})."
         return X[:, idx], note
     if X.shape[1] != n_features:
         have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""

@@ -350,3 +350,17 @@ def test_loading_shows_the_files_umap_map_and_a_second_load_keeps_the_shown_run(
     session.set_current_run(run.id)
     session.add_dataset(ms.load_data(str(h5ad)), make_current=False)   # loaded beside: the shown run stays
     assert session.current_run is run
+
+
+def test_apply_to_reordered_genes_names_a_bounded_list(h5ad, tmp_path, capsys):
+    model, out = tmp_path / "m.npz", tmp_path / "applied.csv"
+    assert main(["run", "pca", "--data", str(h5ad), "--save-model", str(model), "--out", str(tmp_path / "r.csv"),
+                 "-q"]) == 0
+    ref = anndata.read_h5ad(h5ad)
+    reordered = write(ref[:, ref.var_names[::-1]].copy(), tmp_path / "reordered.h5ad")
+    capsys.readouterr()
+    assert main(["apply", "--model", str(model), "--data", str(reordered), "--out", str(out)]) == 0
+    note = next(line for line in capsys.readouterr().err.splitlines() if "matched to the training data" in line)
+    assert f"'gene0', 'gene1'" in note and f"and {ref.n_vars - 12} more" in note and len(note) < 300
+    np.testing.assert_allclose(pd.read_csv(out)[["pca_1", "pca_2"]].to_numpy(),
+                               pd.read_csv(tmp_path / "r.csv")[["pca_1", "pca_2"]].to_numpy(), atol=1e-9)
