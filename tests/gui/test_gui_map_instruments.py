@@ -165,6 +165,21 @@ def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, h
     assert len(mi.labels.shown) <= len(shown)
 
 
+def test_labels_of_a_continuous_colour_name_groups_not_majority_values():
+    from manifold_studio.gui.views.label_layer import GROUPS_DENSITY, TEXT_MAJORITY, labels_task
+
+    rng = np.random.default_rng(0)
+    xy = np.r_[rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 8]
+    rows = np.arange(400)
+    density = rng.random(400)   # e.g. coloured by local density or faithfulness: no classes
+    texts = {c.text for c in labels_task(None, rows, xy, None, density, GROUPS_DENSITY, TEXT_MAJORITY)}
+    assert texts == {"group 1", "group 2"}
+    kinds = np.where(xy[:, 0] > 4, "far", "near").astype(object)   # coloured by a categorical column
+    codes = (xy[:, 0] > 4).astype(np.intp)
+    texts = {c.text for c in labels_task(None, rows, xy, codes, kinds, GROUPS_DENSITY, TEXT_MAJORITY)}
+    assert texts == {"near (100 %)", "far (100 %)"}
+
+
 def test_inverse_map_decodes_like_pca_and_walks(qtbot, make_window, host):
     w, mi = _window(qtbot, make_window, host)
     run = w.map_view.run
