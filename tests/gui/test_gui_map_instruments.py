@@ -18,6 +18,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.analysis.map_density import kde_grid  # noqa: E402
+from manifold_studio.errors import ManifoldStudioError  # noqa: E402
 from manifold_studio.gui.views.density_layer import DENSITY_COLOR_KEY  # noqa: E402
 from manifold_studio.gui.views.neighbour_layer import FAITHFUL_COLOR_KEY  # noqa: E402
 
@@ -142,6 +143,17 @@ def test_explain_panel_ranks_features_like_scipy(qtbot, make_window, host, tmp_p
     panel.export_csv(str(out))
     frame = pd.read_csv(out)
     assert len(frame) == len(panel.result.rows) and frame["feature"][0] == top.feature
+    exact = pd.read_csv(out, float_precision="round_trip")["p"].to_numpy()
+    np.testing.assert_array_equal(exact, [r.p for r in panel.result.rows])   # full precision
+    from manifold_studio.analysis.explain_selection import Explanation, ExplainRow
+    panel.result = Explanation([ExplainRow("=cmd|' /C calc'!A0", "categorical", 1.0, 0.01, 0.02, "fisher",
+                                           category="=1+1", mean_a=0.5, mean_b=0.1, odds_ratio=9.0)],
+                               5, 10, "the rest")
+    panel.export_csv(str(out))
+    text = out.read_text()
+    assert "'=cmd" in text and "'=1+1" in text   # no formula runs when a spreadsheet opens the file
+    with pytest.raises(ManifoldStudioError, match="no/such: the folder does not exist"):
+        panel.export_csv(str(tmp_path / "no" / "such" / "x.csv"))
     w.selection.select(ds.name, np.arange(ds.n_samples))
     panel.run()
     qtbot.waitUntil(lambda: "all 178 rows are selected" in panel.status.text(), timeout=10_000)

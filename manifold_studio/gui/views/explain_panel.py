@@ -6,7 +6,6 @@ on shared bins for numbers, the two shares for a category). The table can be exp
 """
 from __future__ import annotations
 
-import csv
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -17,9 +16,10 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
-from manifold_studio.errors import DataError
+from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.tables.export import write_table_csv
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
 SPARK_W, SPARK_H, SPARK_BINS = 90, 22, 16
@@ -189,10 +189,10 @@ class ExplainPanel(QWidget):
         if self.result is None:
             raise DataError("Explain a selection first: there is no table to export.")
         rows = self.result.table()
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["feature"])
-            writer.writeheader()
-            writer.writerows(rows)
+        header = list(rows[0]) if rows else ["feature"]
+        columns = [np.array([r[k] for r in rows], dtype=object) for k in header]
+        # as every table export: atomic, and a category that a spreadsheet would run as a formula escaped
+        write_table_csv(path, header, columns)
 
     def _export_dialog(self):
         from PySide6.QtWidgets import QFileDialog
@@ -201,6 +201,6 @@ class ExplainPanel(QWidget):
         if path:
             try:
                 self.export_csv(path)
-            except OSError as exc:
-                self.status.setText(f"Could not write {path}: {exc}")
+            except (OSError, ManifoldStudioError) as exc:
+                self.status.setText(f"Could not write {path}: {error_message(exc)}")
 
