@@ -7,7 +7,8 @@ leaves what was there before):
 * :func:`write_h5ad` — a **new** file. When the data came from an ``.h5ad`` file it is a copy of
   that file with the result added (``X``, layers, ``var``, the other ``obs`` columns and ``obsm``
   entries are copied byte for byte, never rewritten); otherwise a new AnnData file with the data
-  as ``X``, the feature names as ``var_names`` and the row ids as ``obs_names``.
+  as ``X``, the feature names as ``var_names``, the row ids as ``obs_names`` and the labels and
+  meta columns (as in a CSV output) as ``obs`` columns.
 * :func:`add_to_h5ad` — the result **added** to an existing ``.h5ad`` file (``--h5ad-add``); its
   rows must match (count, and ``obs_names`` when the data has row ids). Only ``obsm`` and ``obs``
   are written; ``X`` is untouched. A read-only folder is refused before anything is done.
@@ -25,6 +26,7 @@ from manifold_studio.fileio.anndata_io import (
     H5AD_EXTENSIONS, check_hdf5, frame_length, read_elem, require_anndata, write_elem,
 )
 from manifold_studio.fileio.atomic import atomic_replace
+from manifold_studio.tables.result_formats import meta_columns
 
 
 def is_h5ad(path) -> bool:
@@ -44,6 +46,17 @@ def _label_column(values: np.ndarray):
     values = np.asarray(values)
     text = np.array([str(v) for v in values.ravel()], dtype=object)
     return pd.Categorical(text, categories=sorted(set(text), key=lambda v: (len(v), v)))
+
+
+def _obs_column(values):
+    """A meta column for ``obs``: numbers as they are, anything else as a categorical of its text
+    (missing values missing)."""
+    import pandas as pd
+
+    v = np.asarray(values)
+    if v.dtype.kind in "fiub":
+        return v
+    return pd.Categorical([None if x is None or (isinstance(x, float) and x != x) else str(x) for x in v.tolist()])
 
 
 def _add(f, result: np.ndarray, method: str, kind: str, where: str, extra_obs: dict | None = None) -> str:
@@ -111,6 +124,9 @@ def _frame(ds):
                                       else np.arange(n).astype(str)))
     if ds.labels is not None:
         obs[ds.label_name or "label"] = _label_column(ds.labels)
+    for name, values in zip(*meta_columns(ds)):   # the data's annotations (island, sex, ...) as in CSV outputs
+        if name not in obs.columns:
+            obs[name] = _obs_column(values)
     var = pd.DataFrame(index=pd.Index(ds.feature_names or [f"x{j}" for j in range(ds.n_features)]))
     X = sp.csr_matrix(ds.X) if ds.is_sparse else np.asarray(ds.X)
     return anndata.AnnData(X=X, obs=obs, var=var)

@@ -142,6 +142,19 @@ def test_new_h5ad_from_other_data(tmp_path, rng):
     assert list(back.var_names) == ds.feature_names
 
 
+def test_new_h5ad_keeps_the_datas_meta_columns_in_obs(tmp_path):
+    ds = ms.load_data("sample:penguins", missing="keep")   # island, sex (with missing values), year
+    out = tmp_path / "penguins.h5ad"
+    assert main(["run", "pca", "--data", "sample:penguins", "-D", "missing=keep", "--prep", "impute",
+                 "--out", str(out), "-q"]) == 0
+    back = anndata.read_h5ad(out)
+    assert {"island", "sex", "year", "species"} <= set(back.obs.columns)
+    for name in ("island", "sex"):   # a missing sex stays missing
+        expected = [None if v is None else str(v) for v in ds.column_values(name)]
+        assert [None if isinstance(v, float) else v for v in back.obs[name].astype(object)] == expected
+    assert back.obs["year"].astype(str).tolist() == np.asarray(ds.column_values("year")).astype(str).tolist()
+
+
 # -- bad input ----------------------------------------------------------------------------
 def test_not_hdf5(tmp_path):
     path = tmp_path / "table.h5ad"
