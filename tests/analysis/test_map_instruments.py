@@ -273,6 +273,18 @@ def test_inverse_refuses_methods_that_cannot_decode(wine):
     assert not stored.ok and "stored in the data file" in stored.message and "fit the run again" not in stored.message
     with pytest.raises(InvalidParameterError, match="X_umap cannot decode"):
         inv.walk(None, [0, 0], [1, 1], np.zeros((178, 2)), 4, "X_umap", stored=True)
+
+
+def test_a_umap_without_an_inverse_says_so_before_any_hover(wine):
+    X = wine.X[:80]
+    plain = ms.get_algorithm("umap", n_epochs=30).fit(X)
+    assert inv.decoder_status(plain, "UMAP").ok
+    for params, why in (({"densmap": True}, "densmap=True"), ({"metric": "cosine"}, "metric='cosine'")):
+        est = ms.get_algorithm("umap", n_epochs=30, **params).fit(X)
+        status = inv.decoder_status(est, "UMAP")   # said before decoding, not an error at every hover
+        assert not status.ok and status.message.startswith("UMAP cannot decode a map position") and why in status.message
+        with pytest.raises(InvalidParameterError, match=why):
+            inv.decode(est, [[0.0, 0.0]], est.embedding_, "UMAP")
     with pytest.raises(InvalidParameterError, match="Walk steps"):
         inv.walk_positions([0, 0], [1, 1], 1)
 
