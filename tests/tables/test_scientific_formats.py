@@ -61,6 +61,14 @@ def test_tenx_folder_missing_a_file(tmp_path, counts, gone):
         ms.load_data(str(folder))
 
 
+def test_a_cell_ranger_2_folder_missing_genes_tsv_names_it(tmp_path, counts):
+    folder = write_tenx(tmp_path / "v2", counts, [f"G{j}" for j in range(12)], [f"b{i}" for i in range(40)], gz=False)
+    (folder / "features.tsv").unlink()   # Cell Ranger 2 calls it genes.tsv: both names are said
+    with pytest.raises(DataError, match=r"v2 lacks features.tsv.gz \(found: matrix.mtx, barcodes.tsv\); .*"
+                                        r"or, from Cell Ranger 2, matrix.mtx, genes.tsv and barcodes.tsv"):
+        ms.load_data(str(folder))
+
+
 def test_tenx_explicit_nan(tmp_path, counts):
     counts = counts.copy()
     counts[3, 4] = np.nan
