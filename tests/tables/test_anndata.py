@@ -169,6 +169,10 @@ def test_no_x(tmp_path):
         del f["X"]
     with pytest.raises(DataError, match="nox.h5ad has no X matrix.*layers: 'counts'"):
         ms.load_data(str(path))
+    with h5py.File(path, "r+") as f:
+        del f["layers"]["counts"]
+    with pytest.raises(DataError, match="nox.h5ad has no X matrix .*; it has no layers either, so it holds no matrix"):
+        ms.load_data(str(path))   # not told to choose a layer it does not have
 
 
 def test_non_numeric_x(tmp_path):
