@@ -59,6 +59,10 @@ def test_reads_x_sparse_names_obs_and_maps(h5ad):
     np.testing.assert_allclose(ds.column_values("n_counts"), ref.obs["n_counts"].to_numpy())
     assert set(ds.ready_maps) == {"X_umap", "X_pca"}
     np.testing.assert_array_equal(ds.ready_maps["X_umap"], ref.obsm["X_umap"])
+    by_index = ms.load_data(str(h5ad), label_column="0")   # --label-column 0, as for a CSV file
+    assert by_index.label_name == "cell_type" and list(by_index.labels) == list(ds.labels)
+    with pytest.raises(DataError, match="obs has no column 7 \\(it has 2 columns\\)"):
+        ms.load_data(str(h5ad), label_column="7")
     # a subset keeps its maps' rows; a new target changes the labels, not X
     sub = ds.subset(np.arange(10, 20))
     np.testing.assert_array_equal(sub.ready_maps["X_pca"], ref.obsm["X_pca"][10:20])
