@@ -14,8 +14,8 @@ The results agree with ``pandas.DataFrame.query`` on the same table (NaN compare
 ``!=``). Text columns compare with ``==`` and ``!=`` only. Errors name the position (1-based
 character) and, for a column that does not exist, the columns that do.
 
-``auto`` (the default) reads the text as an expression when it parses and names a column, and
-searches it as text otherwise.
+``auto`` (the default) reads ``/.../`` as a regular expression, the text as an expression when it
+parses and names a column, and searches it as text otherwise.
 """
 from __future__ import annotations
 
@@ -362,6 +362,12 @@ def search(text: str, columns, n: int, mode: str = AUTO, factors_of=None) -> Mat
         raise SearchError("The data set has no rows to search.")
     if mode == EXPRESSION:
         return evaluate(text, columns, n)
+    if mode == AUTO and len(text) > 2 and text.startswith("/") and text.endswith("/"):   # /regex/, as the box says
+        try:
+            re.compile(text[1:-1])
+        except re.error as exc:   # the position in the typed text, its first slash counted
+            raise SearchError(f"Position {(exc.pos or 0) + 2}: not a valid regular expression: {exc.msg}.") from None
+        return text_search(text[1:-1], columns, n, regex=True, factors_of=factors_of)
     if mode == AUTO:
         try:
             tree = parse(text)

@@ -117,6 +117,16 @@ def test_text_and_regex_search_and_auto_mode():
     assert se.search("2", numbered, 4, mode=se.CONTAINS).mask.tolist() == [0, 1, 1, 0]  # labels as text
 
 
+def test_auto_search_reads_slashes_as_a_regular_expression():
+    cols = [Column("x", np.arange(4.0), FEATURE),
+            Column("name", np.array(["Abc", "abd", "xyz", "ab/c"], dtype=object), LABEL)]
+    got = se.search("/^ab[cd]$/", cols, 4)   # the box's placeholder: "text, /regex/ or alcohol > 13"
+    assert got.mode == se.REGEX and got.mask.tolist() == [1, 1, 0, 0]
+    with pytest.raises(SearchError, match="Position 2: not a valid regular expression"):
+        se.search("/[a/", cols, 4)   # the '[' is the typed text's 2nd character
+    assert se.search("b/c", cols, 4).mask.tolist() == [0, 0, 0, 1]   # a slash inside is text
+
+
 def test_auto_search_names_a_misspelt_column_instead_of_finding_nothing(wine):
     cols = wine_columns(wine)
     with pytest.raises(SearchError, match="Position 1: there is no column 'alcohl'. Columns: alcohol"):
