@@ -159,6 +159,25 @@ def test_explain_panel_ranks_features_like_scipy(qtbot, make_window, host, tmp_p
     qtbot.waitUntil(lambda: "all 178 rows are selected" in panel.status.text(), timeout=10_000)
 
 
+def test_explain_on_a_wide_sparse_data_set_says_which_features_it_ranks():
+    import scipy.sparse as sp
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.gui.views.explain_panel import explain_task
+    from manifold_studio.gui.views.map_encoding import ColumnCache
+    from manifold_studio.session.model import Session
+    from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+
+    session = Session()
+    X = sp.random(60, SPARSE_TABLE_COLUMNS + 30, density=0.3, format="csr", random_state=0) * 5
+    name = session.add_dataset(Dataset("cells", X, feature_names=[f"g{j}" for j in range(X.shape[1])]))
+    from manifold_studio.analysis.explain_selection import MANN_WHITNEY
+
+    res, _sparks = explain_task(session, name, ColumnCache(), np.arange(20), None, MANN_WHITNEY)
+    assert {r.feature for r in res.rows} == {f"g{j}" for j in range(SPARSE_TABLE_COLUMNS)}
+    assert res.notes[-1] == f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {X.shape[1]} features are ranked."
+
+
 def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, host):
     w, mi = _window(qtbot, make_window, host)
     mi.labels.box.setChecked(True)

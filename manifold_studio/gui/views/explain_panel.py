@@ -19,6 +19,7 @@ from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explana
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
 from manifold_studio.tables.export import write_table_csv
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
@@ -67,6 +68,10 @@ def explain_task(session, name, cache: ColumnCache, selected, other, test, progr
     the small distributions are all computed off the GUI thread."""
     cols = cache.get(session, name)
     res = explain(cols, selected, other, test=test, progress=progress)
+    ds = session.datasets[name]
+    if ds.is_sparse and ds.n_features > SPARSE_TABLE_COLUMNS:   # said, not hidden: the other genes are not ranked
+        res.notes.append(f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {ds.n_features:,} "
+                         "features are ranked.")
     by_name = {c.name: c for c in cols}
     rows_a, rows_b, _against = selection_groups(selected, other, len(cols[0].values))
     rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
