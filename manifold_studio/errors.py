@@ -75,6 +75,17 @@ def error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def with_note(message: str, note: str) -> str:
+    """``message`` as a sentence, then ``note`` as another ("… set target_weight=0. The previous
+    result is still shown."), never "….; the …"; ``message`` alone when ``note`` is empty."""
+    text = message.rstrip()
+    if not note:
+        return text
+    text += "" if text.endswith((".", "!", "?", ":")) else "."
+    note = note.strip()
+    return f"{text} {note[:1].upper()}{note[1:]}{'' if note.endswith(('.', '!', '?')) else '.'}"
+
+
 def describe_exit(code: int | None, unfinished: str = "without returning a result") -> str:
     """What the exit status of a dead child process means, in words (a negative code is the
     signal that ended it, as subprocess and multiprocessing report it)."""

@@ -51,6 +51,10 @@ def decoder_status(estimator, name: str = "", in_worker: bool = False, stored: b
         return DecodeStatus(False, f"{what} cannot decode a map position: the method has no inverse "
                                    "(only PCA, probabilistic PCA, NMF, the autoencoder and methods with an "
                                    "inverse_transform can).")
+    refusal = getattr(_final(estimator), "cannot_inverse", None)   # a model whose inverse depends on its fit
+    why = refusal() if callable(refusal) else ""
+    if why:
+        return DecodeStatus(False, f"{what} cannot decode a map position: {why}")
     prep = getattr(estimator, "preparation", None)
     note = " (values of the prepared data)" if prep else ""
     return DecodeStatus(True, f"{what} decodes map positions{note}.")

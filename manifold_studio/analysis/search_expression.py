@@ -14,8 +14,8 @@ The results agree with ``pandas.DataFrame.query`` on the same table (NaN compare
 ``!=``). Text columns compare with ``==`` and ``!=`` only. Errors name the position (1-based
 character) and, for a column that does not exist, the columns that do.
 
-``auto`` (the default) reads the text as an expression when it parses and names a column, and
-searches it as text otherwise.
+``auto`` (the default) reads ``/.../`` as a regular expression, the text as an expression when it
+parses and names a column, and searches it as text otherwise.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from manifold_studio.tables.dataset_columns import LABEL
+from manifold_studio.tables.dataset_columns import FEATURE, LABEL, Column
 from manifold_studio.tables.search import SearchError, factorize, is_numeric
 
 CONTAINS, REGEX, EXPRESSION, AUTO = "contains", "regex", "expression", "auto"
@@ -178,6 +178,26 @@ class _Parser:
 def parse(text: str):
     """The syntax tree of an expression (raises :class:`SearchError` naming the position)."""
     return _Parser(text).parse()
+
+
+def named_sparse_features(text: str, ds, columns) -> list:
+    """The feature columns of a sparse data set that the expression ``text`` names but
+    ``columns`` leave out (a sparse data set's column list holds its first few features only),
+    densified one by one, so that ``CD3E > 1`` finds a gene wherever it is; none when the text
+    does not parse or the data are dense."""
+    if not getattr(ds, "is_sparse", False) or not ds.feature_names:
+        return []
+    try:
+        asked = {n.casefold() for n in column_names(parse(text))}
+    except SearchError:
+        return []
+    have = {c.name.casefold() for c in columns}
+    out = []
+    for j, name in enumerate(ds.feature_names):
+        if name.casefold() in asked and name.casefold() not in have:
+            have.add(name.casefold())
+            out.append(Column(name, ds.dense(cols=j), FEATURE))
+    return out
 
 
 def column_names(node) -> list[str]:
@@ -342,6 +362,12 @@ def search(text: str, columns, n: int, mode: str = AUTO, factors_of=None) -> Mat
         raise SearchError("The data set has no rows to search.")
     if mode == EXPRESSION:
         return evaluate(text, columns, n)
+    if mode == AUTO and len(text) > 2 and text.startswith("/") and text.endswith("/"):   # /regex/, as the box says
+        try:
+            re.compile(text[1:-1])
+        except re.error as exc:   # the position in the typed text, its first slash counted
+            raise SearchError(f"Position {(exc.pos or 0) + 2}: not a valid regular expression: {exc.msg}.") from None
+        return text_search(text[1:-1], columns, n, regex=True, factors_of=factors_of)
     if mode == AUTO:
         try:
             tree = parse(text)
@@ -355,4 +381,8 @@ def search(text: str, columns, n: int, mode: str = AUTO, factors_of=None) -> Mat
             return evaluate(text, columns, n)
         if not _text_columns(columns) and tree is not None:
             return evaluate(text, columns, n)  # no text to search: say what is wrong with it
+        found = text_search(text, columns, n, factors_of=factors_of)
+        if not found.count and tree is not None and tree[0] != "column" and re.search(r"[<>=!]", text):
+            return evaluate(text, columns, n)  # a condition on a misspelt column: name the columns
+        return found
     return text_search(text, columns, n, regex=mode == REGEX, factors_of=factors_of)

@@ -308,7 +308,8 @@ def cmd_run(args) -> int:
         header.append("fitted")
         columns.append(fitted_mask.astype(int))
     write_run_output(args, console, est, cls, ds, result,
-                     lambda: write_csv(args.out, header, columns, args.escape_formulas, array=result))
+                     lambda: write_csv(args.out, header, columns, args.escape_formulas, array=result),
+                     fitted_mask=fitted_mask)
     if new is not None:
         header, columns = result_table(ext, cls.id, cls.kind, new.labels, new.label_name, new.row_ids,
                                        row_id_header(new), meta_columns(new) if args.metas else None)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError
+from manifold_studio.fileio.bounded import name_list
 from manifold_studio.extend.dask_extend import (
     connect,
     extend_dask,
@@ -51,7 +52,7 @@ def apply_on_dask(args, model_blob: bytes, console) -> tuple[str, int, float]:
     else:
         idx = match_columns(names, train.get("feature_names"))
     if idx is not None:
-        console.note(f"columns matched to the training data by name ({', '.join(train['feature_names'])}).")
+        console.note(f"columns matched to the training data by name ({name_list(train['feature_names'], 12)}).")
         X = X[:, idx]
     client = connect(args.dask or None)
     try:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from manifold_studio.cli.console import UsageError, format_seconds
 from manifold_studio.extend.out_of_core import extend_source
 from manifold_studio.files.anndata_out import add_to_h5ad, check_addable, is_h5ad, write_h5ad
@@ -39,11 +41,14 @@ def outputs_to_check(args, outputs: tuple[str, ...]) -> tuple[str, ...]:
     return outputs
 
 
-def write_h5ad_result(args, result, algorithm_id: str, kind: str, ds=None, source: str | None = None) -> str:
-    """Write or add the result (``ds``: the data set fitted, ``source``: the data file of apply)."""
+def write_h5ad_result(args, result, algorithm_id: str, kind: str, ds=None, source: str | None = None,
+                      fitted_mask=None) -> str:
+    """Write or add the result (``ds``: the data set fitted, ``source``: the data file of apply;
+    ``fitted_mask``: --fit-sample's fitted rows, written as ``obs['<method>_fitted']``)."""
+    extra = None if fitted_mask is None else {f"{algorithm_id}_fitted": np.asarray(fitted_mask, dtype=bool)}
     if getattr(args, "h5ad_add", False):
-        return add_to_h5ad(args.out, result, algorithm_id, kind, ds)
-    return write_h5ad(args.out, result, algorithm_id, kind, ds, source=source)
+        return add_to_h5ad(args.out, result, algorithm_id, kind, ds, extra_obs=extra)
+    return write_h5ad(args.out, result, algorithm_id, kind, ds, source=source, extra_obs=extra)
 
 
 def is_backed(ds) -> bool:
@@ -64,9 +69,10 @@ def extend_backed(args, est, kind: str, algorithm_id: str, ds, chunk_rows: int =
             f"{rep.peak_memory_mb:,.0f} MB; wrote {written}")
 
 
-def write_run_output(args, console, est, cls, ds, result, write_csv) -> None:
-    """Write ``run``'s result: to an .h5ad file, or extended to every row of a backed file (its
-    sample was fitted), or else with ``write_csv()``."""
+def write_run_output(args, console, est, cls, ds, result, write_csv, fitted_mask=None) -> None:
+    """Write ``run``'s result: to an .h5ad file (with ``fitted_mask``, --fit-sample's fitted rows,
+    as an obs column), or extended to every row of a backed file (its sample was fitted), or else
+    with ``write_csv()``."""
     if is_backed(ds):
         progress = console.progress(f"{cls.id} extend")
         try:
@@ -74,7 +80,7 @@ def write_run_output(args, console, est, cls, ds, result, write_csv) -> None:
         finally:
             console.end_progress()
     elif h5ad_out(args):
-        console.note(f"{args.out}: {write_h5ad_result(args, result, cls.id, cls.kind, ds)}")
+        console.note(f"{args.out}: {write_h5ad_result(args, result, cls.id, cls.kind, ds, fitted_mask=fitted_mask)}")
     else:
         write_csv()
 

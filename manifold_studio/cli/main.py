@@ -266,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot-size", metavar="WxH", help="size of --plot in pixels (default 1000x800)")
     p.add_argument("--fit-sample", type=_positive_int, metavar="M",
                    help="fit on M randomly chosen points and extend the model to all the others "
-                   "(the output gets a 'fitted' column: 1 for the fitted points)")
+                   "(the output gets a 'fitted' column: 1 for the fitted points; in an .h5ad output "
+                   "obs['ALGO_fitted'])")
     p.add_argument("--sample-seed", type=_seed, default=0, metavar="SEED",
                    help="random seed choosing the points of --fit-sample (default 0)")
     p.add_argument("--cv", type=_positive_int, metavar="K",

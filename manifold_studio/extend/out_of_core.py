@@ -29,7 +29,7 @@ from manifold_studio.algorithms.named_columns import STRAY_TEXT, check_numeric_c
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.data import Dataset
 from manifold_studio.errors import DataError
-from manifold_studio.fileio.bounded import check_regular_file
+from manifold_studio.fileio.bounded import check_regular_file, name_list
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.result_formats import meta_columns
 from manifold_studio.tables.result_table import ResultWriter
@@ -100,10 +100,27 @@ def data_parts(source: str) -> list[Path]:
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in PART_EXTENSIONS
                        and not p.name.startswith("."))
+        if not files and _one_data_set(path):   # a 10x folder, a folder of images: one data set
+            return [path]
         if not files:
             raise DataError(f"The folder {text} holds no data parts ({', '.join(PART_EXTENSIONS)} files).")
         return files
     return [path]
+
+
+def _named_rows(ds: Dataset) -> bool:
+    """Whether a table-less data set's rows have names of their own (a 10x folder's barcodes), not
+    the positions a chunk numbers from 0."""
+    return ds.row_ids is not None and np.asarray(ds.row_ids).dtype.kind not in "iuf"
+
+
+def _one_data_set(folder: Path) -> bool:
+    """Whether a loader reads the folder as one data set (a 10x folder, a folder of images)."""
+    try:
+        get_host().loader_for(folder)
+    except DataError:
+        return False
+    return True
 
 
 def match_columns(names: list[str] | None, train_names: list[str] | None) -> list[int] | None:
@@ -131,7 +148,7 @@ def align_features(ds: Dataset, train_names: list[str] | None, n_features: int) 
     if idx is not None:
         note = None
         if len(names) != len(train_names) or idx != list(range(len(idx))):
-            note = f"{ds.name}: columns matched to the training data by name ({', '.join(train_names)})."
+            note = f"{ds.name}: columns matched to the training data by name ({name_list(train_names, 12)})."
         return X[:, idx], note
     if X.shape[1] != n_features:
         have = f" ({', '.join(names)})" if names and len(names) <= 12 else ""
@@ -259,7 +276,7 @@ def extend_source(estimator, source: str, *, host=None, options: dict | None = N
         for part, ds in iter_source(source, host, options, chunk_rows):
             first = first or ds
             report.notes.extend(ds.report)
-            by_line = by_line and ds.table is not None or not files
+            by_line = by_line and (ds.table is not None or _named_rows(ds)) or not files
             if callable(getattr(estimator, "prepare", None)):  # a pipeline: columns by name
                 for text in pipeline_types(estimator, ds, part.name):
                     if text not in report.notes:

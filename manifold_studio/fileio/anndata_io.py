@@ -80,9 +80,11 @@ def matrix_elem(f, path: Path, layer: str | None):
     """The HDF5 element of ``X`` or of ``layers[layer]`` (a DataError naming what exists)."""
     if layer is None:
         if "X" not in f:
-            raise DataError(f"{path.name} has no X matrix (AnnData files written with X=None hold only annotations); "
-                            "choose one of its layers with the layer option" +
-                            (f" (layers: {', '.join(repr(k) for k in sorted(f['layers']))})." if "layers" in f and len(f["layers"]) else "."))
+            layers = sorted(f["layers"]) if "layers" in f else []
+            raise DataError(f"{path.name} has no X matrix (AnnData files written with X=None hold only annotations); " +
+                            (f"choose one of its layers with the layer option (layers: "
+                             f"{', '.join(repr(k) for k in layers)})." if layers else
+                             "it has no layers either, so it holds no matrix to fit."))
         return f["X"], "X"
     layers = sorted(f["layers"]) if "layers" in f else []
     if layer not in layers:

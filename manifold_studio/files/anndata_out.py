@@ -7,7 +7,8 @@ leaves what was there before):
 * :func:`write_h5ad` — a **new** file. When the data came from an ``.h5ad`` file it is a copy of
   that file with the result added (``X``, layers, ``var``, the other ``obs`` columns and ``obsm``
   entries are copied byte for byte, never rewritten); otherwise a new AnnData file with the data
-  as ``X``, the feature names as ``var_names`` and the row ids as ``obs_names``.
+  as ``X``, the feature names as ``var_names``, the row ids as ``obs_names`` and the labels and
+  meta columns (as in a CSV output) as ``obs`` columns.
 * :func:`add_to_h5ad` — the result **added** to an existing ``.h5ad`` file (``--h5ad-add``); its
   rows must match (count, and ``obs_names`` when the data has row ids). Only ``obsm`` and ``obs``
   are written; ``X`` is untouched. A read-only folder is refused before anything is done.
@@ -25,6 +26,7 @@ from manifold_studio.fileio.anndata_io import (
     H5AD_EXTENSIONS, check_hdf5, frame_length, read_elem, require_anndata, write_elem,
 )
 from manifold_studio.fileio.atomic import atomic_replace
+from manifold_studio.tables.result_formats import meta_columns
 
 
 def is_h5ad(path) -> bool:
@@ -46,13 +48,26 @@ def _label_column(values: np.ndarray):
     return pd.Categorical(text, categories=sorted(set(text), key=lambda v: (len(v), v)))
 
 
-def _add(f, result: np.ndarray, method: str, kind: str, where: str) -> str:
-    """Write the result into the open file ``f`` (mode r+), return what was written."""
+def _obs_column(values):
+    """A meta column for ``obs``: numbers as they are, anything else as a categorical of its text
+    (missing values missing)."""
+    import pandas as pd
+
+    v = np.asarray(values)
+    if v.dtype.kind in "fiub":
+        return v
+    return pd.Categorical([None if x is None or (isinstance(x, float) and x != x) else str(x) for x in v.tolist()])
+
+
+def _add(f, result: np.ndarray, method: str, kind: str, where: str, extra_obs: dict | None = None) -> str:
+    """Write the result into the open file ``f`` (mode r+), return what was written.
+    ``extra_obs``: more ``obs`` columns (name -> one value per cell), e.g. ``<method>_fitted``."""
     group, key = result_key(method, kind)
     n = frame_length(f, "obs")
     if n is not None and n != result.shape[0]:
         raise DataError(f"{where} has {n:,} cells (obs rows) but the result has {result.shape[0]:,} rows: "
                         "it can only be added to the file the data came from.")
+    written = []
     if group == "obsm":
         if "obsm" not in f:
             write_elem(f, "obsm", {})
@@ -60,22 +75,26 @@ def _add(f, result: np.ndarray, method: str, kind: str, where: str) -> str:
         if replaced:
             del f["obsm"][key]
         write_elem(f["obsm"], key, np.ascontiguousarray(result, dtype=np.float64))
-        return f"obsm[{key!r}] ({'replaced' if replaced else 'new'})"
-    obs = read_elem(f["obs"])
-    replaced = key in obs.columns
-    obs[key] = _label_column(result)
-    del f["obs"]
-    write_elem(f, "obs", obs)
-    return f"obs[{key!r}] ({'replaced' if replaced else 'new'})"
+        written.append(f"obsm[{key!r}] ({'replaced' if replaced else 'new'})")
+    columns = {} if group == "obsm" else {key: _label_column(result)}
+    columns.update(extra_obs or {})
+    if columns:
+        obs = read_elem(f["obs"])
+        for name, values in columns.items():
+            written.append(f"obs[{name!r}] ({'replaced' if name in obs.columns else 'new'})")
+            obs[name] = values
+        del f["obs"]
+        write_elem(f, "obs", obs)
+    return " and ".join(written)
 
 
-def _edit(tmp: Path, source: Path | None, result, method, kind, where: str) -> str:
+def _edit(tmp: Path, source: Path | None, result, method, kind, where: str, extra_obs: dict | None = None) -> str:
     import h5py
 
     if source is not None:
         shutil.copyfile(source, tmp)
     with h5py.File(tmp, "r+") as f:
-        return _add(f, result, method, kind, where)
+        return _add(f, result, method, kind, where, extra_obs)
 
 
 def _check_rows(path: Path, ds) -> None:
@@ -105,14 +124,18 @@ def _frame(ds):
                                       else np.arange(n).astype(str)))
     if ds.labels is not None:
         obs[ds.label_name or "label"] = _label_column(ds.labels)
+    for name, values in zip(*meta_columns(ds)):   # the data's annotations (island, sex, ...) as in CSV outputs
+        if name not in obs.columns:
+            obs[name] = _obs_column(values)
     var = pd.DataFrame(index=pd.Index(ds.feature_names or [f"x{j}" for j in range(ds.n_features)]))
     X = sp.csr_matrix(ds.X) if ds.is_sparse else np.asarray(ds.X)
     return anndata.AnnData(X=X, obs=obs, var=var)
 
 
-def write_h5ad(path, result, method: str, kind: str, ds=None, source=None) -> str:
+def write_h5ad(path, result, method: str, kind: str, ds=None, source=None, extra_obs: dict | None = None) -> str:
     """Write a new ``.h5ad`` file (see the module docstring); returns what was written.
-    ``source``: the data file when there is no data set (``apply``), default ``ds.source``."""
+    ``source``: the data file when there is no data set (``apply``), default ``ds.source``;
+    ``extra_obs``: more ``obs`` columns to write (see :func:`_add`)."""
     require_anndata()
     path, result = Path(path), np.asarray(result)
     source = source if source is not None else (ds.source if ds is not None else None)
@@ -124,7 +147,7 @@ def write_h5ad(path, result, method: str, kind: str, ds=None, source=None) -> st
             raise DataError(f"{path.name} is the data file: add the result to it with --h5ad-add, or give "
                             "another output file.")
         written: list[str] = []
-        atomic_replace(path, lambda tmp: written.append(_edit(tmp, source, result, method, kind, path.name)))
+        atomic_replace(path, lambda tmp: written.append(_edit(tmp, source, result, method, kind, path.name, extra_obs)))
         return f"a copy of {source.name} with {written[0]}"
     if ds is None:
         raise DataError(f"{path.name}: an .h5ad result is written from .h5ad data only here (a copy of the data "
@@ -136,7 +159,7 @@ def write_h5ad(path, result, method: str, kind: str, ds=None, source=None) -> st
 
     def fill(tmp: Path):
         adata.write_h5ad(tmp)
-        written.append(_edit(tmp, None, result, method, kind, path.name))
+        written.append(_edit(tmp, None, result, method, kind, path.name, extra_obs))
 
     atomic_replace(path, fill)
     return f"X ({ds.n_samples:,} × {ds.n_features}) and {written[0]}"
@@ -159,7 +182,7 @@ def check_addable(path) -> None:
                          f"{path.name} is unchanged.")
 
 
-def add_to_h5ad(path, result, method: str, kind: str, ds=None) -> str:
+def add_to_h5ad(path, result, method: str, kind: str, ds=None, extra_obs: dict | None = None) -> str:
     """Add the result to the existing ``.h5ad`` file ``path`` atomically (see the module
     docstring); returns what was written."""
     require_anndata()
@@ -167,5 +190,5 @@ def add_to_h5ad(path, result, method: str, kind: str, ds=None) -> str:
     check_addable(path)
     _check_rows(path, ds)
     written: list[str] = []
-    atomic_replace(path, lambda tmp: written.append(_edit(tmp, path, result, method, kind, path.name)))
+    atomic_replace(path, lambda tmp: written.append(_edit(tmp, path, result, method, kind, path.name, extra_obs)))
     return written[0]

@@ -32,7 +32,7 @@ from manifold_studio.analysis.choose_k import ChooseKResult, choose_k, cluster_c
 from manifold_studio.analysis.compare_clusterings import cluster_count_methods
 from manifold_studio.analysis.scales import scale_advice
 from manifold_studio.session.chosen_k import plan_chosen_k
-from manifold_studio.errors import ManifoldStudioError, error_message
+from manifold_studio.errors import ManifoldStudioError, error_message, with_note
 from manifold_studio.gui.lazy_slot import LazySlot
 from manifold_studio.gui.input_selector import RAW
 from manifold_studio.gui.widgets import message_label, say, seed_spin_box
@@ -314,7 +314,7 @@ class ChooseKTool(QWidget):
         return scale_advice(prepared.X, prepared.columns)
 
     def _failed(self, message: str, detail: str) -> None:
-        self._say(f"Choosing k failed: {message}" + ("; the previous results are kept" if self.result else ""),
+        self._say(with_note(f"Choosing k failed: {message}", "the previous results are kept" if self.result else ""),
                   error=True)
         if self.result is not None:
             self._done_again()

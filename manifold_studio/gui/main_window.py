@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio import load_data
-from manifold_studio.errors import DataError, error_message
+from manifold_studio.errors import DataError, error_message, with_note
 from manifold_studio.gui.algorithm_panel import AlgorithmPanel
 from manifold_studio.gui.data_panel import DataPanel
 from manifold_studio.gui.error_handling import show_error_dialog
@@ -397,8 +397,8 @@ class MainWindow(RunActions, QMainWindow):
 
     def _load_failed(self, source: str, message: str, detail: str) -> None:
         self._startup_algorithm = None
-        kept = ("; the loaded data is unchanged" if self.session.datasets else "")
-        self.report_error(f"Could not load {source}: {message}{kept}", detail, dialog=True)
+        kept = "the loaded data is unchanged" if self.session.datasets else ""
+        self.report_error(with_note(f"Could not load {source}: {message}", kept), detail, dialog=True)
         self.loadFailed.emit(message)
 
     def open_file(self, path, options: dict | None = None, ask: bool | None = None,

@@ -6,7 +6,7 @@ of :class:`~manifold_studio.gui.main_window.MainWindow` (it uses the window's se
 same spec synchronously (scripts, the command line)."""
 from __future__ import annotations
 
-from manifold_studio.errors import error_message
+from manifold_studio.errors import error_message, with_note
 from manifold_studio.gui.distance_matrix_actions import distance_blocker
 from manifold_studio.gui.fit_partials import route_partial
 from manifold_studio.gui.missing_values import missing_blocker
@@ -107,8 +107,9 @@ class RunActions:
     def _fit_failed(self, job, message: str, detail: str) -> None:
         run = job.fail(message, detail)
         self.show_run(self.session.current_run)  # drop any intermediate preview
-        self.report_error(f"Run {run.title()} failed: {message}" + (
-            "; the previous result is still shown" if self.session.current_run else ""), detail, log=False)
+        self.report_error(with_note(f"Run {run.title()} failed: {message}",
+                                    "the previous result is still shown" if self.session.current_run else ""),
+                          detail, log=False)
         self.runFinished.emit(run)
 
     def _fit_cancelled(self, job) -> None:

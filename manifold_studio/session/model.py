@@ -44,7 +44,7 @@ from manifold_studio.plugins.host import get_host
 from manifold_studio.analysis.chain import chained_estimator, jsonable_params
 from manifold_studio.session.distance_methods import distance_params
 from manifold_studio.session.lifecycle import prepare_extension, prepare_fit, run_fit
-from manifold_studio.session.ready_maps import add_ready_maps
+from manifold_studio.session.ready_maps import add_ready_maps, preferred_ready_map
 from manifold_studio.session.run_spec import RunSpec
 from manifold_studio.session.state import AnalysisState
 from manifold_studio.session.view_state import ViewState
@@ -148,7 +148,9 @@ class Session(AnalysisState, ViewState):
         if make_current or self.current_dataset_name is None:
             self.set_current_dataset(name)
         if dataset.ready_maps:  # e.g. an AnnData file's obsm['X_umap']: shown like runs
-            add_ready_maps(self, name)
+            added = add_ready_maps(self, name)
+            if added and make_current:  # the data set shown: show its map (not an empty plot)
+                self.set_current_run(preferred_ready_map(added).id)
         return name
 
     def remove_dataset(self, name: str) -> Dataset:

@@ -14,8 +14,18 @@ from manifold_studio.session.records import DONE, Run
 READY_MAP = "ready_map"
 
 
+#: the maps shown first when a file brings several (the others are in the Runs table)
+PREFERRED_KEYS = ("X_umap", "X_tsne")
+
+
 def is_ready_map(run: Run) -> bool:
     return run.algorithm_id == READY_MAP
+
+
+def preferred_ready_map(runs: list[Run]) -> Run:
+    """The ready map shown when its data set is loaded: X_umap, else X_tsne, else the first."""
+    rank = {k.casefold(): i for i, k in enumerate(PREFERRED_KEYS)}
+    return min(runs, key=lambda r: rank.get(str(r.params.get("key", "")).casefold(), len(rank)))
 
 
 def add_ready_maps(session, dataset_name: str) -> list[Run]:

@@ -51,6 +51,8 @@ OPTIONS = (
 def _target(ref, names: list[str], path: Path) -> str | None:
     if ref is None:
         return None
+    if isinstance(ref, str) and ref.strip().isdigit() and ref not in names:   # --label-column 0: an index
+        ref = int(ref)
     if isinstance(ref, int) and str(ref) not in names:
         if not 0 <= ref < len(names):
             raise DataError(f"{path.name}: obs has no column {ref} (it has {len(names)} columns).")

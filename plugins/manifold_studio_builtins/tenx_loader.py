@@ -80,7 +80,8 @@ class TenxLoader(Loader):
         if missing:
             found = [f.name for f in files.values() if f is not None]
             raise DataError(f"The 10x folder {folder.name} lacks {', '.join(missing)} (found: {', '.join(found)}); "
-                            "a 10x folder holds matrix.mtx.gz, features.tsv.gz and barcodes.tsv.gz.")
+                            "a 10x folder holds matrix.mtx.gz, features.tsv.gz and barcodes.tsv.gz (or, from "
+                            "Cell Ranger 2, matrix.mtx, genes.tsv and barcodes.tsv, gzipped or not).")
         genes = _lines(files["features"])
         barcodes = [row[0] for row in _lines(files["barcodes"])]
         counts = read_mtx(files["matrix"]).X

@@ -321,19 +321,26 @@ class UMAP(SparseInput, EmbeddingAlgorithm):
         Y[same >= 0] = self.embedding_[same[same >= 0]]
         return Y
 
-    def inverse_transform(self, Y, progress=None):
-        """Points of the data space for points ``Y`` (m, n_components) of the map (umap-learn's
-        inverse transform: see the class docstring); each row on its own."""
-        self.check_is_fitted("inverse_transform")
+    def cannot_inverse(self) -> str:
+        """Why this fitted UMAP has no inverse transform ("" when it has one): the map's decoder
+        asks before offering to decode."""
         p = self._p
         why = ("no memberships of the training points saved (a model from an older version: refit it)"
                if getattr(self, "sigmas_", None) is None else
                "sparse training data" if sp.issparse(self.training_points_) else
                f"metric={p['metric']!r}" if p["metric"] != "euclidean" else
                "densmap=True" if p["densmap"] else "")
+        return (f"inverse_transform needs a UMAP fitted with metric='euclidean' on dense data without densMAP "
+                f"(as umap-learn); this one has {why}.") if why else ""
+
+    def inverse_transform(self, Y, progress=None):
+        """Points of the data space for points ``Y`` (m, n_components) of the map (umap-learn's
+        inverse transform: see the class docstring); each row on its own."""
+        self.check_is_fitted("inverse_transform")
+        p = self._p
+        why = self.cannot_inverse()
         if why:
-            raise InvalidParameterError(f"inverse_transform needs a UMAP fitted with metric='euclidean' on "
-                                        f"dense data without densMAP (as umap-learn); this one has {why}.")
+            raise InvalidParameterError(why)
         if self.embedding_.shape[1] >= 8:
             warnings.warn("inverse_transform works best with low-dimensional maps (as umap-learn warns): "
                           f"with n_components={self.embedding_.shape[1]} the reconstruction may be poor.",

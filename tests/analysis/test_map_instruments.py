@@ -117,6 +117,24 @@ def test_text_and_regex_search_and_auto_mode():
     assert se.search("2", numbered, 4, mode=se.CONTAINS).mask.tolist() == [0, 1, 1, 0]  # labels as text
 
 
+def test_auto_search_reads_slashes_as_a_regular_expression():
+    cols = [Column("x", np.arange(4.0), FEATURE),
+            Column("name", np.array(["Abc", "abd", "xyz", "ab/c"], dtype=object), LABEL)]
+    got = se.search("/^ab[cd]$/", cols, 4)   # the box's placeholder: "text, /regex/ or alcohol > 13"
+    assert got.mode == se.REGEX and got.mask.tolist() == [1, 1, 0, 0]
+    with pytest.raises(SearchError, match="Position 2: not a valid regular expression"):
+        se.search("/[a/", cols, 4)   # the '[' is the typed text's 2nd character
+    assert se.search("b/c", cols, 4).mask.tolist() == [0, 0, 0, 1]   # a slash inside is text
+
+
+def test_auto_search_names_a_misspelt_column_instead_of_finding_nothing(wine):
+    cols = wine_columns(wine)
+    with pytest.raises(SearchError, match="Position 1: there is no column 'alcohl'. Columns: alcohol"):
+        se.search("alcohl > 13", cols, wine.n_samples)
+    texts = [Column("x", np.arange(3.0), FEATURE), Column("t", np.array(["a>b", "c", "a>b"], dtype=object), LABEL)]
+    assert se.search("a>b", texts, 3).mask.tolist() == [1, 0, 1]  # a text that happens to parse is still found
+
+
 @pytest.mark.parametrize("query, pattern", [
     ("alcohol > ", "Position 10: expected a number"),
     ("alcohol >> 3", "Position 10"),
@@ -265,6 +283,18 @@ def test_inverse_refuses_methods_that_cannot_decode(wine):
     assert not stored.ok and "stored in the data file" in stored.message and "fit the run again" not in stored.message
     with pytest.raises(InvalidParameterError, match="X_umap cannot decode"):
         inv.walk(None, [0, 0], [1, 1], np.zeros((178, 2)), 4, "X_umap", stored=True)
+
+
+def test_a_umap_without_an_inverse_says_so_before_any_hover(wine):
+    X = wine.X[:80]
+    plain = ms.get_algorithm("umap", n_epochs=30).fit(X)
+    assert inv.decoder_status(plain, "UMAP").ok
+    for params, why in (({"densmap": True}, "densmap=True"), ({"metric": "cosine"}, "metric='cosine'")):
+        est = ms.get_algorithm("umap", n_epochs=30, **params).fit(X)
+        status = inv.decoder_status(est, "UMAP")   # said before decoding, not an error at every hover
+        assert not status.ok and status.message.startswith("UMAP cannot decode a map position") and why in status.message
+        with pytest.raises(InvalidParameterError, match=why):
+            inv.decode(est, [[0.0, 0.0]], est.embedding_, "UMAP")
     with pytest.raises(InvalidParameterError, match="Walk steps"):
         inv.walk_positions([0, 0], [1, 1], 1)
 
@@ -359,3 +389,29 @@ def test_every_method_that_decodes_decodes_like_its_inverse_transform(wine, algo
     pos = Z[:3, :2] + 0.1
     codes = np.c_[pos, np.broadcast_to(Z[:, 2:].mean(axis=0), (3, Z.shape[1] - 2))]
     np.testing.assert_allclose(inv.decode(est, pos, Z, algo), est.inverse_transform(codes), rtol=1e-10, atol=1e-10)
+
+
+def test_search_finds_a_gene_past_the_first_columns_of_a_sparse_data_set():
+    import scipy.sparse as sp
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.session.model import Session
+    from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS, dataset_columns
+
+    X = sp.random(80, SPARSE_TABLE_COLUMNS + 70, density=0.2, format="csr", random_state=3) * 10
+    names = [f"gene{j}" for j in range(X.shape[1])]
+    session = Session()
+    name = session.add_dataset(Dataset("cells", X, feature_names=names))
+    ds = session.datasets[name]
+    cols = dataset_columns(session, name)
+    far = names[-1]
+    assert far not in {c.name for c in cols}   # the listed columns stop early on sparse data
+    text = f"{far} > 2 and gene0 >= 0"
+    extra = se.named_sparse_features(text, ds, cols)
+    assert [c.name for c in extra] == [far]
+    got = se.search(text, cols + extra, 80)
+    np.testing.assert_array_equal(got.mask, X.toarray()[:, -1] > 2)
+    assert se.named_sparse_features("GENE0 > 1", ds, cols) == []             # listed already (any case)
+    assert se.named_sparse_features(f"{far} >", ds, cols) == []              # does not parse: the search says where
+    dense = Dataset("dense", X.toarray(), feature_names=names)
+    assert se.named_sparse_features(text, dense, []) == []

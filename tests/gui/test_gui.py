@@ -306,6 +306,8 @@ def test_failed_run_is_reported_and_keeps_the_previous_result(qtbot, make_window
     wait_last_run(qtbot, w, FAILED)
     assert "n_components" in over.error and "n_components" in w.statusBar().currentMessage()
     assert w.session.current_run is good
+    said = w.statusBar().currentMessage()
+    assert said.endswith("= 4 (the smaller of the numbers of samples and features). The previous result is still shown.")
 
 
 def test_broken_plugins_do_not_stop_the_window_and_are_reported(qtbot, make_window, host):

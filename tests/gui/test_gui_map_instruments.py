@@ -18,6 +18,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from manifold_studio.analysis.map_density import kde_grid  # noqa: E402
+from manifold_studio.errors import ManifoldStudioError  # noqa: E402
 from manifold_studio.gui.views.density_layer import DENSITY_COLOR_KEY  # noqa: E402
 from manifold_studio.gui.views.neighbour_layer import FAITHFUL_COLOR_KEY  # noqa: E402
 
@@ -142,9 +143,39 @@ def test_explain_panel_ranks_features_like_scipy(qtbot, make_window, host, tmp_p
     panel.export_csv(str(out))
     frame = pd.read_csv(out)
     assert len(frame) == len(panel.result.rows) and frame["feature"][0] == top.feature
+    exact = pd.read_csv(out, float_precision="round_trip")["p"].to_numpy()
+    np.testing.assert_array_equal(exact, [r.p for r in panel.result.rows])   # full precision
+    from manifold_studio.analysis.explain_selection import Explanation, ExplainRow
+    panel.result = Explanation([ExplainRow("=cmd|' /C calc'!A0", "categorical", 1.0, 0.01, 0.02, "fisher",
+                                           category="=1+1", mean_a=0.5, mean_b=0.1, odds_ratio=9.0)],
+                               5, 10, "the rest")
+    panel.export_csv(str(out))
+    text = out.read_text()
+    assert "'=cmd" in text and "'=1+1" in text   # no formula runs when a spreadsheet opens the file
+    with pytest.raises(ManifoldStudioError, match="no/such: the folder does not exist"):
+        panel.export_csv(str(tmp_path / "no" / "such" / "x.csv"))
     w.selection.select(ds.name, np.arange(ds.n_samples))
     panel.run()
     qtbot.waitUntil(lambda: "all 178 rows are selected" in panel.status.text(), timeout=10_000)
+
+
+def test_explain_on_a_wide_sparse_data_set_says_which_features_it_ranks():
+    import scipy.sparse as sp
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.gui.views.explain_panel import explain_task
+    from manifold_studio.gui.views.map_encoding import ColumnCache
+    from manifold_studio.session.model import Session
+    from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+
+    session = Session()
+    X = sp.random(60, SPARSE_TABLE_COLUMNS + 30, density=0.3, format="csr", random_state=0) * 5
+    name = session.add_dataset(Dataset("cells", X, feature_names=[f"g{j}" for j in range(X.shape[1])]))
+    from manifold_studio.analysis.explain_selection import MANN_WHITNEY
+
+    res, _sparks = explain_task(session, name, ColumnCache(), np.arange(20), None, MANN_WHITNEY)
+    assert {r.feature for r in res.rows} == {f"g{j}" for j in range(SPARSE_TABLE_COLUMNS)}
+    assert res.notes[-1] == f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {X.shape[1]} features are ranked."
 
 
 def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, host):
@@ -163,6 +194,21 @@ def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, h
     (x0, x1), (y0, y1) = vb.viewRange()
     vb.setRange(xRange=(x0 * 50, x1 * 50), yRange=(y0 * 50, y1 * 50), padding=0)
     assert len(mi.labels.shown) <= len(shown)
+
+
+def test_labels_of_a_continuous_colour_name_groups_not_majority_values():
+    from manifold_studio.gui.views.label_layer import GROUPS_DENSITY, TEXT_MAJORITY, labels_task
+
+    rng = np.random.default_rng(0)
+    xy = np.r_[rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) + 8]
+    rows = np.arange(400)
+    density = rng.random(400)   # e.g. coloured by local density or faithfulness: no classes
+    texts = {c.text for c in labels_task(None, rows, xy, None, density, GROUPS_DENSITY, TEXT_MAJORITY)}
+    assert texts == {"group 1", "group 2"}
+    kinds = np.where(xy[:, 0] > 4, "far", "near").astype(object)   # coloured by a categorical column
+    codes = (xy[:, 0] > 4).astype(np.intp)
+    texts = {c.text for c in labels_task(None, rows, xy, codes, kinds, GROUPS_DENSITY, TEXT_MAJORITY)}
+    assert texts == {"near (100 %)", "far (100 %)"}
 
 
 def test_inverse_map_decodes_like_pca_and_walks(qtbot, make_window, host):
@@ -214,6 +260,12 @@ def test_cross_filters_dim_the_map_and_become_a_selection(qtbot, make_window, ho
     np.testing.assert_array_equal(w.selection.rows(ds.name), np.flatnonzero(expected))
     strip.clear_filters()
     assert strip.passing is None and not strip.veil.isVisible()
+    said = []
+    w.show_status = lambda text, *a, **k: said.append(text)
+    strip.add_chart("alcohl")
+    assert said == [strip.status.text()] and said[0].startswith(
+        "Cross-filters: there is no column 'alcohl'; the columns are 'alcohol', 'malic_acid'")
+    assert set(strip.plots) == {"alcohol", "cultivar"}
 
 
 def test_settings_round_trip_in_one_window(qtbot, make_window, host):

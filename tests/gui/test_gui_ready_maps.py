@@ -94,3 +94,26 @@ def test_export_a_run_into_h5ad(qtbot, make_window, host, tmp_path):
     assert set(anndata.read_h5ad(tmp_path / "ready.h5ad").obsm) == {"X_umap", "X_pca"}
     w.session.set_current_run(None)
     assert w.h5ad_export.export(out) is None   # no run: refused with a message, nothing written
+
+
+def test_opening_an_h5ad_shows_its_map_and_a_bad_one_changes_nothing(qtbot, make_window, host, tmp_path):
+    path, _types, umap_like = write_cells(tmp_path)
+    w = make_window(host)
+    w.ask_loader_options = False
+    errors = []
+    w.report_error = lambda text, *a, **k: errors.append(text)
+    with qtbot.waitSignal(w.datasetLoaded, timeout=20_000):
+        w.open_file(path, options={"label_column": "cell_type"})
+    shown = w.session.current_run
+    assert shown is not None and shown.meta["ready_map"] == "X_umap"
+    qtbot.waitUntil(lambda: w.map_view.point_count() == 90, timeout=10_000)   # the map, not an empty plot
+    np.testing.assert_array_equal(w.map_view.xy, umap_like)
+    bad = tmp_path / "bad.h5ad"
+    bad.write_text("cell,gene\n1,2\n")
+    with qtbot.waitSignal(w.loadFailed, timeout=10_000):
+        w.open_file(bad)
+    assert errors[-1] == ("Could not load " + str(bad) + ": bad.h5ad is not an AnnData file: an .h5ad file is HDF5, "
+                          "and this one does not start with the HDF5 signature (was it written by anndata's "
+                          "write_h5ad?). The loaded data is unchanged.")
+    assert list(w.session.datasets) == ["cells"] and w.session.current_run is shown
+    assert w.map_view.point_count() == 90

@@ -355,6 +355,17 @@ def test_error_message_formats():
     assert error_message(RuntimeError()) == "RuntimeError"
 
 
+def test_a_message_and_its_note_are_two_sentences():
+    from manifold_studio.errors import with_note
+
+    said = "Run #2 umap failed: give labels of two classes or set target_weight=0."
+    assert with_note(said, "the previous result is still shown") == \
+        "Run #2 umap failed: give labels of two classes or set target_weight=0. The previous result is still shown."
+    assert with_note("Could not load a.csv: no rows ", "the loaded data is unchanged") == \
+        "Could not load a.csv: no rows. The loaded data is unchanged."
+    assert with_note("Choosing k failed: cancelled", "") == "Choosing k failed: cancelled"
+
+
 def test_with_discovered_pca(fresh_host):
     if "pca" not in fresh_host.algorithms:
         pytest.skip("the pca plugin is not installed")

@@ -59,6 +59,10 @@ def test_reads_x_sparse_names_obs_and_maps(h5ad):
     np.testing.assert_allclose(ds.column_values("n_counts"), ref.obs["n_counts"].to_numpy())
     assert set(ds.ready_maps) == {"X_umap", "X_pca"}
     np.testing.assert_array_equal(ds.ready_maps["X_umap"], ref.obsm["X_umap"])
+    by_index = ms.load_data(str(h5ad), label_column="0")   # --label-column 0, as for a CSV file
+    assert by_index.label_name == "cell_type" and list(by_index.labels) == list(ds.labels)
+    with pytest.raises(DataError, match="obs has no column 7 \\(it has 2 columns\\)"):
+        ms.load_data(str(h5ad), label_column="7")
     # a subset keeps its maps' rows; a new target changes the labels, not X
     sub = ds.subset(np.arange(10, 20))
     np.testing.assert_array_equal(sub.ready_maps["X_pca"], ref.obsm["X_pca"][10:20])
@@ -142,6 +146,19 @@ def test_new_h5ad_from_other_data(tmp_path, rng):
     assert list(back.var_names) == ds.feature_names
 
 
+def test_new_h5ad_keeps_the_datas_meta_columns_in_obs(tmp_path):
+    ds = ms.load_data("sample:penguins", missing="keep")   # island, sex (with missing values), year
+    out = tmp_path / "penguins.h5ad"
+    assert main(["run", "pca", "--data", "sample:penguins", "-D", "missing=keep", "--prep", "impute",
+                 "--out", str(out), "-q"]) == 0
+    back = anndata.read_h5ad(out)
+    assert {"island", "sex", "year", "species"} <= set(back.obs.columns)
+    for name in ("island", "sex"):   # a missing sex stays missing
+        expected = [None if v is None else str(v) for v in ds.column_values(name)]
+        assert [None if isinstance(v, float) else v for v in back.obs[name].astype(object)] == expected
+    assert back.obs["year"].astype(str).tolist() == np.asarray(ds.column_values("year")).astype(str).tolist()
+
+
 # -- bad input ----------------------------------------------------------------------------
 def test_not_hdf5(tmp_path):
     path = tmp_path / "table.h5ad"
@@ -156,6 +173,10 @@ def test_no_x(tmp_path):
         del f["X"]
     with pytest.raises(DataError, match="nox.h5ad has no X matrix.*layers: 'counts'"):
         ms.load_data(str(path))
+    with h5py.File(path, "r+") as f:
+        del f["layers"]["counts"]
+    with pytest.raises(DataError, match="nox.h5ad has no X matrix .*; it has no layers either, so it holds no matrix"):
+        ms.load_data(str(path))   # not told to choose a layer it does not have
 
 
 def test_non_numeric_x(tmp_path):
@@ -299,6 +320,17 @@ def test_fit_sample_on_h5ad(h5ad, tmp_path):
     est = ms.load_model(model)
     np.testing.assert_allclose(anndata.read_h5ad(out).obsm["X_pca"], est.extend(ms.load_data(str(h5ad)).X),
                                rtol=1e-9, atol=1e-12)
+    table = tmp_path / "fs.csv"   # the same sample: obs['pca_fitted'] is the CSV's 'fitted' column
+    assert main(["run", "pca", "--data", str(h5ad), "--fit-sample", "25", "--out", str(table), "-q"]) == 0
+    fitted = anndata.read_h5ad(out).obs["pca_fitted"].to_numpy()
+    assert fitted.dtype == bool and fitted.sum() == 25
+    np.testing.assert_array_equal(fitted, pd.read_csv(table)["fitted"].to_numpy() == 1)
+    added = tmp_path / "added.h5ad"
+    added.write_bytes(h5ad.read_bytes())
+    assert main(["run", "kmeans", "--data", str(added), "--fit-sample", "25", "--out", str(added), "--h5ad-add",
+                 "-q"]) == 0
+    back = anndata.read_h5ad(added)
+    assert {"kmeans_clusters", "kmeans_fitted"} <= set(back.obs.columns) and back.obs["kmeans_fitted"].sum() == 25
 
 
 def test_project_keeps_obs_annotations_and_ready_maps(h5ad, tmp_path):
@@ -325,3 +357,31 @@ def test_out_on_the_data_file_points_to_h5ad_add(h5ad, capsys):
     err = capsys.readouterr().err
     assert f"--out {h5ad} is the input file of --data" in err and "or add --h5ad-add to add the result to it" in err
     assert h5ad.read_bytes() == before
+
+
+def test_loading_shows_the_files_umap_map_and_a_second_load_keeps_the_shown_run(h5ad):
+    from manifold_studio.session.model import Session
+
+    session = Session()
+    session.load(str(h5ad), label_column="cell_type")   # obsm holds X_pca and X_umap
+    shown = session.current_run
+    assert shown is not None and shown.meta["ready_map"] == "X_umap"   # not an empty map
+    np.testing.assert_array_equal(shown.embedding, anndata.read_h5ad(h5ad).obsm["X_umap"])
+    run = session.run("pca", n_components=2)
+    session.set_current_run(run.id)
+    session.add_dataset(ms.load_data(str(h5ad)), make_current=False)   # loaded beside: the shown run stays
+    assert session.current_run is run
+
+
+def test_apply_to_reordered_genes_names_a_bounded_list(h5ad, tmp_path, capsys):
+    model, out = tmp_path / "m.npz", tmp_path / "applied.csv"
+    assert main(["run", "pca", "--data", str(h5ad), "--save-model", str(model), "--out", str(tmp_path / "r.csv"),
+                 "-q"]) == 0
+    ref = anndata.read_h5ad(h5ad)
+    reordered = write(ref[:, ref.var_names[::-1]].copy(), tmp_path / "reordered.h5ad")
+    capsys.readouterr()
+    assert main(["apply", "--model", str(model), "--data", str(reordered), "--out", str(out)]) == 0
+    note = next(line for line in capsys.readouterr().err.splitlines() if "matched to the training data" in line)
+    assert f"'gene0', 'gene1'" in note and f"and {ref.n_vars - 12} more" in note and len(note) < 300
+    np.testing.assert_allclose(pd.read_csv(out)[["pca_1", "pca_2"]].to_numpy(),
+                               pd.read_csv(tmp_path / "r.csv")[["pca_1", "pca_2"]].to_numpy(), atol=1e-9)

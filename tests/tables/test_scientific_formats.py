@@ -61,6 +61,14 @@ def test_tenx_folder_missing_a_file(tmp_path, counts, gone):
         ms.load_data(str(folder))
 
 
+def test_a_cell_ranger_2_folder_missing_genes_tsv_names_it(tmp_path, counts):
+    folder = write_tenx(tmp_path / "v2", counts, [f"G{j}" for j in range(12)], [f"b{i}" for i in range(40)], gz=False)
+    (folder / "features.tsv").unlink()   # Cell Ranger 2 calls it genes.tsv: both names are said
+    with pytest.raises(DataError, match=r"v2 lacks features.tsv.gz \(found: matrix.mtx, barcodes.tsv\); .*"
+                                        r"or, from Cell Ranger 2, matrix.mtx, genes.tsv and barcodes.tsv"):
+        ms.load_data(str(folder))
+
+
 def test_tenx_explicit_nan(tmp_path, counts):
     counts = counts.copy()
     counts[3, 4] = np.nan
@@ -98,3 +106,23 @@ def test_damaged_feather(tmp_path):
     path.write_bytes(b"ARROW1\x00\x00 not really")
     with pytest.raises(DataError, match="broken.feather is not a readable Arrow IPC / Feather file"):
         ms.load_data(str(path))
+
+
+def test_apply_extends_a_model_to_a_10x_folder(tmp_path, counts):
+    from manifold_studio.cli.main import main
+
+    folder = write_tenx(tmp_path / "run2", counts, [f"G{j}" for j in range(12)], [f"b{i}" for i in range(40)])
+    model, out = tmp_path / "m.npz", tmp_path / "applied.csv"
+    assert main(["run", "pca", "--data", str(folder), "--save-model", str(model), "--out", str(tmp_path / "r.csv"),
+                 "-q"]) == 0
+    assert main(["apply", "--model", str(model), "--data", str(folder), "--out", str(out), "-q"]) == 0   # not "no parts"
+    got = np.loadtxt(out, delimiter=",", skiprows=1, usecols=(1, 2))
+    np.testing.assert_allclose(got, ms.load_model(model).extend(ms.load_data(str(folder)).X), rtol=1e-12, atol=1e-12)
+    assert open(out).read().splitlines()[1].startswith("b0,")   # the barcodes are the row ids
+    assert main(["apply", "--model", str(model), "--data", str(folder), "--out", str(out), "--chunk-rows", "15",
+                 "-q"]) == 0
+    assert [line.split(",")[0] for line in open(out).read().splitlines()[1:]] == [f"b{i}" for i in range(40)]
+    np.save(tmp_path / "plain.npy", counts)   # no names: the rows are numbered across the chunks
+    assert main(["apply", "--model", str(model), "--data", str(tmp_path / "plain.npy"), "--out", str(out),
+                 "--chunk-rows", "15", "-q"]) == 0
+    assert [line.split(",")[0] for line in open(out).read().splitlines()[1:]] == [str(i) for i in range(40)]

@@ -125,8 +125,12 @@ class CrossFilterStrip(QWidget):
         if self.filter is None or not name or name in self.plots:
             return
         col = next((c for c in self._cols() if c.name == name), None)
-        if col is None:
-            self.status.setText(f"There is no column '{name}'.")
+        if col is None:   # e.g. a saved chart whose run was removed: said in the status bar too
+            names = ", ".join(f"'{c.name}'" for c in self._cols()) or "none"
+            message = f"Cross-filters: there is no column '{name}'; the columns are {names}."
+            self.status.setText(message)
+            if self.window is not None:
+                self.window.show_status(message)
             return
         # one job per chart (adding several charts quickly keeps them all)
         self.window.start_job(_chart_task, name, col.values, is_categorical(col, np.asarray(col.values)),

@@ -6,7 +6,6 @@ on shared bins for numbers, the two shares for a category). The table can be exp
 """
 from __future__ import annotations
 
-import csv
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -17,9 +16,11 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
-from manifold_studio.errors import DataError
+from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.worker import LatestJob
+from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+from manifold_studio.tables.export import write_table_csv
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
 SPARK_W, SPARK_H, SPARK_BINS = 90, 22, 16
@@ -67,6 +68,10 @@ def explain_task(session, name, cache: ColumnCache, selected, other, test, progr
     the small distributions are all computed off the GUI thread."""
     cols = cache.get(session, name)
     res = explain(cols, selected, other, test=test, progress=progress)
+    ds = session.datasets[name]
+    if ds.is_sparse and ds.n_features > SPARSE_TABLE_COLUMNS:   # said, not hidden: the other genes are not ranked
+        res.notes.append(f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {ds.n_features:,} "
+                         "features are ranked.")
     by_name = {c.name: c for c in cols}
     rows_a, rows_b, _against = selection_groups(selected, other, len(cols[0].values))
     rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
@@ -189,10 +194,10 @@ class ExplainPanel(QWidget):
         if self.result is None:
             raise DataError("Explain a selection first: there is no table to export.")
         rows = self.result.table()
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["feature"])
-            writer.writeheader()
-            writer.writerows(rows)
+        header = list(rows[0]) if rows else ["feature"]
+        columns = [np.array([r[k] for r in rows], dtype=object) for k in header]
+        # as every table export: atomic, and a category that a spreadsheet would run as a formula escaped
+        write_table_csv(path, header, columns)
 
     def _export_dialog(self):
         from PySide6.QtWidgets import QFileDialog
@@ -201,6 +206,6 @@ class ExplainPanel(QWidget):
         if path:
             try:
                 self.export_csv(path)
-            except OSError as exc:
-                self.status.setText(f"Could not write {path}: {exc}")
+            except (OSError, ManifoldStudioError) as exc:
+                self.status.setText(f"Could not write {path}: {error_message(exc)}")
 

@@ -56,15 +56,15 @@ def label_candidates(xy, colour_codes, majority_values, feature_columns, groups:
 
 def labels_task(ds, rows, xy, codes, color_labels, groups: str, text: str, progress=None):
     """:func:`label_candidates` with its inputs gathered on the worker thread: the majority
-    values (the data labels of the drawn rows, else the colour's values) and the feature columns
-    of the drawn rows."""
+    values (the data labels of the drawn rows, else the colour's classes; a continuous colour,
+    e.g. local density, has none: "group N") and the feature columns of the drawn rows."""
     majority = None
     if text.startswith(TEXT_COLUMN) and ds is not None and ds.table is not None:
         majority = np.asarray(ds.column_values(text[len(TEXT_COLUMN):]), dtype=object)[rows]
         text = TEXT_MAJORITY
     elif ds is not None and ds.labels is not None and len(rows) and rows.max() < ds.n_samples:
         majority = ds.labels[rows]
-    elif color_labels is not None:
+    elif color_labels is not None and codes is not None:   # classes, not a continuous colour's values
         majority = color_labels
     columns = []
     if text == TEXT_FEATURES and ds is not None and not ds.is_sparse and not ds.distance_matrix:

@@ -11,7 +11,9 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton
 
-from manifold_studio.analysis.search_expression import AUTO, CONTAINS, EXPRESSION, REGEX, Match, search
+from manifold_studio.analysis.search_expression import (
+    AUTO, CONTAINS, EXPRESSION, REGEX, Match, named_sparse_features, search,
+)
 from manifold_studio.gui.flow_layout import group
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.views.mark_layer import MarkLayer, MarkPlan, MarkView, plan_marks
@@ -51,8 +53,10 @@ def search_task(text, session, name, cache: ColumnCache, mode, factors, view: Ma
                 progress=None) -> SearchResult:
     """The search on a worker thread (the columns are gathered there too: a million rows of
     result columns take a while), with the count on the map and the marks."""
+    ds = session.datasets[name]
     cols = cache.get(session, name)
-    match = search(text, cols, session.datasets[name].n_samples, mode, factors_of=factors)
+    cols = cols + named_sparse_features(text, ds, cols)   # a gene past the first columns of a sparse set
+    match = search(text, cols, ds.n_samples, mode, factors_of=factors)
     rows = view.rows
     on_map = int(np.count_nonzero(match.mask[rows])) if len(rows) and rows.max() < match.mask.size else 0
     return SearchResult(match, on_map, plan_marks(match.mask, view))
