@@ -17,7 +17,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QImage, QTransform
 
 from manifold_studio.gui.views.points_item import FastPointsItem
@@ -75,7 +75,10 @@ class PreviewPointsItem(FastPointsItem):
             self._store(key, self._render(params))
             self.main_thread_renders += 1
         elif self._image[0] != key and self._pending is None:
-            self._submit(key, params)
+            # started once this paint is over: waking the render thread now would make this
+            # thread wait for the interpreter lock in the middle of the frame
+            self._pending = key
+            QTimer.singleShot(0, self, lambda: self._submit(key, params))
         (_p, version), (sx0, sy0, ox0, oy0, _w, _h), _img, qimage = self._image
         if sx0 == 0 or sy0 == 0:
             return
@@ -92,7 +95,6 @@ class PreviewPointsItem(FastPointsItem):
         return stamp_points(self._x, self._y, self._rgb, self._diameters, (sx, sy), (ox, oy), (h, w), self._alpha)
 
     def _submit(self, key, params) -> None:
-        self._pending = key
         sx, sy, ox, oy, w, h = params
         future = _RENDER_POOL.submit(stamp_points, self._x, self._y, self._rgb, self._diameters, (sx, sy),
                                      (ox, oy), (h, w), self._alpha)
