@@ -73,6 +73,7 @@ def test_the_preview_item_replaces_the_scatter_and_shows_the_points_colours(qtbo
     n = 600
     w, view, run, _rng = _tsne_on_a_scatter_map(make_window, host, monkeypatch, n)
     assert isinstance(view._item, pg.ScatterPlotItem) and len(view._item.data) == n
+    view.plot_item.showGrid(x=False, y=False)   # its lines are drawn over the points
     route_partial(w, run.id, _grid(n))
     item = view._item
     assert isinstance(item, PreviewPointsItem) and view.point_count() == n and view.previewing_run == run.id
@@ -102,6 +103,9 @@ def test_the_preview_item_replaces_the_scatter_and_shows_the_points_colours(qtbo
     image = _render(view)
     assert item.main_thread_renders == 1 and item.painted_version == item.version
     assert np.array_equal(view.xy, _grid(n, shift=0.5))
+    item.setVisible(False)
+    background = _render(view)
+    item.setVisible(True)
     px, py = _pixel_of(view, *view.xy[317])
     got = QColor(image.pixel(int(px), int(py)))
     want = expected(317, QColor(background.pixel(int(px), int(py))))
