@@ -140,10 +140,10 @@ def _calls_per_partial(make_window, host, monkeypatch, n):
 
 def test_a_partial_costs_the_window_thread_the_same_work_at_any_size(qtbot, make_window, host, monkeypatch):
     small = _calls_per_partial(make_window, host, monkeypatch, 600)
-    large = _calls_per_partial(make_window, host, monkeypatch, 2400)
-    # nothing per point in Python: the same calls for four times the points (a few either way:
-    # which caches Qt and pyqtgraph hit differs)
-    assert large <= small + 25, (small, large)
+    large = _calls_per_partial(make_window, host, monkeypatch, 6000)
+    # nothing per point in Python: a call per point would add 5,400 calls; the few hundred either
+    # way are whole code paths (a change of the view's range lays the axes out again)
+    assert large < small + 600, (small, large)
     assert small < 2500, small
 
 
