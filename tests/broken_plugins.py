@@ -84,3 +84,10 @@ class Slow(_Base):
 
 
 ALL = [Segfault, MemoryHog, Hang, Exit, Raises, Slow]
+
+
+def report_session(conn):
+    """A worker-process target (``run_supervised``): its session id and niceness."""
+    from manifold_studio.session.isolated_fit import report_outcome
+
+    report_outcome(conn, lambda: (os.getsid(0), os.getpriority(os.PRIO_PROCESS, 0)))

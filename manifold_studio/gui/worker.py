@@ -43,7 +43,7 @@ PROGRESS_INTERVAL_S = 0.2
 WORKER_NICENESS = 5
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
     """Make the calling (worker) thread nicer than the main thread, where the OS allows it."""
     try:
         current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
@@ -75,7 +75,7 @@ class _TaskThread(QThread):
         self.partial.emit(result)
 
     def run(self):  # worker thread
-        _lower_priority()
+        lower_priority()
         try:
             result = self._fn(*self._args, progress=self.progress, **self._kwargs)
         except FitCancelled:

@@ -1,5 +1,6 @@
 """Plugins that cannot take the window down (issue 12): fits in a worker process survive a
 segfault, memory exhaustion, a hang without checkpoints, os._exit and unexpected errors."""
+import os
 import time
 
 import numpy as np
@@ -169,3 +170,29 @@ def test_an_in_process_fit_that_ignores_cancel_is_abandoned(qtbot, make_window, 
     qtbot.waitUntil(lambda: not job.is_thread_running(), timeout=10_000)  # it finished in the background
     qtbot.wait(100)
     assert run.status == "cancelled" and run.embedding is None  # its late result was discarded
+
+
+@pytest.mark.skipif(not hasattr(os, "setsid"), reason="sessions and priorities: Unix")
+def test_work_from_a_nicer_thread_runs_in_its_own_session():
+    """A window's worker thread runs nicer than the window's thread; the process it hands a fit
+    to inherits that and leaves the window's session (its scheduling group under Linux's
+    autogroup: issue 33, item 9). Work started at the caller's own priority stays in its session."""
+    import threading
+
+    from manifold_studio.session.isolated_fit import run_supervised
+
+    got = {}
+
+    def start():
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + 3)  # always allowed
+        got["nicer"] = run_supervised(bp.report_session, (), None, "session", "session-test")
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join(60)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    sid, nice = got["nicer"]
+    assert nice == base + 3 and sid != os.getsid(0)
+    if base == 0:
+        assert run_supervised(bp.report_session, (), None, "session", "session-test") == (os.getsid(0), 0)

@@ -12,6 +12,9 @@ view's range while the points stay well inside it (:func:`keep_in_view`): every 
 makes pyqtgraph lay out and repaint its axes and grid (about 30 ms). While a preview is shown
 the axes and the legend are cached as pixmaps: pyqtgraph replays each axis with its grid lines at
 every repaint, about 20 ms per axis at 1200×900; with the cache a frame costs 5–15 ms.
+A map of more than :data:`~.preview_points.PREVIEW_RASTER_ABOVE` points moves into a
+:class:`~.preview_points.PreviewPointsItem` (one image of the points, rendered off the window's
+thread) at the first move; the finished run is drawn with the normal interactive item again.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from manifold_studio.gui.views.map_encoding import SYMBOL_ALPHA, brushes_for
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem, xy_bounds
+from manifold_studio.gui.views.preview_points import PREVIEW_RASTER_ABOVE, PreviewPointsItem
 from manifold_studio.analysis.map_coords import as_map_xy
 
 #: the view's range is changed when the points leave it or fill less than this fraction of it
@@ -31,10 +35,12 @@ RANGE_MARGIN = 0.35
 _AXES = ("left", "bottom", "top", "right")
 
 
-def keep_in_view(vb, xy: np.ndarray) -> bool:
+def keep_in_view(vb, xy: np.ndarray, bounds=None) -> bool:
     """Change the view box's range only when the points leave it or fill less than
-    :data:`MIN_FILL` of it in both directions; returns True when it changed."""
-    lo, hi = xy_bounds(xy)  # per column: a reduction over axis 0 of a million rows takes ~40 ms
+    :data:`MIN_FILL` of it in both directions; returns True when it changed. ``bounds``: the
+    points' (lo, hi) when the caller has them."""
+    # per column: a reduction over axis 0 of a million rows takes ~40 ms
+    lo, hi = xy_bounds(xy) if bounds is None else bounds
     (x0, x1), (y0, y1) = vb.viewRange()
     inside = lo[0] >= x0 and hi[0] <= x1 and lo[1] >= y0 and hi[1] <= y1
     extent = np.maximum(hi - lo, 1e-12)
@@ -154,21 +160,41 @@ class MapPreviewMixin:
         if not np.all(np.isfinite(xy)):
             return False
         self.xy = xy  # a new array: the hover index is rebuilt for it
-        if fast:   # precomputed bounds and columns, kept by the map for its hover and legend
-            bounds, columns = self._xy_cache()
+        bounds, columns = self._xy_cache()   # kept by the map for its hover and legend
+        if fast:   # precomputed bounds and columns: no pass over the points here
             item.move_points(xy, bounds=bounds, columns=columns)
-        else:
-            self._move_item(item, xy)
-        keep_in_view(self.plot_item.getViewBox(), xy)
+        elif not (len(xy) > PREVIEW_RASTER_ABOVE and self._to_preview_item(item, bounds, columns)):
+            self._move_item(item, xy)   # a small map keeps its symbols
+        keep_in_view(self.plot_item.getViewBox(), xy, bounds)
         self.redrawn.emit()
         return True
 
     def awaiting_paint(self) -> bool:
         """Whether the map's last intermediate points are not painted yet (a large map's raster
-        item; the router then waits before drawing the next: never two redraws queued)."""
+        item or the preview item, whose image is rendered off this thread; the router then waits before drawing the next: never two redraws queued)."""
         item = self._item
         return (self.previewing_run is not None and isinstance(item, FastPointsItem) and self.isVisible()
                 and item.painted_version < item.version)
+
+    def _to_preview_item(self, item: pg.ScatterPlotItem, bounds, columns) -> bool:
+        """Replace the map's ScatterPlotItem by a :class:`PreviewPointsItem` of the same points
+        (their colours, opacity and sizes) at the positions ``self.xy``, in the same place of the
+        drawing order; False (nothing changed) when the map's colours are not those of these
+        points. Vectorised: nothing here loops over the points in Python."""
+        c = self.coloring
+        if c is None or len(c.codes) != len(self.xy):
+            return False
+        sizes = np.asarray(item.data["size"], dtype=float)
+        sizes = np.where(sizes < 0, float(item.opts["size"]), sizes)   # -1: the item's default size
+        preview = PreviewPointsItem(sizes if np.ptp(sizes) > 0 else float(sizes[0]))
+        preview.set_data(self.xy, c.codes, c.colors, alpha=self.encoding.alpha(SYMBOL_ALPHA), bounds=bounds,
+                         columns=columns)
+        self.plot.addItem(preview)
+        preview.setZValue(item.zValue())
+        preview.stackBefore(item)
+        self.plot.removeItem(item)
+        self._item = preview
+        return True
 
     @staticmethod
     def _move_item(item: pg.ScatterPlotItem, xy: np.ndarray) -> None:

@@ -243,20 +243,29 @@ class FastPointsItem(pg.GraphicsObject):
     def boundingRect(self):
         return QRectF(self._bounds)
 
-    def paint(self, painter, option, widget=None):
-        if not self._x.size:
-            return
+    def _device_area(self, painter):
+        """(the painter's transform, the device pixels of the view box's area) for a raster
+        paint; None when the points must be drawn as vectors instead (:meth:`_paint_points`:
+        SVG, printers, pictures, odd transforms) or nothing is visible (then an empty rect)."""
         t = painter.transform()
         device = painter.device()
         if t.m12() != 0 or t.m21() != 0 or t.isRotating() or not isinstance(device, (QImage, QPixmap, QWidget)) \
                 or device.width() <= 0 or device.height() <= 0:
-            self._paint_points(painter)  # SVG, printers, pictures, odd transforms: vector points
-            return
+            return None
         area = QRectF(0, 0, device.width(), device.height())
         vb = self.getViewBox()
         if hasattr(vb, "boundingRect"):  # only the view box's area (its children are clipped to it)
             area = area.intersected(t.mapRect(self.mapRectFromItem(vb, vb.boundingRect())))
-        area = area.toAlignedRect()
+        return t, area.toAlignedRect()
+
+    def paint(self, painter, option, widget=None):
+        if not self._x.size:
+            return
+        found = self._device_area(painter)
+        if found is None:
+            self._paint_points(painter)
+            return
+        t, area = found
         w, h = area.width(), area.height()
         if w <= 0 or h <= 0:
             return
