@@ -116,15 +116,9 @@ class Bench:
             self.settle(0.2)
 
     def render(self):
-        from PySide6.QtGui import QImage, QPainter
+        from stall_meter import render_plot
 
-        view = self.w.map_view
-        image = QImage(view.plot.size(), QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(0xFFFFFFFF)
-        painter = QPainter(image)
-        view.plot.render(painter)
-        painter.end()
-        return image
+        return render_plot(self.w.map_view)
 
     def frames(self, step, count: int, on_screen: bool = False) -> np.ndarray:
         """Time ``count`` frames: ``step(i)`` then a full paint into the 1200×900 image, or

@@ -233,3 +233,16 @@ def measure_fit(window, algorithm_id: str, params: dict | None = None, *, timeou
                      meter.max_stall_ms(skip_s, until=end), meter.max_stall_ms(since=end),
                      meter.worst(3, until=end), meter.worst(3, since=end), cancelled,
                      meter.stall_report() if trace else "")
+
+
+def render_plot(view):
+    """The map ``view``'s plot painted into a white image of its size (a full frame, as the
+    screen would get it): a QImage."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(view.plot.size(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0xFFFFFFFF)
+    painter = QPainter(image)
+    view.plot.render(painter)
+    painter.end()
+    return image

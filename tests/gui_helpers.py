@@ -160,3 +160,21 @@ def legend_room(view, span):
     legend = view.legend.boundingRect()
     room = [min((legend.width() + 10) / max(vb.width(), 1), 0.9), min((legend.height() + 10) / max(vb.height(), 1), 0.9)]
     return [0.1 * span[i] + max(room[i] / (1 - room[i]) * 1.2, 0.6) * span[i] for i in (0, 1)]
+
+
+def tsne_started_on_a_pca_map(make_window, host, n, seed=0):
+    """A window showing the PCA map of n labelled random points, and a t-SNE run on them started
+    (its intermediate maps arrive while the test runs): (window, run, rng)."""
+    import numpy as np
+
+    from benchmarks.stall_meter import spin_until
+    from manifold_studio.data import Dataset
+
+    w = make_window(host, initial_algorithm=None)
+    rng = np.random.default_rng(seed)
+    w.session.add_dataset(Dataset("pts", rng.normal(size=(n, 5)), rng.integers(0, 4, n)))
+    w.run_algorithm("pca", {})
+    spin_until(lambda: not w.busy, 20)
+    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
+    w.session.start_run(run.id)
+    return w, run, rng

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from benchmarks.stall_meter import spin_until  # noqa: E402
-from manifold_studio.data import Dataset  # noqa: E402
+from gui_helpers import tsne_started_on_a_pca_map  # noqa: E402
 from manifold_studio.gui import fit_partials  # noqa: E402
 from manifold_studio.gui.fit_partials import route_partial, router_for  # noqa: E402
 from manifold_studio.gui.views import map_view as map_view_module  # noqa: E402
@@ -27,13 +27,7 @@ def _tsne_on_a_raster_map(make_window, host, monkeypatch, seed):
     """A window whose PCA map of N points is drawn by the raster item (the threshold lowered to
     300 points), and a started t-SNE run on the same data: (window, map view, run, rng)."""
     monkeypatch.setattr(map_view_module, "FAST_THRESHOLD", 300)
-    w = make_window(host, initial_algorithm=None)
-    rng = np.random.default_rng(seed)
-    w.session.add_dataset(Dataset("pts", rng.normal(size=(N, 5)), rng.integers(0, 4, N)))
-    w.run_algorithm("pca", {})
-    spin_until(lambda: not w.busy, 20)
-    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
-    w.session.start_run(run.id)
+    w, run, rng = tsne_started_on_a_pca_map(make_window, host, N, seed)
     return w, w.map_view, run, rng
 
 

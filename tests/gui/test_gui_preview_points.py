@@ -15,10 +15,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPointF  # noqa: E402
-from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+from PySide6.QtGui import QColor  # noqa: E402
 
-from benchmarks.stall_meter import spin_until  # noqa: E402
-from manifold_studio.data import Dataset  # noqa: E402
+from benchmarks.stall_meter import render_plot, spin_until  # noqa: E402
+from gui_helpers import tsne_started_on_a_pca_map  # noqa: E402
 from manifold_studio.gui.fit_partials import route_partial, router_for  # noqa: E402
 from manifold_studio.gui.views import map_preview  # noqa: E402
 from manifold_studio.gui.views.map_encoding import SYMBOL_ALPHA  # noqa: E402
@@ -38,13 +38,7 @@ def _tsne_on_a_scatter_map(make_window, host, monkeypatch, n, seed=0):
     """A window with the PCA map of n labelled points (a ScatterPlotItem) and a started t-SNE
     run on them; intermediate maps above 300 points use the preview item."""
     monkeypatch.setattr(map_preview, "PREVIEW_RASTER_ABOVE", 300)
-    w = make_window(host, initial_algorithm=None)
-    rng = np.random.default_rng(seed)
-    w.session.add_dataset(Dataset("pts", rng.normal(size=(n, 5)), rng.integers(0, 4, n)))
-    w.run_algorithm("pca", {})
-    spin_until(lambda: not w.busy, 20)
-    run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
-    w.session.start_run(run.id)
+    w, run, rng = tsne_started_on_a_pca_map(make_window, host, n, seed)
     return w, w.map_view, run, rng
 
 
@@ -52,15 +46,6 @@ def _grid(n, spacing=1.0, shift=0.0):
     """n points on a grid 30 wide: far enough apart that their discs never touch."""
     i = np.arange(n)
     return np.column_stack([(i % 30) * spacing + shift, (i // 30) * spacing]).astype(float)
-
-
-def _render(view) -> QImage:
-    image = QImage(view.plot.size(), QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(0xFFFFFFFF)
-    painter = QPainter(image)
-    view.plot.render(painter)
-    painter.end()
-    return image
 
 
 def _pixel_of(view, x, y):
@@ -79,10 +64,10 @@ def test_the_preview_item_replaces_the_scatter_and_shows_the_points_colours(qtbo
     assert isinstance(item, PreviewPointsItem) and view.point_count() == n and view.previewing_run == run.id
     scatters = [c for c in view.plot_item.getViewBox().addedItems if isinstance(c, pg.ScatterPlotItem)]
     assert all(len(s.data) < n for s in scatters)   # the scatter of the points is gone
-    image = _render(view)
+    image = render_plot(view)
     assert item.main_thread_renders == 1 and item.painted_version == item.version
     item.setVisible(False)
-    background = _render(view)   # the axes' grid lines, the legend: what the discs cover
+    background = render_plot(view)   # the axes' grid lines, the legend: what the discs cover
     item.setVisible(True)
     colors, codes = view.coloring.colors, view.coloring.codes
     a = SYMBOL_ALPHA / 255.0
@@ -98,13 +83,13 @@ def test_the_preview_item_replaces_the_scatter_and_shows_the_points_colours(qtbo
     # the next map: rendered on the render thread, then painted; the points moved
     route_partial(w, run.id, _grid(n, shift=0.5))
     router_for(w).flush()
-    _render(view)
+    render_plot(view)
     assert spin_until(lambda: item.worker_renders >= 1 and not item.rendering, 5)
-    image = _render(view)
+    image = render_plot(view)
     assert item.main_thread_renders == 1 and item.painted_version == item.version
     assert np.array_equal(view.xy, _grid(n, shift=0.5))
     item.setVisible(False)
-    background = _render(view)
+    background = render_plot(view)
     item.setVisible(True)
     px, py = _pixel_of(view, *view.xy[317])
     got = QColor(image.pixel(int(px), int(py)))
@@ -118,7 +103,7 @@ def _calls_per_partial(make_window, host, monkeypatch, n):
     w, view, run, _rng = _tsne_on_a_scatter_map(make_window, host, monkeypatch, n, seed=n)
     router = router_for(w)
     route_partial(w, run.id, _grid(n))
-    _render(view)
+    render_plot(view)
     item = view._item
     assert spin_until(lambda: not item.rendering, 5)
     counts = []
@@ -127,7 +112,7 @@ def _calls_per_partial(make_window, host, monkeypatch, n):
         profile = cProfile.Profile()
         profile.enable()
         router.flush()
-        _render(view)
+        render_plot(view)
         profile.disable()
         stats = pstats.Stats(profile)
         counts.append(stats.total_calls)

@@ -258,17 +258,23 @@ class FastPointsItem(pg.GraphicsObject):
             area = area.intersected(t.mapRect(self.mapRectFromItem(vb, vb.boundingRect())))
         return t, area.toAlignedRect()
 
-    def paint(self, painter, option, widget=None):
+    def _paint_target(self, painter):
+        """(transform, device area) to draw the image into, or None when nothing more is to be
+        done: no points, an empty area, or a device drawn point by point (done here)."""
         if not self._x.size:
-            return
+            return None
         found = self._device_area(painter)
         if found is None:
             self._paint_points(painter)
+            return None
+        return found if found[1].width() > 0 and found[1].height() > 0 else None
+
+    def paint(self, painter, option, widget=None):
+        found = self._paint_target(painter)
+        if found is None:
             return
         t, area = found
         w, h = area.width(), area.height()
-        if w <= 0 or h <= 0:
-            return
         key = (t.m11(), t.m22(), t.dx(), t.dy(), area.x(), area.y(), w, h, self._version)
         if key != self._cache_key:  # a repaint for the hover tip or a selection reuses the image
             sx, sy = t.m11(), t.m22()

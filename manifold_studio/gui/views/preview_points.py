@@ -58,16 +58,11 @@ class PreviewPointsItem(FastPointsItem):
         return self._pending is not None
 
     def paint(self, painter, option, widget=None):
-        if not self._x.size:
-            return
-        found = self._device_area(painter)
+        found = self._paint_target(painter)
         if found is None:
-            self._paint_points(painter)
             return
         t, area = found
         w, h = area.width(), area.height()
-        if w <= 0 or h <= 0:
-            return
         # data → image pixels: px = x * sx + ox (the image's top-left at the area's top-left)
         params = (t.m11(), t.m22(), t.dx() - area.left(), t.dy() - area.top(), w, h)
         key = (params, self._version)
