@@ -258,22 +258,19 @@ class FastPointsItem(pg.GraphicsObject):
             area = area.intersected(t.mapRect(self.mapRectFromItem(vb, vb.boundingRect())))
         return t, area.toAlignedRect()
 
-    def _paint_target(self, painter):
-        """(transform, device area) to draw the image into, or None when nothing more is to be
-        done: no points, an empty area, or a device drawn point by point (done here)."""
+    def paint(self, painter, option, widget=None):
+        """Draw the points as one image (:meth:`_paint_image`), or point by point on a device or
+        transform the image does not suit."""
         if not self._x.size:
-            return None
+            return
         found = self._device_area(painter)
         if found is None:
             self._paint_points(painter)
-            return None
-        return found if found[1].width() > 0 and found[1].height() > 0 else None
+        elif found[1].width() > 0 and found[1].height() > 0:
+            self._paint_image(painter, *found)
 
-    def paint(self, painter, option, widget=None):
-        found = self._paint_target(painter)
-        if found is None:
-            return
-        t, area = found
+    def _paint_image(self, painter, t, area):
+        """Draw the image of the points into the device ``area`` under the transform ``t``."""
         w, h = area.width(), area.height()
         key = (t.m11(), t.m22(), t.dx(), t.dy(), area.x(), area.y(), w, h, self._version)
         if key != self._cache_key:  # a repaint for the hover tip or a selection reuses the image

@@ -57,11 +57,7 @@ class PreviewPointsItem(FastPointsItem):
         """Whether an image is being rendered on the worker thread."""
         return self._pending is not None
 
-    def paint(self, painter, option, widget=None):
-        found = self._paint_target(painter)
-        if found is None:
-            return
-        t, area = found
+    def _paint_image(self, painter, t, area):
         w, h = area.width(), area.height()
         # data → image pixels: px = x * sx + ox (the image's top-left at the area's top-left)
         params = (t.m11(), t.m22(), t.dx() - area.left(), t.dy() - area.top(), w, h)
