@@ -16,10 +16,11 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
+from manifold_studio.analysis.explain_sparse import SparseFeatures
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.gui.views.map_encoding import ColumnCache
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+from manifold_studio.tables.dataset_columns import FEATURE
 from manifold_studio.tables.export import write_table_csv
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
@@ -67,20 +68,30 @@ def explain_task(session, name, cache: ColumnCache, selected, other, test, progr
     """(Explanation, sparkline heights per row) on a worker thread: the columns, the ranking and
     the small distributions are all computed off the GUI thread."""
     cols = cache.get(session, name)
-    res = explain(cols, selected, other, test=test, progress=progress)
     ds = session.datasets[name]
-    if ds.is_sparse and ds.n_features > SPARSE_TABLE_COLUMNS:   # said, not hidden: the other genes are not ranked
-        res.notes.append(f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {ds.n_features:,} "
-                         "features are ranked.")
+    features = None
+    if ds.is_sparse:   # every feature, column by column from the sparse matrix (never densified)
+        names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
+        features = SparseFeatures(ds.X, names)
+        cols = [c for c in cols if c.kind != FEATURE]
+    res = explain(cols, selected, other, test=test, progress=progress, features=features)
     by_name = {c.name: c for c in cols}
-    rows_a, rows_b, _against = selection_groups(selected, other, len(cols[0].values))
+    sparse_index = {f: j for j, f in enumerate(features.names)} if features is not None else {}
+    rows_a, rows_b, _against = selection_groups(selected, other, ds.n_samples)
     rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
     rows_a, rows_b = (np.sort(rng.choice(r, SPARK_ROWS, replace=False)) if r.size > SPARK_ROWS else r
                       for r in (rows_a, rows_b))
     sparks = []
     for r in res.rows:
         col = by_name.get(r.feature)
-        sparks.append(None if col is None else spark_heights(r, col.values, rows_a, rows_b))
+        if col is not None:
+            sparks.append(spark_heights(r, col.values, rows_a, rows_b))
+        elif r.feature in sparse_index:
+            ha, hb = features.histograms(sparse_index[r.feature], rows_a, rows_b, SPARK_BINS)
+            top = max(ha.max(initial=0), hb.max(initial=0)) or 1.0
+            sparks.append((ha / top, hb / top))
+        else:
+            sparks.append(None)
     return res, sparks
 
 
