@@ -182,6 +182,47 @@ def test_explain_on_a_wide_sparse_data_set_ranks_every_feature():
         np.testing.assert_allclose(spark[1], hb, atol=1e-12)
 
 
+def test_colour_cross_filter_and_labels_reach_every_feature_of_a_sparse_data_set(qtbot, make_window, host):
+    import scipy.sparse as sp
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.gui.views.column_cache import ON_DEMAND_COLUMNS, ColumnCache
+    from manifold_studio.gui.views.label_layer import TEXT_FEATURES, labels_task
+    from manifold_studio.gui.views.map_encoding import COLUMN_PREFIX
+    from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+
+    X = sp.random(120, SPARSE_TABLE_COLUMNS + 25, density=0.3, format="csr", random_state=2) * 5
+    X = sp.csr_array(X)
+    names = [f"g{j}" for j in range(X.shape[1])]
+    far = names[-1]
+    w = make_window(host)
+    name = w.session.add_dataset(Dataset("cells", X, feature_names=names))
+    w.session.run("pca", name)
+    mi, view = w.map_instruments, w.map_view
+    qtbot.waitUntil(lambda: len(view.xy) == 120, timeout=10_000)
+    combo = view.color_combo
+    assert combo.isEditable() and combo.completer() is not None        # searchable among thousands
+    idx = combo.findData(COLUMN_PREFIX + far)
+    assert idx >= 0 and combo.itemText(idx) == f"{far} (feature)"
+    combo.setCurrentIndex(idx)
+    np.testing.assert_array_equal(view._column_values(far), X.toarray()[view.rows, -1])
+    strip = mi.cross_filter
+    assert strip.column_combo.findText(far) >= 0
+    strip.add_chart(far)
+    qtbot.waitUntil(lambda: far in strip.plots and strip.plots[far]["all"] is not None, timeout=10_000)
+    edges = np.asarray(strip.filter.chart(far).labels)
+    np.testing.assert_array_equal(strip.plots[far]["all"].opts["height"], np.histogram(X.toarray()[:, -1], edges)[0])
+    cache = ColumnCache()   # densified on demand, the last few kept: memory bounded
+    for j in range(SPARSE_TABLE_COLUMNS, SPARSE_TABLE_COLUMNS + ON_DEMAND_COLUMNS + 4):
+        np.testing.assert_array_equal(cache.find(w.session, name, names[j]).values, X.toarray()[:, j])
+    assert len(cache._fetched) == ON_DEMAND_COLUMNS and cache.find(w.session, name, "nope") is None
+    # "text: features" labels rank every gene, not only the listed ones
+    ds = w.session.datasets[name]
+    codes = (X.toarray()[:, -1] > 0).astype(np.intp)
+    cands = labels_task(ds, np.arange(120), np.asarray(view.xy), codes, None, "colours", TEXT_FEATURES)
+    assert any(far in c.text for c in cands)
+
+
 def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, host):
     w, mi = _window(qtbot, make_window, host)
     mi.labels.box.setChecked(True)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
 from manifold_studio.analysis.explain_sparse import SparseFeatures
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
-from manifold_studio.gui.views.map_encoding import ColumnCache
+from manifold_studio.gui.views.column_cache import ColumnCache
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.tables.dataset_columns import FEATURE
 from manifold_studio.tables.export import write_table_csv
