@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from manifold_studio.analysis.explain_selection import distinguishing_features, explain
+from manifold_studio.analysis.explain_sparse import SparseFeatures
 from manifold_studio.analysis.map_density import DensityGrid, contour_levels, kde_grid
 from manifold_studio.errors import DataError
 from manifold_studio.tables.search import factorize
@@ -129,8 +130,6 @@ def feature_texts(codes, groups, columns, count: int = 3, random_state: int = 0,
     sub_cols = [NamedValues(c.name, np.asarray(c.values)[keep]) for c in columns]
     features = None
     if sparse is not None:
-        from manifold_studio.analysis.explain_sparse import SparseFeatures
-
         features = SparseFeatures(sparse[0] if keep.size == n else sparse[0][keep], sparse[1])
     out = []
     for g in groups:

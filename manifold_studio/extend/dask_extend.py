@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.fileio.atomic import atomic_write
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.readers import exact_floats
@@ -342,8 +343,6 @@ def _store_arrow(frame, target: Path) -> None:
     """Write a Dask frame to one Arrow IPC file, a partition at a time (memory bounded by a
     partition), through a temporary file in the same folder that replaces ``target`` at the end."""
     import pyarrow as pa
-
-    from manifold_studio.fileio.atomic import atomic_write
 
     def emit(fh):
         writer = schema = None

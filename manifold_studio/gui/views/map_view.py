@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.gui.flow_layout import FoldingBar, group
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
-from manifold_studio.gui.views.column_cache import make_searchable
+from manifold_studio.gui.views.column_cache import ColumnCache, make_searchable
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
     COLOR_DATA,
     COLOR_NONE,
@@ -39,7 +39,6 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     COLUMN_PREFIX,
     FIXED_COLOR_ENTRIES,
     SYMBOL_ALPHA,
-    ColumnCache,
     EncodingControls,
     EncodingLegend,
     MapEncodingMixin,
