@@ -21,12 +21,12 @@ from manifold_studio.analysis.explain_selection import (
     KS, ExplainRow, _smd_from, mann_whitney_p_from,
 )
 
-__all__ = ["SparseFeatures", "sparse_histograms"]
+__all__ = ["SparseFeatures", "membership", "sparse_histograms"]
 
 _A, _B, _SA, _SB = 0, 1, 2, 3
 
 
-def _membership(n: int, groups) -> np.ndarray:
+def membership(n: int, groups) -> np.ndarray:
     """One byte per row: bit g set when the row is in ``groups[g]`` (sorted row indices)."""
     member = np.zeros(n, dtype=np.uint8)
     for g, rows in enumerate(groups):
@@ -57,7 +57,7 @@ class SparseFeatures:
         """One numeric ExplainRow per column: d and the means over every row of the groups, the
         p-value over the samples (as the dense columns)."""
         sizes = np.array([rows_a.size, rows_b.size, sample_a.size, sample_b.size], dtype=np.int64)
-        member = _membership(self.n_rows, (rows_a, rows_b, sample_a, sample_b))
+        member = membership(self.n_rows, (rows_a, rows_b, sample_a, sample_b))
         out = []
         for j, name in enumerate(self.names):
             checkpoint(j, name)
@@ -90,10 +90,12 @@ class SparseFeatures:
         r1, ties = rank_sum_and_ties_zeros(a, b, za, zb)
         return mann_whitney_p_from(r1, ties, n1, n2)
 
-    def histograms(self, j: int, rows_a, rows_b, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    def histograms(self, j: int, rows_a, rows_b, bins: int, member=None) -> tuple[np.ndarray, np.ndarray]:
         """Column ``j``'s histograms over ``rows_a`` and ``rows_b`` on shared bins, each as a share
-        of its group's finite values (the zeros counted without being made)."""
-        values, kept, stored = self.groups(j, _membership(self.n_rows, (rows_a, rows_b)))
+        of its group's finite values (the zeros counted without being made); ``member``:
+        ``membership(n_rows, (rows_a, rows_b))``, made once for many columns."""
+        member = membership(self.n_rows, (rows_a, rows_b)) if member is None else member
+        values, kept, stored = self.groups(j, member)
         zeros = (rows_a.size - stored[0], rows_b.size - stored[1])
         return sparse_histograms(values[0, :kept[0]], zeros[0], values[1, :kept[1]], zeros[1], bins)
 

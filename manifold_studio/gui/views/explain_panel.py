@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
-from manifold_studio.analysis.explain_sparse import SparseFeatures
+from manifold_studio.analysis.explain_sparse import SparseFeatures, membership
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
 from manifold_studio.gui.views.column_cache import ColumnCache
 from manifold_studio.gui.worker import LatestJob
@@ -81,13 +81,14 @@ def explain_task(session, name, cache: ColumnCache, selected, other, test, progr
     rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
     rows_a, rows_b = (np.sort(rng.choice(r, SPARK_ROWS, replace=False)) if r.size > SPARK_ROWS else r
                       for r in (rows_a, rows_b))
+    member = membership(ds.n_samples, (rows_a, rows_b)) if features is not None else None
     sparks = []
     for r in res.rows:
         col = by_name.get(r.feature)
         if col is not None:
             sparks.append(spark_heights(r, col.values, rows_a, rows_b))
         elif r.feature in sparse_index:
-            ha, hb = features.histograms(sparse_index[r.feature], rows_a, rows_b, SPARK_BINS)
+            ha, hb = features.histograms(sparse_index[r.feature], rows_a, rows_b, SPARK_BINS, member)
             top = max(ha.max(initial=0), hb.max(initial=0)) or 1.0
             sparks.append((ha / top, hb / top))
         else:
