@@ -216,6 +216,9 @@ def test_colour_cross_filter_and_labels_reach_every_feature_of_a_sparse_data_set
     for j in range(SPARSE_TABLE_COLUMNS, SPARSE_TABLE_COLUMNS + ON_DEMAND_COLUMNS + 4):
         np.testing.assert_array_equal(cache.find(w.session, name, names[j]).values, X.toarray()[:, j])
     assert len(cache._fetched) == ON_DEMAND_COLUMNS and cache.find(w.session, name, "nope") is None
+    unnamed = w.session.add_dataset(Dataset("unnamed", X))   # a Matrix Market file: x1, x2, … as in the table
+    assert cache.more_features(w.session, unnamed)[-1] == f"x{X.shape[1]}"
+    np.testing.assert_array_equal(cache.find(w.session, unnamed, f"x{X.shape[1]}").values, X.toarray()[:, -1])
     # "text: features" labels rank every gene, not only the listed ones
     ds = w.session.datasets[name]
     codes = (X.toarray()[:, -1] > 0).astype(np.intp)

@@ -27,6 +27,7 @@ class ColumnCache:
         self._key = None
         self._cols: list = []
         self._more: list[str] = []
+        self._index: dict = {}
         self._fetched: OrderedDict = OrderedDict()
 
     def get(self, session, name: str | None) -> list:
@@ -39,7 +40,9 @@ class ColumnCache:
         if key != self._key:
             self._cols, self._key = dataset_columns(session, name), key
             listed = {c.name for c in self._cols}
-            self._more = ([f for f in ds.feature_names or [] if f not in listed] if ds.is_sparse else [])
+            names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]   # as dataset_columns
+            self._index = {f: j for j, f in enumerate(names)} if ds.is_sparse else {}
+            self._more = [f for f in self._index if f not in listed]
             self._fetched.clear()
         return self._cols
 
@@ -52,13 +55,13 @@ class ColumnCache:
         """Column ``column`` of data set ``name``: a listed one, or a sparse feature densified now
         (None when there is no such column)."""
         hit = next((c for c in self.get(session, name) if c.name == column), None)
-        if hit is not None or column not in self._more:
+        if hit is not None or column not in self._index:
             return hit
         if column in self._fetched:
             self._fetched.move_to_end(column)
             return self._fetched[column]
         ds = session.datasets[name]
-        col = Column(column, ds.dense(cols=ds.feature_names.index(column)), FEATURE)
+        col = Column(column, ds.dense(cols=self._index[column]), FEATURE)
         self._fetched[column] = col
         while len(self._fetched) > ON_DEMAND_COLUMNS:
             self._fetched.popitem(last=False)
