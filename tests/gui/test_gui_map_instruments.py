@@ -182,6 +182,26 @@ def test_explain_on_a_wide_sparse_data_set_ranks_every_feature():
         np.testing.assert_allclose(spark[1], hb, atol=1e-12)
 
 
+def test_explain_panel_fills_thousands_of_rows_a_batch_per_turn(qtbot):
+    from manifold_studio.analysis.explain_selection import Explanation, ExplainRow
+    from manifold_studio.gui.views.explain_panel import FILL_ROWS, ExplainPanel
+
+    panel = ExplainPanel(None, None)
+    qtbot.addWidget(panel)
+    rows = [ExplainRow(f"g{j}", "numeric", 1.0 / (j + 1), 0.01, 0.02, "mann-whitney", mean_a=1.0, mean_b=0.5)
+            for j in range(3 * FILL_ROWS + 7)]
+    sparks = [(np.full(16, 0.5), np.full(16, 0.25))] * len(rows)
+    panel.show_result((Explanation(rows, 10, 20, "the rest"), sparks))
+    assert panel.table.rowCount() == len(rows) and panel.table.item(FILL_ROWS - 1, 0).text() == f"g{FILL_ROWS - 1}"
+    assert panel.table.item(FILL_ROWS, 0) is None          # the rest arrive over the next turns
+    qtbot.waitUntil(lambda: panel.table.item(len(rows) - 1, 0) is not None, timeout=5_000)
+    assert [panel.table.item(i, 0).text() for i in range(len(rows))] == [r.feature for r in rows]
+    assert not panel.table.item(len(rows) - 1, 9).icon().isNull()
+    panel.show_result((Explanation(rows[:3], 10, 20, "the rest"), sparks[:3]))   # a newer result stops the old fill
+    qtbot.wait(50)
+    assert panel.table.rowCount() == 3
+
+
 def test_colour_cross_filter_and_labels_reach_every_feature_of_a_sparse_data_set(qtbot, make_window, host):
     import scipy.sparse as sp
 

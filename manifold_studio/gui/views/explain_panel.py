@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 import numpy as np
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
@@ -25,6 +25,8 @@ from manifold_studio.tables.export import write_table_csv
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
 SPARK_W, SPARK_H, SPARK_BINS = 90, 22, 16
+#: table rows filled per turn of the event loop
+FILL_ROWS = 100
 #: rows per group behind a small distribution plot
 SPARK_ROWS = 50_000
 SEL_COLOR, OTHER_COLOR = QColor(255, 120, 0, 200), QColor(120, 120, 120, 160)
@@ -111,6 +113,7 @@ class ExplainPanel(QWidget):
         super().__init__(parent)
         self.window, self.view = window, view
         self.result: Explanation | None = None
+        self._fill_generation = 0
         self.columns = ColumnCache()
         self.latest = LatestJob()
         self.explain_button = QPushButton("Explain selection")
@@ -180,11 +183,26 @@ class ExplainPanel(QWidget):
         self.status.setText(message)
 
     def show_result(self, result) -> None:
-        """Fill the table with an :func:`explain_task` result ((Explanation, sparkline heights))."""
+        """Fill the table with an :func:`explain_task` result ((Explanation, sparkline heights)):
+        the first :data:`FILL_ROWS` rows at once, the others :data:`FILL_ROWS` per turn of the
+        event loop (a sparse data set ranks thousands of genes; the window keeps responding)."""
         res, sparks = result
         self.result = res
+        self._fill_generation += 1
         self.table.setRowCount(len(res.rows))
-        for i, r in enumerate(res.rows):
+        self._fill(res, sparks, 0, self._fill_generation)
+        self.table.resizeColumnsToContents()
+        notes = " ".join(res.notes)
+        self.status.setText(f"{res.n_a:,} selected rows against {res.against} ({res.n_b:,} rows). {notes}".strip())
+        self.export_button.setEnabled(bool(res.rows))
+        self.explained.emit(res)
+
+    def _fill(self, res, sparks, start: int, generation: int) -> None:
+        if generation != self._fill_generation:   # a newer result replaced this one
+            return
+        stop = min(start + FILL_ROWS, len(res.rows))
+        for i in range(start, stop):
+            r = res.rows[i]
             values = (r.feature, r.category, r.effect, r.mean_a, r.mean_b, r.odds_ratio, r.test, r.p, r.q)
             for j, v in enumerate(values):
                 item = QTableWidgetItem(_fmt(v))
@@ -195,11 +213,8 @@ class ExplainPanel(QWidget):
             if sparks[i] is not None:
                 spark.setIcon(QIcon(spark_pixmap(*sparks[i])))
             self.table.setItem(i, len(values), spark)
-        self.table.resizeColumnsToContents()
-        notes = " ".join(res.notes)
-        self.status.setText(f"{res.n_a:,} selected rows against {res.against} ({res.n_b:,} rows). {notes}".strip())
-        self.export_button.setEnabled(bool(res.rows))
-        self.explained.emit(res)
+        if stop < len(res.rows):
+            QTimer.singleShot(0, self, lambda: self._fill(res, sparks, stop, generation))
 
     def export_csv(self, path: str) -> None:
         """Write the table to ``path`` (CSV, one line per row)."""
