@@ -19,7 +19,8 @@ import numpy as np
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["finite_values", "finite_column", "mean_of", "dev_sums", "rank_sum_and_ties"]
+__all__ = ["finite_values", "finite_column", "mean_of", "dev_sums", "rank_sum_and_ties",
+           "rank_sum_and_ties_zeros", "sparse_column_groups", "moments_with_zeros"]
 
 
 @jit
@@ -81,21 +82,38 @@ def dev_sums(x, centre):
     return (s1[0] + s1[1]) + (s1[2] + s1[3]), (s2[0] + s2[1]) + (s2[2] + s2[3])
 
 
-@jit
 def rank_sum_and_ties(a, b):
     """(the sum of ``a``'s ranks among the values of ``a`` and ``b``, ties given their average
     rank; Σ(t³ − t) over the groups of t equal values): ``mannwhitneyu``'s R1 and tie term.
     Finite values; each group sorted on its own, then one walk through both in step."""
+    return rank_sum_and_ties_zeros(a, b, 0, 0)
+
+
+@jit
+def rank_sum_and_ties_zeros(a, b, za, zb):
+    """:func:`rank_sum_and_ties` of ``a`` with ``za`` zeros added and ``b`` with ``zb`` zeros
+    added, without making the zeros: a sparse column's implicit zeros are one block of ties
+    (joined by any stored zero), ranked where 0 falls among the stored values."""
     sa = np.sort(a)
     sb = np.sort(b)
     n1, n2 = sa.size, sb.size
+    zeros_left = za + zb > 0
     r1 = 0.0
     ties = 0.0
     i = 0
     j = 0
     done = 0   # values ranked so far
-    while i < n1 or j < n2:
-        x = sa[i] if j >= n2 or (i < n1 and sa[i] <= sb[j]) else sb[j]
+    while i < n1 or j < n2 or zeros_left:
+        have = False
+        x = 0.0
+        if i < n1:
+            x = sa[i]
+            have = True
+        if j < n2 and (not have or sb[j] < x):
+            x = sb[j]
+            have = True
+        if zeros_left and (not have or 0.0 < x):
+            x = 0.0
         in_a = 0
         while i < n1 and sa[i] == x:
             i += 1
@@ -104,8 +122,47 @@ def rank_sum_and_ties(a, b):
         while j < n2 and sb[j] == x:
             j += 1
             in_b += 1
+        if zeros_left and x == 0.0:
+            in_a += za
+            in_b += zb
+            zeros_left = False
         t = in_a + in_b
         r1 += in_a * ((2 * done + t + 1) / 2.0)   # the t equal values hold ranks done+1..done+t
         ties += float(t) ** 3 - t
         done += t
     return r1, ties
+
+
+@jit
+def sparse_column_groups(data, indices, start, end, member):
+    """One column of a CSC matrix (stored values ``data[start:end]`` at rows
+    ``indices[start:end]``) split into up to four groups: bit g of ``member[row]`` puts the row in
+    group g. Returns (values: row g holds group g's finite stored values first, kept: how many
+    per group, stored: stored values per group, finite or not); a group's implicit zeros are its
+    row count minus ``stored``."""
+    out = np.empty((4, end - start))
+    kept = np.zeros(4, np.int64)
+    stored = np.zeros(4, np.int64)
+    for p in range(start, end):
+        bits = member[indices[p]]
+        x = data[p]
+        finite = np.isfinite(x)
+        for g in range(4):
+            if bits & (1 << g):
+                stored[g] += 1
+                if finite:
+                    out[g, kept[g]] = x
+                    kept[g] += 1
+    return out, kept, stored
+
+
+def moments_with_zeros(x, zeros):
+    """(mean, variance with ddof=1, 0 for one value) of the finite values ``x`` with ``zeros``
+    zeros added (two passes of :func:`dev_sums`; at least one value in all)."""
+    n = x.size + zeros
+    mean = dev_sums(x, 0.0)[0] / n
+    s1, s2 = dev_sums(x, mean)
+    s1 -= zeros * mean
+    s2 += zeros * mean * mean
+    var = max(s2 - s1 * s1 / n, 0.0) / (n - 1) if n > 1 else 0.0
+    return mean, var

@@ -163,10 +163,15 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided Mann–Whitney U p-value, asymptotic with tie and continuity correction: scipy's
     ``mannwhitneyu(a, b, method="asymptotic")`` to the last bit (the same formula on the same
     exact rank sum and tie term), its ranking in one compiled loop without the interpreter lock."""
+    r1, ties = rank_sum_and_ties(np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float))
+    return mann_whitney_p_from(r1, ties, a.size, b.size)
+
+
+def mann_whitney_p_from(r1: float, ties: float, n1: int, n2: int) -> float:
+    """scipy's asymptotic two-sided Mann–Whitney p-value from the rank sum of the first group
+    (``n1`` values) and the tie term Σ(t³ − t)."""
     from scipy import special  # lazy: kept off the start-up
 
-    n1, n2 = a.size, b.size
-    r1, ties = rank_sum_and_ties(np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float))
     u1 = r1 - n1 * (n1 + 1) / 2
     u = max(u1, n1 * n2 - u1)
     n = n1 + n2
@@ -264,17 +269,20 @@ def selection_groups(selected, other, n: int) -> tuple[np.ndarray, np.ndarray, s
 
 
 def explain(columns, selected, other=None, *, test: str = MANN_WHITNEY, random_state: int = 0,
-            factors_of=None, progress=None) -> Explanation:
+            factors_of=None, progress=None, features=None) -> Explanation:
     """Rank the ``columns`` (objects with ``name`` and ``values`` over n rows, such as
     :class:`~manifold_studio.tables.dataset_columns.Column`) by how the ``selected`` rows
     (a boolean mask or row indices) differ from ``other`` (default: every other row).
+    ``features``: a block of numeric columns ranked with them, such as a sparse matrix's
+    (:class:`~manifold_studio.analysis.explain_sparse.SparseFeatures`: ``names``, ``n_rows`` and
+    ``rows(rows_a, rows_b, sample_a, sample_b, test, checkpoint)`` giving ExplainRows).
     Refuses an empty selection and a selection of every row, with the reason."""
     if test not in (MANN_WHITNEY, KS):
         raise InvalidParameterError(f"test={test!r}: use '{MANN_WHITNEY}' or '{KS}'.")
     columns = list(columns)
-    if not columns:
+    if not columns and features is None:
         raise DataError("Explain needs at least one column.")
-    n = len(columns[0].values)
+    n = len(columns[0].values) if columns else features.n_rows
     rows_a, rows_b, against = selection_groups(selected, other, n)
     if rows_a.max() >= n or (rows_b.size and rows_b.max() >= n):
         raise DataError(f"Explain: a selected row is beyond the {n} rows of the data set.")
@@ -283,8 +291,12 @@ def explain(columns, selected, other=None, *, test: str = MANN_WHITNEY, random_s
     factors_of = factors_of or (lambda col: factorize(col.values))
     progress = as_progress(progress)
     out: list[ExplainRow] = []
-    for j, col in enumerate(columns):
-        progress.checkpoint(j / len(columns), f"Explain: {col.name}")
+    total = len(columns) + (len(features.names) if features is not None else 0)
+    if features is not None:
+        out.extend(features.rows(rows_a, rows_b, sa, sb, test,
+                                 lambda j, name: progress.checkpoint(j / total, f"Explain: {name}")))
+    for j, col in enumerate(columns, start=total - len(columns)):
+        progress.checkpoint(j / total, f"Explain: {col.name}")
         values = np.asarray(col.values)
         if not is_categorical(col, values):
             v = values.astype(float, copy=False)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from manifold_studio.analysis.explain_selection import distinguishing_features, explain
+from manifold_studio.analysis.explain_sparse import SparseFeatures
 from manifold_studio.analysis.map_density import DensityGrid, contour_levels, kde_grid
 from manifold_studio.errors import DataError
 from manifold_studio.tables.search import factorize
@@ -116,22 +117,27 @@ def majority_texts(codes, groups, values) -> list[str]:
     return out
 
 
-def feature_texts(codes, groups, columns, count: int = 3, random_state: int = 0) -> list[str]:
+def feature_texts(codes, groups, columns, count: int = 3, random_state: int = 0, sparse=None) -> list[str]:
     """For each group: its ``count`` most distinguishing features against the other points
-    ("high proline, low hue"), from a sample of at most :data:`FEATURE_ROWS` rows per group."""
+    ("high proline, low hue"), from a sample of at most :data:`FEATURE_ROWS` rows per group.
+    ``sparse``: (a sparse matrix with one row per point, its feature names), ranked with the
+    ``columns`` column by column (:class:`~manifold_studio.analysis.explain_sparse.SparseFeatures`)."""
     codes = np.asarray(codes)
     rng = np.random.default_rng(random_state)
     n = codes.shape[0]
     keep = np.arange(n) if n <= 4 * FEATURE_ROWS else np.sort(rng.choice(n, 4 * FEATURE_ROWS, replace=False))
     sub_codes = codes[keep]
     sub_cols = [NamedValues(c.name, np.asarray(c.values)[keep]) for c in columns]
+    features = None
+    if sparse is not None:
+        features = SparseFeatures(sparse[0] if keep.size == n else sparse[0][keep], sparse[1])
     out = []
     for g in groups:
         sel = sub_codes == g
         if not sel.any() or sel.all():
             out.append("")
             continue
-        out.append(", ".join(distinguishing_features(explain(sub_cols, sel), count)))
+        out.append(", ".join(distinguishing_features(explain(sub_cols, sel, features=features), count)))
     return out
 
 

@@ -39,8 +39,8 @@ def _add_input_arguments(p, ids_help: str, data_help: str, label_help: str, what
 
 def _add_table_arguments(p) -> None:
     """--out (the table to a file), the worker choice and --quiet of a command that prints a table."""
-    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv or "
-                   ".parquet ('-': CSV on standard output)")
+    p.add_argument("--out", "-o", metavar="FILE", help="also write the table, in the format its extension names: .csv, .tsv, "
+                   ".parquet or .feather/.arrow ('-': CSV on standard output)")
     add_in_process_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only the table, notes and errors")
 

@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend", metavar="FILE", help="also extend the fitted model to the points of FILE")
     p.add_argument("--extend-out", metavar="FILE", help="where to write the extension of --extend (as --out)")
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="the result, in the format its extension "
-                   "names: .csv, .tsv, .npy (the result only) or .parquet ('-': CSV on standard output), or an "
+                   "names: .csv, .tsv, .npy (the result only), .parquet or .feather/.arrow ('-': CSV on standard output), or an "
                    "AnnData .h5ad file (embedding in obsm['X_ALGO'], labels in obs)")
     p.add_argument("--save-model", metavar="FILE", help="save the fitted model (.npz) for 'apply'")
     add_h5ad_argument(p)  # --out result.h5ad: obsm / obs of an AnnData file
@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a loader option, e.g. delimiter=tab")
     add_prep_arguments(p, prep=False, metas=True)
     p.add_argument("--out", "-o", required=True, metavar="FILE",
-                   help="the result, in the format its extension names: .csv, .tsv or .parquet (with the "
+                   help="the result, in the format its extension names: .csv, .tsv, .parquet or .feather/.arrow (with the "
                    "data's metas and labels, if any), .npy (the result only), .h5ad, or '-' (CSV on standard "
                    "output); written as the chunks go")
     add_h5ad_argument(p)
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rows read and extended at a time (memory is bounded by N; default 50,000)")
     p.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER",
                    help="extend on Dask: a scheduler address, or none for a local cluster with one worker "
-                   "per core (data: Parquet, .npy parts, CSV, Zarr; out: .parquet, .npy, .csv or a folder "
+                   "per core (data: Parquet, .npy parts, CSV, Zarr; out: .parquet, .feather, .npy, .csv or a folder "
                    "of .npy parts)")
     p.add_argument("--no-escape-formulas", dest="escape_formulas", action="store_false", help=_NO_ESCAPE_HELP)
     p.add_argument("--in-process", action="store_true",

@@ -1,5 +1,5 @@
 """Writing a command's result table to ``--out`` / ``--extend-out`` in the format the file's
-extension names (:mod:`manifold_studio.tables.result_formats`: CSV, TSV, ``.npy``, Parquet),
+extension names (:mod:`manifold_studio.tables.result_formats`: CSV, TSV, ``.npy``, Parquet, Arrow IPC / Feather),
 and refusing another extension before any work is done."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def check_output_format(path: str | None) -> None:
 
 def write_csv(path: str, header: list[str], columns: list[np.ndarray], escape_formulas: bool = True,
               array=None) -> None:
-    """Write columns with a header in the format the extension names (CSV, TSV, Parquet; .npy:
+    """Write columns with a header in the format the extension names (CSV, TSV, Parquet, Arrow; .npy:
     ``array``, the result alone; :mod:`~manifold_studio.tables.result_formats`); ``-`` is standard
     output (CSV); files are replaced atomically. Text cells that a spreadsheet would run as
     formulas get a leading ``'`` unless ``escape_formulas`` is False (``--no-escape-formulas``)."""

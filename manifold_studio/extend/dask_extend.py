@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from manifold_studio.errors import DataError, ManifoldStudioError
+from manifold_studio.fileio.atomic import atomic_write
 from manifold_studio.files.model_file import model_bytes, model_from_bytes
 from manifold_studio.plugins.host import get_host
 from manifold_studio.tables.readers import exact_floats
@@ -270,7 +271,8 @@ def _sniffed_separator(path: str, host) -> str:
 def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", labels=None,
                  label_name: str | None = None, escape_formulas: bool = True, row_ids=None,
                  id_name: str = "row_id", metas=()) -> str:
-    """Compute ``result`` into ``out``: ``.parquet`` (a folder of Parquet parts), ``.npy`` (one
+    """Compute ``result`` into ``out``: ``.parquet`` (a folder of Parquet parts), ``.feather`` /
+    ``.arrow`` (one Arrow IPC file, a record batch per partition, replaced atomically), ``.npy`` (one
     file, written block by block into a memory map), ``.csv`` (one file) or a folder (``.npy``
     parts). ``row_ids`` (a dask array): the first column (named ``id_name``) of a CSV or Parquet
     output; ``metas`` (``[(name, dask array)]``): the columns after it, as the in-memory path
@@ -278,7 +280,7 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     da, dd = require_dask()
 
     if out == "-":
-        raise DataError("Results computed on Dask are written to files: give --out a .parquet, .npy or .csv "
+        raise DataError("Results computed on Dask are written to files: give --out a .parquet, .feather, .npy or .csv "
                         "file, or a folder for .npy parts.")
     target = Path(out)
     parent = target.parent if str(target.parent) else Path(".")
@@ -318,6 +320,9 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     if suffix == ".parquet":
         frame.to_parquet(str(target), write_index=False)
         return f"{target} (Parquet parts)"
+    if suffix in (".feather", ".arrow"):
+        _store_arrow(frame, target)
+        return str(target)
     if suffix in (".csv", ".tsv"):
         name = label_name or "label"
         if escape_formulas and labels is not None and np.dtype(labels.dtype).kind in "OUS":
@@ -332,6 +337,25 @@ def write_output(result, out: str, prefix: str = "x", kind: str = "embedding", l
     target.mkdir(parents=True, exist_ok=True)
     da.to_npy_stack(str(target), result, axis=0)
     return f"{target}/ (.npy parts)"
+
+
+def _store_arrow(frame, target: Path) -> None:
+    """Write a Dask frame to one Arrow IPC file, a partition at a time (memory bounded by a
+    partition), through a temporary file in the same folder that replaces ``target`` at the end."""
+    import pyarrow as pa
+
+    def emit(fh):
+        writer = schema = None
+        for part in frame.to_delayed():
+            table = pa.Table.from_pandas(part.compute(), preserve_index=False)
+            if writer is None:
+                schema = table.schema.remove_metadata()
+                writer = pa.ipc.new_file(fh, schema)
+            writer.write_table(table.replace_schema_metadata(None).cast(schema))
+        if writer is not None:
+            writer.close()
+
+    atomic_write(str(target), emit, binary=True)
 
 
 def _escaped_cell(value):

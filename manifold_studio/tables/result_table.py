@@ -22,7 +22,7 @@ import numpy as np
 
 from manifold_studio.errors import DataError, WriteError
 from manifold_studio.fileio.atomic import is_special_file
-from manifold_studio.tables.result_formats import BINARY_FORMATS, ParquetSink, output_format
+from manifold_studio.tables.result_formats import BINARY_FORMATS, COLUMNAR_FORMATS, ColumnarSink, output_format
 
 
 #: the first characters that make a spreadsheet read a cell as a formula (OWASP: CSV injection)
@@ -111,11 +111,11 @@ def write_result_table(fh, fmt: str, header: list[str], columns, escape_formulas
         if array is None:
             if not all(np.asarray(c).dtype.kind in "fiub" for c in columns):
                 raise WriteError("This output has text columns: a .npy file holds one numeric array; give a "
-                                 ".csv, .tsv or .parquet file.")
+                                 ".csv, .tsv, .parquet or .feather file.")
             array = np.column_stack([np.asarray(c) for c in columns]) if columns else np.zeros((0, 0))
         np.save(fh, np.asarray(array), allow_pickle=False)
-    elif fmt == "parquet":
-        sink = ParquetSink(fh)
+    elif fmt in COLUMNAR_FORMATS:
+        sink = ColumnarSink(fh, fmt)
         sink.write(header, columns)
         sink.close()
     else:
@@ -129,7 +129,7 @@ def write_result_table(fh, fmt: str, header: list[str], columns, escape_formulas
 class ResultWriter:
     """Write a result chunk by chunk to ``path`` in the format its extension names
     (:func:`~manifold_studio.tables.result_formats.output_format`; another extension is refused):
-    ``.npy`` (the result only), or CSV, TSV or Parquet (result columns plus the true labels when
+    ``.npy`` (the result only), or CSV, TSV, Parquet or Arrow IPC / Feather (result columns plus the true labels when
     given, led by the row id column ``row_id_name`` when the chunks come with row ids, then by
     the chunks' meta columns when given); ``-`` is standard output (CSV).
 
@@ -146,7 +146,7 @@ class ResultWriter:
         special = self.path != "-" and is_special_file(self.path)
         self.format = "csv" if special else output_format(self.path)
         self.npy = self.format == "npy"
-        self._parquet = None
+        self._columnar = None
         self.n_rows = 0
         self._fh = None
         self._tmp: str | None = None
@@ -170,8 +170,8 @@ class ResultWriter:
             binary = self.format in BINARY_FORMATS
             self._fh = os.fdopen(fd, "wb" if binary else "w", **({} if binary else
                                                                 {"newline": "", "encoding": "utf-8"}))
-            if self.format == "parquet":
-                self._parquet = ParquetSink(self._fh)
+            if self.format in COLUMNAR_FORMATS:
+                self._columnar = ColumnarSink(self._fh, self.format)
         else:
             self._fh = sys.stdout
 
@@ -194,8 +194,8 @@ class ResultWriter:
         else:
             header, columns = result_table(result, self.prefix, self.kind, labels, self.label_name,
                                            row_ids, self.row_id_name, metas)
-            if self._parquet is not None:
-                self._parquet.write(header, columns)
+            if self._columnar is not None:
+                self._columnar.write(header, columns)
                 self.n_rows += int(result.shape[0])
                 return
             if self._writer is None:
@@ -211,8 +211,8 @@ class ResultWriter:
             if self._fh is not sys.stdout:
                 self._fh.close()
             return
-        if self._parquet is not None:
-            self._parquet.close()
+        if self._columnar is not None:
+            self._columnar.close()
         self._fh.close()
         if self.npy:
             self._finish_npy()

@@ -62,3 +62,78 @@ def test_constant_and_empty_groups():
     assert np.isnan(ex._numeric_p(np.zeros(0), np.ones(8), ex.MANN_WHITNEY))
     assert ex.smd(np.ones(3), np.ones(4)) == 0.0 and ex.smd(np.full(3, 2.0), np.ones(4)) == np.inf
     assert ek.finite_column(np.full(4, np.nan)).size == 0 and ek.mean_of(np.arange(5.0)) == 2.0
+
+
+def _sparse_case(n=500, d=70, seed=0):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    D = np.round(rng.gamma(1.0, 2.0, (n, d)), 1) * (rng.random((n, d)) < 0.15)
+    D[:, 0] = 0.0                                  # an empty column
+    D[:, 1] = -np.abs(D[:, 1])                     # zeros above every stored value
+    D[rng.random(n) < 0.6, 2] = 3.0                # a big tie block beside the zeros
+    D[:, 3] = rng.normal(0, 1, n)                  # no zeros at all
+    X = sp.csr_array(D)
+    Xe = X.copy()
+    Xe.data[::17] = 0.0                            # stored zeros join the implicit ones
+    return D, Xe, rng
+
+
+@pytest.mark.parametrize("against_b", [False, True])
+def test_sparse_features_match_scipy_and_numpy_on_the_dense_columns(against_b):
+    from manifold_studio.analysis.explain_sparse import SparseFeatures
+
+    D, X, rng = _sparse_case()
+    D = X.toarray()
+    n, d = D.shape
+    sel = rng.random(n) < 0.12
+    other = np.flatnonzero(rng.random(n) < 0.3) if against_b else None
+    b_mask = np.zeros(n, bool)
+    b_mask[other if against_b else np.flatnonzero(~sel)] = True
+    names = [f"g{j}" for j in range(d)]
+    res = ex.explain([], sel, other, features=SparseFeatures(X, names))
+    assert sorted(r.feature for r in res.rows) == sorted(names)   # every one of the > 50 columns
+    by = {r.feature: r for r in res.rows}
+    ps = []
+    for j in range(d):
+        a, b = D[sel, j], D[b_mask, j]
+        r = by[f"g{j}"]
+        ref_p = (1.0 if min(a.min(), b.min()) == max(a.max(), b.max())
+                 else stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue)
+        assert r.p == ref_p, j
+        ps.append(ref_p)
+        pooled = np.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / (a.size + b.size - 2))
+        d_ref = 0.0 if pooled == 0 else (a.mean() - b.mean()) / pooled
+        assert r.effect == pytest.approx(d_ref, abs=1e-12), j
+        assert r.mean_a == pytest.approx(a.mean(), abs=1e-12) and r.mean_b == pytest.approx(b.mean(), abs=1e-12)
+    q_ref = stats.false_discovery_control(ps)
+    np.testing.assert_allclose([by[f"g{j}"].q for j in range(d)], q_ref, rtol=1e-12)
+
+
+def test_sparse_features_ks_histograms_and_the_zero_block_rank_sum():
+    from manifold_studio.analysis.explain_sparse import SparseFeatures
+
+    D, X, rng = _sparse_case(n=200, d=55, seed=4)
+    D = X.toarray()
+    sel = np.flatnonzero(rng.random(200) < 0.2)
+    res = ex.explain([], sel, test=ex.KS, features=SparseFeatures(X, [f"g{j}" for j in range(55)]))
+    mask = np.zeros(200, bool)
+    mask[sel] = True
+    for r in res.rows:
+        j = int(r.feature[1:])
+        a, b = D[mask, j], D[~mask, j]
+        assert r.p == stats.ks_2samp(a, b).pvalue
+    a = np.array([0.5, -1.0, 2.0, 0.0])   # stored values (one stored zero) plus implicit zeros
+    b = np.array([2.0, 0.7])
+    r1, ties = ek.rank_sum_and_ties_zeros(a, b, 3, 5)
+    full_a, full_b = np.r_[a, np.zeros(3)], np.r_[b, np.zeros(5)]
+    ranks = stats.rankdata(np.r_[full_a, full_b])
+    _, counts = np.unique(np.r_[full_a, full_b], return_counts=True)
+    assert r1 == ranks[:full_a.size].sum() and ties == float((counts ** 3 - counts).sum())
+    feats = SparseFeatures(X, [f"g{j}" for j in range(55)])
+    rows_b = np.flatnonzero(~mask)
+    for j in (0, 2, 9):
+        ha, hb = feats.histograms(j, sel, rows_b, 16)
+        edges = np.histogram_bin_edges(D[:, j], bins=16)
+        np.testing.assert_allclose(ha, np.histogram(D[mask, j], edges)[0] / mask.sum(), atol=1e-12)
+        np.testing.assert_allclose(hb, np.histogram(D[~mask, j], edges)[0] / (~mask).sum(), atol=1e-12)

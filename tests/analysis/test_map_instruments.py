@@ -415,3 +415,18 @@ def test_search_finds_a_gene_past_the_first_columns_of_a_sparse_data_set():
     assert se.named_sparse_features(f"{far} >", ds, cols) == []              # does not parse: the search says where
     dense = Dataset("dense", X.toarray(), feature_names=names)
     assert se.named_sparse_features(text, dense, []) == []
+
+
+def test_feature_texts_of_a_sparse_matrix_equal_those_of_its_dense_columns():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    n, d = 300, 64
+    D = np.round(rng.gamma(1.0, 2.0, (n, d)), 1) * (rng.random((n, d)) < 0.2)
+    codes = rng.integers(0, 3, n)
+    D[codes == 1, 60] += 4.0        # group 1 is high in a feature past the first 50
+    D[codes == 2, 10] = 0.0         # group 2 is low in another
+    names = [f"gene{j}" for j in range(d)]
+    dense = ml.feature_texts(codes, [0, 1, 2], [ml.NamedValues(nm, D[:, j]) for j, nm in enumerate(names)])
+    sparse = ml.feature_texts(codes, [0, 1, 2], [], sparse=(sp.csr_array(D), names))
+    assert sparse == dense and "high gene60" in sparse[1] and "low gene10" in sparse[2]

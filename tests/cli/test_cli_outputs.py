@@ -1,5 +1,5 @@
 """The command line's outputs (issue 33): ``--out`` writes the format its extension names (CSV,
-TSV, .npy, Parquet) on every path and refuses another extension; outputs carry the data's meta
+TSV, .npy, Parquet, Arrow IPC / Feather) on every path and refuses another extension; outputs carry the data's meta
 columns after the row id (``--no-metas`` leaves them out); ``apply`` with a chain that imputes
 says the chain fills the gaps."""
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_out_writes_the_format_its_extension_names(tmp_path, capsys, penguins, c
         head = ["apply", "--model", tmp_path / "m.npz", "--data", "sample:penguins", "--chunk-rows", "100"]
     else:
         head = ["run", "pca", "--data", "sample:penguins"]
-    for ext in ("csv", "tsv", "npy", "parquet"):
+    for ext in ("csv", "tsv", "npy", "parquet", "feather", "arrow"):
         rc, _out, err = run(capsys, *head, "--out", tmp_path / f"r.{ext}", "-q")
         assert rc == 0, (ext, err)
     header, rows = read_csv(tmp_path / "r.csv")
@@ -95,6 +95,12 @@ def test_out_writes_the_format_its_extension_names(tmp_path, capsys, penguins, c
     np.testing.assert_array_equal(frame[["pca_1", "pca_2"]].to_numpy(), values)
     assert frame["row_id"].tolist() == [int(r[0]) for r in rows] and frame["year"].dtype.kind == "i"
     assert [None if pd.isna(v) else v for v in frame["sex"]] == [r[2] or None for r in rows]
+    for ext in ("feather", "arrow"):   # Arrow IPC files (Feather v2): the same columns, values and types
+        assert (tmp_path / f"r.{ext}").read_bytes()[:6] == b"ARROW1"
+        arrow = pd.read_feather(tmp_path / f"r.{ext}")
+        pd.testing.assert_frame_equal(arrow, frame)
+        assert [str(v) if not pd.isna(v) else "" for v in arrow["island"]] == [r[header.index("island")] for r in rows]
+    assert not list(tmp_path.glob(".*partial"))   # written through a temporary file, renamed at the end
     # an extension no result is written in: refused before any work, naming the allowed ones
     rc, _out, err = run(capsys, *head, "--out", tmp_path / "r.xlsx", "-q")
     assert rc != 0 and "'.xlsx' is not a format" in err and ".csv, .tsv, .npy, .parquet" in err
@@ -158,7 +164,7 @@ def test_score_and_compare_clusterings_tables_follow_the_extension_too(tmp_path,
     assert list(frame.columns) == header and frame.iloc[0, 0] == rows[0][0] == "perceptron"
     # the table has text: a .npy is refused in one sentence (no '.;'), and nothing is written
     rc, _out, err = run(capsys, "score", "perceptron", "--data", "sample:iris", "--out", tmp_path / "s.npy", "-q")
-    assert rc != 0 and "give a .csv, .tsv or .parquet file; nothing was written." in err and ".;" not in err
+    assert rc != 0 and "give a .csv, .tsv, .parquet or .feather file; nothing was written." in err and ".;" not in err
     assert not (tmp_path / "s.npy").exists()
     rc, _out, err = run(capsys, "compare-clusterings", "kmeans", "--data", "sample:iris", "--out", tmp_path / "c.xlsx",
                         "-q")

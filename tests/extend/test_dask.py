@@ -139,6 +139,14 @@ def test_outputs_parquet_npy_csv_and_parts(client, tmp_path, data):
     np.testing.assert_array_equal(pd.read_parquet(tmp_path / "r.parquet")["cluster"].to_numpy(), expected)
     write_output(result, str(tmp_path / "r.npy"), "kmeans", "clustering")
     np.testing.assert_array_equal(np.load(tmp_path / "r.npy"), expected)
+    ids = da.arange(3000, chunks=700)
+    for ext in ("feather", "arrow"):   # one Arrow IPC file, a record batch per partition, renamed at the end
+        write_output(result, str(tmp_path / f"r.{ext}"), "kmeans", "clustering", row_ids=ids)
+        frame = pd.read_feather(tmp_path / f"r.{ext}")
+        assert list(frame.columns) == ["row_id", "cluster"]
+        np.testing.assert_array_equal(frame["cluster"].to_numpy(), expected)
+        np.testing.assert_array_equal(frame["row_id"].to_numpy(), np.arange(3000))
+    assert not list(tmp_path.glob(".*partial*")) and not list(tmp_path.glob("*.tmp"))
     write_output(result, str(tmp_path / "r.csv"), "kmeans", "clustering")
     assert (tmp_path / "r.csv").read_text().splitlines()[0] == "cluster"
     write_output(result, str(tmp_path / "parts"), "kmeans", "clustering")

@@ -159,11 +159,12 @@ def test_explain_panel_ranks_features_like_scipy(qtbot, make_window, host, tmp_p
     qtbot.waitUntil(lambda: "all 178 rows are selected" in panel.status.text(), timeout=10_000)
 
 
-def test_explain_on_a_wide_sparse_data_set_says_which_features_it_ranks():
+def test_explain_on_a_wide_sparse_data_set_ranks_every_feature():
     import scipy.sparse as sp
 
+    from manifold_studio.analysis.explain_selection import MANN_WHITNEY
     from manifold_studio.data import Dataset
-    from manifold_studio.gui.views.explain_panel import explain_task
+    from manifold_studio.gui.views.explain_panel import explain_task, spark_heights
     from manifold_studio.gui.views.map_encoding import ColumnCache
     from manifold_studio.session.model import Session
     from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
@@ -171,11 +172,78 @@ def test_explain_on_a_wide_sparse_data_set_says_which_features_it_ranks():
     session = Session()
     X = sp.random(60, SPARSE_TABLE_COLUMNS + 30, density=0.3, format="csr", random_state=0) * 5
     name = session.add_dataset(Dataset("cells", X, feature_names=[f"g{j}" for j in range(X.shape[1])]))
-    from manifold_studio.analysis.explain_selection import MANN_WHITNEY
+    res, sparks = explain_task(session, name, ColumnCache(), np.arange(20), None, MANN_WHITNEY)
+    assert sorted(r.feature for r in res.rows) == sorted(f"g{j}" for j in range(X.shape[1]))
+    assert not any("first" in note for note in res.notes)
+    D = X.toarray()
+    for r, spark in zip(res.rows, sparks):   # the small plots equal the dense column's
+        ha, hb = spark_heights(r, D[:, int(r.feature[1:])], np.arange(20), np.arange(20, 60))
+        np.testing.assert_allclose(spark[0], ha, atol=1e-12)
+        np.testing.assert_allclose(spark[1], hb, atol=1e-12)
 
-    res, _sparks = explain_task(session, name, ColumnCache(), np.arange(20), None, MANN_WHITNEY)
-    assert {r.feature for r in res.rows} == {f"g{j}" for j in range(SPARSE_TABLE_COLUMNS)}
-    assert res.notes[-1] == f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {X.shape[1]} features are ranked."
+
+def test_explain_panel_fills_thousands_of_rows_a_batch_per_turn(qtbot):
+    from manifold_studio.analysis.explain_selection import Explanation, ExplainRow
+    from manifold_studio.gui.views.explain_panel import FILL_ROWS, ExplainPanel
+
+    panel = ExplainPanel(None, None)
+    qtbot.addWidget(panel)
+    rows = [ExplainRow(f"g{j}", "numeric", 1.0 / (j + 1), 0.01, 0.02, "mann-whitney", mean_a=1.0, mean_b=0.5)
+            for j in range(3 * FILL_ROWS + 7)]
+    sparks = [(np.full(16, 0.5), np.full(16, 0.25))] * len(rows)
+    panel.show_result((Explanation(rows, 10, 20, "the rest"), sparks))
+    assert panel.table.rowCount() == len(rows) and panel.table.item(FILL_ROWS - 1, 0).text() == f"g{FILL_ROWS - 1}"
+    assert panel.table.item(FILL_ROWS, 0) is None          # the rest arrive over the next turns
+    qtbot.waitUntil(lambda: panel.table.item(len(rows) - 1, 0) is not None, timeout=5_000)
+    assert [panel.table.item(i, 0).text() for i in range(len(rows))] == [r.feature for r in rows]
+    assert not panel.table.item(len(rows) - 1, 9).icon().isNull()
+    panel.show_result((Explanation(rows[:3], 10, 20, "the rest"), sparks[:3]))   # a newer result stops the old fill
+    qtbot.wait(50)
+    assert panel.table.rowCount() == 3
+
+
+def test_colour_cross_filter_and_labels_reach_every_feature_of_a_sparse_data_set(qtbot, make_window, host):
+    import scipy.sparse as sp
+
+    from manifold_studio.data import Dataset
+    from manifold_studio.gui.views.column_cache import ON_DEMAND_COLUMNS, ColumnCache
+    from manifold_studio.gui.views.label_layer import TEXT_FEATURES, labels_task
+    from manifold_studio.gui.views.map_encoding import COLUMN_PREFIX
+    from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+
+    X = sp.random(120, SPARSE_TABLE_COLUMNS + 25, density=0.3, format="csr", random_state=2) * 5
+    X = sp.csr_array(X)
+    names = [f"g{j}" for j in range(X.shape[1])]
+    far = names[-1]
+    w = make_window(host)
+    name = w.session.add_dataset(Dataset("cells", X, feature_names=names))
+    w.session.run("pca", name)
+    mi, view = w.map_instruments, w.map_view
+    qtbot.waitUntil(lambda: len(view.xy) == 120, timeout=10_000)
+    combo = view.color_combo
+    assert combo.isEditable() and combo.completer() is not None        # searchable among thousands
+    idx = combo.findData(COLUMN_PREFIX + far)
+    assert idx >= 0 and combo.itemText(idx) == f"{far} (feature)"
+    combo.setCurrentIndex(idx)
+    np.testing.assert_array_equal(view._column_values(far), X.toarray()[view.rows, -1])
+    strip = mi.cross_filter
+    assert strip.column_combo.findText(far) >= 0
+    strip.add_chart(far)
+    qtbot.waitUntil(lambda: far in strip.plots and strip.plots[far]["all"] is not None, timeout=10_000)
+    edges = np.asarray(strip.filter.chart(far).labels)
+    np.testing.assert_array_equal(strip.plots[far]["all"].opts["height"], np.histogram(X.toarray()[:, -1], edges)[0])
+    cache = ColumnCache()   # densified on demand, the last few kept: memory bounded
+    for j in range(SPARSE_TABLE_COLUMNS, SPARSE_TABLE_COLUMNS + ON_DEMAND_COLUMNS + 4):
+        np.testing.assert_array_equal(cache.find(w.session, name, names[j]).values, X.toarray()[:, j])
+    assert len(cache._fetched) == ON_DEMAND_COLUMNS and cache.find(w.session, name, "nope") is None
+    unnamed = w.session.add_dataset(Dataset("unnamed", X))   # a Matrix Market file: x1, x2, … as in the table
+    assert cache.more_features(w.session, unnamed)[-1] == f"x{X.shape[1]}"
+    np.testing.assert_array_equal(cache.find(w.session, unnamed, f"x{X.shape[1]}").values, X.toarray()[:, -1])
+    # "text: features" labels rank every gene, not only the listed ones
+    ds = w.session.datasets[name]
+    codes = (X.toarray()[:, -1] > 0).astype(np.intp)
+    cands = labels_task(ds, np.arange(120), np.asarray(view.xy), codes, None, "colours", TEXT_FEATURES)
+    assert any(far in c.text for c in cands)
 
 
 def test_labels_are_placed_without_overlap_and_follow_zoom(qtbot, make_window, host):

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QComboBox, QGraphicsRectItem, QHBoxLayout, QLabel,
 from manifold_studio.analysis.cross_filter import CrossFilter, make_chart
 from manifold_studio.analysis.explain_selection import is_categorical
 from manifold_studio.errors import ManifoldStudioError, error_message
-from manifold_studio.gui.views.map_encoding import ColumnCache
+from manifold_studio.gui.views.column_cache import ColumnCache, make_searchable
 from manifold_studio.gui.views.mark_layer import MarkLayer, MarkPlan, MarkView, plan_marks
 from manifold_studio.gui.worker import LatestJob
 
@@ -70,7 +70,7 @@ class CrossFilterStrip(QWidget):
         self._again = False
         #: a brush update is being counted on a worker thread
         self._counting = False
-        self.column_combo = QComboBox()
+        self.column_combo = make_searchable(QComboBox())   # a sparse data set offers every gene
         self.column_combo.setMinimumContentsLength(14)
         self.add_button = QPushButton("Add chart")
         self.clear_button = QPushButton("Clear filters")
@@ -118,13 +118,15 @@ class CrossFilterStrip(QWidget):
             self.layout_widget.clear()
             self.plots = {}
         self.column_combo.addItems([c.name for c in self._cols()])
+        session = self.window.session if self.window is not None else None
+        self.column_combo.addItems(self.columns.more_features(session, self.dataset_name))
         self.request_update()
 
     def add_chart(self, name: str) -> None:
         """Chart column ``name`` (binned on a worker thread)."""
         if self.filter is None or not name or name in self.plots:
             return
-        col = next((c for c in self._cols() if c.name == name), None)
+        col = self.columns.find(self.window.session if self.window is not None else None, self.dataset_name, name)
         if col is None:   # e.g. a saved chart whose run was removed: said in the status bar too
             names = ", ".join(f"'{c.name}'" for c in self._cols()) or "none"
             message = f"Cross-filters: there is no column '{name}'; the columns are {names}."

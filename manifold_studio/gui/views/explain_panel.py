@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 import numpy as np
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
@@ -16,14 +16,17 @@ from PySide6.QtWidgets import (
 )
 
 from manifold_studio.analysis.explain_selection import KS, MANN_WHITNEY, Explanation, explain, selection_groups
+from manifold_studio.analysis.explain_sparse import SparseFeatures, membership
 from manifold_studio.errors import DataError, ManifoldStudioError, error_message
-from manifold_studio.gui.views.map_encoding import ColumnCache
+from manifold_studio.gui.views.column_cache import ColumnCache
 from manifold_studio.gui.worker import LatestJob
-from manifold_studio.tables.dataset_columns import SPARSE_TABLE_COLUMNS
+from manifold_studio.tables.dataset_columns import FEATURE
 from manifold_studio.tables.export import write_table_csv
 
 HEADERS = ("feature", "category", "effect", "selected", "other", "odds ratio", "test", "p", "q", "distribution")
 SPARK_W, SPARK_H, SPARK_BINS = 90, 22, 16
+#: table rows filled per turn of the event loop
+FILL_ROWS = 100
 #: rows per group behind a small distribution plot
 SPARK_ROWS = 50_000
 SEL_COLOR, OTHER_COLOR = QColor(255, 120, 0, 200), QColor(120, 120, 120, 160)
@@ -67,20 +70,31 @@ def explain_task(session, name, cache: ColumnCache, selected, other, test, progr
     """(Explanation, sparkline heights per row) on a worker thread: the columns, the ranking and
     the small distributions are all computed off the GUI thread."""
     cols = cache.get(session, name)
-    res = explain(cols, selected, other, test=test, progress=progress)
     ds = session.datasets[name]
-    if ds.is_sparse and ds.n_features > SPARSE_TABLE_COLUMNS:   # said, not hidden: the other genes are not ranked
-        res.notes.append(f"Only the first {SPARSE_TABLE_COLUMNS} of this sparse data set's {ds.n_features:,} "
-                         "features are ranked.")
+    features = None
+    if ds.is_sparse:   # every feature, column by column from the sparse matrix (never densified)
+        names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
+        features = SparseFeatures(ds.X, names)
+        cols = [c for c in cols if c.kind != FEATURE]
+    res = explain(cols, selected, other, test=test, progress=progress, features=features)
     by_name = {c.name: c for c in cols}
-    rows_a, rows_b, _against = selection_groups(selected, other, len(cols[0].values))
+    sparse_index = {f: j for j, f in enumerate(features.names)} if features is not None else {}
+    rows_a, rows_b, _against = selection_groups(selected, other, ds.n_samples)
     rng = np.random.default_rng(0)   # the small plots show shapes: a sample of each group is enough
     rows_a, rows_b = (np.sort(rng.choice(r, SPARK_ROWS, replace=False)) if r.size > SPARK_ROWS else r
                       for r in (rows_a, rows_b))
+    member = membership(ds.n_samples, (rows_a, rows_b)) if features is not None else None
     sparks = []
     for r in res.rows:
         col = by_name.get(r.feature)
-        sparks.append(None if col is None else spark_heights(r, col.values, rows_a, rows_b))
+        if col is not None:
+            sparks.append(spark_heights(r, col.values, rows_a, rows_b))
+        elif r.feature in sparse_index:
+            ha, hb = features.histograms(sparse_index[r.feature], rows_a, rows_b, SPARK_BINS, member)
+            top = max(ha.max(initial=0), hb.max(initial=0)) or 1.0
+            sparks.append((ha / top, hb / top))
+        else:
+            sparks.append(None)
     return res, sparks
 
 
@@ -99,6 +113,7 @@ class ExplainPanel(QWidget):
         super().__init__(parent)
         self.window, self.view = window, view
         self.result: Explanation | None = None
+        self._fill_generation = 0
         self.columns = ColumnCache()
         self.latest = LatestJob()
         self.explain_button = QPushButton("Explain selection")
@@ -168,11 +183,26 @@ class ExplainPanel(QWidget):
         self.status.setText(message)
 
     def show_result(self, result) -> None:
-        """Fill the table with an :func:`explain_task` result ((Explanation, sparkline heights))."""
+        """Fill the table with an :func:`explain_task` result ((Explanation, sparkline heights)):
+        the first :data:`FILL_ROWS` rows at once, the others :data:`FILL_ROWS` per turn of the
+        event loop (a sparse data set ranks thousands of genes; the window keeps responding)."""
         res, sparks = result
         self.result = res
+        self._fill_generation += 1
         self.table.setRowCount(len(res.rows))
-        for i, r in enumerate(res.rows):
+        self._fill(res, sparks, 0, self._fill_generation)
+        self.table.resizeColumnsToContents()
+        notes = " ".join(res.notes)
+        self.status.setText(f"{res.n_a:,} selected rows against {res.against} ({res.n_b:,} rows). {notes}".strip())
+        self.export_button.setEnabled(bool(res.rows))
+        self.explained.emit(res)
+
+    def _fill(self, res, sparks, start: int, generation: int) -> None:
+        if generation != self._fill_generation:   # a newer result replaced this one
+            return
+        stop = min(start + FILL_ROWS, len(res.rows))
+        for i in range(start, stop):
+            r = res.rows[i]
             values = (r.feature, r.category, r.effect, r.mean_a, r.mean_b, r.odds_ratio, r.test, r.p, r.q)
             for j, v in enumerate(values):
                 item = QTableWidgetItem(_fmt(v))
@@ -183,11 +213,8 @@ class ExplainPanel(QWidget):
             if sparks[i] is not None:
                 spark.setIcon(QIcon(spark_pixmap(*sparks[i])))
             self.table.setItem(i, len(values), spark)
-        self.table.resizeColumnsToContents()
-        notes = " ".join(res.notes)
-        self.status.setText(f"{res.n_a:,} selected rows against {res.against} ({res.n_b:,} rows). {notes}".strip())
-        self.export_button.setEnabled(bool(res.rows))
-        self.explained.emit(res)
+        if stop < len(res.rows):
+            QTimer.singleShot(0, self, lambda: self._fill(res, sparks, stop, generation))
 
     def export_csv(self, path: str) -> None:
         """Write the table to ``path`` (CSV, one line per row)."""

@@ -29,8 +29,9 @@ Z_LABELS = 30
 
 
 def label_candidates(xy, colour_codes, majority_values, feature_columns, groups: str, text: str,
-                     progress=None) -> list[ml.LabelCandidate]:
-    """Coarse and finer label candidates of a map (worker thread)."""
+                     progress=None, sparse=None) -> list[ml.LabelCandidate]:
+    """Coarse and finer label candidates of a map (worker thread); ``sparse``: (a sparse data
+    set's rows of the drawn points, its feature names), the features of "text: features"."""
     grid = kde_grid(xy)
     if groups == GROUPS_COLOURS and colour_codes is not None:
         coarse = np.asarray(colour_codes, dtype=np.intp)
@@ -39,8 +40,8 @@ def label_candidates(xy, colour_codes, majority_values, feature_columns, groups:
     fine = ml.density_groups(xy, mass=FINE_MASS, grid=grid)
 
     def texts(codes, gs):
-        if text == TEXT_FEATURES and feature_columns:
-            return ml.feature_texts(codes, gs, feature_columns)
+        if text == TEXT_FEATURES and (feature_columns or sparse is not None):
+            return ml.feature_texts(codes, gs, feature_columns, sparse=sparse)
         if majority_values is not None:
             return ml.majority_texts(codes, gs, majority_values)
         return [f"group {g + 1}" for g in gs]
@@ -66,11 +67,15 @@ def labels_task(ds, rows, xy, codes, color_labels, groups: str, text: str, progr
         majority = ds.labels[rows]
     elif color_labels is not None and codes is not None:   # classes, not a continuous colour's values
         majority = color_labels
-    columns = []
-    if text == TEXT_FEATURES and ds is not None and not ds.is_sparse and not ds.distance_matrix:
+    columns, sparse = [], None
+    if text == TEXT_FEATURES and ds is not None and not ds.distance_matrix:
         names = ds.feature_names or [f"x{j + 1}" for j in range(ds.n_features)]
-        columns = [ml.NamedValues(names[j], ds.X[rows, j]) for j in range(ds.n_features)]
-    return label_candidates(xy, codes, majority, columns, groups, text, progress=progress)
+        if ds.is_sparse:   # every feature, column by column from the sparse rows (never densified)
+            every = rows.size == ds.n_samples and np.array_equal(rows, np.arange(ds.n_samples))
+            sparse = (ds.X if every else ds.X[rows], names)
+        else:
+            columns = [ml.NamedValues(names[j], ds.X[rows, j]) for j in range(ds.n_features)]
+    return label_candidates(xy, codes, majority, columns, groups, text, progress=progress, sparse=sparse)
 
 
 class LabelLayer(QObject):

@@ -20,7 +20,8 @@ from manifold_studio.gui.views.palette import (
     label_text,
     make_coloring,
 )
-from manifold_studio.tables.dataset_columns import dataset_columns
+from manifold_studio.gui.views.column_cache import ColumnCache  # noqa: F401  (kept importable from here)
+from manifold_studio.tables.dataset_columns import FEATURE
 
 #: colour combo entries: the labels, then one per data-set column (this prefix + its name)
 COLOR_DATA, COLOR_RUN, COLOR_NONE = "data", "run", "none"
@@ -109,29 +110,6 @@ def row_summary(dataset, row: int, n: int = HOVER_FEATURES) -> str:
     return text + (f" (+{d - n} more)" if d > n else "")
 
 
-class ColumnCache:
-    """``dataset_columns(session, name)`` kept until the data set (its labels or table) or its
-    runs change."""
-
-    def __init__(self):
-        self._key = None
-        self._cols: list = []
-
-    def get(self, session, name: str | None) -> list:
-        ds = session.datasets.get(name) if session is not None and name else None
-        if ds is None:
-            return []
-        key = (name, id(ds), ds.n_samples, ds.n_features, id(ds.table), id(ds.labels),  # labelling replaces them
-               tuple((r.id, r.status, len(r.extensions)) for r in session.runs.values()
-                     if r.dataset_name == name))
-        if key != self._key:
-            self._cols, self._key = dataset_columns(session, name), key
-        return self._cols
-
-    def find(self, session, name: str | None, column: str):
-        return next((c for c in self.get(session, name) if c.name == column), None)
-
-
 # -- toolbar controls -------------------------------------------------------------------------
 class EncodingControls(QObject):
     """Colour map, size-by column, opacity, density mode and "show all classes" widgets.
@@ -202,9 +180,10 @@ class EncodingControls(QObject):
         return idx >= 0
 
 
-def fill_color_combo(combo: QComboBox, fixed, columns) -> None:
+def fill_color_combo(combo: QComboBox, fixed, columns, more=()) -> None:
     """``combo``'s entries: the ``fixed`` (text, data) pairs, then one per data-set column
-    (data ``COLUMN_PREFIX + name``); the current entry is kept when it is still there."""
+    (data ``COLUMN_PREFIX + name``), then the ``more`` feature names (a sparse data set's other
+    features, fetched when chosen); the current entry is kept when it is still there."""
     keep = combo.currentData()
     combo.blockSignals(True)
     combo.clear()
@@ -214,6 +193,8 @@ def fill_color_combo(combo: QComboBox, fixed, columns) -> None:
         combo.insertSeparator(combo.count())
     for col in columns:
         combo.addItem(f"{col.name} ({col.kind})", COLUMN_PREFIX + col.name)
+    for name in more:
+        combo.addItem(f"{name} ({FEATURE})", COLUMN_PREFIX + name)
     combo.setCurrentIndex(max(combo.findData(keep), 0))
     combo.blockSignals(False)
 
@@ -401,7 +382,8 @@ class MapEncodingMixin:
         if cols is self._shown_columns:
             return
         self._shown_columns = cols
-        fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES + self._source_entries(), cols)
+        fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES + self._source_entries(), cols,
+                         self._columns.more_features(session, dataset_name))
         self.encoding.set_size_columns([c.name for c in cols if c.numeric])
 
     # -- computed colour options added by tools (issue 31: local density, map faithfulness) -----
@@ -411,8 +393,10 @@ class MapEncodingMixin:
         if not hasattr(self, "_color_sources"):
             self._color_sources = {}
         self._color_sources[key] = (text, values)
+        session = self.window.session if self.window is not None else None
         fill_color_combo(self.color_combo, FIXED_COLOR_ENTRIES + self._source_entries(),
-                         self._shown_columns or [])
+                         self._shown_columns or [], self._columns.more_features(session, getattr(self, "_dataset_name", None))
+                         if self._shown_columns else ())
 
     def _source_entries(self) -> tuple:
         return tuple((text, key) for key, (text, _fn) in getattr(self, "_color_sources", {}).items())

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from manifold_studio.gui.flow_layout import FoldingBar, group
 from manifold_studio.gui.views.base import ResultView
 from manifold_studio.gui.views.density_item import DensityItem
+from manifold_studio.gui.views.column_cache import ColumnCache, make_searchable
 from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: the view's public names)
     COLOR_DATA,
     COLOR_NONE,
@@ -38,7 +39,6 @@ from manifold_studio.gui.views.map_encoding import (  # noqa: F401  (COLOR_*: th
     COLUMN_PREFIX,
     FIXED_COLOR_ENTRIES,
     SYMBOL_ALPHA,
-    ColumnCache,
     EncodingControls,
     EncodingLegend,
     MapEncodingMixin,
@@ -112,7 +112,7 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self._index_xy = None
         self._bounds = self._bounds_of = None
 
-        self.color_combo = QComboBox()
+        self.color_combo = make_searchable(QComboBox())   # a sparse data set offers every gene
         for text, data in FIXED_COLOR_ENTRIES:
             self.color_combo.addItem(text, data)
         self.color_combo.setToolTip("What the point colours show: labels, or any feature or result column.")

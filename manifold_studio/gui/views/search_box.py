@@ -15,7 +15,7 @@ from manifold_studio.analysis.search_expression import (
     AUTO, CONTAINS, EXPRESSION, REGEX, Match, named_sparse_features, search,
 )
 from manifold_studio.gui.flow_layout import group
-from manifold_studio.gui.views.map_encoding import ColumnCache
+from manifold_studio.gui.views.column_cache import ColumnCache
 from manifold_studio.gui.views.mark_layer import MarkLayer, MarkPlan, MarkView, plan_marks
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.tables.search import factorize
