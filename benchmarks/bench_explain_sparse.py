@@ -29,6 +29,7 @@ import scipy.sparse as sp  # noqa: E402
 
 from manifold_studio.analysis.explain_selection import explain  # noqa: E402
 from manifold_studio.analysis.explain_sparse import SparseFeatures  # noqa: E402
+from timing import write_report  # noqa: E402
 
 
 def _status(key: str) -> int:
@@ -103,10 +104,7 @@ def main() -> None:
              f"a 1 ms timer on the main thread meanwhile: longest gap {max(gaps) * 1e3:.1f} ms "
              f"(the worker holds the interpreter lock only between compiled loops)",
              f"top: {res.rows[0].feature} d={res.rows[0].effect:.3f} q={res.rows[0].q:.2e}; notes: {' '.join(res.notes)}"]
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

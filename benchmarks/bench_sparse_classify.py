@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import duel  # noqa: E402
+from timing import duel, write_report  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy import sparse  # noqa: E402
@@ -88,10 +88,7 @@ def main(argv=None):
     lines.append(f"ill-conditioned SVM (poly, normal(100) 100 x 2, random labels): ours {ours_t:.2f} s, "
                  f"{int(ours.n_iter_[0]):,} SMO steps, converged {ours.converged_}; scikit-learn {sk_t:.3f} s, "
                  f"{int(sk.n_iter_[0]):,} steps; ratio {ours_t / sk_t:.0f}")
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

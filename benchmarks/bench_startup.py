@@ -34,6 +34,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from timing import write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "09e23f7"
@@ -156,10 +157,7 @@ def main(argv=None) -> int:
             lines.append(f"  window shown: {summary(times[name]['shown'])}")
             lines.append(f"  first map drawn (Iris, PCA): {summary(times[name]['first'])}")
             lines.append(f"  window process CPU time: {summary(times[name]['window_cpu'])}")
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text, encoding="utf-8")
+    write_report(lines, args.out)
     return 0
 
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import duel  # noqa: E402
+from timing import duel, write_report  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -59,10 +59,7 @@ def main(argv=None):
     pt, _, spt, _ = duel(lambda: ours.decision_function(X), lambda: sk.decision_function(X), args.repeat)
     lines.append(f"decision_function on the training set: ours {pt:.3f} s, scikit-learn {spt:.3f} s, "
                  f"ratio {pt / spt:.2f}")
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -60,3 +60,14 @@ def epoch_arguments(doc: str, full: int, quick: int, result_name: str, argv=None
     args = parser.parse_args(argv)
     args.epochs = args.epochs or (quick if args.quick else full)
     return args
+
+
+def write_report(lines: list[str], out) -> str:
+    """Print the report's ``lines`` and write them to the file ``out`` (its folder made)."""
+    from pathlib import Path
+
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding="utf-8")
+    return text

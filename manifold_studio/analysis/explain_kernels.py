@@ -19,35 +19,24 @@ import numpy as np
 
 from manifold_studio.algorithms.jit import jit
 
-__all__ = ["finite_values", "finite_column", "mean_of", "dev_sums", "rank_sum_and_ties",
+__all__ = ["finite_values", "mean_of", "dev_sums", "rank_sum_and_ties",
            "rank_sum_and_ties_zeros", "sparse_column_groups", "moments_with_zeros"]
 
 
 @jit
 def finite_values(v, rows):
-    """The finite values of ``v[rows]``, in the order of ``rows``."""
-    out = np.empty(rows.size)
+    """The finite values of ``v[rows]`` in the order of ``rows``, or with ``rows`` None of every
+    row of ``v``: a contiguous copy (a data set's column is a strided view: one pass over it,
+    then the sums run over the copy)."""
+    n = v.size if rows is None else rows.size
+    out = np.empty(n)
     k = 0
-    for i in range(rows.size):
-        x = v[rows[i]]
+    for i in range(n):
+        x = v[i] if rows is None else v[rows[i]]
         if np.isfinite(x):
             out[k] = x
             k += 1
     return out[:k]
-
-
-@jit
-def finite_column(v):
-    """A contiguous copy of the finite values of ``v`` (a data set's column is a strided view:
-    one pass over it, then the sums run over the copy)."""
-    out = np.empty(v.size)
-    n = 0
-    for i in range(v.size):
-        x = v[i]
-        if np.isfinite(x):
-            out[n] = x
-            n += 1
-    return out[:n]
 
 
 @jit

@@ -32,7 +32,7 @@ import numpy as np
 
 from manifold_studio.algorithms.progress import as_progress
 from manifold_studio.analysis.explain_kernels import (
-    dev_sums, finite_column, finite_values, mean_of, rank_sum_and_ties,
+    dev_sums, finite_values, mean_of, rank_sum_and_ties,
 )
 from manifold_studio.errors import DataError, InvalidParameterError
 from manifold_studio.tables.dataset_columns import LABEL, RESULT
@@ -127,7 +127,7 @@ def _numeric_effect(v: np.ndarray, rows_a, rows_b, rest: bool) -> tuple[float, f
     if not rest:
         b = finite_values(v, rows_b)
         return smd(a, b), _mean(a), _mean(b)
-    every = finite_column(v)
+    every = finite_values(v, None)
     n_b = every.size - a.size
     if a.size == 0 or n_b <= 0:
         return np.nan, _mean(a), np.nan

@@ -41,7 +41,7 @@ def test_moments_and_effect_match_numpy_on_the_rows_with_non_finite_values_left_
     a_ref, b_ref = v[mask][np.isfinite(v[mask])], v[~mask][np.isfinite(v[~mask])]
     np.testing.assert_array_equal(ek.finite_values(v, rows_a), a_ref)
     fin = v[np.isfinite(v)]
-    np.testing.assert_array_equal(ek.finite_column(v), fin)
+    np.testing.assert_array_equal(ek.finite_values(v, None), fin)
     mean = ek.mean_of(fin)
     s1, s2 = ek.dev_sums(fin, mean)
     assert mean == pytest.approx(fin.mean(), rel=1e-14)
@@ -61,7 +61,7 @@ def test_constant_and_empty_groups():
     assert ex._numeric_p(np.ones(5), np.ones(8), ex.MANN_WHITNEY) == 1.0
     assert np.isnan(ex._numeric_p(np.zeros(0), np.ones(8), ex.MANN_WHITNEY))
     assert ex.smd(np.ones(3), np.ones(4)) == 0.0 and ex.smd(np.full(3, 2.0), np.ones(4)) == np.inf
-    assert ek.finite_column(np.full(4, np.nan)).size == 0 and ek.mean_of(np.arange(5.0)) == 2.0
+    assert ek.finite_values(np.full(4, np.nan), None).size == 0 and ek.mean_of(np.arange(5.0)) == 2.0
 
 
 def _sparse_case(n=500, d=70, seed=0):
