@@ -46,6 +46,7 @@ import scipy.sparse.linalg as spla
 from manifold_studio.algorithms.base import EmbeddingAlgorithm
 from manifold_studio.algorithms.kernels import rows_per_block
 from manifold_studio.algorithms.blas_limits import blas_single_thread
+from manifold_studio.algorithms.blas_nogil import dsymv_upper
 from manifold_studio.algorithms.params import Choice
 from manifold_studio.algorithms.progress import SubProgress, as_progress
 from manifold_studio.algorithms.state_schema import Fitted
@@ -160,7 +161,8 @@ class _Ticker:
 def _symmetric_matvec(M):
     """For a dense symmetric float64 matrix: v ↦ M·v by BLAS dsymv, which reads one triangle only
     (half the memory traffic of a general product; an ARPACK iteration on a kernel matrix is
-    memory-bound: 3 vs 7 ms for n = 3000). None for anything else."""
+    memory-bound: 3 vs 7 ms for n = 3000), called without holding the GIL (:mod:`blas_nogil`: the
+    window's event loop turns during the 0.2-1 s products of n = 20,000). None for anything else."""
     if not (isinstance(M, np.ndarray) and M.ndim == 2 and M.shape[0] == M.shape[1] and M.dtype == np.float64):
         return None
     if M.flags.f_contiguous:
@@ -169,7 +171,7 @@ def _symmetric_matvec(M):
         F = M.T   # the same symmetric matrix, F-ordered: no copy
     else:
         return None
-    return lambda v: sla.blas.dsymv(1.0, F, np.asarray(v, dtype=np.float64).ravel(), lower=0)
+    return lambda v: dsymv_upper(F, v)
 
 
 def _checked_operator(M, ticker: _Ticker) -> spla.LinearOperator:
