@@ -312,14 +312,10 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         self._toolbar.unfold(on)
 
     def set_run_labels(self, labels, redraw: bool = True) -> None:
-        """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view.
-        ``redraw=False``: only remember them and select the colour mode (the caller recolours the
-        drawn item itself, e.g. a k-means step's preview: a full redraw of 20,000 points takes
-        ~100 ms of the event loop)."""
+        """Recolour the points by new cluster labels (a dendrogram cut), keeping the view; redraw=False: keep them only."""
         self._run_labels = None if labels is None else np.asarray(labels)
-        idx = self.color_combo.findData(COLOR_RUN if labels is not None else COLOR_DATA)
         self.color_combo.blockSignals(True)
-        self.color_combo.setCurrentIndex(idx)
+        self.color_combo.setCurrentIndex(self.color_combo.findData(COLOR_RUN if labels is not None else COLOR_DATA))
         self.color_combo.blockSignals(False)
         if redraw:
             self._redraw()
