@@ -100,7 +100,7 @@ class MapPreviewMixin:
             return False
         # only the brushes change (about 9 ms at 3,000 points; a full redraw with the legend takes
         # 50-70 ms): the legend follows when the finished run is shown
-        self.set_run_labels(labels)
+        self.set_run_labels(labels, redraw=False)
         self.coloring = make_coloring(labels, len(labels), "cluster / class", self.encoding.cmap())
         self.color_labels = labels
         brushes = brushes_for(self.coloring, self.encoding.alpha(SYMBOL_ALPHA))

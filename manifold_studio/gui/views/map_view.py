@@ -311,14 +311,14 @@ class MapView(MapPreviewMixin, MapHoverMixin, MapEncodingMixin, ResultView):
         """Unfold (or fold) the map's second bar of controls."""
         self._toolbar.unfold(on)
 
-    def set_run_labels(self, labels) -> None:
-        """Recolour the drawn points by new cluster labels (e.g. a dendrogram cut), keeping the view."""
+    def set_run_labels(self, labels, redraw: bool = True) -> None:
+        """Recolour the points by new cluster labels (a dendrogram cut), keeping the view; redraw=False: keep them only."""
         self._run_labels = None if labels is None else np.asarray(labels)
-        idx = self.color_combo.findData(COLOR_RUN if labels is not None else COLOR_DATA)
         self.color_combo.blockSignals(True)
-        self.color_combo.setCurrentIndex(idx)
+        self.color_combo.setCurrentIndex(self.color_combo.findData(COLOR_RUN if labels is not None else COLOR_DATA))
         self.color_combo.blockSignals(False)
-        self._redraw()
+        if redraw:
+            self._redraw()
 
     def map_run_for(self, run):
         """The run whose embedding is the map ``run`` is drawn on (``run`` itself, its source run
