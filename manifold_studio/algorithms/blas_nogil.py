@@ -47,10 +47,15 @@ def dsymv_upper(F: np.ndarray, v) -> np.ndarray:
     y = np.zeros(n)
     if n == 0:
         return y
+    try:
+        dsymv = _cython_blas("dsymv", 10)
+    except Exception:  # no exported capsule (a scipy built without it): the f2py wrapper, GIL held
+        from scipy.linalg.blas import dsymv as held
+        return held(1.0, F, x, lower=0)
     uplo = ctypes.c_char(b"U")
     size, one = ctypes.c_int(n), ctypes.c_int(1)
     alpha, beta = ctypes.c_double(1.0), ctypes.c_double(0.0)
     ref = ctypes.byref
-    _cython_blas("dsymv", 10)(ref(uplo), ref(size), ref(alpha), F.ctypes.data, ref(size),
+    dsymv(ref(uplo), ref(size), ref(alpha), F.ctypes.data, ref(size),
                               x.ctypes.data, ref(one), ref(beta), y.ctypes.data, ref(one))
     return y

@@ -74,3 +74,15 @@ def test_shift_invert_bottom_of_a_laplacian_matches_dense_eigh():
     np.testing.assert_allclose(vals, 1.0 - ref_mu[:4], atol=1e-8)
     # the same invariant subspace (eigenvalues may be close): projections agree
     np.testing.assert_allclose(vecs @ vecs.T, ref_v[:, :4] @ ref_v[:, :4].T, atol=1e-6)
+
+
+def test_dsymv_upper_falls_back_to_scipy_when_the_capsule_is_missing(monkeypatch):
+    from manifold_studio.algorithms import blas_nogil
+
+    def missing(name, n_args):
+        raise KeyError(name)
+
+    monkeypatch.setattr(blas_nogil, "_cython_blas", missing)
+    F = np.asfortranarray(_sym(40))
+    v = np.arange(40.0)
+    assert np.array_equal(dsymv_upper(F, v), sla.blas.dsymv(1.0, F, v, lower=0))
