@@ -12,8 +12,10 @@ The session says what a partial result is (:func:`~manifold_studio.session.lifec
 Previews that arrive faster than they can be drawn are coalesced: only the newest of each kind
 is drawn, at most every max(50 ms, 3 × the last drawing time), so a fit that publishes often
 (t-SNE every few iterations on 100,000 points) never stalls the window. A large map's next
-intermediate map also waits (WAIT_MS at a time, at most MAX_WAITS times) while the previous one
-is not painted yet (``MapView.awaiting_paint``): never two redraws queued. A result that is no
+intermediate map, and the next curve, also wait (WAIT_MS at a time, at most MAX_WAITS times)
+while the previous one is not painted yet (``awaiting_paint`` of the map or the curve view):
+never two redraws of a view queued. The curve's plot is built when a fit that may publish curves
+starts (:func:`prepare_partial_views`), not with its first curve. A result that is no
 preview (the run ended meanwhile, an array of the wrong size) is dropped; a view that cannot draw
 one raises, like any other bug.
 """
@@ -63,11 +65,11 @@ class PartialRouter(QObject):
 
     def flush(self) -> None:
         items, self.pending = self.pending, {}
-        view = self.window.map_view
-        if self._waited < MAX_WAITS and view is not None and any(not curve for _r, curve in items) \
-                and view.awaiting_paint():
-            self.pending = {key: v for key, v in items.items() if not key[1]}   # maps wait, curves go
-            items = {key: v for key, v in items.items() if key[1]}
+        held = {key: v for key, v in items.items() if self._awaits_paint(key[1])} \
+            if self._waited < MAX_WAITS else {}
+        if held:   # drawn once the previous one of their view is painted
+            self.pending = held
+            items = {key: v for key, v in items.items() if key not in held}
             self._waited += 1
             self.waits += 1
             self.timer.start(WAIT_MS)
@@ -82,6 +84,23 @@ class PartialRouter(QObject):
         spent_ms = 1000.0 * (time.perf_counter() - start)
         self.flush_ms.append(spent_ms)
         self.interval_ms = int(max(MIN_INTERVAL_MS, 3.0 * spent_ms))
+
+    def _awaits_paint(self, curve: bool) -> bool:
+        """Whether the view of a curve (``curve``) or of a map has not painted its last preview."""
+        view = self.window.views.get("training_curve") if curve else self.window.map_view
+        awaiting = getattr(view, "awaiting_paint", None)
+        return awaiting is not None and awaiting()
+
+
+def prepare_partial_views(window, algorithm_class) -> None:
+    """A fit of ``algorithm_class`` starts: the training-curve plot (built on first use) is built
+    in the next turn of the event loop when the fit may publish curves (a classifier, or an
+    algorithm with a ``training_curve``), not with its first curve (with the dock's opening and
+    the window's new layout: one long stall)."""
+    view = window.views.get("training_curve")
+    prepare = getattr(view, "prepare", None)
+    if prepare is not None and hasattr(algorithm_class, "training_curve"):
+        QTimer.singleShot(0, view, prepare)
 
 
 def route_partial(window, run_id: int, result) -> None:

@@ -68,7 +68,9 @@ def legend_plot(view, grid_alpha: float, offset: tuple, text_size: str, pen=None
     ``plot``, ``plot_item`` and ``legend``; returns the plot (for ``_make_content``)."""
     import pyqtgraph as pg
 
-    view.plot = pg.PlotWidget()
+    from manifold_studio.gui.views.view_box import SettledViewBox
+
+    view.plot = pg.PlotWidget(viewBox=SettledViewBox())   # one paint per resize, not two
     view.plot.setMenuEnabled(False)
     view.plot.showGrid(x=True, y=True, alpha=grid_alpha)
     view.plot_item = view.plot.getPlotItem()

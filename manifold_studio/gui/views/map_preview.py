@@ -26,6 +26,7 @@ from manifold_studio.gui.views.map_encoding import SYMBOL_ALPHA, brushes_for
 from manifold_studio.gui.views.palette import make_coloring
 from manifold_studio.gui.views.points_item import FastPointsItem, xy_bounds
 from manifold_studio.gui.views.preview_points import PREVIEW_RASTER_ABOVE, PreviewPointsItem
+from manifold_studio.gui.views.view_box import settle
 from manifold_studio.analysis.map_coords import as_map_xy
 
 #: the view's range is changed when the points leave it or fill less than this fraction of it
@@ -50,6 +51,7 @@ def keep_in_view(vb, xy: np.ndarray, bounds=None) -> bool:
         return False
     pad = RANGE_MARGIN * extent
     vb.setRange(xRange=(lo[0] - pad[0], hi[0] + pad[0]), yRange=(lo[1] - pad[1], hi[1] + pad[1]), padding=0)
+    settle(vb)   # the new transform now: one paint of the plot, not two
     return True
 
 
