@@ -10,6 +10,8 @@ from typing import Callable
 
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from manifold_studio.gui.views.view_box import SettledViewBox
+
 
 class LazySlot(QWidget):
     """Holds ``make()``'s widget, made on the first :meth:`content` call or show."""
@@ -67,8 +69,6 @@ def legend_plot(view, grid_alpha: float, offset: tuple, text_size: str, pen=None
     """The usual lazy content of a view: a plot with a grid and a framed legend, set as the view's
     ``plot``, ``plot_item`` and ``legend``; returns the plot (for ``_make_content``)."""
     import pyqtgraph as pg
-
-    from manifold_studio.gui.views.view_box import SettledViewBox
 
     view.plot = pg.PlotWidget(viewBox=SettledViewBox())   # one paint per resize, not two
     view.plot.setMenuEnabled(False)
