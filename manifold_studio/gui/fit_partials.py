@@ -14,8 +14,8 @@ is drawn, at most every max(50 ms, 3 × the last drawing time), so a fit that pu
 (t-SNE every few iterations on 100,000 points) never stalls the window. A large map's next
 intermediate map, and the next curve, also wait (WAIT_MS at a time, at most MAX_WAITS times)
 while the previous one is not painted yet (``awaiting_paint`` of the map or the curve view):
-never two redraws of a view queued. The curve's plot is built when a fit that may publish curves
-starts (:func:`prepare_partial_views`), not with its first curve. A result that is no
+never two redraws of a view queued. The curve's plot is built when an algorithm that may publish
+curves is picked or its fit starts (:func:`prepare_partial_views`), not with its first curve. A result that is no
 preview (the run ended meanwhile, an array of the wrong size) is dropped; a view that cannot draw
 one raises, like any other bug.
 """
@@ -31,6 +31,8 @@ from manifold_studio.session.lifecycle import preview_of
 MIN_INTERVAL_MS = 50
 WAIT_MS = 20
 MAX_WAITS = 10
+#: the curve's plot is built this long after a fit starts (a turn of the event loop of its own)
+PREPARE_AFTER_MS = 30
 
 
 class PartialRouter(QObject):
@@ -94,13 +96,24 @@ class PartialRouter(QObject):
 
 def prepare_partial_views(window, algorithm_class) -> None:
     """A fit of ``algorithm_class`` starts: the training-curve plot (built on first use) is built
-    in the next turn of the event loop when the fit may publish curves (a classifier, or an
-    algorithm with a ``training_curve``), not with its first curve (with the dock's opening and
-    the window's new layout: one long stall)."""
+    PREPARE_AFTER_MS later when the fit may publish curves (a classifier, or an algorithm with a
+    ``training_curve``), not with its first curve (with the dock's opening and the window's new
+    layout: one long stall) nor in the same turn of the event loop as the Run click."""
     view = window.views.get("training_curve")
     prepare = getattr(view, "prepare", None)
     if prepare is not None and hasattr(algorithm_class, "training_curve"):
-        QTimer.singleShot(0, view, prepare)
+        QTimer.singleShot(PREPARE_AFTER_MS, view, prepare)
+
+
+def prepare_for_algorithm(window, algorithm_id: str) -> None:
+    """The Algorithm panel shows ``algorithm_id``: its views are prepared before Run is pressed
+    (:func:`prepare_partial_views`; nothing for an id the host does not know)."""
+    try:
+        cls = window.host.algorithm_class(algorithm_id) if algorithm_id else None
+    except Exception:  # noqa: BLE001 - an unknown id: the panel and Run say so
+        cls = None
+    if cls is not None:
+        prepare_partial_views(window, cls)
 
 
 def route_partial(window, run_id: int, result) -> None:

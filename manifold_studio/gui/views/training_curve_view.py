@@ -6,6 +6,11 @@ and the view redraws the curve (mistakes per epoch, training / validation loss, 
 on a log scale when the curve asks for it. When the run is shown afterwards, the final curve is
 ``estimator.training_curve()``; for a model with a third-party part (its code runs in worker
 processes only, never in the window's) it is the last curve its fit published.
+
+A live curve costs one paint of the plot: the new range is settled when the curve is drawn (not
+in the paint), the title and labels are set only when they change, the axes only grow and the
+info line keeps its height while the fit trains (each of these laid the plot out again: a second
+paint). The router draws the next curve only once this one is painted (:meth:`awaiting_paint`).
 """
 from __future__ import annotations
 
@@ -119,7 +124,8 @@ class TrainingCurveView(ResultView):
         if not same:   # set again, a label or the title lays the plot out and repaints it in full
             self.plot_item.setLogMode(x=False, y=bool(curve.log_y))
             self.plot_item.setTitle(curve.title, size="10pt")
-        for side, text in (("bottom", curve.x_label), ("left", curve.y_label + (" (log scale)" if curve.log_y else ""))):
+        y_label = curve.y_label + (" (log scale)" if curve.log_y else "")
+        for side, text in (("bottom", curve.x_label), ("left", y_label)):
             if not same or self.plot_item.getAxis(side).labelText != text:
                 self.plot_item.setLabel(side, text)
         for i, (name, values) in enumerate(curve.series.items()):
