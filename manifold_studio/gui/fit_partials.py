@@ -137,12 +137,13 @@ def draw_partial(window, run_id: int, result) -> None:
         view = window.views.get("training_curve")
         if view is None:
             return
+        view.show_partial(run, preview.value)
         dock = window.docks.get("view:training_curve")
         if dock is not None and not dock.isVisible():
             # the curve's dock opens with the first curve of a fit (hidden by default): drawn now,
-            # since a fast fit may end before the next turn of the event loop
+            # since a fast fit may end before the next turn of the event loop, and before the dock
+            # opens, so that its first layout has the curve's text (no second layout and paint)
             dock.setVisible(True)
-        view.show_partial(run, preview.value)
         return
     if window.map_view is None:
         return
