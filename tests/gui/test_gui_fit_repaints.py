@@ -5,7 +5,8 @@
   new transform in the paint's own preparation, dirtying every item during that paint;
 - a live training curve is one paint of the curve's plot, not two to four; the router holds the
   next curve back until the last one is painted (at most one curve redraw pending);
-- the curve's plot is built when a fit that may publish curves starts, not with its first curve;
+- the curve's plot is built when an algorithm that may publish curves is picked, not with its
+  first curve;
 - k-means steps on a map of thousands of points recolour one raster item (no QBrush per point),
   and the map's title keeps its height (the plot is not resized, so not repainted in full).
 """
@@ -122,16 +123,15 @@ def test_the_router_holds_the_next_curve_until_the_last_is_painted(qtbot, make_w
     w.session.cancel_run(run.id)
 
 
-def test_a_fit_that_may_publish_curves_builds_the_curve_plot_first(qtbot, make_window, host):
+def test_the_curve_plot_is_built_before_a_fit_that_may_publish_curves(qtbot, make_window, host):
     w = _data_window(make_window, host)
     slot = w.views["training_curve"]._lazy_slot
-    w.run_algorithm("pca", {"n_components": 2}, "blobs")
-    wait_last_run(qtbot, w, DONE)
-    wait_idle(qtbot, w)
+    w.algorithm_panel.select_algorithm("kmeans")
+    settle()
     assert not slot.built   # no curves: still not made
-    w.run_algorithm("perceptron", {}, "blobs")
-    wait_last_run(qtbot, w, DONE)
-    assert slot.built
+    w.algorithm_panel.select_algorithm("perceptron")   # picked: made before Run is pressed
+    qtbot.waitUntil(lambda: slot.built, timeout=2_000)
+    assert w.views["training_curve"].n_partials == 0 and not w.docks["view:training_curve"].isVisible()
 
 
 def test_k_means_steps_recolour_one_raster_item(qtbot, make_window, host, monkeypatch):
