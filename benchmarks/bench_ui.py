@@ -311,6 +311,7 @@ class Bench:
             # each fit starts from the map of the data set's PCA, as after loading it
             self.w.run_algorithm("pca", {})
             spin_until(lambda: not self.w.busy, 30)
+            self.w.algorithm_panel.select_algorithm(algo)   # picked in the panel, as before pressing Run
             self.settle(0.3)
             m = min(n, FIT_ROWS.get(algo, n))
             extra = {"rows": np.arange(m)} if m < n else {}

@@ -10,6 +10,8 @@ from typing import Callable
 
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from manifold_studio.gui.views.view_box import SettledViewBox
+
 
 class LazySlot(QWidget):
     """Holds ``make()``'s widget, made on the first :meth:`content` call or show."""
@@ -68,7 +70,7 @@ def legend_plot(view, grid_alpha: float, offset: tuple, text_size: str, pen=None
     ``plot``, ``plot_item`` and ``legend``; returns the plot (for ``_make_content``)."""
     import pyqtgraph as pg
 
-    view.plot = pg.PlotWidget()
+    view.plot = pg.PlotWidget(viewBox=SettledViewBox())   # one paint per resize, not two
     view.plot.setMenuEnabled(False)
     view.plot.showGrid(x=True, y=True, alpha=grid_alpha)
     view.plot_item = view.plot.getPlotItem()

@@ -46,6 +46,7 @@ from manifold_studio.gui.data_panel import DataPanel
 from manifold_studio.gui.error_handling import show_error_dialog
 from manifold_studio.gui.fit_scroll import scrollable
 from manifold_studio.gui.import_dialog import DISTANCE_OPTION, options_dialog
+from manifold_studio.gui.fit_partials import prepare_for_algorithm
 from manifold_studio.gui.message_log import MessageLog
 from manifold_studio.gui.plugin_manager_dialog import open_plugin_manager
 from manifold_studio.gui.run_actions import RunActions
@@ -119,6 +120,7 @@ class MainWindow(RunActions, QMainWindow):
         self.bridge.runChanged.connect(self._on_run_changed)
         self.algorithm_panel.algorithmChanged.connect(lambda _id: self.run_controls.update_run_enabled())
         self.algorithm_panel.algorithmChanged.connect(self.run_controls.show_algorithm)
+        self.algorithm_panel.algorithmChanged.connect(lambda aid: prepare_for_algorithm(self, aid))
         self.run_controls.show_algorithm(self.algorithm_panel.algorithm_id)
         self.algorithm_panel.form.validityChanged.connect(lambda _ok: self.run_controls.update_run_enabled())
         self.run_controls.update_run_enabled()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from manifold_studio.errors import error_message, with_note
 from manifold_studio.gui.distance_matrix_actions import distance_blocker
-from manifold_studio.gui.fit_partials import route_partial
+from manifold_studio.gui.fit_partials import prepare_partial_views, route_partial
 from manifold_studio.gui.missing_values import missing_blocker
 from manifold_studio.session.lifecycle import prepare_fit
 from manifold_studio.session.records import run_end_text
@@ -86,6 +86,7 @@ class RunActions:
             on_cancel=lambda job=job: self._fit_cancelled(job))
         self.fit_job.run_id = rid  # the run's duration is what the window reports for it
         self.fit_job.partial.connect(lambda result, rid=rid: self._fit_partial(rid, result))
+        prepare_partial_views(self, cls)
         self.show_status(f"Running {run.title()}…", 0)
         return run
 

@@ -92,12 +92,11 @@ class WindowLayout(QObject):
         if dock is None or dock.isHidden() or dock.isFloating():
             return
         area = w.dockWidgetArea(dock)
-        if area == _RIGHT:
-            width = max(dock.width(), int(w.width() * RIGHT_FRACTION))
-            w.resizeDocks([dock], [width], Qt.Orientation.Horizontal)
-        elif area == _BOTTOM and key not in STRIP_DOCKS:
-            height = max(dock.height(), int(w.height() * BOTTOM_FRACTION))
-            w.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+        # (only when it has less: resizeDocks lays the whole window out again, repainting the map)
+        if area == _RIGHT and dock.width() < int(w.width() * RIGHT_FRACTION):
+            w.resizeDocks([dock], [int(w.width() * RIGHT_FRACTION)], Qt.Orientation.Horizontal)
+        elif area == _BOTTOM and key not in STRIP_DOCKS and dock.height() < int(w.height() * BOTTOM_FRACTION):
+            w.resizeDocks([dock], [int(w.height() * BOTTOM_FRACTION)], Qt.Orientation.Vertical)
 
     def show_if_wanted(self, key: str, applies: bool) -> None:
         """A view's dock after a run: shown when the user opened it and it applies to the run."""

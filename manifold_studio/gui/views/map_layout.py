@@ -11,6 +11,7 @@ from PySide6.QtGui import QPainterPath, QPolygonF, QTransform
 
 from manifold_studio.analysis.feature_stats import pca_map
 from manifold_studio.errors import ManifoldStudioError
+from manifold_studio.gui.views.view_box import SettledViewBox, settle
 from manifold_studio.gui.worker import LatestJob
 from manifold_studio.render.legend_corner import MAX_POINTS, covered_points, emptiest_corner, make_room, occupied_cell_corners
 
@@ -96,9 +97,10 @@ def fit_to_points(view) -> None:
     QTimer.singleShot(0, lambda: place_legend(view, grow=shows_all_points(view)))
 
 
-class FittingViewBox(pg.ViewBox):
+class FittingViewBox(SettledViewBox):
     """The map's view box: ``fitted`` is emitted (synchronously) after every programmatic
-    ``autoRange`` (Zoom to fit, a test), never after the user's pan or zoom."""
+    ``autoRange`` (Zoom to fit, a test), never after the user's pan or zoom; settled at every
+    resize (one paint, not two: :mod:`.view_box`)."""
 
     fitted = Signal()
 
@@ -173,6 +175,7 @@ def place_legend(view, grow: bool = False) -> None:
     if grow and covered_points(points, *ranges, box, corner):
         xr, yr = make_room(points, *ranges, box, corner)
         vb.setRange(xRange=xr, yRange=yr, padding=0)
+        settle(vb)   # one paint for the new range, not two
     cx, cy = corner
     view.legend.anchor(itemPos=(cx, cy), parentPos=(cx, cy), offset=(-10 if cx else 10, -10 if cy else 10))
 

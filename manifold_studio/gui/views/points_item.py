@@ -200,6 +200,20 @@ class FastPointsItem(pg.GraphicsObject):
         self._y = np.ascontiguousarray(y if idx is None else y[idx])
         self._set_geometry(bounds)
 
+    def recolor(self, codes: np.ndarray, colors: np.ndarray) -> None:
+        """New colours for the same points (``codes`` (n,) index into ``colors`` (m, 3), per point
+        of the ``xy`` given): positions, sides and drawing order are kept; one table lookup, no
+        per-point objects (a running clustering's next labels)."""
+        self._set_colors(codes, colors)
+        self.update()
+
+    def _set_colors(self, codes, colors) -> None:
+        codes = np.asarray(codes)
+        if codes.shape != (len(self._xy),):
+            raise ValueError(f"recolor: {codes.shape[0] if codes.ndim else 0} codes for {len(self._xy)} points")
+        self._rgb = rgb_table(colors)[codes if self._index is None else codes[self._index]]
+        self._version += 1
+
     def _set_geometry(self, bounds) -> None:
         """Bounds, float32 coordinates about the centre and a new version (a new raster)."""
         self._version += 1

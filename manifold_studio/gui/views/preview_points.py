@@ -80,6 +80,18 @@ class PreviewPointsItem(FastPointsItem):
         painter.restore()
         self.painted_version = version
 
+    def recolor(self, codes: np.ndarray, colors: np.ndarray) -> None:
+        """New colours (as :meth:`FastPointsItem.recolor`): the image in the new colours is
+        rendered on the worker thread before the item repaints (one paint, not a paint of the
+        old image first)."""
+        if self._image is None or self._pending is not None:
+            super().recolor(codes, colors)
+            return
+        self._set_colors(codes, colors)
+        params = self._image[1]
+        self._pending = key = (params, self._version)
+        self._submit(key, params)
+
     # -- rendering ----------------------------------------------------------------------------
     def _render(self, params):
         sx, sy, ox, oy, w, h = params
