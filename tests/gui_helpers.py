@@ -178,3 +178,16 @@ def tsne_started_on_a_pca_map(make_window, host, n, seed=0):
     run = w.session.create_run("tsne", {"max_iter": 300}, "pts")
     w.session.start_run(run.id)
     return w, run, rng
+
+
+def shown_map_view(qtbot, width, height):
+    """A bare map view (no window) of ``width`` × ``height``, shown, and its random generator."""
+    import numpy as np
+
+    from manifold_studio.gui.views.map_view import MapView
+
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    return view, np.random.default_rng(0)

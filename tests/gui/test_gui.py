@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from gui_helpers import wait_last_run
+from gui_helpers import shown_map_view, wait_last_run
 
 pytest.importorskip("pytestqt")
 
@@ -30,7 +30,7 @@ from manifold_studio.session.records import CANCELLED, DONE, FAILED
 from manifold_studio.gui.error_handling import ExceptionHandler  # noqa: E402
 from manifold_studio.gui.param_form import ParamForm  # noqa: E402
 from manifold_studio.gui.views.base import ResultView, register_view, unregister_view  # noqa: E402
-from manifold_studio.gui.views.map_view import FAST_THRESHOLD, MapView  # noqa: E402
+from manifold_studio.gui.views.map_view import FAST_THRESHOLD  # noqa: E402
 from manifold_studio.gui.worker import JobRunner  # noqa: E402
 
 
@@ -393,11 +393,7 @@ def test_hover_shows_point_index_and_label(qtbot, make_window, host):
 
 
 def test_large_maps_use_the_fast_path_and_continuous_colours(qtbot):
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 400)
-    view.show()
-    rng = np.random.default_rng(0)
+    view, rng = shown_map_view(qtbot, 600, 400)
     n = FAST_THRESHOLD + 50_000
     xy = rng.normal(size=(n, 2))
     view.set_points(xy, data_labels=xy[:, 0], label_name="x")

@@ -21,12 +21,11 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 
 from benchmarks.stall_meter import spin_until  # noqa: E402
-from gui_helpers import discovered_host, wait_idle, wait_last_run  # noqa: E402
+from gui_helpers import discovered_host, shown_map_view, wait_idle, wait_last_run  # noqa: E402
 from manifold_studio.algorithms.curves import TrainingCurve  # noqa: E402
 from manifold_studio.data import Dataset  # noqa: E402
 from manifold_studio.gui.fit_partials import route_partial, router_for  # noqa: E402
 from manifold_studio.gui.views import map_preview  # noqa: E402
-from manifold_studio.gui.views.map_view import MapView  # noqa: E402
 from manifold_studio.gui.views.points_item import rgb_table  # noqa: E402
 from manifold_studio.gui.views.preview_points import PreviewPointsItem  # noqa: E402
 from manifold_studio.gui.views.training_curve_view import TrainingCurveView  # noqa: E402
@@ -64,11 +63,7 @@ def curve(k: int) -> TrainingCurve:
 
 
 def test_a_resized_map_is_painted_once(qtbot):
-    view = MapView()
-    qtbot.addWidget(view)
-    view.resize(600, 500)
-    view.show()
-    rng = np.random.default_rng(0)
+    view, rng = shown_map_view(qtbot, 600, 500)
     view.set_points(rng.normal(size=(2_000, 2)), data_labels=rng.integers(0, 4, 2_000), title="a map")
     view._legend_timer.setInterval(60_000)   # the legend's placement after a resize: not counted here
     settle()
