@@ -11,14 +11,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import load_and_map, main_window, settle_and_save, wait  # noqa: E402
+from screenshot_tools import mapped_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_features.png", size=(1440, 900)) -> int:
     from PySide6.QtCore import Qt
 
-    with main_window(size) as (app, w):
-        load_and_map(app, w, "wine")
+    with mapped_window(size, "wine") as (app, w):
         docks = [w.docks["view:distribution"], w.docks["view:correlations"]]
         for d in w.docks.values():  # the two feature views alone on the right, one above the other
             if d not in docks and w.dockWidgetArea(d) in (Qt.DockWidgetArea.RightDockWidgetArea,

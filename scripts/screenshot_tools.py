@@ -55,3 +55,11 @@ def load_and_map(app, window, sample: str) -> None:
     wait(app, lambda: job.finished)
     run = window.run_algorithm("pca")
     wait(app, lambda: run.finished and not window.busy)
+
+
+@contextmanager
+def mapped_window(size, sample: str):
+    """:func:`main_window` with the sample ``sample`` loaded and its PCA map shown, as ``(app, window)``."""
+    with main_window(size) as (app, window):
+        load_and_map(app, window, sample)
+        yield app, window

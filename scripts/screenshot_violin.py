@@ -13,14 +13,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from screenshot_tools import load_and_map, main_window, settle_and_save, wait  # noqa: E402
+from screenshot_tools import mapped_window, settle_and_save, wait  # noqa: E402
 
 
 def main(path: str = "resources/screenshot_violin.png", size=(1366, 768)) -> int:
     from manifold_studio.gui.views.distribution_view import VIOLIN
 
-    with main_window(size) as (app, w):
-        load_and_map(app, w, "wine")
+    with mapped_window(size, "wine") as (app, w):
         w.window_layout.open("view:distribution")
         view = w.views["distribution"]
         view.redraw()

@@ -24,9 +24,12 @@ def lazy_command(module: str, name: str):
     return call
 
 
-def _add_input_arguments(p, ids_help: str, data_help: str, label_help: str, what: str) -> None:
-    """The ALGO ids, --data, --label-column, --data-option, --param (of each ``what``: learner or
-    method) and the preparation chain's --prep, --role, --id-column (fitted before each ``what``)."""
+def _comparison_parser(sub, name: str, help_: str, description: str, ids_help: str, data_help: str,
+                       label_help: str, what: str):
+    """The parser of a command comparing several algorithms on one table: the ALGO ids, --data,
+    --label-column, --data-option, --param (of each ``what``: learner or method) and the preparation
+    chain's --prep, --role, --id-column (fitted before each ``what``)."""
+    p = sub.add_parser(name, help=help_, description=description)
     p.add_argument("algorithms", nargs="+", metavar="ALGO", help=ids_help)
     p.add_argument("--data", required=True, metavar="FILE|sample:NAME", help=data_help)
     p.add_argument("--label-column", metavar="C", help=label_help)
@@ -35,6 +38,7 @@ def _add_input_arguments(p, ids_help: str, data_help: str, label_help: str, what
     p.add_argument("--param", "-p", action="append", nargs="+", metavar="ALGO.NAME=VALUE",
                    help=f"a {what} parameter: ALGO is an algorithm id or the {what}'s 1-based position")
     add_prep_arguments(p, prep=True)
+    return p
 
 
 def _add_table_arguments(p) -> None:
@@ -46,13 +50,14 @@ def _add_table_arguments(p) -> None:
 
 
 def add_score_parser(sub, data_help: str) -> None:
-    p = sub.add_parser("score", help="Test & Score: compare classifiers on the same cross-validation folds",
-                       description="Fit every classifier ALGO on the same folds and print one row per "
-                       "learner: accuracy, balanced accuracy, macro F1, precision and recall, ROC AUC "
-                       "(one-vs-rest for several classes), log-loss (with probabilities), fit and predict "
-                       "time, each as mean ± spread over the folds; then the paired comparison (folds won).")
-    _add_input_arguments(p, "classifier ids (see 'manifold-studio list')", data_help,
-                         "the label column, by name or 0-based index", "learner")
+    p = _comparison_parser(
+        sub, "score", "Test & Score: compare classifiers on the same cross-validation folds",
+        "Fit every classifier ALGO on the same folds and print one row per learner: accuracy, balanced "
+        "accuracy, macro F1, precision and recall, ROC AUC (one-vs-rest for several classes), log-loss (with "
+        "probabilities), fit and predict time, each as mean ± spread over the folds; then the paired "
+        "comparison (folds won).",
+        "classifier ids (see 'manifold-studio list')", data_help, "the label column, by name or 0-based index",
+        "learner")
     p.add_argument("--cv", metavar="K|loo",
                    help="stratified K-fold (scikit-learn's folds; default 5), or 'loo' for leave-one-out")
     p.add_argument("--repeats", type=int, default=1, metavar="N", help="repeat the K-fold (or hold-out) N times")
@@ -66,13 +71,14 @@ def add_score_parser(sub, data_help: str) -> None:
 
 
 def add_compare_clusterings_parser(sub, data_help: str) -> None:
-    p = sub.add_parser("compare-clusterings", help="compare clustering methods over a range of k",
-                       description="Fit every clustering method ALGO for every k and print one row per method "
-                       "and k: W (within-cluster inertia), B (between), H (homogeneity), S (separability), "
-                       "the Davies–Bouldin index, the mean silhouette, and the validation log-likelihood of the "
-                       "held-out rows (the method's own density, or the Gaussian mixture of its partition).")
-    _add_input_arguments(p, "clustering method ids with a number of clusters (see 'manifold-studio list')",
-                         data_help, "a label column to leave out of the features", "method")
+    p = _comparison_parser(
+        sub, "compare-clusterings", "compare clustering methods over a range of k",
+        "Fit every clustering method ALGO for every k and print one row per method and k: W (within-cluster "
+        "inertia), B (between), H (homogeneity), S (separability), the Davies–Bouldin index, the mean "
+        "silhouette, and the validation log-likelihood of the held-out rows (the method's own density, or "
+        "the Gaussian mixture of its partition).",
+        "clustering method ids with a number of clusters (see 'manifold-studio list')", data_help,
+        "a label column to leave out of the features", "method")
     p.add_argument("--k", default="2:8", metavar="FROM:TO",
                    help="the k to try: FROM:TO (both included) or a list such as 2,3,5 (default 2:8)")
     p.add_argument("--holdout", type=float, default=0.25, metavar="FRACTION",
